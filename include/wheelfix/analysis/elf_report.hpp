@@ -1,0 +1,80 @@
+// What `inspect` says about one ELF file: linkage, symbol-version floor, CUDA
+// runtime and fatbin architectures, torch imports.
+//
+// Contract: analyze_elf(name, bytes, directory_depth) parses the image and fills
+// every field from the file alone — no other file is read. A damaged image throws
+// elf::ElfError or cuda::FatbinError (one-line what()); the caller turns that into
+// an InputError naming the file. `directory_depth` is how many
+// directories deep the member sits inside the wheel (0 for a top-level file); it
+// lets RPATH entries that climb out of the wheel through $ORIGIN/.. be flagged.
+// For a bare file outside a wheel pass std::nullopt: then only absolute entries
+// are flagged.
+#pragma once
+
+#include "wheelfix/cuda/fatbin.hpp"
+#include "wheelfix/policy/manylinux.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wheelfix::analysis {
+
+struct SearchPathEntry {
+    std::string path;
+    bool absolute = false;        // not $ORIGIN-relative: depends on the build machine
+    bool outside_wheel = false;   // $ORIGIN/.. climbs above the wheel root
+};
+
+struct TorchImport {
+    std::string mangled;
+    std::string demangled;
+    std::string library;  // the torch library it most likely comes from
+};
+
+// Whether one GPU architecture can run this file's device code.
+struct GpuSupport {
+    std::uint32_t sm = 0;
+    bool runs = false;
+    std::string how;  // "cubin sm_100a", "PTX compute_120 (JIT)", or empty
+};
+
+struct ElfReport {
+    std::string name;
+    std::uint64_t size = 0;
+    std::string elf_class;  // "ELF64"
+    std::string endian;     // "little"
+    std::string machine;    // platform-tag spelling: "x86_64", "s390x"
+    std::string type;       // "DYN", "EXEC", "REL"
+    std::optional<std::string> soname;
+    std::vector<std::string> needed;
+    std::optional<std::string> rpath;
+    std::optional<std::string> runpath;
+    std::vector<SearchPathEntry> search_path;  // entries of RUNPATH, else RPATH
+
+    policy::NeededVersions needs;
+    std::string honest_tag;  // "manylinux_2_17", "musllinux_1_1", or "" when none fits
+    std::string honest_tag_alias;
+
+    std::optional<int> cudart_major;    // from NEEDED libcudart.so.N
+    std::vector<std::string> cuda_libraries;  // NEEDED CUDA libraries (cublas, nccl, ...)
+    std::vector<cuda::FatbinEntry> fatbin;
+    std::vector<GpuSupport> blackwell;  // sm_100, sm_103, sm_120, sm_121 when fatbin is present
+
+    std::vector<TorchImport> torch_imports;  // sorted by library, then demangled name
+    std::size_t undefined_symbols = 0;
+    std::size_t defined_symbols = 0;
+};
+
+// The Blackwell compute capabilities inspect reports on.
+inline constexpr std::uint32_t kBlackwellSms[] = {100, 103, 120, 121};
+
+ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std::optional<int> directory_depth);
+
+// Classifies one RPATH/RUNPATH entry of a file `directory_depth` levels below the
+// wheel root.
+SearchPathEntry classify_search_path(std::string path, std::optional<int> directory_depth);
+
+}  // namespace wheelfix::analysis

@@ -1,0 +1,53 @@
+// What `inspect` says about a wheel: its identity, its torch requirement, whether
+// RECORD holds, the honest platform tag, and an ElfReport per ELF member.
+//
+// Contract: inspect_wheel() reads every member exactly once (wheel/scan.hpp):
+// RECORD is checked from the same pass that parses the ELF members. A member with
+// the ELF magic that does not parse is an InputError naming the wheel and member;
+// a member named like a shared library (*.so, *.so.N) without the ELF magic is
+// listed in not_elf (a linker script or text file is a finding, not a failure).
+// inspect_file() does the same for one bare ELF file (InputError if it is not one).
+#pragma once
+
+#include "wheelfix/analysis/elf_report.hpp"
+#include "wheelfix/wheel/verify.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace wheelfix::analysis {
+
+struct PlatformClaim {
+    std::string tag;           // as in the file name, e.g. "manylinux2014_x86_64"
+    std::string glibc_floor;   // "2.17" for manylinux tags, empty otherwise
+    bool lies = false;         // the binaries need more than the tag promises
+    std::string violation;     // first symbol version the tag does not allow
+};
+
+struct WheelReport {
+    std::string path;
+    std::string distribution;   // METADATA Name
+    std::string version;        // METADATA Version
+    std::string local_version;  // local segment of the file name's version, may be empty
+    std::string filename_version;
+    std::vector<std::string> tags;
+    std::vector<std::string> torch_requirements;  // Requires-Dist lines on torch, as written
+    std::size_t member_count = 0;
+    std::vector<wheel::VerifyFinding> record_findings;  // empty: RECORD holds
+
+    policy::NeededVersions needs;  // newest needs over all ELF members
+    std::string honest_tag;        // lowest manylinux/musllinux tag for all members, "" if none fits
+    std::vector<PlatformClaim> platform_claims;
+
+    std::vector<ElfReport> elves;
+    std::vector<std::string> not_elf;  // library-named members that are not ELF
+};
+
+WheelReport inspect_wheel(const std::filesystem::path& path);
+ElfReport inspect_file(const std::filesystem::path& path);
+
+// Whether a member name looks like a shared library: "x.so", "x.so.13", "x.abi3.so".
+bool looks_like_shared_library(std::string_view name);
+
+}  // namespace wheelfix::analysis

@@ -1,0 +1,170 @@
+// The ELF reader: zero-copy, bounds-checked, any class/byte order/machine.
+//
+// Contract:
+// - ElfFile::parse(bytes) reads the headers, the dynamic section, the dynamic
+//   symbol table and the GNU symbol-version tables of the ELF image in `bytes`.
+//   It never copies the image: names are string_views into `bytes`, which must
+//   outlive the ElfFile. ELF32 and ELF64, little and big endian, any e_machine.
+// - Every offset, size and count read from the file is checked against the span
+//   before use; anything inconsistent is an ElfError (a std::runtime_error whose
+//   what() is a one-line description such as "section header table past end of
+//   file"). Hostile input can produce an error, never a crash or a huge allocation.
+// - The dynamic section is located through PT_DYNAMIC (what ld.so uses), its strings
+//   through DT_STRTAB/DT_STRSZ mapped by the PT_LOAD segments; section headers are
+//   used for the symbol tables and fall back to DT_SYMTAB with a count from
+//   DT_HASH / DT_GNU_HASH when a file has none. A file without a dynamic section
+//   (an object file, a static executable) parses fine with empty dynamic data.
+// - is_elf(bytes) only checks the magic; use it to tell "not ELF" from "bad ELF".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wheelfix::elf {
+
+class ElfError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class Class : std::uint8_t { elf32 = 1, elf64 = 2 };
+enum class Endian : std::uint8_t { little = 1, big = 2 };
+
+struct ProgramHeader {
+    std::uint32_t type = 0;
+    std::uint32_t flags = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t vaddr = 0;
+    std::uint64_t paddr = 0;
+    std::uint64_t filesz = 0;
+    std::uint64_t memsz = 0;
+    std::uint64_t align = 0;
+};
+
+struct SectionHeader {
+    std::string_view name;  // from .shstrtab; empty if the file has none
+    std::uint32_t name_offset = 0;
+    std::uint32_t type = 0;
+    std::uint64_t flags = 0;
+    std::uint64_t addr = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t size = 0;
+    std::uint32_t link = 0;
+    std::uint32_t info = 0;
+    std::uint64_t addralign = 0;
+    std::uint64_t entsize = 0;
+};
+
+struct DynamicEntry {
+    std::int64_t tag = 0;
+    std::uint64_t value = 0;
+};
+
+// One dynamic symbol with its GNU version, as ld.so sees it.
+struct Symbol {
+    std::string_view name;
+    std::uint64_t value = 0;
+    std::uint64_t size = 0;
+    std::uint8_t type = 0;     // STT_*
+    std::uint8_t binding = 0;  // STB_*
+    std::uint8_t visibility = 0;
+    std::uint16_t section_index = 0;  // SHN_UNDEF (0) for undefined symbols
+    bool defined() const { return section_index != 0; }
+
+    // From .gnu.version: 0 local, 1 global (unversioned), >=2 an index into the
+    // verdef (defined symbols) or verneed (undefined symbols) entries.
+    std::uint16_t version_index = 1;
+    bool version_hidden = false;       // bit 15 of versym: non-default version (sym@VER)
+    std::string_view version;          // e.g. "GLIBC_2.14"; empty when unversioned
+    std::string_view version_file;     // for undefined: the verneed file ("libc.so.6")
+};
+
+struct VersionNeedAux {
+    std::string_view name;   // "GLIBC_2.17"
+    std::uint32_t hash = 0;
+    std::uint16_t flags = 0;
+    std::uint16_t other = 0;  // the version index symbols use
+};
+
+struct VersionNeed {
+    std::string_view file;    // "libc.so.6"
+    std::vector<VersionNeedAux> versions;
+};
+
+struct VersionDef {
+    std::uint16_t index = 0;
+    std::uint16_t flags = 0;  // VER_FLG_BASE for the file's own name
+    std::uint32_t hash = 0;
+    std::vector<std::string_view> names;  // first is the version, the rest its parents
+};
+
+class ElfFile {
+public:
+    static ElfFile parse(std::span<const std::uint8_t> bytes);
+
+    Class elf_class() const { return class_; }
+    Endian endian() const { return endian_; }
+    std::uint8_t os_abi() const { return os_abi_; }
+    std::uint16_t type() const { return type_; }        // ET_*
+    std::uint16_t machine() const { return machine_; }  // EM_*
+    std::uint32_t flags() const { return flags_; }      // e_flags
+    std::uint64_t entry() const { return entry_; }
+
+    const std::vector<ProgramHeader>& program_headers() const { return program_headers_; }
+    const std::vector<SectionHeader>& sections() const { return sections_; }
+    const SectionHeader* section(std::string_view name) const;  // first with that name
+    // The bytes of a section (empty for SHT_NOBITS); ElfError if out of bounds.
+    std::span<const std::uint8_t> section_bytes(const SectionHeader& section) const;
+
+    bool has_dynamic() const { return has_dynamic_; }
+    const std::vector<DynamicEntry>& dynamic() const { return dynamic_; }  // up to DT_NULL
+    std::vector<std::string_view> needed() const;
+    std::optional<std::string_view> soname() const;
+    std::optional<std::string_view> rpath() const;    // DT_RPATH
+    std::optional<std::string_view> runpath() const;  // DT_RUNPATH
+    std::uint64_t dt_flags() const;     // DT_FLAGS or 0
+    std::uint64_t dt_flags_1() const;   // DT_FLAGS_1 or 0
+
+    const std::vector<Symbol>& dynamic_symbols() const { return symbols_; }  // index 0 skipped
+    const std::vector<VersionNeed>& version_needs() const { return version_needs_; }
+    const std::vector<VersionDef>& version_defs() const { return version_defs_; }
+
+    // File offset of a virtual address inside a PT_LOAD segment's file image.
+    std::optional<std::uint64_t> vaddr_to_offset(std::uint64_t vaddr) const;
+    std::span<const std::uint8_t> bytes() const { return bytes_; }
+
+private:
+    friend class Parser;
+    std::span<const std::uint8_t> bytes_;
+    Class class_ = Class::elf64;
+    Endian endian_ = Endian::little;
+    std::uint8_t os_abi_ = 0;
+    std::uint16_t type_ = 0;
+    std::uint16_t machine_ = 0;
+    std::uint32_t flags_ = 0;
+    std::uint64_t entry_ = 0;
+    std::vector<ProgramHeader> program_headers_;
+    std::vector<SectionHeader> sections_;
+    bool has_dynamic_ = false;
+    std::vector<DynamicEntry> dynamic_;
+    std::uint64_t dynstr_offset_ = 0;  // file offset of the dynamic string table
+    std::uint64_t dynstr_size_ = 0;
+    std::vector<Symbol> symbols_;
+    std::vector<VersionNeed> version_needs_;
+    std::vector<VersionDef> version_defs_;
+
+    std::optional<std::string_view> dynamic_string(std::int64_t tag) const;
+    std::string_view dynstr_at(std::uint64_t offset) const;
+};
+
+bool is_elf(std::span<const std::uint8_t> bytes);
+
+// "x86_64", "aarch64", "s390x", "EM_123" for unknown values.
+std::string machine_name(std::uint16_t machine, Class elf_class);
+
+}  // namespace wheelfix::elf

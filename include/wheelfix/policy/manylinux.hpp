@@ -1,0 +1,66 @@
+// manylinux / musllinux policy: which platform tag a binary can honestly carry.
+//
+// Contract:
+// - needed_versions(elf) reads the GNU version requirements (verneed) of one ELF
+//   file and returns the newest GLIBC_, GLIBCXX_, CXXABI_ and GCC_ version it asks
+//   for (empty strings where it asks for none), plus whether it links musl.
+// - manylinux_policy() is the table in src/policy/data/manylinux.policy (compiled
+//   into the binary): per tag and architecture the newest version of each family a
+//   binary may need. lowest_manylinux_tag(needs, arch) is the oldest tag whose
+//   floor covers every need on that architecture; nullptr when even the newest
+//   tag is too old, or the architecture has no policy.
+// - parse_platform_tag() understands manylinux1/2010/2014, manylinux_X_Y,
+//   musllinux_X_Y and linux platform tags, and anything else as kind other.
+// - Versions compare numerically component by component ("2.2.5" < "2.17").
+#pragma once
+
+#include "wheelfix/elf/elf_file.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wheelfix::policy {
+
+int compare_dotted(std::string_view a, std::string_view b);  // <0, 0, >0
+
+struct NeededVersions {
+    std::string glibc;    // "2.34", empty when no GLIBC_ version is needed
+    std::string glibcxx;  // "3.4.30"
+    std::string cxxabi;   // "1.3.13"
+    std::string gcc;      // "4.2.0"
+    bool links_musl = false;  // NEEDED libc.musl-* or a musl interpreter
+};
+
+NeededVersions needed_versions(const elf::ElfFile& elf);
+// Element-wise newest of two sets of needs (for a whole wheel).
+NeededVersions newest(const NeededVersions& a, const NeededVersions& b);
+
+struct ManylinuxTag {
+    std::string tag;      // "manylinux_2_17"
+    std::string alias;    // "manylinux2014", empty if none
+    std::string arch;     // "x86_64"
+    std::string glibc_floor;  // "2.17", from the tag's number
+    std::string glibcxx, cxxabi, gcc;  // newest allowed, empty = none allowed
+};
+
+const std::vector<ManylinuxTag>& manylinux_policy();
+const ManylinuxTag* lowest_manylinux_tag(const NeededVersions& needs, std::string_view arch);
+// The newest symbol version that `needs` has and `tag` does not allow, as
+// "GLIBC_2.34" (the first reason a tag is too old); empty when the tag allows all.
+std::string first_violation(const NeededVersions& needs, const ManylinuxTag& tag);
+
+// The architecture name platform tags use for this ELF file ("x86_64", "i686",
+// "aarch64", "armv7l", "ppc64le", "s390x", "riscv64", "mips64", ...).
+std::string platform_arch(const elf::ElfFile& elf);
+
+struct PlatformTag {
+    enum class Kind { manylinux, musllinux, linux, other } kind = Kind::other;
+    int major = 0;  // glibc 2 / musl 1
+    int minor = 0;  // glibc 17 / musl 2
+    std::string arch;
+    std::string text;
+};
+PlatformTag parse_platform_tag(std::string_view tag);
+
+}  // namespace wheelfix::policy

@@ -1,0 +1,39 @@
+// RFC 822-style metadata files: METADATA and WHEEL.
+//
+// Contract: parse_headers() reads "Name: value" lines up to the first empty line,
+// keeping order and repeats (Requires-Dist appears many times) and folding
+// continuation lines (starting with space or tab) into the previous value with
+// '\n'; everything after the blank line is the body, kept byte for byte. Lines that
+// are neither a header nor a continuation are an InputError. Header names compare
+// case-insensitively. format_headers() writes the same shape back; a file parsed
+// and formatted unchanged is byte-identical when it used '\n' line ends.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace wheelfix::wheel {
+
+struct HeaderFile {
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::optional<std::string> body;  // text after the blank line, if there was one
+
+    std::optional<std::string> first(std::string_view name) const;
+    std::vector<std::string> all(std::string_view name) const;
+};
+
+HeaderFile parse_headers(std::string_view text, std::string_view file_for_errors);
+std::string format_headers(const HeaderFile& file);
+
+// A Requires-Dist value split into its parts: "torch (>=2.9) ; extra == 'x'".
+struct Requirement {
+    std::string name;        // as written
+    std::string specifier;   // ">=2.9,<2.10" (parentheses removed), may be empty
+    std::string marker;      // after ';', trimmed, may be empty
+};
+Requirement parse_requirement(std::string_view text);
+
+}  // namespace wheelfix::wheel

@@ -1,0 +1,37 @@
+// One pass over a wheel's members: every byte is inflated once.
+//
+// Contract: scan_members() reads every file member of the archive exactly once, in
+// archive order, computing its size and SHA-256 while the bytes pass (so RECORD
+// can be checked without a second read). A member whose first bytes are the ELF
+// magic is also collected whole and handed to `on_elf` before the next member is
+// read, so at most one ELF image is in memory at a time. Directory entries and
+// symlink entries are listed with their stored bytes hashed (a symlink's bytes are
+// its target, as RECORD tools hash them). Errors reading a member (CRC, truncation)
+// are InputErrors naming the archive and member; `on_elf` may throw too.
+#pragma once
+
+#include "wheelfix/zip/archive.hpp"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wheelfix::wheel {
+
+struct MemberDigest {
+    const zip::Member* member = nullptr;
+    std::uint64_t size = 0;
+    std::array<std::uint8_t, 32> sha256{};
+    bool is_elf = false;
+
+    std::string record_hash() const;  // "sha256=<urlsafe b64 nopad>"
+};
+
+using ElfSink = std::function<void(const zip::Member&, std::span<const std::uint8_t>)>;
+
+std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSink& on_elf = {});
+
+}  // namespace wheelfix::wheel

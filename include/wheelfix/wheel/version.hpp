@@ -1,0 +1,49 @@
+// PEP 440 versions, including local version labels.
+//
+// Contract: Version::parse() accepts everything PEP 440 calls valid (epochs,
+// pre/post/dev releases with their alternative spellings, local labels) and
+// throws InputError("", "invalid PEP 440 version '...'") otherwise. normalized()
+// gives the canonical spelling ("1.0-RC1" -> "1.0rc1", "0.3.21+CU130" ->
+// "0.3.21+cu130"); operator<=> orders as PEP 440 does (local labels compared
+// segment by segment, numbers above strings). public_part() is the version
+// without its local label; local_segments() the label split on '.', '-' or '_'.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wheelfix::wheel {
+
+class Version {
+public:
+    static Version parse(std::string_view text);
+    static std::optional<Version> try_parse(std::string_view text);
+
+    const std::string& original() const { return original_; }
+    std::string normalized() const;
+    std::string public_part() const;  // normalized, without "+local"
+    const std::vector<std::string>& local_segments() const { return local_; }
+    bool has_local() const { return !local_.empty(); }
+    std::string local() const;        // joined with '.', empty if none
+
+    std::uint64_t epoch() const { return epoch_; }
+    const std::vector<std::uint64_t>& release() const { return release_; }
+
+    std::strong_ordering operator<=>(const Version& other) const;
+    bool operator==(const Version& other) const { return (*this <=> other) == 0; }
+
+private:
+    std::string original_;
+    std::uint64_t epoch_ = 0;
+    std::vector<std::uint64_t> release_;
+    std::optional<std::pair<std::string, std::uint64_t>> pre_;  // "a", "b", "rc"
+    std::optional<std::uint64_t> post_;
+    std::optional<std::uint64_t> dev_;
+    std::vector<std::string> local_;  // lowercased
+};
+
+}  // namespace wheelfix::wheel

@@ -1,0 +1,50 @@
+// The wheel model: a zip archive read as a wheel.
+//
+// Contract: Wheel::open() opens the archive (zip rules in zip/archive.hpp), parses
+// the file name, finds the one top-level *.dist-info directory, and parses its
+// WHEEL, METADATA and RECORD. What a wheel cannot be processed without — a bad
+// file name, no or several dist-info directories, a missing or unparsable
+// METADATA/WHEEL/RECORD, METADATA without Version — is an InputError naming the
+// wheel. Disagreements a wheel can have and still be read (filename version vs
+// METADATA, RECORD hashes) are not checked here: verify.hpp reports them.
+#pragma once
+
+#include "wheelfix/wheel/filename.hpp"
+#include "wheelfix/wheel/metadata.hpp"
+#include "wheelfix/wheel/record.hpp"
+#include "wheelfix/zip/archive.hpp"
+
+#include <filesystem>
+#include <string>
+
+namespace wheelfix::wheel {
+
+class Wheel {
+public:
+    static Wheel open(const std::filesystem::path& path);
+
+    const zip::Archive& archive() const { return archive_; }
+    const WheelFilename& filename() const { return filename_; }
+    const std::string& dist_info() const { return dist_info_; }  // "name-1.0.dist-info"
+    const HeaderFile& metadata() const { return metadata_; }
+    const HeaderFile& wheel_file() const { return wheel_; }
+    const std::vector<RecordEntry>& record() const { return record_; }
+    std::string record_path() const { return dist_info_ + "/RECORD"; }
+
+    std::string metadata_name() const;     // METADATA Name
+    std::string metadata_version() const;  // METADATA Version
+    // The Requires-Dist entries on torch (any case/spelling of the name).
+    std::vector<Requirement> torch_requirements() const;
+
+private:
+    zip::Archive archive_;
+    WheelFilename filename_;
+    std::string dist_info_;
+    HeaderFile metadata_;
+    HeaderFile wheel_;
+    std::vector<RecordEntry> record_;
+
+    explicit Wheel(zip::Archive archive) : archive_(std::move(archive)) {}
+};
+
+}  // namespace wheelfix::wheel

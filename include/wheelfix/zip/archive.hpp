@@ -1,0 +1,82 @@
+// Reading zip archives (wheels) with libzip.
+//
+// Contract:
+// - Archive::open() reads the central directory once and validates it: every member
+//   name must be safe (relative, no "..", no backslash, no NUL, no duplicates, no
+//   absolute or drive paths) and every member must be stored or deflated and not
+//   encrypted. Any violation, or a file that is not a zip, is an InputError naming
+//   the archive (and the member) — a wheel with such a name is never processed.
+// - members() lists every entry in central-directory order, with what a writer
+//   later needs to keep: sizes, method, CRC, unix permission bits, symlink flag,
+//   modification time.
+// - read() inflates a member completely and checks its CRC-32 and size against the
+//   central directory; read_raw() returns the compressed bytes as stored. Both
+//   throw InputError on a damaged member. stream() inflates in chunks for consumers
+//   that only need to see the bytes once (hashing), so memory stays bounded.
+// - An Archive is not thread-safe; open one per thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wheelfix::zip {
+
+enum class Method : std::uint16_t { stored = 0, deflated = 8 };
+
+struct Member {
+    std::uint64_t index = 0;        // libzip index, central-directory order
+    std::string name;               // as stored (UTF-8), '/' separated
+    std::uint64_t size = 0;         // inflated size
+    std::uint64_t compressed_size = 0;
+    Method method = Method::deflated;
+    std::uint32_t crc32 = 0;
+    std::uint32_t external_attributes = 0;  // raw, as stored
+    bool has_unix_mode = false;     // created on a unix host (mode below is meaningful)
+    std::uint32_t unix_mode = 0;    // st_mode (type bits and permissions) when has_unix_mode
+    bool is_symlink = false;
+    bool is_directory = false;      // name ends with '/'
+    std::int64_t mtime = 0;         // seconds since the epoch (DOS time, local = UTC)
+};
+
+class Archive {
+public:
+    // Throws InputError("<path>", "...") for a missing, unreadable, truncated or
+    // unsafe archive.
+    static Archive open(const std::filesystem::path& path);
+
+    Archive(Archive&&) noexcept;
+    Archive& operator=(Archive&&) noexcept;
+    ~Archive();
+
+    const std::filesystem::path& path() const { return path_; }
+    const std::vector<Member>& members() const { return members_; }
+    const Member* find(std::string_view name) const;
+
+    std::vector<std::uint8_t> read(const Member& member) const;
+    std::vector<std::uint8_t> read_raw(const Member& member) const;
+    // Calls sink with consecutive inflated chunks (at most chunk_size bytes each);
+    // the CRC is checked at the end. Returns the number of bytes delivered.
+    std::uint64_t stream(const Member& member,
+                         const std::function<void(std::span<const std::uint8_t>)>& sink,
+                         std::size_t chunk_size = 1 << 20) const;
+
+private:
+    Archive() = default;
+    struct Handle;
+    std::unique_ptr<Handle> handle_;
+    std::filesystem::path path_;
+    std::vector<Member> members_;
+};
+
+// Why a member name is unsafe ("absolute path", "'..' component", ...), or
+// nullopt when it is fine. Used by Archive::open and by writers.
+std::optional<std::string> unsafe_name_reason(std::string_view name);
+
+}  // namespace wheelfix::zip

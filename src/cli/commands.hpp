@@ -1,0 +1,25 @@
+// The CLI's commands. Each command file registers its subcommand on the app and
+// runs it: parse options, call the core, render text or --json. Commands return
+// the process exit status (0 clean, 1 findings, 2 usage or input error); input
+// problems are thrown as InputError and mapped to status 2 by main().
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace wheelfix::cli {
+
+struct GlobalOptions {
+    bool json = false;
+    bool quiet = false;
+    bool verbose = false;
+};
+
+// Registers a subcommand and returns the function that runs it once parsed.
+using CommandRunner = std::function<int()>;
+
+CommandRunner register_inspect(CLI::App& app, const GlobalOptions& global);
+CommandRunner register_verify(CLI::App& app, const GlobalOptions& global);
+
+}  // namespace wheelfix::cli

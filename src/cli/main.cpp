@@ -1,0 +1,69 @@
+// wheelfix entry point: builds the command line, runs the chosen command and maps
+// errors to exit statuses (DESIGN.md "CLI contract").
+#include "commands.hpp"
+
+#include "wheelfix/util/error.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+constexpr const char* kDescription =
+    "wheelfix " WHEELFIX_VERSION " - inspect, check and repair Python wheels with native (C++/CUDA) extensions.\n"
+    "Exit status: 0 clean, 1 findings, 2 usage or input error.";
+
+void add_global_options(CLI::App& app, wheelfix::cli::GlobalOptions& global) {
+    app.add_flag("--json", global.json, "Write one JSON document to stdout instead of text")->configurable(false);
+    app.add_flag("-q,--quiet", global.quiet, "Print only findings and errors");
+    app.add_flag("-v,--verbose", global.verbose, "Print more detail");
+    app.set_version_flag("--version", "wheelfix " WHEELFIX_VERSION);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{kDescription, "wheelfix"};
+    app.require_subcommand(1);
+    app.fallthrough();
+    wheelfix::cli::GlobalOptions global;
+    add_global_options(app, global);
+
+    std::vector<std::pair<CLI::App*, wheelfix::cli::CommandRunner>> commands;
+    auto add = [&](auto register_command) {
+        auto runner = register_command(app, global);
+        commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
+    };
+    add(wheelfix::cli::register_inspect);
+    add(wheelfix::cli::register_verify);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        fmt::print(stderr, "wheelfix: {}\nRun 'wheelfix --help' for usage.\n", e.what());
+        return 2;
+    }
+
+    try {
+        for (auto& [subcommand, run] : commands)
+            if (subcommand->parsed()) return run();
+    } catch (const wheelfix::InputError& e) {
+        fmt::print(stderr, "wheelfix: {}\n", e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        fmt::print(stderr, "wheelfix: out of memory\n");
+        return 2;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "wheelfix: internal error: {}\n", e.what());
+        return 2;
+    }
+    return 2;
+}

@@ -1,0 +1,256 @@
+// Text and JSON renderings of the inspect reports.
+#include "render.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace wheelfix::cli {
+
+namespace {
+
+constexpr int kLabelWidth = 11;
+
+std::string line(std::string_view label, std::string_view value, int indent = 2) {
+    return fmt::format("{:{}}{:<{}} {}\n", "", indent, label, kLabelWidth, value);
+}
+
+std::string needs_text(const policy::NeededVersions& needs) {
+    std::vector<std::string> parts;
+    if (!needs.glibc.empty()) parts.push_back("GLIBC_" + needs.glibc);
+    if (!needs.glibcxx.empty()) parts.push_back("GLIBCXX_" + needs.glibcxx);
+    if (!needs.cxxabi.empty()) parts.push_back("CXXABI_" + needs.cxxabi);
+    if (!needs.gcc.empty()) parts.push_back("GCC_" + needs.gcc);
+    if (needs.links_musl) parts.push_back("musl libc");
+    return parts.empty() ? "no versioned libc/libstdc++ symbols" : join(parts, " ");
+}
+
+std::string search_path_text(const analysis::ElfReport& report) {
+    std::vector<std::string> parts;
+    for (const auto& entry : report.search_path) {
+        std::string text = entry.path;
+        if (entry.absolute) text += " [absolute]";
+        if (entry.outside_wheel) text += " [outside the wheel]";
+        parts.push_back(std::move(text));
+    }
+    return join(parts, ":");
+}
+
+std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries) {
+    std::vector<std::string> parts;
+    for (const auto& entry : entries)
+        parts.push_back(fmt::format("{} {}{}", entry.kind_name(), entry.arch_name(), entry.compressed ? " (compressed)" : ""));
+    return join(parts, ", ");
+}
+
+std::string blackwell_text(const std::vector<analysis::GpuSupport>& support) {
+    std::vector<std::string> parts;
+    for (const auto& row : support)
+        parts.push_back(row.runs ? fmt::format("sm_{} yes ({})", row.sm, row.how) : fmt::format("sm_{} NO", row.sm));
+    return join(parts, "; ");
+}
+
+std::string torch_imports_text(const std::vector<analysis::TorchImport>& imports) {
+    std::string out;
+    std::string current_library;
+    for (const auto& import : imports) {
+        if (import.library != current_library) {
+            current_library = import.library;
+            out += fmt::format("    {} (by namespace)\n", current_library);
+        }
+        out += fmt::format("      {}\n", import.demangled);
+    }
+    return out;
+}
+
+std::string record_text(const analysis::WheelReport& report) {
+    if (report.record_findings.empty()) return fmt::format("ok ({} files hashed)", report.member_count);
+    return fmt::format("{} problem(s), run 'wheelfix verify' for the list", report.record_findings.size());
+}
+
+void write_needs(JsonWriter& json, const policy::NeededVersions& needs) {
+    auto optional_text = [](const std::string& text) { return text.empty() ? std::optional<std::string>() : text; };
+    json.key("needs").begin_object();
+    json.field("glibc", optional_text(needs.glibc));
+    json.field("glibcxx", optional_text(needs.glibcxx));
+    json.field("cxxabi", optional_text(needs.cxxabi));
+    json.field("gcc", optional_text(needs.gcc));
+    json.field("musl", needs.links_musl);
+    json.end_object();
+}
+
+void write_fatbin(JsonWriter& json, const std::vector<cuda::FatbinEntry>& entries) {
+    json.key("fatbin").begin_array();
+    for (const auto& entry : entries) {
+        json.begin_object();
+        json.field("kind", entry.kind_name());
+        json.field("arch", entry.arch_name());
+        json.field("sm", entry.sm);
+        json.field("compressed", entry.compressed);
+        json.field("size", entry.payload_size);
+        json.end_object();
+    }
+    json.end_array();
+}
+
+}  // namespace
+
+std::string human_size(std::uint64_t bytes) {
+    if (bytes < 1024) return fmt::format("{} B", bytes);
+    if (bytes < 1024 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+    if (bytes < std::uint64_t(1024) * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
+    return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out += separator;
+        out += items[i];
+    }
+    return out;
+}
+
+void write_json(JsonWriter& json, const analysis::ElfReport& report) {
+    json.begin_object();
+    json.field("name", report.name);
+    json.field("size", report.size);
+    json.field("class", report.elf_class);
+    json.field("endian", report.endian);
+    json.field("machine", report.machine);
+    json.field("type", report.type);
+    json.field("soname", report.soname);
+    json.string_array("needed", report.needed);
+    json.field("rpath", report.rpath);
+    json.field("runpath", report.runpath);
+    json.key("search_path").begin_array();
+    for (const auto& entry : report.search_path) {
+        json.begin_object();
+        json.field("path", entry.path);
+        json.field("absolute", entry.absolute);
+        json.field("outside_wheel", entry.outside_wheel);
+        json.end_object();
+    }
+    json.end_array();
+    write_needs(json, report.needs);
+    json.field("honest_tag", report.honest_tag.empty() ? std::optional<std::string>() : report.honest_tag);
+    json.key("cuda").begin_object();
+    json.field("runtime_major", report.cudart_major);
+    json.string_array("libraries", report.cuda_libraries);
+    write_fatbin(json, report.fatbin);
+    json.key("blackwell").begin_array();
+    for (const auto& row : report.blackwell) {
+        json.begin_object();
+        json.field("sm", row.sm);
+        json.field("runs", row.runs);
+        json.field("via", row.runs ? std::optional<std::string>(row.how) : std::nullopt);
+        json.end_object();
+    }
+    json.end_array();
+    json.end_object();
+    json.field("defined_symbols", static_cast<std::uint64_t>(report.defined_symbols));
+    json.field("undefined_symbols", static_cast<std::uint64_t>(report.undefined_symbols));
+    json.key("torch_imports").begin_array();
+    for (const auto& import : report.torch_imports) {
+        json.begin_object();
+        json.field("symbol", import.mangled);
+        json.field("demangled", import.demangled);
+        json.field("library", import.library);
+        json.field("library_from", "namespace");
+        json.end_object();
+    }
+    json.end_array();
+    json.end_object();
+}
+
+void write_json(JsonWriter& json, const wheel::VerifyFinding& finding) {
+    json.begin_object();
+    json.field("member", finding.member);
+    json.field("problem", finding.problem);
+    json.end_object();
+}
+
+void write_json(JsonWriter& json, const analysis::WheelReport& report) {
+    json.begin_object();
+    json.field("kind", "wheel");
+    json.field("path", report.path);
+    json.field("name", report.distribution);
+    json.field("version", report.version);
+    json.field("filename_version", report.filename_version);
+    json.field("local_version", report.local_version.empty() ? std::optional<std::string>() : report.local_version);
+    json.string_array("tags", report.tags);
+    json.string_array("torch_requirements", report.torch_requirements);
+    json.key("record").begin_object();
+    json.field("ok", report.record_findings.empty());
+    json.field("files", static_cast<std::uint64_t>(report.member_count));
+    json.key("findings").begin_array();
+    for (const auto& finding : report.record_findings) write_json(json, finding);
+    json.end_array();
+    json.end_object();
+    write_needs(json, report.needs);
+    json.field("honest_tag", report.honest_tag.empty() ? std::optional<std::string>() : report.honest_tag);
+    json.key("platform_claims").begin_array();
+    for (const auto& claim : report.platform_claims) {
+        json.begin_object();
+        json.field("tag", claim.tag);
+        json.field("glibc_floor", claim.glibc_floor.empty() ? std::optional<std::string>() : claim.glibc_floor);
+        json.field("honest", !claim.lies);
+        json.field("violation", claim.violation.empty() ? std::optional<std::string>() : claim.violation);
+        json.end_object();
+    }
+    json.end_array();
+    json.string_array("not_elf", report.not_elf);
+    json.key("elf_files").begin_array();
+    for (const auto& elf : report.elves) write_json(json, elf);
+    json.end_array();
+    json.end_object();
+}
+
+std::string render_text(const analysis::ElfReport& report, bool verbose) {
+    std::string out = fmt::format("{}  ({} {}-endian {} {}, {})\n", report.name, report.elf_class, report.endian,
+                                  report.machine, report.type, human_size(report.size));
+    if (report.soname) out += line("soname", *report.soname);
+    out += line("needed", report.needed.empty() ? "-" : join(report.needed, " "));
+    if (report.rpath || report.runpath)
+        out += line(report.runpath ? "runpath" : "rpath", search_path_text(report));
+    if (report.rpath && report.runpath) out += line("rpath", *report.rpath + " (ignored: RUNPATH is set)");
+    std::string floor = needs_text(report.needs);
+    floor += report.honest_tag.empty() ? "  -> no manylinux tag fits" : "  -> " + report.honest_tag;
+    out += line("needs", floor);
+    if (report.cudart_major) out += line("cuda", fmt::format("runtime {} (libcudart.so.{})", *report.cudart_major, *report.cudart_major));
+    else if (!report.fatbin.empty()) out += line("cuda", "no libcudart in NEEDED (static runtime or loaded another way)");
+    if (!report.cuda_libraries.empty() && verbose) out += line("cuda libs", join(report.cuda_libraries, " "));
+    if (!report.fatbin.empty()) {
+        out += line("fatbin", fatbin_text(report.fatbin));
+        out += line("blackwell", blackwell_text(report.blackwell));
+    }
+    out += line("symbols", fmt::format("{} defined, {} undefined, {} from torch", report.defined_symbols,
+                                       report.undefined_symbols, report.torch_imports.size()));
+    out += torch_imports_text(report.torch_imports);
+    return out;
+}
+
+std::string render_text(const analysis::WheelReport& report, bool verbose) {
+    std::string out = report.path + "\n";
+    out += line("name", report.distribution);
+    std::string version = report.version;
+    if (!report.local_version.empty()) version += fmt::format("  (local: {})", report.local_version);
+    if (report.filename_version != report.version) version += fmt::format("  (file name says {})", report.filename_version);
+    out += line("version", version);
+    out += line("tags", join(report.tags, " "));
+    out += line("torch", report.torch_requirements.empty() ? "no Requires-Dist on torch" : join(report.torch_requirements, "; "));
+    out += line("RECORD", record_text(report));
+    if (!report.elves.empty()) {
+        std::string platform = "needs " + needs_text(report.needs) + " -> " +
+                               (report.honest_tag.empty() ? "no manylinux tag fits" : report.honest_tag);
+        out += line("platform", platform);
+        for (const auto& claim : report.platform_claims)
+            if (claim.lies) out += line("", fmt::format("tag {} LIES: needs {}", claim.tag, claim.violation));
+    }
+    for (const auto& name : report.not_elf) out += line("not ELF", name + " is named like a library but is not ELF");
+    out += line("ELF files", std::to_string(report.elves.size()));
+    for (const auto& elf : report.elves) out += "\n" + render_text(elf, verbose);
+    return out;
+}
+
+}  // namespace wheelfix::cli

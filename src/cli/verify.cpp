@@ -1,0 +1,50 @@
+// `wheelfix verify WHEEL...`: RECORD hashes and sizes, names, versions and tags.
+#include "commands.hpp"
+#include "render.hpp"
+
+#include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/wheel/verify.hpp"
+#include "wheelfix/wheel/wheel.hpp"
+
+#include <fmt/format.h>
+
+namespace wheelfix::cli {
+
+namespace {
+
+int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& global) {
+    JsonWriter json;
+    if (global.json) json.begin_object().field("schema", "wheelfix.verify/1").key("wheels").begin_array();
+    bool all_clean = true;
+    for (const auto& input : inputs) {
+        auto wheel = wheel::Wheel::open(input);
+        auto findings = wheel::verify_wheel(wheel, wheel::scan_members(wheel.archive()));
+        all_clean = all_clean && findings.empty();
+        if (global.json) {
+            json.begin_object().field("path", input).field("ok", findings.empty()).key("findings").begin_array();
+            for (const auto& finding : findings) write_json(json, finding);
+            json.end_array().end_object();
+            continue;
+        }
+        for (const auto& finding : findings) fmt::print("{}: {}: {}\n", input, finding.member, finding.problem);
+        if (findings.empty() && !global.quiet)
+            fmt::print("{}: OK ({} files, RECORD, names, version and tags agree)\n", input, wheel.record().size());
+    }
+    if (global.json) {
+        json.end_array().end_object();
+        fmt::print("{}", json.str());
+    }
+    return all_clean ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRunner register_verify(CLI::App& app, const GlobalOptions& global) {
+    auto* command = app.add_subcommand("verify", "Check RECORD hashes and sizes, member names, version and tag "
+                                                 "agreement; exit 1 on any finding");
+    auto inputs = std::make_shared<std::vector<std::string>>();
+    command->add_option("wheels", *inputs, "Wheel files")->required();
+    return [inputs, &global] { return run_verify(*inputs, global); };
+}
+
+}  // namespace wheelfix::cli

@@ -1,0 +1,90 @@
+// Bounds-checked, endian-aware integer and string reads (see elf_bytes.hpp).
+//
+// Contract: nothing here indexes the image before checking the whole range; every
+// failure is an ElfError with a one-line message naming what was being read.
+#include "elf_bytes.hpp"
+
+#include <cstring>
+#include <limits>
+
+namespace wheelfix::elf {
+
+void fail(const std::string& message) { throw ElfError(message); }
+
+std::string hex(std::uint64_t value) {
+    static const char digits[] = "0123456789abcdef";
+    std::string text;
+    do {
+        text.insert(text.begin(), digits[value & 0xf]);
+        value >>= 4;
+    } while (value != 0);
+    return "0x" + text;
+}
+
+Extent ElfBytes::range(std::uint64_t offset, std::uint64_t size, const char* what) const {
+    if (offset > file_size() || size > file_size() - offset)
+        fail(std::string(what) + " past end of file");
+    return {offset, size};
+}
+
+Extent ElfBytes::table(std::uint64_t offset, std::uint64_t count, std::uint64_t entsize,
+                       const char* what) const {
+    if (entsize != 0 && count > std::numeric_limits<std::uint64_t>::max() / entsize)
+        fail(std::string(what) + " past end of file");
+    return range(offset, count * entsize, what);
+}
+
+std::uint64_t ElfBytes::read_uint(std::uint64_t offset, unsigned width, const char* what) const {
+    range(offset, width, what);
+    const std::uint8_t* p = bytes_.data() + offset;
+    std::uint64_t value = 0;
+    for (unsigned i = 0; i < width; ++i) {
+        const unsigned byte_index = endian_ == Endian::little ? width - 1 - i : i;
+        value = (value << 8) | p[byte_index];
+    }
+    return value;
+}
+
+std::uint8_t ElfBytes::u8(std::uint64_t offset, const char* what) const {
+    return static_cast<std::uint8_t>(read_uint(offset, 1, what));
+}
+
+std::uint16_t ElfBytes::u16(std::uint64_t offset, const char* what) const {
+    return static_cast<std::uint16_t>(read_uint(offset, 2, what));
+}
+
+std::uint32_t ElfBytes::u32(std::uint64_t offset, const char* what) const {
+    return static_cast<std::uint32_t>(read_uint(offset, 4, what));
+}
+
+std::uint64_t ElfBytes::u64(std::uint64_t offset, const char* what) const {
+    return read_uint(offset, 8, what);
+}
+
+std::uint64_t ElfBytes::word(std::uint64_t offset, const char* what) const {
+    return is64() ? u64(offset, what) : u32(offset, what);
+}
+
+std::int64_t ElfBytes::sword(std::uint64_t offset, const char* what) const {
+    if (is64()) return static_cast<std::int64_t>(u64(offset, what));
+    return static_cast<std::int32_t>(u32(offset, what));
+}
+
+std::string_view ElfBytes::string_at(Extent strings, std::uint64_t offset,
+                                     const char* what) const {
+    range(strings.offset, strings.size, what);
+    if (offset >= strings.size)
+        fail(std::string(what) + " offset " + hex(offset) + " outside its string table");
+    const char* start = reinterpret_cast<const char*>(bytes_.data() + strings.offset + offset);
+    const std::uint64_t room = strings.size - offset;
+    const void* nul = std::memchr(start, 0, room);
+    if (nul == nullptr) fail(std::string(what) + " is not NUL-terminated");
+    return {start, static_cast<std::size_t>(static_cast<const char*>(nul) - start)};
+}
+
+std::span<const std::uint8_t> ElfBytes::span(Extent extent) const {
+    range(extent.offset, extent.size, "byte range");
+    return bytes_.subspan(extent.offset, extent.size);
+}
+
+}  // namespace wheelfix::elf

@@ -1,0 +1,115 @@
+// The dynamic table and the dynamic string table.
+//
+// Contract: the table is found the way ld.so finds it, through PT_DYNAMIC; only a
+// file without PT_DYNAMIC falls back to its SHT_DYNAMIC section. Entries are read
+// up to DT_NULL, which must occur inside the table. The strings come from
+// DT_STRTAB (a virtual address mapped through the PT_LOAD segments) and DT_STRSZ;
+// if DT_STRTAB maps to no segment, the string table the SHT_DYNAMIC section links
+// to is used instead. Every string-valued entry (NEEDED, SONAME, RPATH, RUNPATH,
+// AUXILIARY, FILTER) is validated here, so the ElfFile accessors never throw.
+#include "elf_parser.hpp"
+
+#include <elf.h>
+
+#include <algorithm>
+
+namespace wheelfix::elf {
+
+namespace {
+
+bool is_string_tag(std::int64_t tag) {
+    switch (tag) {
+    case DT_NEEDED:
+    case DT_SONAME:
+    case DT_RPATH:
+    case DT_RUNPATH:
+    case DT_AUXILIARY:
+    case DT_FILTER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+}  // namespace
+
+void Parser::read_dynamic() {
+    const std::optional<Extent> table = locate_dynamic_table();
+    if (!table) return;
+    file_.has_dynamic_ = true;
+    read_dynamic_entries(*table);
+    locate_dynamic_strings();
+    check_dynamic_strings();
+}
+
+const SectionHeader* Parser::dynamic_section_header() const {
+    for (const SectionHeader& section : file_.sections_)
+        if (section.type == SHT_DYNAMIC) return &section;
+    return nullptr;
+}
+
+std::optional<Extent> Parser::locate_dynamic_table() const {
+    for (const ProgramHeader& ph : file_.program_headers_)
+        if (ph.type == PT_DYNAMIC) return in_.range(ph.offset, ph.filesz, "PT_DYNAMIC segment");
+    if (const SectionHeader* section = dynamic_section_header())
+        return in_.range(section->offset, section->size, "dynamic section");
+    return std::nullopt;
+}
+
+void Parser::read_dynamic_entries(Extent table) {
+    const std::uint64_t entsize = 2 * in_.word_size();
+    const std::uint64_t capacity = table.size / entsize;
+    for (std::uint64_t i = 0; i < capacity; ++i) {
+        const std::uint64_t at = table.offset + i * entsize;
+        DynamicEntry entry;
+        entry.tag = in_.sword(at, "d_tag");
+        entry.value = in_.word(at + in_.word_size(), "d_val");
+        if (entry.tag == DT_NULL) return;
+        file_.dynamic_.push_back(entry);
+    }
+    fail("dynamic section has no DT_NULL terminator");
+}
+
+std::optional<std::uint64_t> Parser::dynamic_value(std::int64_t tag) const {
+    for (const DynamicEntry& entry : file_.dynamic_)
+        if (entry.tag == tag) return entry.value;
+    return std::nullopt;
+}
+
+std::uint64_t Parser::mapped_offset(std::uint64_t vaddr, const char* what) const {
+    const std::optional<std::uint64_t> offset = file_.vaddr_to_offset(vaddr);
+    if (!offset) fail(std::string(what) + " " + hex(vaddr) + " is not inside any PT_LOAD segment");
+    return *offset;
+}
+
+void Parser::locate_dynamic_strings() {
+    const std::optional<std::uint64_t> address = dynamic_value(DT_STRTAB);
+    if (!address) return;
+    Extent strings;
+    if (const std::optional<std::uint64_t> offset = file_.vaddr_to_offset(*address)) {
+        // Without DT_STRSZ the table runs at most to the end of the file.
+        const std::uint64_t rest_of_file = in_.file_size() - std::min(*offset, in_.file_size());
+        const std::uint64_t size = dynamic_value(DT_STRSZ).value_or(rest_of_file);
+        strings = in_.range(*offset, size, "dynamic string table (DT_STRTAB/DT_STRSZ)");
+    } else {
+        const SectionHeader* section = dynamic_section_header();
+        const StringTable linked = section ? linked_string_table(*section) : StringTable{};
+        if (!linked.present) mapped_offset(*address, "DT_STRTAB");  // throws
+        strings = linked.extent;
+    }
+    file_.dynstr_offset_ = strings.offset;
+    file_.dynstr_size_ = strings.size;
+}
+
+void Parser::check_dynamic_strings() const {
+    for (const DynamicEntry& entry : file_.dynamic_)
+        if (is_string_tag(entry.tag)) file_.dynstr_at(entry.value);
+}
+
+// The dynamic string table, as the version tables found through DT_* use it.
+StringTable Parser::dynamic_strings() const {
+    if (file_.dynstr_size_ == 0) return {};
+    return {{file_.dynstr_offset_, file_.dynstr_size_}, true};
+}
+
+}  // namespace wheelfix::elf

@@ -1,0 +1,165 @@
+// ELF header, program header table, section header table and section names.
+//
+// Contract: the tables must lie inside the file and their entry sizes must be at
+// least the standard ones (larger entries are allowed and their tails ignored).
+// Extended numbering is honoured: e_shnum 0 with e_shoff set, e_phnum PN_XNUM and
+// e_shstrndx SHN_XINDEX take the real values from section header 0. A file
+// without section headers, or with e_shstrndx SHN_UNDEF, has unnamed sections.
+#include "elf_parser.hpp"
+
+#include <elf.h>
+
+#include <cstring>
+
+namespace wheelfix::elf {
+
+namespace {
+
+constexpr std::uint64_t kIdentSize = EI_NIDENT;
+
+std::uint64_t file_header_size(bool is64) { return is64 ? 64 : 52; }
+std::uint64_t program_header_size(bool is64) { return is64 ? 56 : 32; }
+std::uint64_t section_header_size(bool is64) { return is64 ? 64 : 40; }
+
+}  // namespace
+
+Parser::Parser(std::span<const std::uint8_t> bytes)
+    : in_(bytes, Class::elf64, Endian::little) {
+    file_.bytes_ = bytes;
+}
+
+ElfFile Parser::run() {
+    read_identification();
+    read_file_header();
+    read_section_headers();
+    read_program_headers();
+    name_sections();
+    read_dynamic();
+    read_dynamic_symbols();
+    read_versions();
+    return std::move(file_);
+}
+
+void Parser::read_identification() {
+    if (!is_elf(file_.bytes_)) fail("not an ELF file (bad magic)");
+    in_.range(0, kIdentSize, "ELF identification");
+    const std::uint8_t elf_class = in_.u8(EI_CLASS, "EI_CLASS");
+    const std::uint8_t data = in_.u8(EI_DATA, "EI_DATA");
+    if (elf_class != ELFCLASS32 && elf_class != ELFCLASS64)
+        fail("unsupported ELF class " + std::to_string(elf_class));
+    if (data != ELFDATA2LSB && data != ELFDATA2MSB)
+        fail("unsupported ELF data encoding " + std::to_string(data));
+    file_.class_ = static_cast<Class>(elf_class);
+    file_.endian_ = static_cast<Endian>(data);
+    file_.os_abi_ = in_.u8(EI_OSABI, "EI_OSABI");
+    in_ = ElfBytes(file_.bytes_, file_.class_, file_.endian_);
+}
+
+void Parser::read_file_header() {
+    const std::uint64_t w = in_.word_size();
+    in_.range(0, file_header_size(in_.is64()), "ELF header");
+    file_.type_ = in_.u16(16, "e_type");
+    file_.machine_ = in_.u16(18, "e_machine");
+    file_.entry_ = in_.word(24, "e_entry");
+    phoff_ = in_.word(24 + w, "e_phoff");
+    shoff_ = in_.word(24 + 2 * w, "e_shoff");
+    file_.flags_ = in_.u32(24 + 3 * w, "e_flags");
+    phentsize_ = in_.u16(30 + 3 * w, "e_phentsize");
+    phnum_ = in_.u16(32 + 3 * w, "e_phnum");
+    shentsize_ = in_.u16(34 + 3 * w, "e_shentsize");
+    shnum_ = in_.u16(36 + 3 * w, "e_shnum");
+    shstrndx_ = in_.u16(38 + 3 * w, "e_shstrndx");
+}
+
+SectionHeader Parser::read_section_header(std::uint64_t offset) const {
+    const std::uint64_t w = in_.word_size();
+    SectionHeader section;
+    section.name_offset = in_.u32(offset, "sh_name");
+    section.type = in_.u32(offset + 4, "sh_type");
+    section.flags = in_.word(offset + 8, "sh_flags");
+    section.addr = in_.word(offset + 8 + w, "sh_addr");
+    section.offset = in_.word(offset + 8 + 2 * w, "sh_offset");
+    section.size = in_.word(offset + 8 + 3 * w, "sh_size");
+    section.link = in_.u32(offset + 8 + 4 * w, "sh_link");
+    section.info = in_.u32(offset + 12 + 4 * w, "sh_info");
+    section.addralign = in_.word(offset + 16 + 4 * w, "sh_addralign");
+    section.entsize = in_.word(offset + 16 + 5 * w, "sh_entsize");
+    return section;
+}
+
+// Section header 0 carries the extended e_shnum / e_phnum / e_shstrndx.
+SectionHeader Parser::section_zero() const {
+    if (shoff_ == 0) fail("extended ELF numbering without a section header table");
+    if (shentsize_ < section_header_size(in_.is64()))
+        fail("e_shentsize " + std::to_string(shentsize_) + " is too small");
+    in_.range(shoff_, shentsize_, "section header 0");
+    return read_section_header(shoff_);
+}
+
+void Parser::read_section_headers() {
+    if (shoff_ == 0) return;
+    if (shnum_ == 0) shnum_ = section_zero().size;
+    if (shnum_ == 0) return;
+    if (shentsize_ < section_header_size(in_.is64()))
+        fail("e_shentsize " + std::to_string(shentsize_) + " is too small");
+    in_.table(shoff_, shnum_, shentsize_, "section header table");
+    file_.sections_.reserve(shnum_);
+    for (std::uint64_t i = 0; i < shnum_; ++i)
+        file_.sections_.push_back(read_section_header(shoff_ + i * shentsize_));
+}
+
+void Parser::read_program_headers() {
+    if (phnum_ == PN_XNUM) phnum_ = section_zero().info;
+    if (phoff_ == 0 || phnum_ == 0) return;
+    if (phentsize_ < program_header_size(in_.is64()))
+        fail("e_phentsize " + std::to_string(phentsize_) + " is too small");
+    in_.table(phoff_, phnum_, phentsize_, "program header table");
+    file_.program_headers_.reserve(phnum_);
+    for (std::uint64_t i = 0; i < phnum_; ++i) {
+        const std::uint64_t at = phoff_ + i * phentsize_;
+        ProgramHeader ph;
+        ph.type = in_.u32(at, "p_type");
+        if (in_.is64()) {
+            ph.flags = in_.u32(at + 4, "p_flags");
+            ph.offset = in_.u64(at + 8, "p_offset");
+            ph.vaddr = in_.u64(at + 16, "p_vaddr");
+            ph.paddr = in_.u64(at + 24, "p_paddr");
+            ph.filesz = in_.u64(at + 32, "p_filesz");
+            ph.memsz = in_.u64(at + 40, "p_memsz");
+            ph.align = in_.u64(at + 48, "p_align");
+        } else {
+            ph.offset = in_.u32(at + 4, "p_offset");
+            ph.vaddr = in_.u32(at + 8, "p_vaddr");
+            ph.paddr = in_.u32(at + 12, "p_paddr");
+            ph.filesz = in_.u32(at + 16, "p_filesz");
+            ph.memsz = in_.u32(at + 20, "p_memsz");
+            ph.flags = in_.u32(at + 24, "p_flags");
+            ph.align = in_.u32(at + 28, "p_align");
+        }
+        file_.program_headers_.push_back(ph);
+    }
+}
+
+void Parser::name_sections() {
+    if (file_.sections_.empty()) return;
+    std::uint64_t index = shstrndx_;
+    if (index == SHN_XINDEX) index = file_.sections_[0].link;
+    if (index == SHN_UNDEF) return;
+    if (index >= file_.sections_.size())
+        fail("e_shstrndx " + std::to_string(index) + " is out of range");
+    const SectionHeader& names = file_.sections_[index];
+    if (names.type == SHT_NOBITS) fail("section name table has no file data");
+    const Extent table = in_.range(names.offset, names.size, "section name table");
+    for (SectionHeader& section : file_.sections_)
+        section.name = in_.string_at(table, section.name_offset, "section name");
+}
+
+// A string table a section links to through sh_link, if that is a usable one.
+StringTable Parser::linked_string_table(const SectionHeader& section) const {
+    if (section.link == 0 || section.link >= file_.sections_.size()) return {};
+    const SectionHeader& strings = file_.sections_[section.link];
+    if (strings.type != SHT_STRTAB) return {};
+    return {in_.range(strings.offset, strings.size, "linked string table"), true};
+}
+
+}  // namespace wheelfix::elf

@@ -1,0 +1,102 @@
+// The parser behind ElfFile::parse (private to src/elf).
+//
+// Contract: Parser fills an ElfFile in stages, each in its own file:
+//   elf_headers.cpp   ELF header, program headers, section headers and their names
+//   elf_dynamic.cpp   the dynamic table (PT_DYNAMIC, else SHT_DYNAMIC) and its strings
+//   elf_symbols.cpp   the dynamic symbol table (SHT_DYNSYM, else DT_SYMTAB sized by
+//                     DT_HASH / DT_GNU_HASH)
+//   elf_versions.cpp  verneed / verdef / versym, and each symbol's version
+// Every stage reads through ElfBytes, so every value taken from the file is
+// bounds-checked before use; a stage that finds nothing to read leaves its part
+// of the ElfFile empty.
+#pragma once
+
+#include "elf_bytes.hpp"
+
+#include <wheelfix/elf/elf_file.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+namespace wheelfix::elf {
+
+// Where a symbol or version table lives and which string table its names use.
+struct StringTable {
+    Extent extent;
+    bool present = false;
+};
+
+struct SymbolTableLocation {
+    std::uint64_t offset = 0;
+    std::uint64_t entsize = 0;
+    std::uint64_t count = 0;  // including the null symbol at index 0
+    StringTable strings;
+};
+
+struct VersionTableLocation {
+    std::uint64_t offset = 0;
+    std::uint64_t count = 0;  // number of verneed / verdef records
+    StringTable strings;
+};
+
+class Parser {
+public:
+    explicit Parser(std::span<const std::uint8_t> bytes);
+    ElfFile run();
+
+private:
+    // elf_headers.cpp
+    void read_identification();
+    void read_file_header();
+    void read_program_headers();
+    void read_section_headers();
+    void name_sections();
+    SectionHeader section_zero() const;
+    SectionHeader read_section_header(std::uint64_t offset) const;
+
+    // elf_dynamic.cpp
+    void read_dynamic();
+    std::optional<Extent> locate_dynamic_table() const;
+    void read_dynamic_entries(Extent table);
+    void locate_dynamic_strings();
+    void check_dynamic_strings() const;
+    std::optional<std::uint64_t> dynamic_value(std::int64_t tag) const;
+    const SectionHeader* dynamic_section_header() const;
+
+    // elf_symbols.cpp
+    void read_dynamic_symbols();
+    std::optional<SymbolTableLocation> symbol_table_from_sections() const;
+    std::optional<SymbolTableLocation> symbol_table_from_dynamic() const;
+    std::uint64_t symbol_count_from_dynamic() const;
+    std::uint64_t symbol_count_from_hash(std::uint64_t offset) const;
+    std::uint64_t symbol_count_from_gnu_hash(std::uint64_t offset) const;
+    Symbol read_symbol(const SymbolTableLocation& table, std::uint64_t index) const;
+
+    // elf_versions.cpp
+    void read_versions();
+    std::optional<VersionTableLocation> version_table(std::uint32_t section_type,
+                                                      std::int64_t offset_tag,
+                                                      std::int64_t count_tag) const;
+    void read_version_needs(const VersionTableLocation& table);
+    void read_version_defs(const VersionTableLocation& table);
+    std::optional<std::uint64_t> versym_offset() const;
+    void apply_versym(std::uint64_t versym_offset);
+
+    // shared helpers
+    std::uint64_t mapped_offset(std::uint64_t vaddr, const char* what) const;
+    StringTable linked_string_table(const SectionHeader& section) const;
+    StringTable dynamic_strings() const;
+
+    ElfBytes in_;
+    ElfFile file_;
+    std::uint64_t phoff_ = 0;
+    std::uint64_t shoff_ = 0;
+    std::uint16_t phentsize_ = 0;
+    std::uint16_t shentsize_ = 0;
+    std::uint64_t phnum_ = 0;
+    std::uint64_t shnum_ = 0;
+    std::uint64_t shstrndx_ = 0;
+};
+
+}  // namespace wheelfix::elf

@@ -1,0 +1,199 @@
+// manylinux policy: the embedded table, version comparison and tag selection.
+#include "wheelfix/policy/manylinux.hpp"
+
+#include <elf.h>
+
+#include <charconv>
+#include <sstream>
+
+extern const char wheelfix_manylinux_policy[];
+extern const unsigned long wheelfix_manylinux_policy_size;
+
+namespace wheelfix::policy {
+
+namespace {
+
+std::vector<std::uint64_t> dotted_parts(std::string_view text) {
+    std::vector<std::uint64_t> parts;
+    while (!text.empty()) {
+        auto dot = text.find('.');
+        std::string_view piece = text.substr(0, dot);
+        std::uint64_t number = 0;
+        std::from_chars(piece.data(), piece.data() + piece.size(), number);
+        parts.push_back(number);
+        if (dot == std::string_view::npos) break;
+        text.remove_prefix(dot + 1);
+    }
+    return parts;
+}
+
+void keep_newest(std::string& current, std::string_view candidate) {
+    if (current.empty() || compare_dotted(candidate, current) > 0) current = std::string(candidate);
+}
+
+bool starts_with_digit(std::string_view text) { return !text.empty() && text[0] >= '0' && text[0] <= '9'; }
+
+// "GLIBC_2.17" -> family "GLIBC", version "2.17"; "GLIBC_PRIVATE" is not a version.
+void record_version_need(NeededVersions& needs, std::string_view name) {
+    auto underscore = name.rfind('_');
+    if (underscore == std::string_view::npos) return;
+    std::string_view family = name.substr(0, underscore);
+    std::string_view version = name.substr(underscore + 1);
+    if (!starts_with_digit(version)) return;
+    if (family == "GLIBC") keep_newest(needs.glibc, version);
+    else if (family == "GLIBCXX") keep_newest(needs.glibcxx, version);
+    else if (family == "CXXABI") keep_newest(needs.cxxabi, version);
+    else if (family == "GCC") keep_newest(needs.gcc, version);
+}
+
+std::string dash_to_empty(const std::string& field) { return field == "-" ? std::string() : field; }
+
+std::vector<ManylinuxTag> parse_policy(std::string_view text) {
+    std::vector<ManylinuxTag> table;
+    std::istringstream lines{std::string(text)};
+    std::string line;
+    while (std::getline(lines, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream fields(line);
+        ManylinuxTag row;
+        std::string glibc_max;
+        fields >> row.tag >> row.alias >> row.arch >> glibc_max >> row.glibcxx >> row.cxxabi >> row.gcc;
+        if (!fields) throw std::logic_error("manylinux.policy: malformed line: " + line);
+        row.alias = dash_to_empty(row.alias);
+        row.glibcxx = dash_to_empty(row.glibcxx);
+        row.cxxabi = dash_to_empty(row.cxxabi);
+        row.gcc = dash_to_empty(row.gcc);
+        auto parsed = parse_platform_tag(row.tag + "_" + row.arch);
+        row.glibc_floor = std::to_string(parsed.major) + "." + std::to_string(parsed.minor);
+        table.push_back(std::move(row));
+    }
+    return table;
+}
+
+bool allows(const std::string& allowed_newest, const std::string& needed) {
+    if (needed.empty()) return true;
+    return !allowed_newest.empty() && compare_dotted(needed, allowed_newest) <= 0;
+}
+
+bool parse_int(std::string_view text, int& out) {
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+int compare_dotted(std::string_view a, std::string_view b) {
+    auto left = dotted_parts(a);
+    auto right = dotted_parts(b);
+    for (std::size_t i = 0; i < std::max(left.size(), right.size()); ++i) {
+        std::uint64_t l = i < left.size() ? left[i] : 0;
+        std::uint64_t r = i < right.size() ? right[i] : 0;
+        if (l != r) return l < r ? -1 : 1;
+    }
+    return 0;
+}
+
+NeededVersions needed_versions(const elf::ElfFile& elf) {
+    NeededVersions needs;
+    for (const auto& need : elf.version_needs())
+        for (const auto& version : need.versions) record_version_need(needs, version.name);
+    for (auto library : elf.needed())
+        if (library.starts_with("libc.musl-")) needs.links_musl = true;
+    for (const auto& header : elf.program_headers()) {
+        if (header.type != PT_INTERP) continue;
+        auto bytes = elf.bytes();
+        if (header.offset < bytes.size()) {
+            std::string_view interp(reinterpret_cast<const char*>(bytes.data()) + header.offset,
+                                    std::min<std::uint64_t>(header.filesz, bytes.size() - header.offset));
+            if (interp.find("ld-musl-") != std::string_view::npos) needs.links_musl = true;
+        }
+    }
+    return needs;
+}
+
+NeededVersions newest(const NeededVersions& a, const NeededVersions& b) {
+    NeededVersions out = a;
+    if (!b.glibc.empty()) keep_newest(out.glibc, b.glibc);
+    if (!b.glibcxx.empty()) keep_newest(out.glibcxx, b.glibcxx);
+    if (!b.cxxabi.empty()) keep_newest(out.cxxabi, b.cxxabi);
+    if (!b.gcc.empty()) keep_newest(out.gcc, b.gcc);
+    out.links_musl = a.links_musl || b.links_musl;
+    return out;
+}
+
+const std::vector<ManylinuxTag>& manylinux_policy() {
+    static const std::vector<ManylinuxTag> table =
+        parse_policy(std::string_view(wheelfix_manylinux_policy, wheelfix_manylinux_policy_size));
+    return table;
+}
+
+std::string first_violation(const NeededVersions& needs, const ManylinuxTag& tag) {
+    if (!needs.glibc.empty() && compare_dotted(needs.glibc, tag.glibc_floor) > 0) return "GLIBC_" + needs.glibc;
+    if (!allows(tag.glibcxx, needs.glibcxx)) return "GLIBCXX_" + needs.glibcxx;
+    if (!allows(tag.cxxabi, needs.cxxabi)) return "CXXABI_" + needs.cxxabi;
+    if (!allows(tag.gcc, needs.gcc)) return "GCC_" + needs.gcc;
+    return {};
+}
+
+const ManylinuxTag* lowest_manylinux_tag(const NeededVersions& needs, std::string_view arch) {
+    for (const auto& row : manylinux_policy())
+        if (row.arch == arch && first_violation(needs, row).empty()) return &row;
+    return nullptr;
+}
+
+std::string platform_arch(const elf::ElfFile& elf) {
+    bool is64 = elf.elf_class() == elf::Class::elf64;
+    bool little = elf.endian() == elf::Endian::little;
+    switch (elf.machine()) {
+        case EM_X86_64: return "x86_64";
+        case EM_386: return "i686";
+        case EM_AARCH64: return "aarch64";
+        case EM_ARM: return "armv7l";
+        case EM_PPC64: return little ? "ppc64le" : "ppc64";
+        case EM_S390: return is64 ? "s390x" : "s390";
+        case EM_RISCV: return is64 ? "riscv64" : "riscv32";
+        case EM_MIPS: return is64 ? (little ? "mips64el" : "mips64") : (little ? "mipsel" : "mips");
+        case EM_LOONGARCH: return "loongarch64";
+        default: return elf::machine_name(elf.machine(), elf.elf_class());
+    }
+}
+
+PlatformTag parse_platform_tag(std::string_view tag) {
+    PlatformTag out;
+    out.text = std::string(tag);
+    auto legacy = [&](std::string_view prefix, int minor) {
+        if (!tag.starts_with(prefix)) return false;
+        out.kind = PlatformTag::Kind::manylinux;
+        out.major = 2;
+        out.minor = minor;
+        out.arch = std::string(tag.substr(prefix.size()));
+        return true;
+    };
+    if (legacy("manylinux1_", 5) || legacy("manylinux2010_", 12) || legacy("manylinux2014_", 17)) return out;
+    auto versioned = [&](std::string_view prefix, PlatformTag::Kind kind) {
+        if (!tag.starts_with(prefix)) return false;
+        std::string_view rest = tag.substr(prefix.size());
+        auto first = rest.find('_');
+        if (first == std::string_view::npos) return false;
+        auto second = rest.find('_', first + 1);
+        if (second == std::string_view::npos) return false;
+        int major = 0, minor = 0;
+        if (!parse_int(rest.substr(0, first), major) ||
+            !parse_int(rest.substr(first + 1, second - first - 1), minor))
+            return false;
+        out.kind = kind;
+        out.major = major;
+        out.minor = minor;
+        out.arch = std::string(rest.substr(second + 1));
+        return true;
+    };
+    if (versioned("manylinux_", PlatformTag::Kind::manylinux) || versioned("musllinux_", PlatformTag::Kind::musllinux))
+        return out;
+    if (tag.starts_with("linux_")) {
+        out.kind = PlatformTag::Kind::linux;
+        out.arch = std::string(tag.substr(6));
+    }
+    return out;
+}
+
+}  // namespace wheelfix::policy

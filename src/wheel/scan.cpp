@@ -1,0 +1,51 @@
+// scan_members: stream each member once through SHA-256, keeping ELF images whole.
+#include "wheelfix/wheel/scan.hpp"
+
+#include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/util/sha256.hpp"
+
+#include <algorithm>
+
+namespace wheelfix::wheel {
+
+namespace {
+
+// A growing buffer for one ELF image; the central directory's size is only a hint
+// (it is untrusted), so the reservation is capped and the vector grows if needed.
+constexpr std::uint64_t kMaxUpfrontReservation = std::uint64_t(4) << 30;
+
+MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, const ElfSink& on_elf) {
+    MemberDigest digest;
+    digest.member = &member;
+    Sha256 hasher;
+    std::vector<std::uint8_t> image;
+    bool first_chunk = true;
+    digest.size = archive.stream(member, [&](std::span<const std::uint8_t> chunk) {
+        hasher.update(chunk);
+        if (first_chunk) {
+            first_chunk = false;
+            digest.is_elf = on_elf && !member.is_symlink && elf::is_elf(chunk);
+            if (digest.is_elf) image.reserve(std::min(member.size, kMaxUpfrontReservation));
+        }
+        if (digest.is_elf) image.insert(image.end(), chunk.begin(), chunk.end());
+    });
+    digest.sha256 = hasher.digest();
+    if (digest.is_elf) on_elf(member, image);
+    return digest;
+}
+
+}  // namespace
+
+std::string MemberDigest::record_hash() const { return "sha256=" + urlsafe_b64_nopad(sha256); }
+
+std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSink& on_elf) {
+    std::vector<MemberDigest> digests;
+    digests.reserve(archive.members().size());
+    for (const auto& member : archive.members()) {
+        if (member.is_directory) continue;
+        digests.push_back(scan_one(archive, member, on_elf));
+    }
+    return digests;
+}
+
+}  // namespace wheelfix::wheel

@@ -1,0 +1,405 @@
+// Archive: a read-only view of a zip file through libzip.
+//
+// Technique: the archive is opened once with ZIP_RDONLY | ZIP_CHECKCONS, so libzip
+// reads the central directory and checks every local header against it (a truncated
+// or spliced file fails here, not halfway through a repair). The member list is
+// built from zip_stat_index + the external attributes and validated (names,
+// methods, encryption) before anyone sees it. Reads go through zip_fread, which
+// inflates and checks the CRC-32 when the last byte has been read; we count the bytes
+// ourselves so a size that disagrees with the central directory is caught too.
+//
+// Two things libzip hides that the contract needs:
+// - duplicate names make zip_open fail with ZIP_ER_EXISTS without saying which; the
+//   archive is then reopened without the consistency check to name the duplicate.
+// - a NUL byte in a stored name is silently turned into a space. When a name has a
+//   space, the raw central directory is scanned (bounds-checked) for NUL bytes.
+// Every failure becomes InputError(<archive path>, "<one line>").
+#include "wheelfix/zip/archive.hpp"
+
+#include "wheelfix/util/error.hpp"
+
+#include <zip.h>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+
+namespace wheelfix::zip {
+
+struct Archive::Handle {
+    zip_t* archive = nullptr;
+    std::map<std::string, std::size_t, std::less<>> position_by_name;  // index into members_
+
+    ~Handle() {
+        if (archive) zip_discard(archive);
+    }
+};
+
+namespace {
+
+constexpr std::uint64_t kMaxUpfrontReservation = std::uint64_t(256) << 20;
+
+// ---- messages ---------------------------------------------------------------
+
+std::string libzip_message(int code) {
+    zip_error_t error;
+    zip_error_init_with_code(&error, code);
+    std::string message = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    return message;
+}
+
+// A member name as it can be shown on one line: control bytes become \xNN.
+std::string printable(std::string_view name) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : name) {
+        if (c >= 0x20 && c != 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+        }
+    }
+    return out;
+}
+
+std::string member_problem(std::string_view name, std::string_view problem) {
+    return "member " + printable(name) + ": " + std::string(problem);
+}
+
+[[noreturn]] void fail(const std::filesystem::path& path, std::string problem) {
+    throw InputError(path.string(), std::move(problem));
+}
+
+// What went wrong while reading a member's bytes, from libzip's error code.
+std::string read_problem(const zip_error_t* error) {
+    int code = zip_error_code_zip(error);
+    std::string detail = zip_error_strerror(const_cast<zip_error_t*>(error));
+    switch (code) {
+        case ZIP_ER_CRC: return "CRC mismatch";
+        case ZIP_ER_ZLIB:
+        case ZIP_ER_COMPRESSED_DATA: return "corrupt compressed data (" + detail + ")";
+        case ZIP_ER_EOF:
+        case ZIP_ER_INCONS:
+        case ZIP_ER_SEEK:
+        case ZIP_ER_READ: return "truncated or damaged (" + detail + ")";
+        default: return "cannot read (" + detail + ")";
+    }
+}
+
+// ---- raw file access (for what libzip does not tell) -------------------------
+
+bool starts_with_local_header(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::array<char, 4> magic{};
+    return in.read(magic.data(), magic.size()) && std::memcmp(magic.data(), "PK\x03\x04", 4) == 0;
+}
+
+std::optional<std::string> read_range(std::ifstream& in, std::uint64_t offset, std::uint64_t length) {
+    std::string bytes(length, '\0');
+    in.seekg(static_cast<std::streamoff>(offset));
+    if (!in.read(bytes.data(), static_cast<std::streamsize>(length))) return std::nullopt;
+    return bytes;
+}
+
+std::uint64_t le(std::string_view bytes, std::size_t at, int width) {
+    std::uint64_t value = 0;
+    for (int i = width - 1; i >= 0; --i) value = (value << 8) | static_cast<unsigned char>(bytes[at + i]);
+    return value;
+}
+
+struct CentralDirectory {
+    std::uint64_t offset = 0;
+    std::uint64_t size = 0;
+};
+
+// Finds the central directory from the end-of-central-directory record (and its
+// zip64 counterpart when the 32-bit fields are saturated).
+std::optional<CentralDirectory> locate_central_directory(std::ifstream& in, std::uint64_t file_size) {
+    constexpr std::uint64_t kEocdSize = 22, kMaxComment = 0xffff, kLocatorSize = 20, kEocd64Size = 56;
+    if (file_size < kEocdSize) return std::nullopt;
+    std::uint64_t tail_start = file_size - std::min(file_size, kEocdSize + kMaxComment);
+    auto tail = read_range(in, tail_start, file_size - tail_start);
+    if (!tail) return std::nullopt;
+    auto eocd = tail->rfind(std::string_view("PK\x05\x06", 4));
+    if (eocd == std::string::npos || eocd + kEocdSize > tail->size()) return std::nullopt;
+    CentralDirectory cd{le(*tail, eocd + 16, 4), le(*tail, eocd + 12, 4)};
+    if (cd.offset != 0xffffffff && cd.size != 0xffffffff) return cd;
+
+    std::uint64_t eocd_in_file = tail_start + eocd;
+    if (eocd_in_file < kLocatorSize) return std::nullopt;
+    auto locator = read_range(in, eocd_in_file - kLocatorSize, kLocatorSize);
+    if (!locator || locator->compare(0, 4, "PK\x06\x07") != 0) return std::nullopt;
+    std::uint64_t eocd64_at = le(*locator, 8, 8);
+    if (eocd64_at > file_size || file_size - eocd64_at < kEocd64Size) return std::nullopt;
+    auto eocd64 = read_range(in, eocd64_at, kEocd64Size);
+    if (!eocd64 || eocd64->compare(0, 4, "PK\x06\x06") != 0) return std::nullopt;
+    return CentralDirectory{le(*eocd64, 48, 8), le(*eocd64, 40, 8)};
+}
+
+// The raw (undecoded) member names, in central-directory order.
+std::optional<std::vector<std::string>> raw_member_names(const std::filesystem::path& path) {
+    std::error_code ec;
+    auto file_size = std::filesystem::file_size(path, ec);
+    std::ifstream in(path, std::ios::binary);
+    if (ec || !in) return std::nullopt;
+    auto cd = locate_central_directory(in, file_size);
+    if (!cd || cd->offset > file_size || file_size - cd->offset < cd->size) return std::nullopt;
+    auto bytes = read_range(in, cd->offset, cd->size);
+    if (!bytes) return std::nullopt;
+
+    constexpr std::size_t kHeaderSize = 46;
+    std::vector<std::string> names;
+    for (std::size_t at = 0; at + kHeaderSize <= bytes->size();) {
+        if (bytes->compare(at, 4, "PK\x01\x02") != 0) break;
+        auto name_length = le(*bytes, at + 28, 2);
+        auto entry_size = kHeaderSize + name_length + le(*bytes, at + 30, 2) + le(*bytes, at + 32, 2);
+        if (at + entry_size > bytes->size()) return std::nullopt;
+        names.push_back(bytes->substr(at + kHeaderSize, name_length));
+        at += entry_size;
+    }
+    return names;
+}
+
+void reject_nul_in_names(const std::filesystem::path& path, const std::vector<Member>& members) {
+    bool any_space = std::any_of(members.begin(), members.end(),
+                                 [](const Member& m) { return m.name.find(' ') != std::string::npos; });
+    if (!any_space) return;  // libzip shows a NUL as a space; without one there was none
+    auto raw_names = raw_member_names(path);
+    if (!raw_names || raw_names->size() != members.size())
+        fail(path, "truncated or damaged zip (cannot read the central directory)");
+    for (const auto& raw : *raw_names)
+        if (raw.find('\0') != std::string::npos) fail(path, member_problem(raw, "unsafe name (NUL byte)"));
+}
+
+// ---- opening ------------------------------------------------------------------
+
+void check_regular_nonempty_file(const std::filesystem::path& path) {
+    std::error_code ec;
+    auto status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status)) fail(path, "no such file");
+    if (std::filesystem::is_directory(status)) fail(path, "is a directory, not a zip archive");
+    auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size == 0) fail(path, "not a zip archive (empty file)");
+}
+
+// zip_open refused duplicates without naming them: list the names without the check.
+std::string find_duplicate_name(const std::filesystem::path& path) {
+    int code = 0;
+    zip_t* archive = zip_open(path.c_str(), ZIP_RDONLY, &code);
+    if (!archive) return "?";
+    std::map<std::string, int> seen;
+    std::string duplicate = "?";
+    zip_int64_t count = zip_get_num_entries(archive, 0);
+    for (zip_int64_t i = 0; i < count && duplicate == "?"; ++i) {
+        const char* name = zip_get_name(archive, static_cast<zip_uint64_t>(i), 0);
+        if (name && ++seen[name] == 2) duplicate = name;
+    }
+    zip_discard(archive);
+    return duplicate;
+}
+
+[[noreturn]] void fail_open(const std::filesystem::path& path, int code) {
+    switch (code) {
+        case ZIP_ER_NOENT: fail(path, "no such file");
+        case ZIP_ER_EXISTS: fail(path, member_problem(find_duplicate_name(path), "duplicate member name"));
+        case ZIP_ER_NOZIP:
+            if (starts_with_local_header(path))
+                fail(path, "truncated or damaged zip (no end of central directory record)");
+            fail(path, "not a zip archive");
+        case ZIP_ER_INCONS:
+        case ZIP_ER_EOF:
+        case ZIP_ER_SEEK:
+        case ZIP_ER_MULTIDISK:
+        case ZIP_ER_COMPNOTSUPP:
+        case ZIP_ER_CRC: fail(path, "truncated or damaged zip (" + libzip_message(code) + ")");
+        default: fail(path, "cannot read zip (" + libzip_message(code) + ")");
+    }
+}
+
+zip_t* open_checked(const std::filesystem::path& path) {
+    check_regular_nonempty_file(path);
+    int code = 0;
+    zip_t* archive = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+    if (!archive) fail_open(path, code);
+    return archive;
+}
+
+// ---- the member list ----------------------------------------------------------
+
+// libzip turns the DOS date/time fields into time_t as local time; the contract
+// reads them as UTC so that the value does not depend on the TZ of the machine.
+std::int64_t dos_time_as_utc(time_t libzip_time) {
+    std::tm fields{};
+    if (!localtime_r(&libzip_time, &fields)) return libzip_time;
+    return timegm(&fields);
+}
+
+void fill_attributes(zip_t* archive, Member& member) {
+    zip_uint8_t opsys = 0;
+    zip_uint32_t attributes = 0;
+    if (zip_file_get_external_attributes(archive, member.index, 0, &opsys, &attributes) != 0) return;
+    member.external_attributes = attributes;
+    member.has_unix_mode = opsys == ZIP_OPSYS_UNIX && (attributes >> 16) != 0;
+    if (!member.has_unix_mode) return;
+    member.unix_mode = attributes >> 16;
+    member.is_symlink = S_ISLNK(member.unix_mode);
+}
+
+std::optional<std::string> unsupported_storage(const zip_stat_t& stat) {
+    if ((stat.valid & ZIP_STAT_ENCRYPTION_METHOD) && stat.encryption_method != ZIP_EM_NONE)
+        return "encrypted members are not supported";
+    if (!(stat.valid & ZIP_STAT_COMP_METHOD)) return "unknown compression method";
+    if (stat.comp_method != ZIP_CM_STORE && stat.comp_method != ZIP_CM_DEFLATE)
+        return "compression method " + std::to_string(stat.comp_method) + " is not supported (only stored and deflate)";
+    return std::nullopt;
+}
+
+Member describe_member(const std::filesystem::path& path, zip_t* archive, zip_uint64_t index) {
+    zip_stat_t stat;
+    zip_stat_init(&stat);
+    if (zip_stat_index(archive, index, 0, &stat) != 0 || !(stat.valid & ZIP_STAT_NAME) || !stat.name)
+        fail(path, "truncated or damaged zip (cannot read entry " + std::to_string(index) + ")");
+    Member member;
+    member.index = index;
+    member.name = stat.name;
+    if (auto reason = unsafe_name_reason(member.name)) fail(path, member_problem(member.name, "unsafe name (" + *reason + ")"));
+    if (auto problem = unsupported_storage(stat)) fail(path, member_problem(member.name, *problem));
+    member.method = stat.comp_method == ZIP_CM_STORE ? Method::stored : Method::deflated;
+    member.size = stat.size;
+    member.compressed_size = stat.comp_size;
+    member.crc32 = stat.crc;
+    member.mtime = (stat.valid & ZIP_STAT_MTIME) ? dos_time_as_utc(stat.mtime) : 0;
+    member.is_directory = member.name.back() == '/';
+    fill_attributes(archive, member);
+    return member;
+}
+
+// ---- reading --------------------------------------------------------------------
+
+class OpenMember {
+public:
+    OpenMember(const std::filesystem::path& path, zip_t* archive, const Member& member, zip_flags_t flags)
+        : file_(zip_fopen_index(archive, member.index, flags)) {
+        if (!file_) fail(path, member_problem(member.name, read_problem(zip_get_error(archive))));
+    }
+    ~OpenMember() { zip_fclose(file_); }
+    OpenMember(const OpenMember&) = delete;
+    OpenMember& operator=(const OpenMember&) = delete;
+
+    // Bytes read into buffer; 0 at the end. Throws on any libzip error (CRC included).
+    std::size_t read(const std::filesystem::path& path, const Member& member, std::span<std::uint8_t> buffer) {
+        zip_int64_t got = zip_fread(file_, buffer.data(), buffer.size());
+        if (got < 0) fail(path, member_problem(member.name, read_problem(zip_file_get_error(file_))));
+        return static_cast<std::size_t>(got);
+    }
+
+private:
+    zip_file_t* file_;
+};
+
+// Streams a member's bytes (inflated, or raw with ZIP_FL_COMPRESSED) and checks
+// that exactly `expected_size` bytes came out.
+std::uint64_t stream_bytes(const std::filesystem::path& path, zip_t* archive, const Member& member,
+                           zip_flags_t flags, std::uint64_t expected_size,
+                           const std::function<void(std::span<const std::uint8_t>)>& sink, std::size_t chunk_size) {
+    OpenMember file(path, archive, member, flags);
+    std::vector<std::uint8_t> buffer(std::max<std::size_t>(chunk_size, 1));
+    std::uint64_t total = 0;
+    while (std::size_t got = file.read(path, member, buffer)) {
+        total += got;
+        if (total > expected_size)
+            fail(path, member_problem(member.name, "size mismatch (more than the " + std::to_string(expected_size) +
+                                                       " bytes the central directory says)"));
+        sink(std::span<const std::uint8_t>(buffer.data(), got));
+    }
+    if (total != expected_size)
+        fail(path, member_problem(member.name, "size mismatch (central directory says " + std::to_string(expected_size) +
+                                                   " bytes, read " + std::to_string(total) + ")"));
+    return total;
+}
+
+std::vector<std::uint8_t> collect(std::uint64_t size_hint,
+                                  const std::function<void(const std::function<void(std::span<const std::uint8_t>)>&)>& produce) {
+    std::vector<std::uint8_t> bytes;
+    bytes.reserve(std::min(size_hint, kMaxUpfrontReservation));
+    produce([&](std::span<const std::uint8_t> chunk) { bytes.insert(bytes.end(), chunk.begin(), chunk.end()); });
+    return bytes;
+}
+
+}  // namespace
+
+// ---- public interface -----------------------------------------------------------
+
+std::optional<std::string> unsafe_name_reason(std::string_view name) {
+    if (name.empty()) return "empty name";
+    if (name.find('\0') != std::string_view::npos) return "NUL byte";
+    if (name.find('\\') != std::string_view::npos) return "backslash";
+    if (name.front() == '/') return "absolute path";
+    if (name.size() >= 2 && name[1] == ':' && std::isalpha(static_cast<unsigned char>(name[0])))
+        return "drive letter";
+    std::string_view rest = name;
+    if (rest.back() == '/') rest.remove_suffix(1);  // a directory entry
+    while (true) {
+        auto slash = rest.find('/');
+        auto component = rest.substr(0, slash);
+        if (component.empty()) return "empty path component";
+        if (component == "..") return "'..' component";
+        if (component == ".") return "'.' component";
+        if (slash == std::string_view::npos) return std::nullopt;
+        rest.remove_prefix(slash + 1);
+    }
+}
+
+Archive Archive::open(const std::filesystem::path& path) {
+    Archive result;
+    result.path_ = path;
+    result.handle_ = std::make_unique<Handle>();
+    result.handle_->archive = open_checked(path);
+
+    zip_t* archive = result.handle_->archive;
+    zip_int64_t count = zip_get_num_entries(archive, 0);
+    if (count < 0) fail(path, "truncated or damaged zip (cannot count entries)");
+    result.members_.reserve(static_cast<std::size_t>(count));
+    for (zip_uint64_t i = 0; i < static_cast<zip_uint64_t>(count); ++i) {
+        result.members_.push_back(describe_member(path, archive, i));
+        auto [it, inserted] = result.handle_->position_by_name.emplace(result.members_.back().name, i);
+        if (!inserted) fail(path, member_problem(it->first, "duplicate member name"));
+    }
+    reject_nul_in_names(path, result.members_);
+    return result;
+}
+
+Archive::Archive(Archive&&) noexcept = default;
+Archive& Archive::operator=(Archive&&) noexcept = default;
+Archive::~Archive() = default;
+
+const Member* Archive::find(std::string_view name) const {
+    if (!handle_) return nullptr;
+    auto it = handle_->position_by_name.find(name);
+    return it == handle_->position_by_name.end() ? nullptr : &members_[it->second];
+}
+
+std::uint64_t Archive::stream(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
+                              std::size_t chunk_size) const {
+    return stream_bytes(path_, handle_->archive, member, 0, member.size, sink, chunk_size);
+}
+
+std::vector<std::uint8_t> Archive::read(const Member& member) const {
+    return collect(member.size, [&](const auto& sink) { stream(member, sink); });
+}
+
+std::vector<std::uint8_t> Archive::read_raw(const Member& member) const {
+    return collect(member.compressed_size, [&](const auto& sink) {
+        stream_bytes(path_, handle_->archive, member, ZIP_FL_COMPRESSED, member.compressed_size, sink, 1 << 20);
+    });
+}
+
+}  // namespace wheelfix::zip

@@ -1,0 +1,56 @@
+// Unit tests: util (SHA-256 and RECORD's base64, JSON writer, InputError).
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/json.hpp"
+#include "wheelfix/util/sha256.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace wheelfix;
+
+namespace {
+std::span<const std::uint8_t> bytes_of(std::string_view text) {
+    return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
+}
+}  // namespace
+
+TEST_CASE("sha256 and urlsafe base64 match RECORD spelling") {
+    // python3 -c "import hashlib,base64;print(base64.urlsafe_b64encode(hashlib.sha256(b'').digest()).rstrip(b'='))"
+    CHECK(urlsafe_b64_nopad(sha256(bytes_of(""))) == "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU");
+    CHECK(urlsafe_b64_nopad(sha256(bytes_of("abc"))) == "ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0");
+}
+
+TEST_CASE("sha256 gives the same digest whatever the chunking") {
+    std::string text(100000, 'x');
+    for (std::size_t i = 0; i < text.size(); ++i) text[i] = static_cast<char>('a' + i % 26);
+    Sha256 chunked;
+    for (std::size_t i = 0; i < text.size(); i += 777) chunked.update(bytes_of(std::string_view(text).substr(i, 777)));
+    CHECK(chunked.digest() == sha256(bytes_of(text)));
+}
+
+TEST_CASE("urlsafe base64 round-trips every tail length") {
+    for (std::string text : {"", "f", "fo", "foo", "foob", "fooba", "foobar", "\xff\xfe\xfd"}) {
+        std::string decoded;
+        REQUIRE(urlsafe_b64_decode(urlsafe_b64_nopad(bytes_of(text)), decoded));
+        CHECK(decoded == text);
+    }
+    std::string out;
+    CHECK_FALSE(urlsafe_b64_decode("ab+/", out));  // the standard alphabet is not RECORD's
+    CHECK(urlsafe_b64_nopad(bytes_of("\xfb\xff")) == "-_8");
+}
+
+TEST_CASE("json writer nests, escapes and keeps stray bytes valid") {
+    JsonWriter json;
+    json.begin_object().field("schema", "x/1").key("list").begin_array().value(1).value(true).null().end_array();
+    json.field("text", std::string("a\"b\\c\n\x01\xff")).key("empty").begin_object().end_object().end_object();
+    CHECK(json.str() ==
+          "{\n  \"schema\": \"x/1\",\n  \"list\": [\n    1,\n    true,\n    null\n  ],\n"
+          "  \"text\": \"a\\\"b\\\\c\\n\\u0001\\u00ff\",\n  \"empty\": {}\n}\n");
+}
+
+TEST_CASE("InputError is one line naming the file") {
+    InputError error("w.whl", "bad\nthing");
+    CHECK(std::string(error.what()) == "w.whl: bad thing");
+    CHECK(std::string(InputError("x.so", "truncated").within("w.whl").what()) == "w.whl: x.so: truncated");
+}
