@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -79,9 +80,9 @@ std::string member_problem(std::string_view name, std::string_view problem) {
 }
 
 // What went wrong while reading a member's bytes, from libzip's error code.
-std::string read_problem(const zip_error_t* error) {
+std::string read_problem(zip_error_t* error) {
     int code = zip_error_code_zip(error);
-    std::string detail = zip_error_strerror(const_cast<zip_error_t*>(error));
+    std::string detail = zip_error_strerror(error);
     switch (code) {
         case ZIP_ER_CRC: return "CRC mismatch";
         case ZIP_ER_ZLIB:
@@ -326,12 +327,9 @@ std::uint64_t stream_bytes(const std::filesystem::path& path, zip_t* archive, co
     return total;
 }
 
-std::vector<std::uint8_t> collect(std::uint64_t size_hint,
-                                  const std::function<void(const std::function<void(std::span<const std::uint8_t>)>&)>& produce) {
-    std::vector<std::uint8_t> bytes;
-    bytes.reserve(std::min(size_hint, kMaxUpfrontReservation));
-    produce([&](std::span<const std::uint8_t> chunk) { bytes.insert(bytes.end(), chunk.begin(), chunk.end()); });
-    return bytes;
+// A sink that appends every chunk to `bytes`.
+auto append_to(std::vector<std::uint8_t>& bytes) {
+    return [&bytes](std::span<const std::uint8_t> chunk) { bytes.insert(bytes.end(), chunk.begin(), chunk.end()); };
 }
 
 }  // namespace
@@ -393,13 +391,17 @@ std::uint64_t Archive::stream(const Member& member, const std::function<void(std
 }
 
 std::vector<std::uint8_t> Archive::read(const Member& member) const {
-    return collect(member.size, [&](const auto& sink) { stream(member, sink); });
+    std::vector<std::uint8_t> bytes;
+    bytes.reserve(std::min(member.size, kMaxUpfrontReservation));  // the size is untrusted
+    stream(member, append_to(bytes));
+    return bytes;
 }
 
 std::vector<std::uint8_t> Archive::read_raw(const Member& member) const {
-    return collect(member.compressed_size, [&](const auto& sink) {
-        stream_bytes(path_, handle_->archive, member, ZIP_FL_COMPRESSED, member.compressed_size, sink, 1 << 20);
-    });
+    std::vector<std::uint8_t> bytes;
+    bytes.reserve(std::min(member.compressed_size, kMaxUpfrontReservation));
+    stream_bytes(path_, handle_->archive, member, ZIP_FL_COMPRESSED, member.compressed_size, append_to(bytes), 1 << 20);
+    return bytes;
 }
 
 }  // namespace wheelfix::zip

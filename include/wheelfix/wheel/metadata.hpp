@@ -33,6 +33,8 @@ struct Requirement {
     std::string name;        // as written
     std::string specifier;   // ">=2.9,<2.10" (parentheses removed), may be empty
     std::string marker;      // after ';', trimmed, may be empty
+    std::vector<std::string> extras;  // "torch[cuda, x]" -> {"cuda", "x"}
+    std::string url;         // "name @ URL" form (then specifier is empty)
 };
 Requirement parse_requirement(std::string_view text);
 

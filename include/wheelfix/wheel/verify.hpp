@@ -1,0 +1,39 @@
+// Verifying a wheel against itself: RECORD, names, versions and tags.
+//
+// Contract: verify_wheel() reports every way an opened wheel disagrees with itself
+// and returns an empty list when it is consistent. Findings, each naming the member
+// (or dist-info file) concerned with a one-line problem:
+// - per RECORD line: the path is unsafe, not in the wheel, or listed twice; the hash
+//   is missing, weak (anything but sha256/384/512) or malformed, or disagrees with
+//   the member ("sha256 mismatch: RECORD says X, member has Y"); the size is
+//   missing or disagrees. RECORD's own line needs no hash.
+// - a file member missing from RECORD (RECORD, RECORD.jws, RECORD.p7s and
+//   directory entries are exempt).
+// - the file name's distribution and version, the dist-info directory name and
+//   METADATA's Name and Version disagree (names PEP 503-normalized, versions
+//   compared as PEP 440 versions).
+// - WHEEL's Tag lines and the tags expanded from the file name differ (as sets;
+//   each missing or extra tag is one finding).
+// The one-argument form reads every member once (a member that cannot be read —
+// CRC mismatch, corrupt data — is a finding). The two-argument form takes the
+// digests scan_members() already computed and reads nothing again except members
+// whose RECORD hash is sha384/sha512; members without a digest are not hash-checked.
+#pragma once
+
+#include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/wheel/wheel.hpp"
+
+#include <string>
+#include <vector>
+
+namespace wheelfix::wheel {
+
+struct VerifyFinding {
+    std::string member;   // the member or dist-info file concerned
+    std::string problem;  // one line
+};
+
+std::vector<VerifyFinding> verify_wheel(const Wheel& wheel);
+std::vector<VerifyFinding> verify_wheel(const Wheel& wheel, const std::vector<MemberDigest>& digests);
+
+}  // namespace wheelfix::wheel

@@ -1,0 +1,154 @@
+// METADATA / WHEEL header files and PEP 508 requirement strings.
+//
+// The header block is read line by line ('\n' or "\r\n"): "Name: value" starts a
+// header, a line starting with space or tab continues the previous one (kept
+// verbatim after a '\n', so formatting restores it), the first empty line ends the
+// block and everything after it is the body, untouched. Requirements are split into
+// name, extras, version specifier or URL, and marker without judging the specifier.
+#include "wheelfix/wheel/metadata.hpp"
+
+#include "wheelfix/util/error.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace wheelfix::wheel {
+
+namespace {
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view trim(std::string_view text) {
+    auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+    while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+    while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+    return text;
+}
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+// RFC 822 field names: printable ASCII without space or ':'.
+bool is_field_name(std::string_view name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 0x7f && c != ':'; });
+}
+
+// Writes a value so each continuation line starts with whitespace.
+std::string folded(std::string_view value) {
+    std::string out;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        out += value[i];
+        if (value[i] == '\n' && (i + 1 == value.size() || !is_blank(value[i + 1]))) out += "        ";
+    }
+    return out;
+}
+
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.'; }
+
+std::vector<std::string> split_extras(std::string_view list) {
+    std::vector<std::string> extras;
+    while (!list.empty()) {
+        auto comma = list.find(',');
+        auto extra = trim(list.substr(0, comma));
+        if (!extra.empty()) extras.emplace_back(extra);
+        if (comma == std::string_view::npos) break;
+        list.remove_prefix(comma + 1);
+    }
+    return extras;
+}
+
+std::string_view without_parentheses(std::string_view specifier) {
+    if (specifier.size() >= 2 && specifier.front() == '(' && specifier.back() == ')')
+        return trim(specifier.substr(1, specifier.size() - 2));
+    return specifier;
+}
+
+// In "name @ URL ; marker" the marker needs whitespace before ';' (URLs may hold ';').
+std::size_t url_marker_start(std::string_view rest) {
+    for (std::size_t i = 1; i < rest.size(); ++i)
+        if (rest[i] == ';' && is_blank(rest[i - 1])) return i;
+    return std::string_view::npos;
+}
+
+}  // namespace
+
+std::optional<std::string> HeaderFile::first(std::string_view name) const {
+    for (const auto& [key, value] : headers)
+        if (equals_ignoring_case(key, name)) return value;
+    return std::nullopt;
+}
+
+std::vector<std::string> HeaderFile::all(std::string_view name) const {
+    std::vector<std::string> values;
+    for (const auto& [key, value] : headers)
+        if (equals_ignoring_case(key, name)) values.push_back(value);
+    return values;
+}
+
+HeaderFile parse_headers(std::string_view text, std::string_view file_for_errors) {
+    HeaderFile file;
+    auto fail = [&](std::size_t line_number, const std::string& problem) {
+        return InputError(std::string(file_for_errors), "line " + std::to_string(line_number) + ": " + problem);
+    };
+    std::size_t position = 0;
+    for (std::size_t line_number = 1; position < text.size(); ++line_number) {
+        auto newline = text.find('\n', position);
+        auto next = newline == std::string_view::npos ? text.size() : newline + 1;
+        auto line = text.substr(position, next - position);
+        position = next;
+        if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+
+        if (line.empty()) {
+            file.body = std::string(text.substr(position));
+            return file;
+        }
+        if (is_blank(line.front())) {
+            if (file.headers.empty()) throw fail(line_number, "continuation line before any header");
+            file.headers.back().second += "\n" + std::string(line);
+            continue;
+        }
+        auto colon = line.find(':');
+        if (colon == std::string_view::npos || !is_field_name(line.substr(0, colon)))
+            throw fail(line_number, "not a 'Name: value' header line");
+        auto value = line.substr(colon + 1);
+        while (!value.empty() && is_blank(value.front())) value.remove_prefix(1);
+        file.headers.emplace_back(std::string(line.substr(0, colon)), std::string(value));
+    }
+    return file;
+}
+
+std::string format_headers(const HeaderFile& file) {
+    std::string out;
+    for (const auto& [name, value] : file.headers) out += name + ": " + folded(value) + "\n";
+    if (file.body) out += "\n" + *file.body;
+    return out;
+}
+
+Requirement parse_requirement(std::string_view text) {
+    Requirement requirement;
+    auto rest = trim(text);
+    auto name_end = std::find_if_not(rest.begin(), rest.end(), is_name_char) - rest.begin();
+    requirement.name = std::string(rest.substr(0, static_cast<std::size_t>(name_end)));
+    rest = trim(rest.substr(static_cast<std::size_t>(name_end)));
+
+    if (!rest.empty() && rest.front() == '[') {
+        auto close = rest.find(']');
+        requirement.extras = split_extras(rest.substr(1, close == std::string_view::npos ? rest.npos : close - 1));
+        rest = close == std::string_view::npos ? std::string_view{} : trim(rest.substr(close + 1));
+    }
+    bool is_url = !rest.empty() && rest.front() == '@';
+    auto semicolon = is_url ? url_marker_start(rest) : rest.find(';');
+    if (semicolon != std::string_view::npos) requirement.marker = std::string(trim(rest.substr(semicolon + 1)));
+    auto spec = trim(rest.substr(0, semicolon));
+    if (is_url)
+        requirement.url = std::string(trim(spec.substr(1)));
+    else
+        requirement.specifier = std::string(without_parentheses(spec));
+    return requirement;
+}
+
+}  // namespace wheelfix::wheel

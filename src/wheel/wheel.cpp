@@ -1,0 +1,102 @@
+// Wheel::open: archive -> file name -> the one *.dist-info directory -> its
+// WHEEL, METADATA and RECORD. The dist-info directory is found from the member
+// names alone (top-level components ending in ".dist-info"), so a wheel without
+// explicit directory entries works. Errors from the parts are re-attributed to the
+// wheel: "w.whl: pkg-1.0.dist-info/METADATA: line 3: ...".
+#include "wheelfix/wheel/wheel.hpp"
+
+#include "wheelfix/util/error.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace wheelfix::wheel {
+
+namespace {
+
+constexpr std::string_view kDistInfoSuffix = ".dist-info";
+
+std::string trimmed(std::string text) {
+    auto not_space = [](char c) { return c != ' ' && c != '\t' && c != '\r' && c != '\n'; };
+    auto first = std::find_if(text.begin(), text.end(), not_space);
+    auto last = std::find_if(text.rbegin(), text.rend(), not_space).base();
+    return first < last ? std::string(first, last) : std::string();
+}
+
+WheelFilename parse_wheel_filename(const std::filesystem::path& path) {
+    try {
+        return parse_filename(path.filename().string());
+    } catch (const InputError& error) {
+        throw InputError(path.string(), error.problem());
+    }
+}
+
+std::set<std::string> top_level_dist_info_dirs(const std::vector<zip::Member>& members) {
+    std::set<std::string> dirs;
+    for (const auto& member : members) {
+        auto slash = member.name.find('/');
+        if (slash == std::string::npos) continue;
+        auto top = std::string_view(member.name).substr(0, slash);
+        if (top.size() > kDistInfoSuffix.size() && top.ends_with(kDistInfoSuffix)) dirs.emplace(top);
+    }
+    return dirs;
+}
+
+std::string find_dist_info(const std::filesystem::path& path, const std::vector<zip::Member>& members) {
+    auto dirs = top_level_dist_info_dirs(members);
+    if (dirs.empty()) throw InputError(path.string(), "no top-level .dist-info directory");
+    if (dirs.size() > 1) {
+        std::string list;
+        for (const auto& dir : dirs) list += (list.empty() ? "" : ", ") + dir;
+        throw InputError(path.string(), "several .dist-info directories (" + list + ")");
+    }
+    return *dirs.begin();
+}
+
+std::string read_member_text(const zip::Archive& archive, const std::string& name) {
+    const auto* member = archive.find(name);
+    if (!member) throw InputError(archive.path().string(), "missing " + name);
+    auto bytes = archive.read(*member);
+    return std::string(bytes.begin(), bytes.end());
+}
+
+// Runs a parser on a member's text; its InputError (naming the member) is
+// re-attributed to the wheel.
+template <typename Parse>
+auto parse_member(const zip::Archive& archive, const std::string& name, Parse parse) {
+    auto text = read_member_text(archive, name);
+    try {
+        return parse(text, name);
+    } catch (const InputError& error) {
+        throw error.within(archive.path().string());
+    }
+}
+
+}  // namespace
+
+Wheel Wheel::open(const std::filesystem::path& path) {
+    Wheel wheel(zip::Archive::open(path));
+    wheel.filename_ = parse_wheel_filename(path);
+    wheel.dist_info_ = find_dist_info(path, wheel.archive_.members());
+    wheel.wheel_ = parse_member(wheel.archive_, wheel.dist_info_ + "/WHEEL", parse_headers);
+    wheel.metadata_ = parse_member(wheel.archive_, wheel.dist_info_ + "/METADATA", parse_headers);
+    wheel.record_ = parse_member(wheel.archive_, wheel.record_path(), parse_record);
+    if (wheel.metadata_version().empty())
+        throw InputError(path.string(), wheel.dist_info_ + "/METADATA has no Version");
+    return wheel;
+}
+
+std::string Wheel::metadata_name() const { return trimmed(metadata_.first("Name").value_or("")); }
+
+std::string Wheel::metadata_version() const { return trimmed(metadata_.first("Version").value_or("")); }
+
+std::vector<Requirement> Wheel::torch_requirements() const {
+    std::vector<Requirement> torch;
+    for (const auto& text : metadata_.all("Requires-Dist")) {
+        auto requirement = parse_requirement(text);
+        if (normalize_project_name(requirement.name) == "torch") torch.push_back(std::move(requirement));
+    }
+    return torch;
+}
+
+}  // namespace wheelfix::wheel
