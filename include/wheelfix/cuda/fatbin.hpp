@@ -8,18 +8,21 @@
 //   entry:     u16 kind @0 (1 PTX, 2 cubin, 8 LTO IR -- not 4), u16 @2 (0x0101),
 //              u32 header size @4, u64 payload size @8, u32 compressed size @16,
 //              u16 minor @24, u16 major @26 (PTX ISA / cubin format version),
-//              u32 sm @28 (75, 90, 100, 103, 120, 121...), u64 flags @40,
+//              u32 sm @28 (75, 90, 100, 103, 120, 121...), u32 @32 offset and
+//              u32 @36 length of an object name inside the header (-G only, e.g.
+//              "src/scale.cu"; 0 otherwise), u64 flags @40,
 //              u64 uncompressed size @56 (0 when the payload is stored as is).
 //              The payload starts right after the entry header.
 //   header sizes seen: 64 (cubins before Blackwell), 80 (PTX), 96 (the cubin nvcc's
-//              device-link step adds), 112 (Blackwell cubins), 120 (LTO IR; `-G`
-//              debug cubins) -- walk by the header size, never assume one.
+//              device-link step adds), 112 (Blackwell cubins), 120 (LTO IR), 120 and
+//              128 (`-G` debug cubins: the header carries the object's name, so its
+//              size follows the name) -- walk by the header size, never assume one.
 //   flags:     0x1 64-bit, 0x2 debug (-G), 0x10 Linux; 0x100000 arch-specific
 //              (`sm_XXa` / `compute_XXa`), 0x200000 family-specific (`sm_XXf` /
 //              `compute_XXf`), neither on plain sm_XX; 0x1000000 on Blackwell
 //              cubins; 0x10000 on LTO IR; compression: 0x8000 zstd (payload starts
-//              28 B5 2F FD; `--compress-mode=default|balance|size`, and PTX and
-//              -rdc cubins by default) or 0x2000 (the older LZ4 format,
+//              28 B5 2F FD; `--compress-mode=default|balance|size`, and PTX, -rdc
+//              and -G cubins by default) or 0x2000 (the older LZ4 format,
 //              `--compress-mode=speed`). Cubins of non-rdc objects are stored
 //              uncompressed unless `-Xfatbin=-compress-all` or a compress mode asks.
 //   sections:  a linked .so concatenates one container per object (nvcc-driven
