@@ -147,8 +147,13 @@ void fill_linkage(ElfReport& report, const elf::ElfFile& elf, std::optional<int>
             report.search_path.push_back(classify_search_path(std::move(entry), directory_depth));
 }
 
+// CPython names extensions built against musl "*-linux-musl.so"; such files often
+// have no NEEDED libc at all, so the name is the only trace of the libc.
+bool named_for_musl(std::string_view name) { return name.find("-linux-musl") != std::string_view::npos; }
+
 void fill_policy(ElfReport& report, const elf::ElfFile& elf) {
     report.needs = policy::needed_versions(elf);
+    if (named_for_musl(report.name)) report.needs.links_musl = true;
     if (report.needs.links_musl) {
         report.honest_tag = "musllinux_1_1";  // musl records no symbol versions to tell more
         return;

@@ -152,7 +152,7 @@ std::string platform_arch(const elf::ElfFile& elf) {
         case EM_PPC64: return little ? "ppc64le" : "ppc64";
         case EM_S390: return is64 ? "s390x" : "s390";
         case EM_RISCV: return is64 ? "riscv64" : "riscv32";
-        case EM_MIPS: return is64 ? (little ? "mips64el" : "mips64") : (little ? "mipsel" : "mips");
+        case EM_MIPS: return is64 ? "mips64" : "mips";  // platform tags do not name the byte order
         case EM_LOONGARCH: return "loongarch64";
         default: return elf::machine_name(elf.machine(), elf.elf_class());
     }

@@ -1,0 +1,68 @@
+"""Shared helpers for the end-to-end tests: locate the binary and the data, run
+wheelfix, build tampered wheels. Stdlib only; each test file is a unittest script."""
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+
+WHEELFIX = os.environ.get("WHEELFIX", "wheelfix")
+SOURCE_DIR = Path(os.environ.get("WHEELFIX_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+TEST_DATA = Path(os.environ.get("WHEELFIX_TEST_DATA", SOURCE_DIR / "tests" / "data"))
+AUDITWHEEL = TEST_DATA / "auditwheel"
+SAMPLES = SOURCE_DIR / "sample_wheels" / "dist"
+SGL_WHEEL = SAMPLES / "sgl_kernel-0.3.21+cu130-cp310-abi3-manylinux2014_x86_64.whl"
+
+
+def run(*args, check_status=None):
+    """Runs wheelfix; returns CompletedProcess. check_status asserts the exit code."""
+    proc = subprocess.run([WHEELFIX, *map(str, args)], capture_output=True, text=True)
+    if check_status is not None and proc.returncode != check_status:
+        raise AssertionError(f"wheelfix {' '.join(map(str, args))}: exit {proc.returncode}, "
+                             f"expected {check_status}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+def run_json(*args, check_status=0):
+    return json.loads(run(*args, "--json", check_status=check_status).stdout)
+
+
+def record_hash(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def all_wheels():
+    return sorted(AUDITWHEEL.rglob("*.whl")) + sorted(SAMPLES.glob("*.whl"))
+
+
+def is_elf(data):
+    return data[:4] == b"\x7fELF"
+
+
+def rewrite_wheel(src, dst, edit_member=None, record_edit=None, drop=()):
+    """Copies a wheel member by member. edit_member(name, data) -> new data (RECORD
+    left as it was, so the copy is tampered); record_edit(text) -> new RECORD text."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            if info.filename in drop:
+                continue
+            data = zin.read(info.filename)
+            if edit_member:
+                data = edit_member(info.filename, data)
+            if record_edit and info.filename.endswith(".dist-info/RECORD"):
+                data = record_edit(data.decode()).encode()
+            zout.writestr(info, data)
+    return dst
+
+
+class TempDir:
+    def __enter__(self):
+        self.path = Path(tempfile.mkdtemp(prefix="wheelfix-e2e-"))
+        return self.path
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.path, ignore_errors=True)
