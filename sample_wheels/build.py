@@ -433,16 +433,22 @@ def main():
     parser.add_argument("--check-reproducible", action="store_true",
                         help="build twice (two work directories) and require identical output")
     parser.add_argument("--no-cuda", action="store_true", help="do not rebuild the CUDA wheel")
+    parser.add_argument("--verify-dist", action="store_true",
+                        help="build into work/verify and require it byte-identical to dist/ (writes nothing to dist/)")
     args = parser.parse_args()
     epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "315532800"))
     cuda = have_nvcc() and not args.no_cuda
     if not cuda:
         print(f"build.py: {'--no-cuda' if args.no_cuda else f'no nvcc at {NVCC}'}: "
               "skipping the CUDA wheel (sgl_kernel), keeping the one in dist/")
-    artefacts, manifest = build(Path("work") / "run1", epoch, cuda)
+    artefacts, manifest = build(Path("work") / ("verify" if args.verify_dist else "run1"), epoch, cuda)
     if not cuda:
         keep_cuda_parts(manifest)
     artefacts["manifest.json"] = manifest_bytes(manifest)
+    if args.verify_dist:
+        committed = {str(p.relative_to(DIST)): p.read_bytes() for p in DIST.rglob("*") if p.is_file()}
+        compare_builds(artefacts, committed)
+        return
     if args.check_reproducible:
         again, manifest_again = build(Path("work") / "run2", epoch, cuda)
         if not cuda:
