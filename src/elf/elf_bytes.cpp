@@ -70,8 +70,7 @@ std::int64_t ElfBytes::sword(std::uint64_t offset, const char* what) const {
     return static_cast<std::int32_t>(u32(offset, what));
 }
 
-std::string_view ElfBytes::string_at(Extent strings, std::uint64_t offset,
-                                     const char* what) const {
+std::string_view ElfBytes::string_at(Extent strings, std::uint64_t offset, const char* what) const {
     range(strings.offset, strings.size, what);
     if (offset >= strings.size)
         fail(std::string(what) + " offset " + hex(offset) + " outside its string table");

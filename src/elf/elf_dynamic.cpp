@@ -24,10 +24,8 @@ bool is_string_tag(std::int64_t tag) {
     case DT_RPATH:
     case DT_RUNPATH:
     case DT_AUXILIARY:
-    case DT_FILTER:
-        return true;
-    default:
-        return false;
+    case DT_FILTER: return true;
+    default: return false;
     }
 }
 

@@ -23,8 +23,7 @@ std::uint64_t section_header_size(bool is64) { return is64 ? 64 : 40; }
 
 }  // namespace
 
-Parser::Parser(std::span<const std::uint8_t> bytes)
-    : in_(bytes, Class::elf64, Endian::little) {
+Parser::Parser(std::span<const std::uint8_t> bytes) : in_(bytes, Class::elf64, Endian::little) {
     file_.bytes_ = bytes;
 }
 

@@ -77,11 +77,12 @@ private:
     void read_versions();
     std::optional<VersionTableLocation> version_table(std::uint32_t section_type,
                                                       std::int64_t offset_tag,
-                                                      std::int64_t count_tag) const;
+                                                      std::int64_t count_tag,
+                                                      const char* what) const;
     void read_version_needs(const VersionTableLocation& table);
     void read_version_defs(const VersionTableLocation& table);
-    std::optional<std::uint64_t> versym_offset() const;
-    void apply_versym(std::uint64_t versym_offset);
+    std::optional<Extent> versym_table() const;
+    void apply_versym(Extent versym);
 
     // shared helpers
     std::uint64_t mapped_offset(std::uint64_t vaddr, const char* what) const;

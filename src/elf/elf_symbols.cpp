@@ -11,6 +11,8 @@
 
 #include <elf.h>
 
+#include <algorithm>
+
 namespace wheelfix::elf {
 
 namespace {
@@ -72,7 +74,8 @@ std::uint64_t Parser::symbol_count_from_dynamic() const {
 
 // DT_HASH: nbucket, nchain, buckets, chains; nchain is the symbol count.
 std::uint64_t Parser::symbol_count_from_hash(std::uint64_t offset) const {
-    if (hash_words_are_64bit(file_.machine_, in_.is64())) return in_.u64(offset + 8, "DT_HASH nchain");
+    if (hash_words_are_64bit(file_.machine_, in_.is64()))
+        return in_.u64(offset + 8, "DT_HASH nchain");
     return in_.u32(offset + 4, "DT_HASH nchain");
 }
 
@@ -82,11 +85,13 @@ std::uint64_t Parser::symbol_count_from_gnu_hash(std::uint64_t offset) const {
     const std::uint32_t nbuckets = in_.u32(offset, "DT_GNU_HASH nbuckets");
     const std::uint32_t symoffset = in_.u32(offset + 4, "DT_GNU_HASH symoffset");
     const std::uint32_t bloom_size = in_.u32(offset + 8, "DT_GNU_HASH bloom size");
-    const Extent bloom = in_.table(offset + 16, bloom_size, in_.word_size(), "DT_GNU_HASH bloom filter");
+    const Extent bloom =
+        in_.table(offset + 16, bloom_size, in_.word_size(), "DT_GNU_HASH bloom filter");
     const Extent buckets = in_.table(bloom.offset + bloom.size, nbuckets, 4, "DT_GNU_HASH buckets");
     std::uint64_t highest = 0;
     for (std::uint64_t i = 0; i < nbuckets; ++i)
-        highest = std::max<std::uint64_t>(highest, in_.u32(buckets.offset + 4 * i, "DT_GNU_HASH bucket"));
+        highest =
+            std::max<std::uint64_t>(highest, in_.u32(buckets.offset + 4 * i, "DT_GNU_HASH bucket"));
     if (highest == 0) return symoffset;  // no hashed symbols
     if (highest < symoffset) fail("DT_GNU_HASH bucket points below symoffset");
     const std::uint64_t chains = buckets.offset + buckets.size;

@@ -114,6 +114,7 @@ public:
     std::uint16_t machine() const { return machine_; }  // EM_*
     std::uint32_t flags() const { return flags_; }      // e_flags
     std::uint64_t entry() const { return entry_; }
+    std::string machine_name() const;  // machine_name(machine(), elf_class(), endian())
 
     const std::vector<ProgramHeader>& program_headers() const { return program_headers_; }
     const std::vector<SectionHeader>& sections() const { return sections_; }
@@ -166,5 +167,7 @@ bool is_elf(std::span<const std::uint8_t> bytes);
 
 // "x86_64", "aarch64", "s390x", "EM_123" for unknown values.
 std::string machine_name(std::uint16_t machine, Class elf_class);
+// The same, telling ppc64le from ppc64 (the two-argument form says "ppc64").
+std::string machine_name(std::uint16_t machine, Class elf_class, Endian endian);
 
 }  // namespace wheelfix::elf
