@@ -142,20 +142,9 @@ const ManylinuxTag* lowest_manylinux_tag(const NeededVersions& needs, std::strin
 }
 
 std::string platform_arch(const elf::ElfFile& elf) {
-    bool is64 = elf.elf_class() == elf::Class::elf64;
-    bool little = elf.endian() == elf::Endian::little;
-    switch (elf.machine()) {
-        case EM_X86_64: return "x86_64";
-        case EM_386: return "i686";
-        case EM_AARCH64: return "aarch64";
-        case EM_ARM: return "armv7l";
-        case EM_PPC64: return little ? "ppc64le" : "ppc64";
-        case EM_S390: return is64 ? "s390x" : "s390";
-        case EM_RISCV: return is64 ? "riscv64" : "riscv32";
-        case EM_MIPS: return is64 ? "mips64" : "mips";  // platform tags do not name the byte order
-        case EM_LOONGARCH: return "loongarch64";
-        default: return elf::machine_name(elf.machine(), elf.elf_class());
-    }
+    // Platform tags name every 32-bit ARM level in use for wheels "armv7l"; the
+    // policy table has no separate armv5l/armv6l rows.
+    return elf.machine() == EM_ARM ? std::string("armv7l") : elf.machine_name();
 }
 
 PlatformTag parse_platform_tag(std::string_view tag) {

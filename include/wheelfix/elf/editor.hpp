@@ -1,0 +1,80 @@
+// The ELF editor: dynamic-section changes as byte edits (see DESIGN.md "Editing
+// strategy").
+//
+// Contract: plan_edits(elf, request) computes, without touching the input, the
+// ByteEdits (util/byte_edit.hpp) that turn the file into one with the requested
+// RPATH/RUNPATH, NEEDED and SONAME. All operations of one request are applied in
+// one pass. Strategy:
+// - New strings that fit are written in place: into the slot of a string that
+//   no other reference uses any more (the old RPATH, a replaced NEEDED). A string
+//   that is shared — the linker merges tails, so "libfoo.so" may be the tail of
+//   another name, and RPATH text may be the tail of a symbol name — is never
+//   overwritten; the DT_ entry is repointed instead.
+// - Otherwise one new PT_LOAD is appended at the end of the file holding a grown
+//   copy of .dynstr (and .dynamic when an entry must be added and there is no
+//   spare DT_NULL slot); DT_STRTAB/DT_STRSZ (and PT_DYNAMIC/DT_ entries) point at it.
+//   The program header table moves (into that segment) only when there is no free
+//   slot for the new PT_LOAD entry. A file already edited by wheelfix reuses its
+//   appended block instead of adding another, so repeated edits do not grow it.
+// - Section headers stay consistent (.dynstr/.dynamic headers follow the data), so
+//   readelf, strip and eu-elflint accept the result; alignments stay valid for 4 KiB
+//   and 64 KiB page kernels; .dynamic stays writable where it was.
+// - The RPATH kind is kept: a DT_RPATH stays DT_RPATH, DT_RUNPATH stays DT_RUNPATH,
+//   a file with neither gets DT_RUNPATH; force_kind overrides (and converts).
+// - Works on ET_DYN and ET_EXEC of either class and byte order; errors (no dynamic
+//   section, a request that cannot be satisfied) are EditError with one line.
+// An empty request, or one that changes nothing, yields no edits.
+#pragma once
+
+#include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/util/byte_edit.hpp"
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace wheelfix::elf {
+
+class EditError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class SearchPathKind { keep, rpath, runpath };
+
+struct EditRequest {
+    // RPATH/RUNPATH: the final value is computed as: start from the current
+    // value (or set_search_path if given), drop remove_search_path entries and,
+    // with drop_absolute, every entry not starting with $ORIGIN; then append
+    // add_search_path entries not already present. An empty result removes the
+    // entry altogether.
+    std::optional<std::string> set_search_path;
+    std::vector<std::string> add_search_path;
+    std::vector<std::string> remove_search_path;
+    bool drop_absolute = false;
+    SearchPathKind force_kind = SearchPathKind::keep;
+
+    std::vector<std::pair<std::string, std::string>> replace_needed;  // old -> new
+    std::vector<std::string> add_needed;     // appended after the existing NEEDED
+    std::vector<std::string> remove_needed;
+    std::optional<std::string> set_soname;
+
+    bool empty() const;
+};
+
+struct EditPlan {
+    ByteEdits edits;                 // empty: nothing to change
+    std::uint64_t new_size = 0;
+    bool grew = false;               // a segment was appended or extended
+    std::vector<std::string> changes;  // one human line per effective change
+};
+
+EditPlan plan_edits(const ElfFile& elf, const EditRequest& request);
+
+// The RPATH/RUNPATH value a request produces from the current one (the rule
+// above), exposed for callers that want to show or test it.
+std::string resulting_search_path(const std::optional<std::string>& current, const EditRequest& request);
+
+}  // namespace wheelfix::elf

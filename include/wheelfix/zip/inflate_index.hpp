@@ -1,0 +1,41 @@
+// Inflating a member once while recording where its deflate blocks start.
+//
+// Contract: inflate_indexed() streams the member's raw (compressed) bytes from the
+// archive and inflates them with zlib (raw deflate, Z_BLOCK), calling `sink` with
+// each inflated chunk in order (hash it there), keeping the inflated bytes only
+// when `keep` is true, and recording every deflate block boundary as an
+// AccessPoint (the zran.c technique: the compressed bit offset where a block starts
+// and the uncompressed offset it decodes to). The CRC-32 and size are checked
+// against the central directory; a mismatch, truncated or corrupt data is an
+// InputError naming the archive and member. Stored members have no blocks: their
+// index is empty and splicing them is plain byte replacement. Memory: the kept
+// bytes (if any), the index (16 bytes per block) and fixed buffers — the
+// compressed stream is never held whole.
+#pragma once
+
+#include "wheelfix/zip/archive.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+namespace wheelfix::zip {
+
+struct AccessPoint {
+    std::uint64_t compressed_bit = 0;  // bit offset in the compressed stream where the block starts
+    std::uint64_t uncompressed = 0;    // offset in the inflated data the block starts at
+};
+
+struct InflatedMember {
+    const Member* member = nullptr;
+    std::vector<std::uint8_t> data;       // the inflated bytes when kept, else empty
+    std::vector<AccessPoint> blocks;      // in stream order; the first is {0, 0}
+    std::uint64_t size = 0;               // inflated size
+    std::uint32_t crc32 = 0;
+};
+
+InflatedMember inflate_indexed(const Archive& archive, const Member& member,
+                               const std::function<void(std::span<const std::uint8_t>)>& sink, bool keep);
+
+}  // namespace wheelfix::zip

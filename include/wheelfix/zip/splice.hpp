@@ -1,0 +1,53 @@
+// Re-deflating only around changed bytes (DESIGN.md "Big members").
+//
+// Contract: plan_splice(original, edits) returns the new member's compressed
+// stream as a list of pieces: byte ranges of the ORIGINAL compressed stream
+// (copied as stored, never recompressed) and freshly deflated bytes covering each
+// changed region. For every changed range [a, b) it restarts at the last block
+// boundary p <= a and stops at a byte-aligned block boundary q >= b + 32 KiB (past
+// that the window holds the original's bytes again, so the original blocks decode
+// the same), re-deflating [p, q) primed with the leftover bits of p's partial byte
+// (deflatePrime) and the 32 KiB before p (deflateSetDictionary), ended with
+// Z_SYNC_FLUSH; a change near the end re-deflates to the end with Z_FINISH. Nearby
+// regions are merged. When the original is stored, or has no usable boundaries,
+// the whole new content is deflated in parallel chunks (see parallel_deflate).
+// `original.data` must hold the inflated original. The result carries the new
+// size, CRC-32 (crc32_combine over reused pieces) and SHA-256 of the new content.
+// The stream produced inflates to apply_edits(original.data, edits) — tests prove
+// it by inflating.
+#pragma once
+
+#include "wheelfix/util/byte_edit.hpp"
+#include "wheelfix/zip/inflate_index.hpp"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace wheelfix::zip {
+
+struct CompressedPiece {
+    bool from_original = false;
+    std::uint64_t original_offset = 0;  // byte offset in the original compressed stream
+    std::uint64_t length = 0;           // bytes
+    std::vector<std::uint8_t> bytes;    // when !from_original
+};
+
+struct PrecompressedMember {
+    std::vector<CompressedPiece> pieces;  // concatenated: a complete raw deflate stream
+    std::uint64_t compressed_size = 0;
+    std::uint64_t size = 0;
+    std::uint32_t crc32 = 0;
+    std::array<std::uint8_t, 32> sha256{};
+    std::uint64_t recompressed_bytes = 0;  // uncompressed bytes that went through deflate
+};
+
+PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, int level = 6);
+
+// Deflates `data` as independent chunks on `threads` threads (each chunk primed with
+// the previous 32 KiB as dictionary, joined by Z_SYNC_FLUSH, the last Z_FINISH),
+// giving one valid raw deflate stream; used for new content and as the splice
+// fallback. threads = 0 means std::thread::hardware_concurrency().
+PrecompressedMember parallel_deflate(std::span<const std::uint8_t> data, int level = 6, unsigned threads = 0);
+
+}  // namespace wheelfix::zip

@@ -1,0 +1,51 @@
+// Writing a new archive from an old one: raw copies, precompressed members, new
+// content; atomically.
+//
+// Contract: write_archive(destination, input, members) writes the members in the
+// order given to a temporary file in the destination's directory, then renames it
+// over `destination`; on any error the temporary file is removed and no output
+// appears (the input archive is never opened for writing). Sources:
+// - RawCopy: the input member's compressed bytes copied as stored (no inflate, no
+//   recompression), its CRC and sizes kept.
+// - Precompressed: a PrecompressedMember (zip/splice.hpp) whose pieces are read
+//   from the input member's stored stream or memory, written as a deflated member
+//   with the given sizes and CRC — libzip does not recompress it.
+// - Content: new bytes, deflated by us (parallel_deflate for big content) and
+//   written like Precompressed; small content may be stored deflated normally.
+// Every member keeps the unix mode given (permission bits, symlink type) and gets
+// the modification time given. The same inputs give byte-identical output.
+#pragma once
+
+#include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/splice.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace wheelfix::zip {
+
+struct RawCopy {
+    const Member* member = nullptr;
+};
+struct Precompressed {
+    const Member* original = nullptr;  // whose stored stream the pieces refer to
+    PrecompressedMember data;
+};
+struct Content {
+    std::vector<std::uint8_t> bytes;
+};
+
+struct OutputMember {
+    std::string name;
+    std::variant<RawCopy, Precompressed, Content> source;
+    std::uint32_t unix_mode = 0100644;  // st_mode incl. type bits (S_IFLNK for symlinks)
+    std::int64_t mtime = 0;
+};
+
+void write_archive(const std::filesystem::path& destination, const Archive& input,
+                   const std::vector<OutputMember>& members);
+
+}  // namespace wheelfix::zip
