@@ -14,6 +14,10 @@ Scenarios (default: all):
                  parsing the extracted file (tests/tools/elf_dump_lief)
   inspect-small  wheelfix inspect of a wheel of 3000 small files and one small
                  extension, vs `true` (process start-up) and `unzip -t`
+  relink-big     wheelfix relink of the libcublasLt.so.13 member, RUNPATH grown (a
+                 300-character path) and in place (a short one), vs the auditwheel
+                 way (bench/auditwheel_way.py: unzip all, patchelf, re-zip all at
+                 level 6, fresh RECORD) and vs the floor `unzip -p | sha256sum`
 """
 import argparse
 import hashlib
@@ -131,7 +135,7 @@ def run_scenario(name, commands, runs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("scenarios", nargs="*", default=["inspect-big", "inspect-small"])
+    ap.add_argument("scenarios", nargs="*", default=["inspect-big", "inspect-small", "relink-big"])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "wheelfix-bench")
     ap.add_argument("--build", type=Path, default=REPO / "build")
@@ -152,6 +156,22 @@ def main():
                 ("wheelfix inspect", [wheelfix, "inspect", str(wheel)]),
                 ("wheelfix inspect --json", [wheelfix, "inspect", "--json", str(wheel)]),
                 ("LIEF 0.9 parse of the extracted file", [lief, str(extracted)]),
+            ], args.runs)
+        elif scenario == "relink-big":
+            wheel = big_wheel(args.cache)
+            member = "bench_cublaslt/lib/libcublasLt.so.13"
+            out = args.cache / "out"
+            out.mkdir(exist_ok=True)
+            long_rpath = "$ORIGIN/../../nvidia/cu13/lib:" + "/opt/long/build/tree" * 14
+            rows += run_scenario(scenario, [
+                ("auditwheel way (unzip all, patchelf, zip -6 all)",
+                 [sys.executable, str(REPO / "bench" / "auditwheel_way.py"), str(wheel), member, long_rpath,
+                  str(out / "auditwheel-way.whl")]),
+                ("floor: unzip -p member | sha256sum", ["sh", "-c", f"unzip -p '{wheel}' '{member}' | sha256sum"]),
+                ("wheelfix relink (RUNPATH grows)", [wheelfix, "relink", str(wheel), "-o", str(out / "grow"),
+                                                     "--set-rpath", long_rpath]),
+                ("wheelfix relink (in place)", [wheelfix, "relink", str(wheel), "-o", str(out / "inplace"),
+                                                "--set-rpath", "$ORIGIN"]),
             ], args.runs)
         elif scenario == "inspect-small":
             wheel = small_wheel(args.cache)

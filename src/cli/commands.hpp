@@ -21,5 +21,6 @@ using CommandRunner = std::function<int()>;
 
 CommandRunner register_inspect(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_verify(CLI::App& app, const GlobalOptions& global);
+CommandRunner register_relink(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace wheelfix::cli

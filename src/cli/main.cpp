@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <vector>
 
 namespace {
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     };
     add(wheelfix::cli::register_inspect);
     add(wheelfix::cli::register_verify);
+    add(wheelfix::cli::register_relink);
 
     try {
         app.parse(argc, argv);
@@ -56,6 +58,9 @@ int main(int argc, char** argv) {
         for (auto& [subcommand, run] : commands)
             if (subcommand->parsed()) return run();
     } catch (const wheelfix::InputError& e) {
+        fmt::print(stderr, "wheelfix: {}\n", e.what());
+        return 2;
+    } catch (const std::filesystem::filesystem_error& e) {
         fmt::print(stderr, "wheelfix: {}\n", e.what());
         return 2;
     } catch (const std::bad_alloc&) {

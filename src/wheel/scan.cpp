@@ -34,6 +34,19 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
     return digest;
 }
 
+MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member, const IndexedSink& on_indexed) {
+    MemberDigest digest;
+    digest.member = &member;
+    Sha256 hasher;
+    auto inflated = zip::inflate_indexed(archive, member, [&](std::span<const std::uint8_t> chunk) { hasher.update(chunk); },
+                                         /*keep=*/true);
+    digest.size = inflated.size;
+    digest.sha256 = hasher.digest();
+    digest.is_elf = !member.is_symlink && elf::is_elf(inflated.data);
+    on_indexed(member, inflated);
+    return digest;
+}
+
 }  // namespace
 
 std::string MemberDigest::record_hash() const { return "sha256=" + urlsafe_b64_nopad(sha256); }
@@ -44,6 +57,18 @@ std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSin
     for (const auto& member : archive.members()) {
         if (member.is_directory) continue;
         digests.push_back(scan_one(archive, member, on_elf));
+    }
+    return digests;
+}
+
+std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
+                                               const std::function<bool(const zip::Member&)>& wants_index,
+                                               const IndexedSink& on_indexed) {
+    std::vector<MemberDigest> digests;
+    digests.reserve(archive.members().size());
+    for (const auto& member : archive.members()) {
+        if (member.is_directory) continue;
+        digests.push_back(wants_index(member) ? scan_indexed(archive, member, on_indexed) : scan_one(archive, member, {}));
     }
     return digests;
 }

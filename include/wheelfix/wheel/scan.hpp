@@ -11,6 +11,7 @@
 #pragma once
 
 #include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/inflate_index.hpp"
 
 #include <array>
 #include <cstdint>
@@ -33,5 +34,15 @@ struct MemberDigest {
 using ElfSink = std::function<void(const zip::Member&, std::span<const std::uint8_t>)>;
 
 std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSink& on_elf = {});
+
+// The same single pass for writers: a member for which `wants_index` is true is
+// read with zip::inflate_indexed (deflate block boundaries recorded, bytes kept) and
+// handed whole to `on_indexed`, which may keep what it needs (plan a splice) before
+// the next member is read; is_elf is set from its first bytes. Other members are
+// only hashed.
+using IndexedSink = std::function<void(const zip::Member&, const zip::InflatedMember&)>;
+std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
+                                               const std::function<bool(const zip::Member&)>& wants_index,
+                                               const IndexedSink& on_indexed);
 
 }  // namespace wheelfix::wheel

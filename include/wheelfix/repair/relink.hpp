@@ -1,0 +1,75 @@
+// relink: RPATH/RUNPATH, NEEDED and SONAME edits applied to the ELF members of a
+// wheel, or to one bare ELF file.
+//
+// Contract:
+// - relink_wheel(wheel, options, out_dir) reads the wheel once: every member is
+//   hashed for RECORD (a wheel whose RECORD does not match is refused, InputError),
+//   every ELF member with a dynamic section that matches options.only (all of them
+//   when only is empty) is edited with one EditRequest built for its place in the
+//   wheel, and the result goes to out_dir/<same file name> through
+//   wheel/rewrite.hpp (edited members spliced, everything else copied raw).
+//   Writing over the input file itself is refused.
+// - Search paths may use "{root}", the wheel root seen from the member: it becomes
+//   "$ORIGIN" followed by one "/.." per directory level of the member, so
+//   "{root}/torch/lib" in sgl_kernel/sm100/x.so is "$ORIGIN/../../torch/lib".
+//   For a bare file "{root}" is "$ORIGIN".
+// - drop_absolute removes entries that are not $ORIGIN-relative and entries whose
+//   $ORIGIN/.. climbs above the wheel root.
+// - relink_file(path, options, out_file) edits one ELF file into out_file (written
+//   to a temporary file beside it and renamed; permission bits kept).
+// - Option values with NUL or newline characters, and GLOB patterns that match no
+//   ELF member, are InputErrors.
+#pragma once
+
+#include "wheelfix/elf/editor.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace wheelfix::repair {
+
+struct RelinkOptions {
+    std::optional<std::string> set_rpath;
+    std::vector<std::string> add_rpath;
+    std::vector<std::string> remove_rpath;
+    bool drop_absolute = false;
+    elf::SearchPathKind force_kind = elf::SearchPathKind::keep;
+    std::vector<std::pair<std::string, std::string>> replace_needed;
+    std::vector<std::string> add_needed;
+    std::vector<std::string> remove_needed;
+    std::optional<std::string> set_soname;
+    std::vector<std::string> only;  // globs on member paths (a pattern without '/' matches the base name)
+};
+
+struct MemberChange {
+    std::string member;
+    std::vector<std::string> changes;
+    std::uint64_t size_before = 0;
+    std::uint64_t size_after = 0;
+    std::uint64_t recompressed_bytes = 0;  // uncompressed bytes that went through deflate
+    bool grew = false;
+};
+
+struct RelinkResult {
+    std::filesystem::path output;
+    std::vector<MemberChange> changed;
+    std::size_t elf_members = 0;  // ELF members considered
+};
+
+RelinkResult relink_wheel(const std::filesystem::path& wheel, const RelinkOptions& options,
+                          const std::filesystem::path& out_dir);
+RelinkResult relink_file(const std::filesystem::path& file, const RelinkOptions& options,
+                         const std::filesystem::path& out_file);
+
+// "{root}/a:{root}/b" for a member `depth` directories deep.
+std::string expand_root(std::string_view search_path, int depth);
+// The EditRequest for one member (depth nullopt: a bare file).
+elf::EditRequest request_for(const RelinkOptions& options, const elf::ElfFile& elf, std::optional<int> depth);
+// Whether the member path matches the --only globs (true when there are none).
+bool matches_only(const RelinkOptions& options, std::string_view member);
+
+}  // namespace wheelfix::repair

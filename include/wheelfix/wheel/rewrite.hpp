@@ -1,0 +1,46 @@
+// Writing a changed copy of a wheel: the last step of every command that writes.
+//
+// Contract: write_wheel(wheel, edited, destination, options) writes a new wheel at
+// `destination` (atomically, zip/writer.hpp) in which
+// - members named in `edited` get their new compressed stream as given (never
+//   recompressed again), every other member is copied raw, as stored;
+// - RECORD is regenerated from the original RECORD: edited members get their new
+//   hash and size, every other line is kept as it was — callers first prove the
+//   input's RECORD true with require_record_matches() on the digests of their one
+//   read; RECORD.jws and RECORD.p7s are dropped when anything changed, since their
+//   signature no longer holds;
+// - the .dist-info directory comes last and RECORD last of all;
+// - unix modes (permission bits, symlinks) are kept; edited members and RECORD get
+//   the SOURCE_DATE_EPOCH time when given, else their original time, so the same
+//   input and options give byte-identical output.
+#pragma once
+
+#include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/wheel/wheel.hpp"
+#include "wheelfix/zip/splice.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wheelfix::wheel {
+
+struct WriteOptions {
+    std::optional<std::int64_t> source_date_epoch;  // from the environment, when set
+};
+
+// SOURCE_DATE_EPOCH from the environment; InputError when it is set but not a number.
+std::optional<std::int64_t> source_date_epoch_from_environment();
+
+void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
+                 const std::filesystem::path& destination, const WriteOptions& options);
+
+// Refuses (InputError naming the wheel, with the first finding) a wheel whose
+// members do not match its RECORD: commands that write never launder a tampered
+// wheel into one with a fresh, matching RECORD.
+void require_record_matches(const Wheel& wheel, const std::vector<MemberDigest>& digests);
+
+}  // namespace wheelfix::wheel

@@ -1,0 +1,107 @@
+// `wheelfix relink WHEEL|ELF -o DIR|FILE [...]`: RPATH/RUNPATH, NEEDED and SONAME
+// edits, patchelf-grade, inside a wheel or on one ELF file.
+#include "commands.hpp"
+#include "render.hpp"
+
+#include "wheelfix/repair/relink.hpp"
+#include "wheelfix/util/error.hpp"
+
+#include <fmt/format.h>
+
+namespace wheelfix::cli {
+
+namespace {
+
+struct RelinkArguments {
+    std::string input;
+    std::string output;
+    repair::RelinkOptions options;
+    std::optional<std::string> set_rpath;
+    std::optional<std::string> set_soname;
+    std::vector<std::string> replace_needed;
+    bool force_rpath = false;
+    bool force_runpath = false;
+};
+
+std::pair<std::string, std::string> split_replacement(const std::string& text) {
+    auto equals = text.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())
+        throw InputError("--replace-needed", "expected OLD=NEW, got '" + text + "'");
+    return {text.substr(0, equals), text.substr(equals + 1)};
+}
+
+void finish_options(RelinkArguments& args) {
+    args.options.set_rpath = args.set_rpath;
+    args.options.set_soname = args.set_soname;
+    for (const auto& text : args.replace_needed) args.options.replace_needed.push_back(split_replacement(text));
+    if (args.force_rpath) args.options.force_kind = elf::SearchPathKind::rpath;
+    if (args.force_runpath) args.options.force_kind = elf::SearchPathKind::runpath;
+}
+
+void render_json(const repair::RelinkResult& result) {
+    JsonWriter json;
+    json.begin_object().field("schema", "wheelfix.relink/1").field("output", result.output.string());
+    json.field("elf_members", static_cast<std::uint64_t>(result.elf_members));
+    json.key("changed").begin_array();
+    for (const auto& change : result.changed) {
+        json.begin_object().field("member", change.member).string_array("changes", change.changes);
+        json.field("size_before", change.size_before).field("size_after", change.size_after);
+        json.field("grew", change.grew).field("recompressed_bytes", change.recompressed_bytes).end_object();
+    }
+    json.end_array().end_object();
+    fmt::print("{}", json.str());
+}
+
+void render_text(const repair::RelinkResult& result, const GlobalOptions& global) {
+    for (const auto& change : result.changed) {
+        fmt::print("{}\n", change.member);
+        for (const auto& line : change.changes) fmt::print("  {}\n", line);
+        if (global.verbose)
+            fmt::print("  size {} -> {}{}, {} re-deflated\n", change.size_before, change.size_after,
+                       change.grew ? " (grew)" : "", human_size(change.recompressed_bytes));
+    }
+    if (!global.quiet)
+        fmt::print("wrote {} ({} of {} ELF file(s) changed)\n", result.output.string(), result.changed.size(),
+                   result.elf_members);
+}
+
+int run_relink(RelinkArguments& args, const GlobalOptions& global) {
+    finish_options(args);
+    bool is_wheel = args.input.ends_with(".whl");
+    auto result = is_wheel ? repair::relink_wheel(args.input, args.options, args.output)
+                           : repair::relink_file(args.input, args.options, args.output);
+    if (global.json) render_json(result);
+    else render_text(result, global);
+    return 0;
+}
+
+}  // namespace
+
+CommandRunner register_relink(CLI::App& app, const GlobalOptions& global) {
+    auto* command = app.add_subcommand(
+        "relink", "Edit RPATH/RUNPATH, NEEDED and SONAME of the ELF files in a wheel (or of one ELF file); "
+                  "only edited members are recompressed, and only around the changed bytes");
+    auto args = std::make_shared<RelinkArguments>();
+    auto& o = args->options;
+    command->add_option("input", args->input, "Wheel (*.whl) or ELF file")->required();
+    command->add_option("-o,--output", args->output,
+                        "Output directory for a wheel (same file name), output file for an ELF file")
+        ->required();
+    command->add_option("--set-rpath", args->set_rpath,
+                        "Replace the search path ('{root}' = the wheel root, e.g. '{root}/torch/lib')");
+    command->add_option("--add-rpath", o.add_rpath, "Append search path entries (repeatable, ':'-separated)");
+    command->add_option("--remove-rpath", o.remove_rpath, "Remove search path entries (repeatable)");
+    command->add_flag("--drop-absolute-rpaths", o.drop_absolute,
+                      "Remove entries that are absolute or climb out of the wheel");
+    auto* force_rpath = command->add_flag("--force-rpath", args->force_rpath, "Write DT_RPATH (converting DT_RUNPATH)");
+    command->add_flag("--force-runpath", args->force_runpath, "Write DT_RUNPATH (converting DT_RPATH)")
+        ->excludes(force_rpath);
+    command->add_option("--replace-needed", args->replace_needed, "Replace a NEEDED entry, OLD=NEW (repeatable)");
+    command->add_option("--add-needed", o.add_needed, "Add a NEEDED entry (repeatable)");
+    command->add_option("--remove-needed", o.remove_needed, "Remove a NEEDED entry (repeatable)");
+    command->add_option("--set-soname", args->set_soname, "Set the SONAME");
+    command->add_option("--only", o.only, "Edit only members matching GLOB (repeatable; no '/' = base name)");
+    return [args, &global] { return run_relink(*args, global); };
+}
+
+}  // namespace wheelfix::cli

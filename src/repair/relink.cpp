@@ -1,0 +1,248 @@
+// relink_wheel / relink_file: build per-member EditRequests, plan edits and
+// splices during the single read of the wheel, then write once.
+#include "wheelfix/repair/relink.hpp"
+
+#include "wheelfix/analysis/elf_report.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/sha256.hpp"
+#include "wheelfix/wheel/rewrite.hpp"
+#include "wheelfix/wheel/scan.hpp"
+
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+namespace wheelfix::repair {
+
+namespace {
+
+int depth_of(std::string_view member) { return static_cast<int>(std::count(member.begin(), member.end(), '/')); }
+
+std::string origin_for_depth(int depth) {
+    std::string origin = "$ORIGIN";
+    for (int i = 0; i < depth; ++i) origin += "/..";
+    return origin;
+}
+
+std::vector<std::string> split_path_list(const std::string& text) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        auto end = text.find(':', start);
+        if (end == std::string::npos) end = text.size();
+        if (end > start) parts.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return parts;
+}
+
+std::vector<std::string> expanded_entries(const std::vector<std::string>& values, int depth) {
+    std::vector<std::string> entries;
+    for (const auto& value : values)
+        for (auto& entry : split_path_list(expand_root(value, depth))) entries.push_back(std::move(entry));
+    return entries;
+}
+
+// Entries of the current search path that drop_absolute removes.
+std::vector<std::string> entries_to_drop(const elf::ElfFile& elf, std::optional<int> depth) {
+    std::vector<std::string> drop;
+    auto current = elf.runpath() ? elf.runpath() : elf.rpath();
+    if (!current) return drop;
+    for (auto& entry : split_path_list(std::string(*current))) {
+        auto verdict = analysis::classify_search_path(entry, depth);
+        if (verdict.absolute || verdict.outside_wheel) drop.push_back(std::move(entry));
+    }
+    return drop;
+}
+
+void check_option_text(std::string_view option, const std::string& value) {
+    if (value.find_first_of(std::string_view("\0\n\r", 3)) != std::string::npos)
+        throw InputError(std::string(option), "value contains a NUL or newline character");
+    if (value.empty() && option != "--set-rpath") throw InputError(std::string(option), "empty value");
+}
+
+void check_options(const RelinkOptions& options) {
+    if (options.set_rpath) check_option_text("--set-rpath", *options.set_rpath);
+    for (const auto& v : options.add_rpath) check_option_text("--add-rpath", v);
+    for (const auto& v : options.remove_rpath) check_option_text("--remove-rpath", v);
+    for (const auto& [from, to] : options.replace_needed) {
+        check_option_text("--replace-needed", from);
+        check_option_text("--replace-needed", to);
+    }
+    for (const auto& v : options.add_needed) check_option_text("--add-needed", v);
+    for (const auto& v : options.remove_needed) check_option_text("--remove-needed", v);
+    if (options.set_soname) check_option_text("--set-soname", *options.set_soname);
+}
+
+std::string base_name(std::string_view path) {
+    auto slash = path.rfind('/');
+    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// Plans the edit of one ELF image; nullopt when it has nothing to change (or no
+// dynamic section to change).
+std::optional<elf::EditPlan> plan_for(const RelinkOptions& options, const std::string& label,
+                                      std::span<const std::uint8_t> image, std::optional<int> depth) {
+    try {
+        auto elf = elf::ElfFile::parse(image);
+        if (!elf.has_dynamic()) return std::nullopt;
+        auto plan = elf::plan_edits(elf, request_for(options, elf, depth));
+        if (plan.edits.empty()) return std::nullopt;
+        return plan;
+    } catch (const elf::ElfError& error) {
+        throw InputError(label, std::string("invalid ELF: ") + error.what());
+    } catch (const elf::EditError& error) {
+        throw InputError(label, std::string("cannot edit: ") + error.what());
+    }
+}
+
+MemberChange change_record(std::string name, const elf::EditPlan& plan, std::uint64_t size_before) {
+    MemberChange change;
+    change.member = std::move(name);
+    change.changes = plan.changes;
+    change.size_before = size_before;
+    change.size_after = plan.new_size;
+    change.grew = plan.grew;
+    return change;
+}
+
+std::vector<std::uint8_t> read_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path.string(), "cannot open file");
+    std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return bytes;
+}
+
+// Writes bytes to a temporary file beside `destination` and renames it into place.
+void write_file_atomically(const std::filesystem::path& destination, std::span<const std::uint8_t> bytes,
+                           std::filesystem::perms perms) {
+    auto directory = destination.has_parent_path() ? destination.parent_path() : std::filesystem::path(".");
+    std::string pattern = (directory / ("." + destination.filename().string() + ".wheelfix-XXXXXX")).string();
+    int fd = ::mkstemp(pattern.data());
+    if (fd < 0) throw InputError(destination.string(), "cannot create a temporary file beside it");
+    std::filesystem::path temporary = pattern;
+    std::size_t written = 0;
+    while (written < bytes.size()) {
+        auto n = ::write(fd, bytes.data() + written, bytes.size() - written);
+        if (n <= 0) break;
+        written += static_cast<std::size_t>(n);
+    }
+    bool ok = written == bytes.size() && ::fsync(fd) == 0;
+    ::close(fd);
+    std::error_code ec;
+    if (ok) std::filesystem::permissions(temporary, perms, ec);
+    if (ok && !ec) std::filesystem::rename(temporary, destination, ec);
+    if (!ok || ec) {
+        std::filesystem::remove(temporary, ec);
+        throw InputError(destination.string(), "cannot write the output file");
+    }
+}
+
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+    std::error_code ec;
+    return std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
+}
+
+}  // namespace
+
+std::string expand_root(std::string_view search_path, int depth) {
+    std::string out;
+    std::string origin = origin_for_depth(depth);
+    std::size_t start = 0;
+    while (true) {
+        auto found = search_path.find("{root}", start);
+        out.append(search_path.substr(start, found == std::string_view::npos ? std::string_view::npos : found - start));
+        if (found == std::string_view::npos) break;
+        out += origin;
+        start = found + 6;
+    }
+    return out;
+}
+
+elf::EditRequest request_for(const RelinkOptions& options, const elf::ElfFile& elf, std::optional<int> depth) {
+    int levels = depth.value_or(0);
+    elf::EditRequest request;
+    if (options.set_rpath) request.set_search_path = expand_root(*options.set_rpath, levels);
+    request.add_search_path = expanded_entries(options.add_rpath, levels);
+    request.remove_search_path = expanded_entries(options.remove_rpath, levels);
+    if (options.drop_absolute)
+        for (auto& entry : entries_to_drop(elf, depth)) request.remove_search_path.push_back(std::move(entry));
+    request.force_kind = options.force_kind;
+    request.replace_needed = options.replace_needed;
+    request.add_needed = options.add_needed;
+    request.remove_needed = options.remove_needed;
+    request.set_soname = options.set_soname;
+    return request;
+}
+
+bool matches_only(const RelinkOptions& options, std::string_view member) {
+    if (options.only.empty()) return true;
+    std::string path(member);
+    std::string base = base_name(member);
+    return std::any_of(options.only.begin(), options.only.end(), [&](const std::string& pattern) {
+        const std::string& subject = pattern.find('/') == std::string::npos ? base : path;
+        return ::fnmatch(pattern.c_str(), subject.c_str(), 0) == 0;
+    });
+}
+
+RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkOptions& options,
+                          const std::filesystem::path& out_dir) {
+    check_options(options);
+    auto wheel = wheel::Wheel::open(wheel_path);
+    RelinkResult result;
+    result.output = out_dir / wheel_path.filename();
+    if (same_file(wheel_path, result.output))
+        throw InputError(result.output.string(), "output would overwrite the input wheel; choose another -o directory");
+
+    std::map<std::string, zip::PrecompressedMember> edited;
+    auto wants = [&](const zip::Member& member) {
+        return !member.is_symlink && !member.name.starts_with(wheel.dist_info() + "/") && matches_only(options, member.name);
+    };
+    auto on_member = [&](const zip::Member& member, const zip::InflatedMember& inflated) {
+        if (!elf::is_elf(inflated.data)) return;
+        ++result.elf_members;
+        std::string label = wheel_path.string() + ": " + member.name;
+        auto plan = plan_for(options, label, inflated.data, depth_of(member.name));
+        if (!plan) return;
+        auto spliced = zip::plan_splice(inflated, plan->edits);
+        auto change = change_record(member.name, *plan, inflated.size);
+        change.recompressed_bytes = spliced.recompressed_bytes;
+        result.changed.push_back(std::move(change));
+        edited.emplace(member.name, std::move(spliced));
+    };
+    auto digests = wheel::scan_members_indexed(wheel.archive(), wants, on_member);
+    if (!options.only.empty() && result.elf_members == 0)
+        throw InputError(wheel_path.string(), "--only matches no ELF member");
+    wheel::require_record_matches(wheel, digests);
+
+    std::filesystem::create_directories(out_dir);
+    wheel::write_wheel(wheel, std::move(edited), result.output,
+                       wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
+    return result;
+}
+
+RelinkResult relink_file(const std::filesystem::path& file, const RelinkOptions& options,
+                         const std::filesystem::path& out_file) {
+    check_options(options);
+    auto image = read_file(file);
+    if (!elf::is_elf(image)) throw InputError(file.string(), "not an ELF file and not a wheel");
+    if (same_file(file, out_file))
+        throw InputError(out_file.string(), "output would overwrite the input; choose another -o file");
+    RelinkResult result;
+    result.output = out_file;
+    result.elf_members = 1;
+    auto plan = plan_for(options, file.string(), image, std::nullopt);
+    auto perms = std::filesystem::status(file).permissions();
+    if (!plan) {
+        write_file_atomically(out_file, image, perms);
+        return result;
+    }
+    write_file_atomically(out_file, apply_edits(image, plan->edits), perms);
+    result.changed.push_back(change_record(file.string(), *plan, image.size()));
+    return result;
+}
+
+}  // namespace wheelfix::repair
