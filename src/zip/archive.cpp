@@ -16,6 +16,7 @@
 // Every failure becomes InputError(<archive path>, "<one line>").
 #include "wheelfix/zip/archive.hpp"
 
+#include "archive_internals.hpp"
 #include "wheelfix/util/error.hpp"
 
 #include <zip.h>
@@ -334,6 +335,41 @@ auto append_to(std::vector<std::uint8_t>& bytes) {
 
 }  // namespace
 
+// ---- raw reader -------------------------------------------------------------------
+
+struct RawReader::State {
+    State(const std::filesystem::path& path, zip_t* archive, const Member& member)
+        : path(path), member(member), file(path, archive, member, ZIP_FL_COMPRESSED) {}
+
+    std::filesystem::path path;  // copies: the reader may outlive a moved-from Archive object
+    Member member;
+    OpenMember file;
+    std::uint64_t position = 0;
+};
+
+RawReader::RawReader(std::unique_ptr<State> state) : state_(std::move(state)) {}
+RawReader::RawReader(RawReader&&) noexcept = default;
+RawReader& RawReader::operator=(RawReader&&) noexcept = default;
+RawReader::~RawReader() = default;
+
+std::uint64_t RawReader::position() const { return state_->position; }
+
+std::size_t RawReader::read(std::span<std::uint8_t> buffer) {
+    auto& s = *state_;
+    std::uint64_t expected = s.member.compressed_size;
+    std::size_t got = s.file.read(s.path, s.member, buffer);
+    s.position += got;
+    if (s.position > expected)
+        fail(s.path, member_problem(s.member.name, "size mismatch (more than the " + std::to_string(expected) +
+                                                       " compressed bytes the central directory says)"));
+    if (got == 0 && !buffer.empty() && s.position != expected)
+        fail(s.path, member_problem(s.member.name, "size mismatch (central directory says " + std::to_string(expected) +
+                                                       " compressed bytes, read " + std::to_string(s.position) + ")"));
+    return got;
+}
+
+zip_t* ArchiveInternals::libzip(const Archive& archive) { return archive.handle_->archive; }
+
 // ---- public interface -----------------------------------------------------------
 
 std::optional<std::string> unsafe_name_reason(std::string_view name) {
@@ -395,6 +431,10 @@ std::vector<std::uint8_t> Archive::read(const Member& member) const {
     bytes.reserve(std::min(member.size, kMaxUpfrontReservation));  // the size is untrusted
     stream(member, append_to(bytes));
     return bytes;
+}
+
+RawReader Archive::open_raw(const Member& member) const {
+    return RawReader(std::make_unique<RawReader::State>(path_, handle_->archive, member));
 }
 
 std::vector<std::uint8_t> Archive::read_raw(const Member& member) const {

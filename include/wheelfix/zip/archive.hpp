@@ -13,6 +13,8 @@
 //   central directory; read_raw() returns the compressed bytes as stored. Both
 //   throw InputError on a damaged member. stream() inflates in chunks for consumers
 //   that only need to see the bytes once (hashing), so memory stays bounded.
+//   open_raw() pulls the compressed bytes as stored in pieces of any size, for code
+//   that inflates or copies them itself (zip/inflate_index.hpp, zip/writer.hpp).
 // - An Archive is not thread-safe; open one per thread.
 #pragma once
 
@@ -45,6 +47,27 @@ struct Member {
     std::int64_t mtime = 0;         // seconds since the epoch (DOS time, local = UTC)
 };
 
+// Reads one member's stored (compressed) bytes front to back; made by Archive::open_raw.
+// Valid while its Archive lives.
+class RawReader {
+public:
+    RawReader(RawReader&&) noexcept;
+    RawReader& operator=(RawReader&&) noexcept;
+    ~RawReader();
+
+    // Fills up to buffer.size() bytes and returns how many; 0 only at the end.
+    // InputError on a damaged member or when the stored byte count disagrees with
+    // the central directory (a stored member's CRC is checked at the end).
+    std::size_t read(std::span<std::uint8_t> buffer);
+    std::uint64_t position() const;  // bytes delivered so far
+
+private:
+    friend class Archive;
+    struct State;
+    explicit RawReader(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+};
+
 class Archive {
 public:
     // Throws InputError("<path>", "...") for a missing, unreadable, truncated or
@@ -66,8 +89,10 @@ public:
     std::uint64_t stream(const Member& member,
                          const std::function<void(std::span<const std::uint8_t>)>& sink,
                          std::size_t chunk_size = 1 << 20) const;
+    RawReader open_raw(const Member& member) const;
 
 private:
+    friend struct ArchiveInternals;  // src/zip: the libzip handle, for writers
     Archive() = default;
     struct Handle;
     std::unique_ptr<Handle> handle_;

@@ -8,9 +8,12 @@
 // and the uncompressed offset it decodes to). The CRC-32 and size are checked
 // against the central directory; a mismatch, truncated or corrupt data is an
 // InputError naming the archive and member. Stored members have no blocks: their
-// index is empty and splicing them is plain byte replacement. Memory: the kept
-// bytes (if any), the index (16 bytes per block) and fixed buffers — the
-// compressed stream is never held whole.
+// index is empty (plan_splice then deflates the new content whole). Each access
+// point also keeps the compressed byte its block starts in, whose low bits end the
+// previous block: a splice restarting there needs them (deflatePrime) and so never
+// re-reads the archive. Memory: the kept bytes (if any), the index (24 bytes per
+// block, a block is typically 10-100 KB) and fixed buffers — the compressed stream
+// is never held whole.
 #pragma once
 
 #include "wheelfix/zip/archive.hpp"
@@ -25,6 +28,7 @@ namespace wheelfix::zip {
 struct AccessPoint {
     std::uint64_t compressed_bit = 0;  // bit offset in the compressed stream where the block starts
     std::uint64_t uncompressed = 0;    // offset in the inflated data the block starts at
+    std::uint8_t partial_byte = 0;     // the compressed byte at compressed_bit / 8 (0 when aligned)
 };
 
 struct InflatedMember {

@@ -4,15 +4,20 @@
 // stream as a list of pieces: byte ranges of the ORIGINAL compressed stream
 // (copied as stored, never recompressed) and freshly deflated bytes covering each
 // changed region. For every changed range [a, b) it restarts at the last block
-// boundary p <= a and stops at a byte-aligned block boundary q >= b + 32 KiB (past
-// that the window holds the original's bytes again, so the original blocks decode
-// the same), re-deflating [p, q) primed with the leftover bits of p's partial byte
-// (deflatePrime) and the 32 KiB before p (deflateSetDictionary), ended with
-// Z_SYNC_FLUSH; a change near the end re-deflates to the end with Z_FINISH. Nearby
-// regions are merged. When the original is stored, or has no usable boundaries,
-// the whole new content is deflated in parallel chunks (see parallel_deflate).
-// `original.data` must hold the inflated original. The result carries the new
-// size, CRC-32 (crc32_combine over reused pieces) and SHA-256 of the new content.
+// boundary p <= a and stops at the first block boundary q >= b + 32 KiB (past that
+// the window holds the original's bytes again, so the original blocks decode the
+// same), re-deflating [p, q) primed with the leftover bits of p's partial byte
+// (deflatePrime) and the 32 KiB before p (deflateSetDictionary). The re-deflated
+// bytes end exactly where the original's block q starts: empty blocks pad them to
+// q's bit position within its byte and that byte is rebuilt, so the original is
+// copied on from the next byte without bit shifting, whether or not q is byte
+// aligned (src/zip/raw_deflate.hpp). A change near the end re-deflates to the end
+// with Z_FINISH. Regions that meet are merged. When the original is stored, or has
+// no usable boundaries, the whole new content is deflated in parallel chunks (see
+// parallel_deflate). `original.data` must hold the inflated original (else, or for
+// invalid edits, std::invalid_argument). The result carries the new size, CRC-32
+// and SHA-256 of the new content; `recompressed_bytes` counts what went through
+// deflate (typically the edit plus 32 KiB plus one or two blocks of 10-100 KB).
 // The stream produced inflates to apply_edits(original.data, edits) — tests prove
 // it by inflating.
 #pragma once

@@ -1,0 +1,106 @@
+// parallel_deflate: one raw deflate stream made of independently compressed chunks.
+//
+// Technique (pigz; mold's lib/compress.cc): deflate output can be joined by plain
+// concatenation when every piece but the last ends with Z_SYNC_FLUSH, which closes
+// the current block and pads it to a byte boundary with an empty stored block.
+// Each 1 MiB chunk is deflated on its own, primed with the 32 KiB that precede it
+// as a dictionary, so matches may still reach back across the cut and the ratio
+// stays that of a single stream. The last chunk ends with Z_FINISH. The chunking
+// does not depend on the thread count, so the output is the same on any machine.
+// Workers take chunks in any order; the caller's thread meanwhile computes the
+// SHA-256 (which cannot be split), and the chunk CRCs are joined with
+// crc32_combine.
+#include "wheelfix/util/sha256.hpp"
+#include "wheelfix/zip/splice.hpp"
+
+#include "raw_deflate.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+
+namespace wheelfix::zip {
+namespace {
+
+constexpr std::size_t kChunkSize = std::size_t(1) << 20;
+constexpr std::size_t kWindow = std::size_t(32) << 10;
+
+struct Chunk {
+    std::span<const std::uint8_t> dictionary;
+    std::span<const std::uint8_t> data;
+    bool last = false;
+    std::vector<std::uint8_t> deflated;
+    std::uint32_t crc32 = 0;
+};
+
+std::vector<Chunk> split(std::span<const std::uint8_t> data) {
+    std::vector<Chunk> chunks;
+    std::size_t at = 0;
+    do {
+        Chunk chunk;
+        std::size_t window_start = at - std::min(at, kWindow);
+        chunk.dictionary = data.subspan(window_start, at - window_start);
+        chunk.data = data.subspan(at, std::min(kChunkSize, data.size() - at));
+        at += chunk.data.size();
+        chunk.last = at == data.size();
+        chunks.push_back(std::move(chunk));
+    } while (at < data.size());
+    return chunks;
+}
+
+void deflate_chunk(RawDeflater& deflater, Chunk& chunk) {
+    deflater.start(chunk.dictionary);
+    deflater.feed(chunk.data, chunk.deflated);
+    deflater.end(chunk.last, chunk.deflated);
+    chunk.crc32 = static_cast<std::uint32_t>(crc32_z(0, chunk.data.data(), chunk.data.size()));
+}
+
+// Runs deflate_chunk over all chunks on `threads` workers; rethrows the first failure.
+void deflate_all(std::vector<Chunk>& chunks, int level, unsigned threads, Sha256& hash,
+                 std::span<const std::uint8_t> data) {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::exception_ptr> failures(threads);
+    auto work = [&](unsigned id) {
+        try {
+            RawDeflater deflater(level);
+            for (std::size_t i; (i = next.fetch_add(1)) < chunks.size();) deflate_chunk(deflater, chunks[i]);
+        } catch (...) {
+            failures[id] = std::current_exception();
+            next = chunks.size();
+        }
+    };
+    std::vector<std::thread> workers;
+    for (unsigned id = 0; id < threads; ++id) workers.emplace_back(work, id);
+    hash.update(data);
+    for (auto& worker : workers) worker.join();
+    for (auto& failure : failures)
+        if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+PrecompressedMember parallel_deflate(std::span<const std::uint8_t> data, int level, unsigned threads) {
+    auto chunks = split(data);
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = static_cast<unsigned>(std::min<std::size_t>(threads, chunks.size()));
+    Sha256 hash;
+    deflate_all(chunks, level, threads, hash, data);
+
+    PrecompressedMember result;
+    result.size = data.size();
+    result.recompressed_bytes = data.size();
+    result.sha256 = hash.digest();
+    for (auto& chunk : chunks) {
+        result.crc32 = static_cast<std::uint32_t>(
+            crc32_combine(result.crc32, chunk.crc32, static_cast<z_off_t>(chunk.data.size())));
+        result.compressed_size += chunk.deflated.size();
+        CompressedPiece piece;
+        piece.length = chunk.deflated.size();
+        piece.bytes = std::move(chunk.deflated);
+        result.pieces.push_back(std::move(piece));
+    }
+    return result;
+}
+
+}  // namespace wheelfix::zip

@@ -1,0 +1,572 @@
+// inflate_indexed, plan_splice and parallel_deflate on real ELF bytes.
+//
+// The splice is proven the only way that counts: the pieces are concatenated
+// (original ones read from the archive's stored stream) and raw-inflated, and the
+// result must equal apply_edits(original, edits), with the CRC-32, SHA-256 and
+// size the plan announced. The originals come from several deflaters (zlib at
+// levels 0/1/6/9 as python's zipfile calls it, libzip, our own parallel deflate)
+// so block boundaries land everywhere, aligned and not.
+#include "wheelfix/util/byte_edit.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/sha256.hpp"
+#include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/inflate_index.hpp"
+#include "wheelfix/zip/splice.hpp"
+
+#include "zip_test_support.hpp"
+
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+
+using namespace wheelfix;
+using namespace wheelfix::test;
+using wheelfix::zip::Archive;
+using wheelfix::zip::InflatedMember;
+using wheelfix::zip::PrecompressedMember;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+// ---- real data ------------------------------------------------------------------
+
+bool is_elf_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[4] = {};
+    return in.read(magic, 4) && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+}
+
+std::vector<fs::path> elf_candidates() {
+    std::vector<fs::path> files;
+    for (const char* big : {"/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcudnn_ops.so.9",
+                            "/usr/local/cuda/lib64/libcupti.so.13"})
+        files.emplace_back(big);
+    for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"}) {
+        std::error_code ec;
+        std::vector<fs::path> found;
+        for (const auto& entry : fs::directory_iterator(dir, ec))
+            if (entry.is_regular_file(ec) && !entry.is_symlink(ec) && entry.path().string().find(".so") != std::string::npos)
+                found.push_back(entry.path());
+        std::sort(found.begin(), found.end());
+        files.insert(files.end(), found.begin(), found.end());
+    }
+    return files;
+}
+
+// `wanted` bytes of real shared libraries (one big one if there is one, else
+// several concatenated), or nothing when the machine has too few.
+std::optional<Bytes> real_elf_bytes(std::size_t wanted) {
+    Bytes bytes;
+    for (const auto& path : elf_candidates()) {
+        std::error_code ec;
+        if (!fs::exists(path, ec) || !is_elf_file(path)) continue;
+        std::ifstream in(path, std::ios::binary);
+        std::size_t take = std::min<std::size_t>(wanted - bytes.size(), fs::file_size(path, ec));
+        std::size_t at = bytes.size();
+        bytes.resize(at + take);
+        in.read(reinterpret_cast<char*>(bytes.data() + at), static_cast<std::streamsize>(take));
+        if (bytes.size() == wanted) return bytes;
+    }
+    return std::nullopt;
+}
+
+const Bytes* elf_sample() {
+    static const std::optional<Bytes> sample = real_elf_bytes(std::size_t(4) << 20);
+    return sample ? &*sample : nullptr;
+}
+
+// ---- deflaters and a python-style zip writer -----------------------------------
+
+Bytes zlib_raw_deflate(std::span<const std::uint8_t> data, int level) {
+    z_stream stream{};
+    REQUIRE(deflateInit2(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    Bytes out(deflateBound(&stream, data.size()));
+    stream.next_in = const_cast<Bytef*>(data.data());
+    stream.avail_in = static_cast<uInt>(data.size());
+    stream.next_out = out.data();
+    stream.avail_out = static_cast<uInt>(out.size());
+    REQUIRE(deflate(&stream, Z_FINISH) == Z_STREAM_END);
+    out.resize(stream.total_out);
+    deflateEnd(&stream);
+    return out;
+}
+
+std::uint32_t crc_of(std::span<const std::uint8_t> data) {
+    return static_cast<std::uint32_t>(crc32_z(0, data.data(), data.size()));
+}
+
+Bytes concatenated(const PrecompressedMember& member, const Bytes& original_stream) {
+    Bytes out;
+    for (const auto& piece : member.pieces) {
+        if (piece.from_original) {
+            REQUIRE(piece.original_offset + piece.length <= original_stream.size());
+            auto begin = original_stream.begin() + static_cast<std::ptrdiff_t>(piece.original_offset);
+            out.insert(out.end(), begin, begin + static_cast<std::ptrdiff_t>(piece.length));
+        } else {
+            REQUIRE(piece.bytes.size() == piece.length);
+            out.insert(out.end(), piece.bytes.begin(), piece.bytes.end());
+        }
+    }
+    return out;
+}
+
+// Inflates a complete raw deflate stream; it must end exactly at its last byte.
+Bytes raw_inflate_all(const Bytes& stream_bytes) {
+    z_stream stream{};
+    REQUIRE(inflateInit2(&stream, -15) == Z_OK);
+    Bytes out, buffer(1 << 20);
+    stream.next_in = const_cast<Bytef*>(stream_bytes.data());
+    stream.avail_in = static_cast<uInt>(stream_bytes.size());
+    int status = Z_OK;
+    while (status == Z_OK) {
+        stream.next_out = buffer.data();
+        stream.avail_out = static_cast<uInt>(buffer.size());
+        status = inflate(&stream, Z_NO_FLUSH);
+        out.insert(out.end(), buffer.begin(), buffer.end() - stream.avail_out);
+    }
+    CHECK(status == Z_STREAM_END);
+    CHECK(stream.avail_in == 0);
+    inflateEnd(&stream);
+    return out;
+}
+
+struct StoredMember {
+    std::string name;
+    Bytes stored;  // as it goes into the file: raw deflate or plain bytes
+    std::uint16_t method = 8;
+    std::uint32_t crc = 0;
+    std::uint64_t size = 0;
+};
+
+void put16(std::string& out, unsigned value) {
+    out += static_cast<char>(value & 0xff);
+    out += static_cast<char>((value >> 8) & 0xff);
+}
+void put32(std::string& out, std::uint32_t value) {
+    put16(out, value & 0xffff);
+    put16(out, value >> 16);
+}
+
+// A zip the way python's zipfile writes one: no extra fields, sizes in the local
+// header, unix mode 0644. Lets a test store any deflate stream, CRC and size.
+void write_python_style_zip(const fs::path& path, const std::vector<StoredMember>& members) {
+    std::string file, central;
+    for (const auto& member : members) {
+        auto header = [&](std::string& out, bool central_entry) {
+            put32(out, central_entry ? 0x02014b50 : 0x04034b50);
+            if (central_entry) put16(out, (3 << 8) | 20);
+            put16(out, 20);
+            put16(out, 0);
+            put16(out, member.method);
+            put16(out, 0);
+            put16(out, (1 << 5) | 1);  // 1980-01-01
+            put32(out, member.crc);
+            put32(out, static_cast<std::uint32_t>(member.stored.size()));
+            put32(out, static_cast<std::uint32_t>(member.size));
+            put16(out, static_cast<unsigned>(member.name.size()));
+            put16(out, 0);
+        };
+        std::uint32_t offset = static_cast<std::uint32_t>(file.size());
+        header(file, false);
+        file += member.name;
+        file.append(member.stored.begin(), member.stored.end());
+        header(central, true);
+        put16(central, 0);
+        put16(central, 0);
+        put16(central, 0);
+        put32(central, 0100644u << 16);
+        put32(central, offset);
+        central += member.name;
+    }
+    std::uint32_t central_offset = static_cast<std::uint32_t>(file.size());
+    file += central;
+    put32(file, 0x06054b50);
+    put32(file, 0);
+    put16(file, static_cast<unsigned>(members.size()));
+    put16(file, static_cast<unsigned>(members.size()));
+    put32(file, static_cast<std::uint32_t>(central.size()));
+    put32(file, central_offset);
+    put16(file, 0);
+    write_bytes(path, file);
+}
+
+StoredMember deflated_member(const std::string& name, std::span<const std::uint8_t> data, Bytes deflated) {
+    return {name, std::move(deflated), 8, crc_of(data), data.size()};
+}
+
+// An original member to splice: its archive, its index and inflated bytes.
+struct Original {
+    TempDir dir;
+    std::optional<Archive> archive;
+    InflatedMember inflated;
+    Bytes stream;  // the stored bytes, for checking
+
+    const zip::Member& member() const { return archive->members().front(); }
+};
+
+enum class Producer { zlib0, zlib1, zlib6, zlib9, libzip, parallel };
+
+const char* name_of(Producer producer) {
+    switch (producer) {
+        case Producer::zlib0: return "zlib level 0";
+        case Producer::zlib1: return "zlib level 1";
+        case Producer::zlib6: return "zlib level 6";
+        case Producer::zlib9: return "zlib level 9";
+        case Producer::libzip: return "libzip";
+        case Producer::parallel: return "parallel_deflate";
+    }
+    return "?";
+}
+
+Bytes flatten(const PrecompressedMember& member) { return concatenated(member, {}); }
+
+std::unique_ptr<Original> make_original(const Bytes& data, Producer producer) {
+    auto original = std::make_unique<Original>();
+    auto path = original->dir / "original.zip";
+    switch (producer) {
+        case Producer::zlib0: write_python_style_zip(path, {deflated_member("lib.so", data, zlib_raw_deflate(data, 0))}); break;
+        case Producer::zlib1: write_python_style_zip(path, {deflated_member("lib.so", data, zlib_raw_deflate(data, 1))}); break;
+        case Producer::zlib6: write_python_style_zip(path, {deflated_member("lib.so", data, zlib_raw_deflate(data, 6))}); break;
+        case Producer::zlib9: write_python_style_zip(path, {deflated_member("lib.so", data, zlib_raw_deflate(data, 9))}); break;
+        case Producer::libzip: write_zip(path, {{"lib.so", std::string(data.begin(), data.end())}}); break;
+        case Producer::parallel:
+            write_python_style_zip(path, {deflated_member("lib.so", data, flatten(zip::parallel_deflate(data, 6, 2)))});
+            break;
+    }
+    original->archive.emplace(Archive::open(path));
+    REQUIRE(original->member().method == zip::Method::deflated);
+    original->inflated = zip::inflate_indexed(*original->archive, original->member(), [](auto) {}, true);
+    original->stream = original->archive->read_raw(original->member());
+    return original;
+}
+
+// One original per producer for the whole run (deflating 4 MB at level 9 is not free).
+const Original& cached_original(const Bytes& data, Producer producer) {
+    static std::map<Producer, std::unique_ptr<Original>> cache;
+    auto& slot = cache[producer];
+    if (!slot) slot = make_original(data, producer);
+    return *slot;
+}
+
+// The splice must inflate to the edited content and carry its size, CRC and hash.
+PrecompressedMember check_splice(const Original& original, const ByteEdits& edits) {
+    auto spliced = zip::plan_splice(original.inflated, edits);
+    auto expected = apply_edits(original.inflated.data, edits);
+    auto stream = concatenated(spliced, original.stream);
+    CHECK(stream.size() == spliced.compressed_size);
+    CHECK(raw_inflate_all(stream) == expected);
+    CHECK(spliced.size == expected.size());
+    CHECK(spliced.crc32 == crc_of(expected));
+    CHECK(spliced.sha256 == sha256(expected));
+    return spliced;
+}
+
+std::size_t fresh_pieces(const PrecompressedMember& member) {
+    return static_cast<std::size_t>(std::count_if(member.pieces.begin(), member.pieces.end(),
+                                                  [](const auto& piece) { return !piece.from_original; }));
+}
+
+ByteEdit replace(std::uint64_t offset, std::uint64_t length, std::uint8_t fill = 0xa5) {
+    return {offset, length, Bytes(length, fill)};
+}
+ByteEdit insert(std::uint64_t offset, std::size_t count, std::uint8_t fill = 0x5a) { return {offset, 0, Bytes(count, fill)}; }
+
+// The first access point (past the first 64 KiB and before the last 64 KiB) whose
+// bit offset is not a multiple of 8, if any.
+const zip::AccessPoint* unaligned_point(const InflatedMember& inflated) {
+    for (const auto& point : inflated.blocks)
+        if (point.compressed_bit % 8 && point.uncompressed > (64 << 10) && point.uncompressed + (64 << 10) < inflated.size)
+            return &point;
+    return nullptr;
+}
+
+}  // namespace
+
+// ---- inflate_indexed ----------------------------------------------------------------
+
+TEST_CASE("inflate_indexed: every access point restarts inflation (zran-style) where it says") {
+    const Bytes* data = elf_sample();
+    if (!data) {
+        MESSAGE("skipped: no real ELF libraries on this machine");
+        return;
+    }
+    for (auto producer : {Producer::zlib1, Producer::zlib6, Producer::libzip, Producer::parallel}) {
+        CAPTURE(std::string(name_of(producer)));
+        const Original& original = cached_original(*data, producer);
+        const auto& inflated = original.inflated;
+        CHECK(inflated.data == *data);
+        CHECK(inflated.size == data->size());
+        CHECK(inflated.crc32 == original.member().crc32);
+        REQUIRE(inflated.blocks.size() > 10);
+        CHECK(inflated.blocks.front().compressed_bit == 0);
+        CHECK(inflated.blocks.front().uncompressed == 0);
+        std::size_t unaligned = 0;
+        for (std::size_t i = 0; i < inflated.blocks.size(); ++i) {
+            const auto& point = inflated.blocks[i];
+            if (i > 0) {
+                CHECK(point.compressed_bit > inflated.blocks[i - 1].compressed_bit);
+                CHECK(point.uncompressed >= inflated.blocks[i - 1].uncompressed);
+            }
+            if (point.compressed_bit % 8) ++unaligned;
+            if (i % 7 != 3) continue;  // decode from a sample of them
+            // Resume inflation at the point: the unread high bits of its partial
+            // byte, then the bytes after it, with the 32 KiB before it as window.
+            z_stream stream{};
+            REQUIRE(inflateInit2(&stream, -15) == Z_OK);
+            int used = static_cast<int>(point.compressed_bit % 8);
+            if (used) REQUIRE(inflatePrime(&stream, 8 - used, point.partial_byte >> used) == Z_OK);
+            CHECK(point.partial_byte == (used ? original.stream[point.compressed_bit / 8] : 0));
+            std::uint64_t window = std::min<std::uint64_t>(point.uncompressed, 32768);
+            REQUIRE(inflateSetDictionary(&stream, data->data() + point.uncompressed - window, static_cast<uInt>(window)) == Z_OK);
+            std::uint64_t next_byte = point.compressed_bit / 8 + (used ? 1 : 0);
+            stream.next_in = const_cast<Bytef*>(original.stream.data() + next_byte);
+            stream.avail_in = static_cast<uInt>(original.stream.size() - next_byte);
+            Bytes out(std::min<std::uint64_t>(4096, data->size() - point.uncompressed));
+            stream.next_out = out.data();
+            stream.avail_out = static_cast<uInt>(out.size());
+            int status = inflate(&stream, Z_NO_FLUSH);
+            CHECK((status == Z_OK || status == Z_STREAM_END));
+            CHECK(std::equal(out.begin(), out.end(), data->begin() + static_cast<std::ptrdiff_t>(point.uncompressed)));
+            inflateEnd(&stream);
+        }
+        if (producer != Producer::parallel) CHECK(unaligned > 0);
+    }
+}
+
+TEST_CASE("inflate_indexed: streams to the sink without keeping; stored members have no index") {
+    TempDir dir;
+    Bytes text(300000);
+    for (std::size_t i = 0; i < text.size(); ++i) text[i] = static_cast<std::uint8_t>("wheelfix "[i % 9] + (i / 5000) % 3);
+    write_python_style_zip(dir / "a.zip", {deflated_member("text.txt", text, zlib_raw_deflate(text, 6)),
+                                           {"plain.bin", text, 0, crc_of(text), text.size()}});
+    auto archive = Archive::open(dir / "a.zip");
+    for (const auto& member : archive.members()) {
+        CAPTURE(member.name);
+        Bytes seen;
+        auto inflated = zip::inflate_indexed(archive, member, [&](auto chunk) { seen.insert(seen.end(), chunk.begin(), chunk.end()); }, false);
+        CHECK(seen == text);
+        CHECK(inflated.data.empty());
+        CHECK(inflated.member == &member);
+        CHECK(inflated.size == text.size());
+        CHECK(inflated.crc32 == crc_of(text));
+        CHECK(inflated.blocks.empty() == (member.method == zip::Method::stored));
+    }
+}
+
+TEST_CASE("inflate_indexed: wrong CRC, wrong size, corrupt and truncated streams are InputErrors naming the member") {
+    TempDir dir;
+    Bytes text(200000);
+    for (std::size_t i = 0; i < text.size(); ++i) text[i] = static_cast<std::uint8_t>((i * 7919) >> 5);
+    Bytes good = zlib_raw_deflate(text, 6);
+    Bytes corrupt = good;
+    for (std::size_t i = 100; i < 120; ++i) corrupt[i] = 0xff;  // an invalid code somewhere
+    Bytes truncated(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(good.size() / 2));
+    struct Case {
+        StoredMember member;
+        const char* problem;
+    };
+    std::vector<Case> cases{
+        {{"crc.so", good, 8, crc_of(text) ^ 1, text.size()}, "CRC mismatch"},
+        {{"big.so", good, 8, crc_of(text), text.size() + 10}, "size mismatch"},
+        {{"small.so", good, 8, crc_of(text), text.size() - 10}, "size mismatch"},
+        {{"corrupt.so", corrupt, 8, crc_of(text), text.size()}, "corrupt compressed data"},
+        {{"cut.so", truncated, 8, crc_of(text), text.size()}, "truncated"},
+    };
+    for (const auto& [stored, problem] : cases) {
+        CAPTURE(stored.name);
+        write_python_style_zip(dir / "bad.zip", {stored});
+        auto archive = Archive::open(dir / "bad.zip");
+        try {
+            zip::inflate_indexed(archive, archive.members()[0], [](auto) {}, true);
+            FAIL("no InputError");
+        } catch (const InputError& error) {
+            CHECK(error.file() == (dir / "bad.zip").string());
+            CHECK(error.problem().find("member " + stored.name + ": ") == 0);
+            CHECK(error.problem().find(problem) != std::string::npos);
+        }
+    }
+}
+
+// ---- plan_splice ----------------------------------------------------------------------
+
+constexpr Producer kAllProducers[] = {Producer::zlib0, Producer::zlib1, Producer::zlib6,
+                                      Producer::zlib9, Producer::libzip, Producer::parallel};
+
+TEST_CASE("plan_splice: edits anywhere, from every deflater, inflate to apply_edits") {
+    const Bytes* data = elf_sample();
+    if (!data) {
+        MESSAGE("skipped: no real ELF libraries on this machine");
+        return;
+    }
+    const std::uint64_t n = data->size();
+    for (auto producer : kAllProducers) {
+        CAPTURE(std::string(name_of(producer)));
+        const Original& original = cached_original(*data, producer);
+
+        SUBCASE("no edits: the original stream, one piece") {
+            auto spliced = check_splice(original, {});
+            REQUIRE(spliced.pieces.size() == 1);
+            CHECK(spliced.pieces[0].from_original);
+            CHECK(spliced.pieces[0].length == original.member().compressed_size);
+            CHECK(spliced.recompressed_bytes == 0);
+        }
+        SUBCASE("inside the first block") {
+            auto spliced = check_splice(original, {replace(0, 16), replace(100, 8)});
+            CHECK(spliced.pieces.front().from_original == false);
+            CHECK(spliced.recompressed_bytes < n / 8);
+        }
+        SUBCASE("in the middle, in place") {
+            auto spliced = check_splice(original, {replace(n / 2, 40)});
+            CHECK(spliced.pieces.size() == 3);
+            CHECK(fresh_pieces(spliced) == 1);
+            CHECK(spliced.recompressed_bytes < n / 8);
+        }
+        SUBCASE("inside the last block: re-deflated to the end") {
+            auto spliced = check_splice(original, {replace(n - 10, 10)});
+            CHECK(spliced.pieces.size() == 2);
+            CHECK_FALSE(spliced.pieces.back().from_original);
+            CHECK(spliced.recompressed_bytes < n / 8);
+        }
+        SUBCASE("several close together merge into one region") {
+            auto spliced = check_splice(original, {replace(n / 3, 8), replace(n / 3 + 100, 30), replace(n / 3 + 5000, 4)});
+            CHECK(fresh_pieces(spliced) == 1);
+        }
+        SUBCASE("far apart stay separate regions") {
+            auto spliced = check_splice(original, {replace(n / 4, 8), replace(3 * n / 4, 8)});
+            CHECK(fresh_pieces(spliced) == 2);
+            CHECK(spliced.pieces.size() == 5);
+        }
+        SUBCASE("growing: 64 KiB appended at the end") {
+            auto spliced = check_splice(original, {insert(n, 64 << 10)});
+            CHECK(spliced.size == n + (64 << 10));
+            CHECK(spliced.pieces.front().from_original);
+        }
+        SUBCASE("growing and shrinking in the middle") {
+            check_splice(original, {insert(n / 2, 1000), {n / 2 + 200000, 5000, {}}, {n / 2 + 400000, 3, Bytes(70000, 1)}});
+        }
+        SUBCASE("restarting at a block boundary that is not byte aligned: the partial byte is primed") {
+            const auto* point = unaligned_point(original.inflated);
+            if (!point) {
+                CHECK(producer == Producer::zlib0);  // stored blocks always end aligned
+                return;
+            }
+            auto spliced = check_splice(original, {replace(point->uncompressed, 4)});
+            REQUIRE(spliced.pieces.size() >= 2);
+            CHECK(spliced.pieces[0].from_original);
+            CHECK(spliced.pieces[0].length == point->compressed_bit / 8);
+        }
+        SUBCASE("an edit over everything is a parallel deflate") {
+            auto spliced = check_splice(original, {replace(0, n)});
+            CHECK(fresh_pieces(spliced) == spliced.pieces.size());
+            CHECK(spliced.recompressed_bytes == n);
+        }
+    }
+}
+
+TEST_CASE("plan_splice: the original resumes at the first boundary a window past the edit, aligned or not") {
+    const Bytes* data = elf_sample();
+    if (!data) {
+        MESSAGE("skipped: no real ELF libraries on this machine");
+        return;
+    }
+    std::set<int> offsets_in_byte;
+    for (auto producer : {Producer::zlib1, Producer::zlib6, Producer::libzip}) {
+        CAPTURE(std::string(name_of(producer)));
+        const Original& original = cached_original(*data, producer);
+        const auto& blocks = original.inflated.blocks;
+        for (std::size_t qi = 3; qi + 1 < blocks.size(); ++qi) {
+            // An edit ending exactly one window before q makes q the resume point.
+            const auto& q = blocks[qi];
+            if (q.uncompressed - blocks[qi - 1].uncompressed < 64 || q.uncompressed < (32 << 10) + 64) continue;
+            std::uint64_t edit_end = q.uncompressed - (32 << 10);
+            CAPTURE(qi);
+            auto spliced = check_splice(original, {replace(edit_end - 64, 64, static_cast<std::uint8_t>(qi))});
+            REQUIRE(spliced.pieces.back().from_original);
+            int used = static_cast<int>(q.compressed_bit % 8);
+            CHECK(spliced.pieces.back().original_offset == q.compressed_bit / 8 + (used ? 1 : 0));
+            std::size_t pi = std::upper_bound(blocks.begin(), blocks.end(), edit_end - 64,
+                                              [](std::uint64_t at, const auto& point) { return at < point.uncompressed; }) -
+                             blocks.begin() - 1;
+            CHECK(spliced.recompressed_bytes == q.uncompressed - blocks[pi].uncompressed);
+            offsets_in_byte.insert(used);
+        }
+    }
+    CHECK(offsets_in_byte.size() == 8);  // q at every bit position within its byte was joined
+}
+
+TEST_CASE("plan_splice: an in-place edit in a 20 MB member re-deflates well under 1 MiB") {
+    auto data = real_elf_bytes(std::size_t(20) << 20);
+    if (!data) {
+        MESSAGE("skipped: less than 20 MB of real ELF libraries on this machine");
+        return;
+    }
+    auto original = make_original(*data, Producer::zlib6);
+    auto spliced = check_splice(*original, {replace(data->size() / 2, 64), replace(data->size() / 2 + 4096, 200)});
+    CHECK(spliced.recompressed_bytes < (1u << 20));
+    CHECK(spliced.recompressed_bytes > 0);
+    std::uint64_t before = original->member().compressed_size;
+    CHECK(spliced.compressed_size < before + before / 1000 + 64);
+    CHECK(spliced.compressed_size > before - before / 1000);
+}
+
+TEST_CASE("plan_splice: stored originals and bad arguments") {
+    TempDir dir;
+    Bytes data(100000);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i % 251);
+    write_python_style_zip(dir / "s.zip", {{"plain.bin", data, 0, crc_of(data), data.size()}});
+    auto archive = Archive::open(dir / "s.zip");
+    auto inflated = zip::inflate_indexed(archive, archive.members()[0], [](auto) {}, true);
+    ByteEdits edits{replace(10, 5), insert(50000, 7)};
+    auto spliced = zip::plan_splice(inflated, edits);
+    auto expected = apply_edits(data, edits);
+    CHECK(fresh_pieces(spliced) == spliced.pieces.size());
+    CHECK(raw_inflate_all(flatten(spliced)) == expected);
+    CHECK(spliced.crc32 == crc_of(expected));
+    CHECK(spliced.sha256 == sha256(expected));
+
+    CHECK_THROWS_AS(zip::plan_splice(inflated, {replace(99999, 2)}), std::invalid_argument);  // past the end
+    CHECK_THROWS_AS(zip::plan_splice(inflated, {replace(500, 2), replace(10, 2)}), std::invalid_argument);  // unsorted
+    auto not_kept = zip::inflate_indexed(archive, archive.members()[0], [](auto) {}, false);
+    CHECK_THROWS_AS(zip::plan_splice(not_kept, {replace(10, 5)}), std::invalid_argument);
+}
+
+// ---- parallel_deflate ---------------------------------------------------------------------
+
+TEST_CASE("parallel_deflate: round trips at every size, same bytes whatever the thread count") {
+    const Bytes* elf = elf_sample();
+    Bytes big(std::size_t(10) << 20);
+    for (std::size_t i = 0; i < big.size(); ++i)  // real bytes where there are some, else a mixed pattern
+        big[i] = elf ? (*elf)[i % elf->size()] : static_cast<std::uint8_t>((i * 2654435761u) >> ((i >> 12) % 24));
+    for (std::size_t size : {std::size_t(0), std::size_t(1), std::size_t(32767), std::size_t(32768), std::size_t(32769),
+                             (std::size_t(1) << 20) + 1, big.size()}) {
+        CAPTURE(size);
+        std::span<const std::uint8_t> data(big.data(), size);
+        Bytes expected(data.begin(), data.end());
+        std::optional<Bytes> first;
+        for (unsigned threads : {1u, 2u, 4u}) {
+            CAPTURE(threads);
+            auto deflated = zip::parallel_deflate(data, 6, threads);
+            auto stream = flatten(deflated);
+            CHECK(stream.size() == deflated.compressed_size);
+            CHECK(raw_inflate_all(stream) == expected);
+            CHECK(deflated.size == size);
+            CHECK(deflated.crc32 == crc_of(data));
+            CHECK(deflated.sha256 == sha256(data));
+            CHECK(deflated.recompressed_bytes == size);
+            if (first)
+                CHECK(stream == *first);
+            else
+                first = stream;
+        }
+        CHECK(zip::parallel_deflate(data, 6, 2).pieces.size() == std::max<std::size_t>(1, (size + (1 << 20) - 1) >> 20));
+    }
+    // The chunks share their windows: the ratio stays that of one stream.
+    std::span<const std::uint8_t> all(big);
+    auto single = zlib_raw_deflate(all, 6);
+    CHECK(zip::parallel_deflate(all, 6, 2).compressed_size < single.size() + single.size() / 100 + 1000);
+    CHECK_THROWS_AS(zip::parallel_deflate(all.first(100), 12, 1), std::invalid_argument);
+}

@@ -1,0 +1,290 @@
+// zip::write_archive: raw copies stay byte for byte, precompressed members go in as
+// given (libzip does not recompress them: their stored bytes equal the pieces),
+// modes, symlinks and times are kept, the output is deterministic, and a failed
+// write leaves no file behind.
+#include "wheelfix/util/byte_edit.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/inflate_index.hpp"
+#include "wheelfix/zip/splice.hpp"
+#include "wheelfix/zip/writer.hpp"
+
+#include "zip_test_support.hpp"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <zip.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <set>
+
+using namespace wheelfix;
+using namespace wheelfix::test;
+using wheelfix::zip::Archive;
+using wheelfix::zip::OutputMember;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+std::string as_string(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
+Bytes as_bytes(const std::string& text) { return Bytes(text.begin(), text.end()); }
+
+// A real ELF file that every machine running the tests has: the test binary.
+std::string test_binary() { return read_bytes("/proc/self/exe"); }
+
+std::set<std::string> listing(const fs::path& dir) {
+    std::set<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename().string());
+    return names;
+}
+
+Bytes stored_bytes(const zip::PrecompressedMember& member, const Bytes& original_stream) {
+    Bytes out;
+    for (const auto& piece : member.pieces) {
+        if (!piece.from_original) {
+            out.insert(out.end(), piece.bytes.begin(), piece.bytes.end());
+            continue;
+        }
+        auto begin = original_stream.begin() + static_cast<std::ptrdiff_t>(piece.original_offset);
+        out.insert(out.end(), begin, begin + static_cast<std::ptrdiff_t>(piece.length));
+    }
+    return out;
+}
+
+OutputMember raw_copy_of(const zip::Member& member) {
+    return {member.name, zip::RawCopy{&member}, member.unix_mode, member.mtime};
+}
+
+const std::time_t kWhen = 1700000000;  // even: DOS time keeps it exactly
+
+// An input with every kind of member a wheel has.
+fs::path write_input(const fs::path& dir) {
+    auto path = dir / "input.zip";
+    write_zip(path, {
+        {"pkg/", "", ZIP_CM_STORE, S_IFDIR | 0755u, kWhen},
+        {"pkg/run.sh", "#!/bin/sh\necho run\n", ZIP_CM_STORE, S_IFREG | 0755u, kWhen},
+        {"pkg/link.so", "libreal.so.1", ZIP_CM_STORE, S_IFLNK | 0777u, kWhen},
+        {"pkg/empty.txt", "", ZIP_CM_STORE, S_IFREG | 0600u, kWhen},
+        {"pkg/data.txt", std::string(50000, 'x') + "end", ZIP_CM_DEFLATE, S_IFREG | 0644u, kWhen + 2},
+        {"pkg/lib.so", test_binary(), ZIP_CM_DEFLATE, S_IFREG | 0755u, kWhen + 4},
+    });
+    return path;
+}
+
+template <typename Action>
+std::string input_error_of(Action action) {
+    try {
+        action();
+    } catch (const InputError& error) {
+        return error.file() + ": " + error.problem();
+    }
+    FAIL("no InputError");
+    return "";
+}
+
+// The DOS date/time fields of the first local header, as "YYYY-MM-DD hh:mm:ss".
+std::string first_local_header_time(const fs::path& path) {
+    auto bytes = read_bytes(path);
+    REQUIRE(bytes.compare(0, 4, "PK\x03\x04") == 0);
+    auto u16 = [&](std::size_t at) { return static_cast<unsigned>(static_cast<unsigned char>(bytes[at]) | (static_cast<unsigned char>(bytes[at + 1]) << 8)); };
+    unsigned time = u16(10), date = u16(12);
+    char text[32];
+    std::snprintf(text, sizeof text, "%04u-%02u-%02u %02u:%02u:%02u", 1980 + (date >> 9), (date >> 5) & 15, date & 31,
+                  time >> 11, (time >> 5) & 63, (time & 31) * 2);
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("zip writer: raw copies keep stored bytes, CRC, method, sizes, modes, symlinks and times") {
+    TempDir dir;
+    auto input = Archive::open(write_input(dir.path()));
+    std::vector<OutputMember> members;
+    for (const auto& member : input.members()) members.push_back(raw_copy_of(member));
+    zip::write_archive(dir / "out.whl", input, members);
+
+    auto output = Archive::open(dir / "out.whl");
+    REQUIRE(output.members().size() == input.members().size());
+    for (std::size_t i = 0; i < input.members().size(); ++i) {
+        const auto& before = input.members()[i];
+        const auto& after = output.members()[i];
+        CAPTURE(before.name);
+        CHECK(after.name == before.name);
+        CHECK(after.method == before.method);
+        CHECK(after.crc32 == before.crc32);
+        CHECK(after.size == before.size);
+        CHECK(after.compressed_size == before.compressed_size);
+        CHECK(output.read_raw(after) == input.read_raw(before));  // copied, not recompressed
+        CHECK(after.unix_mode == before.unix_mode);
+        CHECK(after.is_symlink == before.is_symlink);
+        CHECK(after.is_directory == before.is_directory);
+        CHECK(after.mtime == before.mtime);
+    }
+    CHECK(output.find("pkg/link.so")->is_symlink);
+    CHECK(as_string(output.read(*output.find("pkg/link.so"))) == "libreal.so.1");
+    CHECK(output.find("pkg/run.sh")->unix_mode == (S_IFREG | 0755));
+    CHECK(output.find("pkg/")->unix_mode == (S_IFDIR | 0755));
+    CHECK(output.find("pkg/lib.so")->method == zip::Method::deflated);
+    CHECK(listing(dir.path()) == std::set<std::string>{"input.zip", "out.whl"});
+}
+
+TEST_CASE("zip writer: a spliced member goes in as its pieces, not recompressed") {
+    TempDir dir;
+    auto input = Archive::open(write_input(dir.path()));
+    const auto& lib = *input.find("pkg/lib.so");
+    auto inflated = zip::inflate_indexed(input, lib, [](auto) {}, true);
+    std::uint64_t middle = lib.size / 2;
+    ByteEdits edits{{middle, 16, Bytes(16, 0xcc)}, {lib.size, 0, Bytes(5000, 0x11)}};
+    auto spliced = zip::plan_splice(inflated, edits);
+    REQUIRE(spliced.pieces.front().from_original);
+    auto expected_stored = stored_bytes(spliced, input.read_raw(lib));
+    // A level-1 parallel deflate: libzip recompressing it would change every byte.
+    Bytes content(std::size_t(3) << 20);
+    for (std::size_t i = 0; i < content.size(); ++i) content[i] = static_cast<std::uint8_t>((i * 31) ^ (i >> 9));
+    auto level1 = zip::parallel_deflate(content, 1, 2);
+
+    std::vector<OutputMember> members{
+        {"pkg/lib.so", zip::Precompressed{&lib, spliced}, S_IFREG | 0755u, kWhen},
+        {"pkg/level1.bin", zip::Precompressed{nullptr, level1}, S_IFREG | 0644u, kWhen},
+        {"pkg/data.txt", zip::RawCopy{input.find("pkg/data.txt")}, S_IFREG | 0644u, kWhen},
+    };
+    zip::write_archive(dir / "out.whl", input, members);
+
+    auto output = Archive::open(dir / "out.whl");
+    const auto& out_lib = *output.find("pkg/lib.so");
+    CHECK(out_lib.method == zip::Method::deflated);
+    CHECK(out_lib.crc32 == spliced.crc32);
+    CHECK(out_lib.size == spliced.size);
+    CHECK(out_lib.compressed_size == spliced.compressed_size);
+    CHECK(output.read_raw(out_lib) == expected_stored);
+    CHECK(output.read(out_lib) == apply_edits(inflated.data, edits));  // libzip inflates and checks the CRC
+
+    const auto& out_level1 = *output.find("pkg/level1.bin");
+    CHECK(output.read_raw(out_level1) == stored_bytes(level1, {}));
+    CHECK(output.read(out_level1) == content);
+}
+
+TEST_CASE("zip writer: new content, small (libzip deflates) and big (parallel deflate), directories and symlinks") {
+    TempDir dir;
+    auto input = Archive::open(write_input(dir.path()));
+    Bytes big(std::size_t(3) << 20);
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::uint8_t>("RECORD,sha256=,"[i % 15] + (i >> 16) % 7);
+    std::vector<OutputMember> members{
+        {"new/", zip::Content{}, S_IFDIR | 0755u, kWhen},
+        {"new/RECORD", zip::Content{as_bytes("a,sha256=x,1\n")}, S_IFREG | 0644u, kWhen},
+        {"new/big.bin", zip::Content{big}, S_IFREG | 0600u, kWhen},
+        {"new/libx.so", zip::Content{as_bytes("libx.so.2")}, S_IFLNK | 0777u, kWhen},
+        {"new/empty", zip::Content{}, S_IFREG | 0644u, kWhen},
+    };
+    zip::write_archive(dir / "out.whl", input, members);
+
+    auto output = Archive::open(dir / "out.whl");
+    REQUIRE(output.members().size() == members.size());
+    CHECK(output.members()[0].is_directory);
+    CHECK(output.members()[0].unix_mode == (S_IFDIR | 0755));
+    CHECK((output.members()[0].external_attributes & 0x10) != 0);  // the MS-DOS directory bit, as zipfile sets it
+    CHECK(as_string(output.read(output.members()[1])) == "a,sha256=x,1\n");
+    const auto& out_big = output.members()[2];
+    CHECK(out_big.unix_mode == (S_IFREG | 0600));
+    CHECK(output.read_raw(out_big) == stored_bytes(zip::parallel_deflate(big, 6, 1), {}));
+    CHECK(output.read(out_big) == big);
+    CHECK(output.members()[3].is_symlink);
+    CHECK(as_string(output.read(output.members()[3])) == "libx.so.2");
+    CHECK(output.members()[4].size == 0);
+}
+
+TEST_CASE("zip writer: same inputs, same bytes; no extra fields; DOS time is the UTC time given") {
+    const char* old_tz = std::getenv("TZ");
+    std::string saved_tz = old_tz ? old_tz : "";
+    setenv("TZ", "America/New_York", 1);  // the DOS fields must not depend on it
+    tzset();
+    TempDir dir;
+    auto input = Archive::open(write_input(dir.path()));
+    std::vector<OutputMember> members;
+    for (const auto& member : input.members()) members.push_back(raw_copy_of(member));
+    members.push_back({"dist-info/RECORD", zip::Content{as_bytes("x,,\n")}, S_IFREG | 0644u, 1767225600});
+    members.front().mtime = 1767225600;  // 2026-01-01 00:00:00 UTC
+    zip::write_archive(dir / "one.whl", input, members);
+    zip::write_archive(dir / "two.whl", input, members);
+    CHECK(read_bytes(dir / "one.whl") == read_bytes(dir / "two.whl"));
+    CHECK(first_local_header_time(dir / "one.whl") == "2026-01-01 00:00:00");
+    CHECK(Archive::open(dir / "one.whl").members().front().mtime == 1767225600);
+
+    int error = 0;
+    zip_t* archive = zip_open((dir / "one.whl").c_str(), ZIP_RDONLY, &error);
+    REQUIRE(archive != nullptr);
+    for (zip_uint64_t i = 0; i < members.size(); ++i) {
+        CHECK(zip_file_extra_fields_count(archive, i, ZIP_FL_LOCAL) == 0);
+        CHECK(zip_file_extra_fields_count(archive, i, ZIP_FL_CENTRAL) == 0);
+    }
+    zip_discard(archive);
+    if (old_tz)
+        setenv("TZ", saved_tz.c_str(), 1);
+    else
+        unsetenv("TZ");
+    tzset();
+}
+
+TEST_CASE("zip writer: the output replaces an existing file, with the usual file mode") {
+    TempDir dir;
+    auto input = Archive::open(write_input(dir.path()));
+    write_bytes(dir / "out.whl", "old");
+    zip::write_archive(dir / "out.whl", input, {raw_copy_of(input.members()[1])});
+    CHECK(Archive::open(dir / "out.whl").members().size() == 1);
+    mode_t mask = umask(022);
+    umask(mask);
+    CHECK((fs::status(dir / "out.whl").permissions() & fs::perms::all) == static_cast<fs::perms>(0666 & ~mask));
+
+    zip::write_archive(dir / "empty.whl", input, {});  // libzip would not write it; we do
+    CHECK(Archive::open(dir / "empty.whl").members().empty());
+    CHECK(listing(dir.path()) == std::set<std::string>{"input.zip", "out.whl", "empty.whl"});
+}
+
+TEST_CASE("zip writer: a failed write leaves no file behind and the destination untouched") {
+    TempDir dir;
+    auto input = Archive::open(write_input(dir.path()));
+    write_bytes(dir / "out.whl", "previous");
+    auto before = listing(dir.path());
+    auto untouched = [&] {
+        CHECK(listing(dir.path()) == before);
+        CHECK(read_bytes(dir / "out.whl") == "previous");
+    };
+    const auto& lib = *input.find("pkg/lib.so");
+
+    SUBCASE("the destination directory does not exist") {
+        auto message = input_error_of([&] { zip::write_archive(dir / "missing" / "out.whl", input, {raw_copy_of(lib)}); });
+        CHECK(message.find("cannot create a temporary file") != std::string::npos);
+        CHECK_FALSE(fs::exists(dir / "missing"));
+    }
+    SUBCASE("a source throws while libzip writes (pieces past the original's stored bytes)") {
+        zip::PrecompressedMember bad;
+        bad.pieces.push_back({true, lib.compressed_size - 10, 100, {}});
+        bad.compressed_size = 100;
+        bad.size = 1000;
+        std::vector<OutputMember> members{raw_copy_of(input.members()[1]), {"pkg/lib.so", zip::Precompressed{&lib, bad}}};
+        auto message = input_error_of([&] { zip::write_archive(dir / "out.whl", input, members); });
+        CHECK(message.find("input.zip: member pkg/lib.so: the precompressed pieces run past its stored bytes") != std::string::npos);
+    }
+    SUBCASE("pieces that disagree with compressed_size are a bug, reported as such") {
+        auto spliced = zip::plan_splice(zip::inflate_indexed(input, lib, [](auto) {}, true), {{100, 1, {7}}});
+        spliced.compressed_size += 1;
+        CHECK_THROWS_AS(zip::write_archive(dir / "out.whl", input, {{"pkg/lib.so", zip::Precompressed{&lib, spliced}}}),
+                        std::logic_error);
+    }
+    SUBCASE("libzip itself fails (a stored member whose CRC is wrong)") {
+        write_zip(dir / "damaged.zip", {{"a.sh", "#!/bin/sh\n", ZIP_CM_STORE}});
+        patch_file(dir / "damaged.zip", "#!/bin/sh", "#!/bin/zz");
+        before = listing(dir.path());
+        auto damaged = Archive::open(dir / "damaged.zip");
+        auto message = input_error_of([&] { zip::write_archive(dir / "out.whl", damaged, {raw_copy_of(damaged.members()[0])}); });
+        CHECK(message.find((dir / "out.whl").string() + ": cannot write") == 0);
+    }
+    SUBCASE("an unsafe name") {
+        auto message = input_error_of([&] { zip::write_archive(dir / "out.whl", input, {{"../evil", zip::Content{}}}); });
+        CHECK(message.find("member ../evil: unsafe name") != std::string::npos);
+    }
+    untouched();
+}
