@@ -1,0 +1,63 @@
+// The ELF editor's entry point: plan_edits (contract in elf/editor.hpp).
+//
+// Contract: runs the stages of editor_internal.hpp in order — layout, dynamic
+// plan, string placement — then writes the result one of two ways:
+// - in place, when the string table keeps its size and the entries fit the
+//   existing .dynamic slots (and no wheelfix segment exists yet): only the changed
+//   bytes of .dynstr, .dynamic and verneed vn_file fields become edits;
+// - through the appended segment otherwise (editor_segment.cpp).
+// A request without effect returns an empty plan with new_size equal to the size
+// of the input.
+#include "editor_internal.hpp"
+
+#include <limits>
+
+namespace wheelfix::elf {
+
+namespace {
+
+using namespace editor;
+
+bool fits_in_place(const Layout& layout, const DynamicPlan& plan, const PlacedStrings& strings) {
+    return !layout.appended && !strings.grew() && plan.entries.size() + 1 <= layout.dynamic_capacity;
+}
+
+void write_in_place(const ElfFile& elf, const Layout& layout, const DynamicPlan& plan,
+                    const PlacedStrings& strings, Overlay& overlay) {
+    overlay.write(layout.strings_offset, strings.table);
+    const StringTableAddress table{layout.strings_vaddr, layout.strings_size};
+    const std::vector<DynamicEntry> entries =
+        final_entries(elf, layout, plan, table, layout.dynamic_vaddr);
+    overlay.write(layout.dynamic_offset,
+                  encode_dynamic(writer_for(elf), entries, layout.dynamic_capacity));
+    write_verneed_files(elf, plan, overlay);
+}
+
+}  // namespace
+
+EditPlan plan_edits(const ElfFile& elf, const EditRequest& request) {
+    check_request(request);
+    if (!elf.has_dynamic()) throw EditError("no dynamic section: the file loads no libraries to edit");
+    const Layout layout = read_layout(elf);
+    DynamicPlan dynamic = plan_dynamic(elf, layout, request);
+    EditPlan plan;
+    plan.new_size = layout.file_size;
+    if (dynamic.changes.empty()) return plan;
+
+    const PlacedStrings strings = place_strings(elf, layout, dynamic);
+    if (strings.table.size() > std::numeric_limits<std::uint32_t>::max())
+        throw EditError("the dynamic string table would exceed 4 GiB");
+    Overlay overlay(elf.bytes());
+    if (fits_in_place(layout, dynamic, strings)) {
+        write_in_place(elf, layout, dynamic, strings, overlay);
+    } else {
+        const SegmentResult segment = write_with_segment(elf, layout, dynamic, strings, overlay);
+        plan.new_size = segment.new_size;
+        plan.grew = segment.grew;
+    }
+    plan.edits = overlay.edits(plan.new_size);
+    plan.changes = std::move(dynamic.changes);
+    return plan;
+}
+
+}  // namespace wheelfix::elf

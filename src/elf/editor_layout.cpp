@@ -1,0 +1,206 @@
+// Editor stage 1: where the parts an edit touches lie in the input file.
+//
+// Contract: read_layout(elf) reads, bounds-checked through ElfBytes, what ElfFile
+// does not keep: the ELF header's table offsets and entry sizes, the PT_DYNAMIC
+// table's place and capacity (the smaller of PT_DYNAMIC and the SHT_DYNAMIC
+// section), the DT_STRTAB table's file offset and size, which section headers
+// describe .dynamic and .dynstr, the vn_file field of every verneed record, and a
+// segment appended by an earlier wheelfix edit. That segment is recognised only
+// when all of these hold: it is the PT_LOAD with the highest file offset, it ends
+// exactly at the end of the file and highest in memory, it starts with the
+// wheelfix magic, and DT_STRTAB points inside it. A file that cannot be edited
+// (no PT_DYNAMIC, DT_STRTAB outside every PT_LOAD) is an EditError.
+#include "editor_internal.hpp"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace wheelfix::elf::editor {
+
+namespace {
+
+constexpr std::uint64_t kVerneedRecordSize = 16;
+
+std::optional<std::uint64_t> dynamic_value(const ElfFile& elf, std::int64_t tag) {
+    for (const DynamicEntry& entry : elf.dynamic())
+        if (entry.tag == tag) return entry.value;
+    return std::nullopt;
+}
+
+void read_header_fields(const ElfFile& elf, const ElfBytes& in, Layout& layout) {
+    const std::uint64_t w = in.word_size();
+    layout.phoff = in.word(24 + w, "e_phoff");
+    layout.shoff = in.word(24 + 2 * w, "e_shoff");
+    layout.phentsize = in.u16(30 + 3 * w, "e_phentsize");
+    layout.phnum_in_section_zero = in.u16(32 + 3 * w, "e_phnum") == PN_XNUM;
+    layout.shentsize = in.u16(34 + 3 * w, "e_shentsize");
+    layout.file_size = elf.bytes().size();
+    layout.is_executable = elf.type() == ET_EXEC;
+    for (const ProgramHeader& ph : elf.program_headers())
+        if (ph.type == PT_INTERP) layout.is_executable = true;
+}
+
+void locate_dynamic(const ElfFile& elf, const ElfWriter& writer, Layout& layout) {
+    const auto& phdrs = elf.program_headers();
+    const auto dynamic = std::find_if(phdrs.begin(), phdrs.end(),
+                                      [](const ProgramHeader& ph) { return ph.type == PT_DYNAMIC; });
+    if (dynamic == phdrs.end())
+        throw EditError("no PT_DYNAMIC segment: the dynamic section is not loaded");
+    layout.dynamic_phdr = static_cast<std::size_t>(dynamic - phdrs.begin());
+    layout.dynamic_offset = dynamic->offset;
+    layout.dynamic_vaddr = dynamic->vaddr;
+    std::uint64_t size = dynamic->filesz;
+    layout.dynamic_writable = (dynamic->flags & PF_W) != 0;
+    const auto& sections = elf.sections();
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+        if (sections[i].type != SHT_DYNAMIC || sections[i].offset != dynamic->offset) continue;
+        layout.dynamic_section = i;
+        size = std::min(size, sections[i].size);
+        layout.dynamic_writable = (sections[i].flags & SHF_WRITE) != 0;
+        break;
+    }
+    layout.dynamic_capacity = size / writer.dynamic_entry_size();
+}
+
+void locate_strings(const ElfFile& elf, Layout& layout) {
+    const std::optional<std::uint64_t> address = dynamic_value(elf, DT_STRTAB);
+    if (!address) throw EditError("the dynamic section has no DT_STRTAB");
+    const std::optional<std::uint64_t> offset = elf.vaddr_to_offset(*address);
+    if (!offset) throw EditError("DT_STRTAB is not inside any PT_LOAD segment");
+    layout.strings_vaddr = *address;
+    layout.strings_offset = *offset;
+    const std::uint64_t rest_of_file = layout.file_size - std::min(*offset, layout.file_size);
+    layout.strings_size = dynamic_value(elf, DT_STRSZ).value_or(rest_of_file);
+    layout.strings_size_known = dynamic_value(elf, DT_STRSZ).has_value();
+    reader_for(elf).range(layout.strings_offset, layout.strings_size, "dynamic string table");
+    const auto& sections = elf.sections();
+    for (std::size_t i = 0; i < sections.size(); ++i)
+        if (sections[i].type == SHT_STRTAB && sections[i].offset == layout.strings_offset &&
+            !layout.strings_section)
+            layout.strings_section = i;
+}
+
+// Sections that may name strings in .dynstr, and how the editor accounts for them.
+bool is_modelled_user(std::uint32_t type) {
+    return type == SHT_DYNSYM || type == SHT_DYNAMIC || type == SHT_GNU_verneed ||
+           type == SHT_GNU_verdef;
+}
+
+void find_unknown_string_users(const ElfFile& elf, const ElfBytes& in, Layout& layout) {
+    if (!layout.strings_section) return;
+    const auto& sections = elf.sections();
+    for (const SectionHeader& section : sections)
+        if (section.link == *layout.strings_section && !is_modelled_user(section.type))
+            layout.strings_have_unknown_users = true;
+    const std::uint64_t w = in.word_size();
+    std::uint64_t names_index = in.u16(38 + 3 * w, "e_shstrndx");
+    if (names_index == SHN_XINDEX && !sections.empty()) names_index = sections[0].link;
+    if (names_index == *layout.strings_section) layout.strings_have_unknown_users = true;
+}
+
+struct VerneedTable {
+    std::uint64_t offset = 0;
+    std::uint64_t count = 0;
+};
+
+std::optional<VerneedTable> verneed_table(const ElfFile& elf) {
+    const std::uint64_t dynamic_count = dynamic_value(elf, DT_VERNEEDNUM).value_or(0);
+    for (const SectionHeader& section : elf.sections())
+        if (section.type == SHT_GNU_verneed)
+            return VerneedTable{section.offset, section.info != 0 ? section.info : dynamic_count};
+    const std::optional<std::uint64_t> address = dynamic_value(elf, DT_VERNEED);
+    if (!address) return std::nullopt;
+    const std::optional<std::uint64_t> offset = elf.vaddr_to_offset(*address);
+    if (!offset) throw EditError("DT_VERNEED is not inside any PT_LOAD segment");
+    return VerneedTable{*offset, dynamic_count};
+}
+
+// Elf_Verneed: vn_version u16, vn_cnt u16, vn_file u32, vn_aux u32, vn_next u32.
+void read_verneed_files(const ElfFile& elf, const ElfBytes& in, Layout& layout) {
+    const std::optional<VerneedTable> table = verneed_table(elf);
+    if (!table) return;
+    std::uint64_t at = table->offset;
+    const std::uint64_t limit = std::min(table->count, layout.file_size / kVerneedRecordSize);
+    for (std::uint64_t i = 0; i < limit; ++i) {
+        in.range(at, kVerneedRecordSize, "verneed entry");
+        layout.verneed_files.push_back({at + 4, in.u32(at + 4, "vn_file")});
+        const std::uint32_t next = in.u32(at + 12, "vn_next");
+        if (next == 0) break;
+        at += next;
+    }
+}
+
+bool starts_with_magic(const ElfFile& elf, std::uint64_t offset) {
+    const auto bytes = elf.bytes();
+    if (offset > bytes.size() || bytes.size() - offset < kSegmentHeaderSize) return false;
+    return std::memcmp(bytes.data() + offset, kSegmentMagic.data(), kSegmentMagic.size()) == 0;
+}
+
+void find_appended_segment(const ElfFile& elf, const ElfBytes& in, Layout& layout) {
+    const auto& phdrs = elf.program_headers();
+    std::optional<std::size_t> last;
+    for (std::size_t i = 0; i < phdrs.size(); ++i)
+        if (phdrs[i].type == PT_LOAD && (!last || phdrs[i].offset > phdrs[*last].offset)) last = i;
+    if (!last) return;
+    const ProgramHeader& ph = phdrs[*last];
+    if (ph.offset + ph.filesz != layout.file_size || ph.vaddr + ph.memsz != highest_load_end(elf))
+        return;
+    if (!starts_with_magic(elf, ph.offset)) return;
+    const std::uint64_t strings_start = ph.offset + kSegmentHeaderSize;
+    if (layout.strings_offset < strings_start || layout.strings_offset >= layout.file_size) return;
+    const std::uint64_t base = in.u64(ph.offset + kSegmentMagic.size(), "wheelfix segment header");
+    if (base > layout.strings_size) return;
+    layout.appended = AppendedSegment{*last, ph.offset, ph.vaddr, ph.filesz, base};
+}
+
+}  // namespace
+
+std::uint64_t highest_load_end(const ElfFile& elf) {
+    std::uint64_t end = 0;
+    for (const ProgramHeader& ph : elf.program_headers())
+        if (ph.type == PT_LOAD && ph.memsz <= std::numeric_limits<std::uint64_t>::max() - ph.vaddr)
+            end = std::max(end, ph.vaddr + ph.memsz);
+    return end;
+}
+
+ElfBytes reader_for(const ElfFile& elf) {
+    return ElfBytes(elf.bytes(), elf.elf_class(), elf.endian());
+}
+ElfWriter writer_for(const ElfFile& elf) {
+    return ElfWriter(elf.elf_class(), elf.endian());
+}
+
+bool is_string_tag(std::int64_t tag) {
+    return tag == DT_NEEDED || tag == DT_SONAME || tag == DT_RPATH || tag == DT_RUNPATH;
+}
+
+std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
+    if (alignment <= 1) return value;
+    return (value + alignment - 1) / alignment * alignment;
+}
+
+bool Layout::phdrs_in_appended() const {
+    return appended && phoff >= appended->offset && phoff < appended->offset + appended->size;
+}
+
+bool Layout::dynamic_in_appended() const {
+    return appended && dynamic_offset >= appended->offset &&
+           dynamic_offset < appended->offset + appended->size;
+}
+
+Layout read_layout(const ElfFile& elf) {
+    const ElfBytes in = reader_for(elf);
+    Layout layout;
+    read_header_fields(elf, in, layout);
+    locate_dynamic(elf, writer_for(elf), layout);
+    locate_strings(elf, layout);
+    find_unknown_string_users(elf, in, layout);
+    read_verneed_files(elf, in, layout);
+    find_appended_segment(elf, in, layout);
+    return layout;
+}
+
+}  // namespace wheelfix::elf::editor

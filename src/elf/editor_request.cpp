@@ -1,0 +1,304 @@
+// Editor stage 2: what the dynamic table must say after the request.
+//
+// Contract: plan_dynamic(elf, layout, request) starts from the input's dynamic
+// entries (up to DT_NULL) and applies, in this order: the search path (rule in
+// editor.hpp; the kind is kept, DT_RUNPATH for a file with neither, force_kind
+// converts the existing entry in place; a file carrying both keeps both with the
+// same value), replace_needed (the verneed vn_file naming the old library follows,
+// because ld.so matches version needs to loaded objects by that name), remove_needed
+// (refused when symbol versions are needed from the library), add_needed (after the
+// existing DT_NEEDED, skipped when present) and set_soname. New entries are appended
+// to the table, so no existing entry moves. Every effective change adds one
+// line to DynamicPlan::changes; a request that changes nothing adds none.
+#include "editor_internal.hpp"
+
+#include <elf.h>
+
+#include <algorithm>
+
+namespace wheelfix::elf {
+
+namespace {
+
+std::vector<std::string> split_search_path(std::string_view value) {
+    std::vector<std::string> entries;
+    std::size_t start = 0;
+    while (start <= value.size()) {
+        const std::size_t colon = std::min(value.find(':', start), value.size());
+        if (colon > start) entries.emplace_back(value.substr(start, colon - start));
+        start = colon + 1;
+    }
+    return entries;
+}
+
+bool is_origin_relative(std::string_view entry) {
+    return entry.starts_with("$ORIGIN") || entry.starts_with("${ORIGIN}");
+}
+
+bool contains(const std::vector<std::string>& list, std::string_view value) {
+    return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+std::string join_search_path(const std::vector<std::string>& entries) {
+    std::string joined;
+    for (const std::string& entry : entries) joined += (joined.empty() ? "" : ":") + entry;
+    return joined;
+}
+
+}  // namespace
+
+bool EditRequest::empty() const {
+    return !set_search_path && add_search_path.empty() && remove_search_path.empty() && !drop_absolute &&
+           force_kind == SearchPathKind::keep && replace_needed.empty() && add_needed.empty() &&
+           remove_needed.empty() && !set_soname;
+}
+
+std::string resulting_search_path(const std::optional<std::string>& current,
+                                  const EditRequest& request) {
+    std::vector<std::string> kept;
+    for (std::string& entry :
+         split_search_path(request.set_search_path.value_or(current.value_or("")))) {
+        if (contains(request.remove_search_path, entry)) continue;
+        if (request.drop_absolute && !is_origin_relative(entry)) continue;
+        kept.push_back(std::move(entry));
+    }
+    for (const std::string& added : request.add_search_path)
+        for (std::string& entry : split_search_path(added))
+            if (!contains(kept, entry)) kept.push_back(std::move(entry));
+    return join_search_path(kept);
+}
+
+namespace editor {
+
+namespace {
+
+using Entries = std::vector<PlannedEntry>;
+
+std::string shown(std::string_view value) {
+    return value.empty() ? "\"\"" : std::string(value);
+}
+
+PlannedEntry* find_entry(Entries& entries, std::int64_t tag) {
+    for (PlannedEntry& entry : entries)
+        if (entry.entry.tag == tag) return &entry;
+    return nullptr;
+}
+
+StringField field_for(std::string_view text, std::uint64_t offset) {
+    return StringField{std::string(text), std::string(text), offset, 0};
+}
+
+StringField new_field(std::string text) {
+    return StringField{std::move(text), {}, std::nullopt, 0};
+}
+
+Entries load_entries(const ElfFile& elf, const Layout& layout) {
+    const ElfBytes in = reader_for(elf);
+    const Extent strings{layout.strings_offset, layout.strings_size};
+    Entries entries;
+    for (std::size_t i = 0; i < elf.dynamic().size(); ++i) {
+        const DynamicEntry& entry = elf.dynamic()[i];
+        PlannedEntry planned{entry, i, std::nullopt};
+        if (is_string_tag(entry.tag))
+            planned.string =
+                field_for(in.string_at(strings, entry.value, "dynamic string"), entry.value);
+        entries.push_back(std::move(planned));
+    }
+    return entries;
+}
+
+std::vector<PlannedVerneedFile> load_verneed_files(const ElfFile& elf, const Layout& layout) {
+    const ElfBytes in = reader_for(elf);
+    const Extent strings{layout.strings_offset, layout.strings_size};
+    std::vector<PlannedVerneedFile> files;
+    for (const VerneedFileField& field : layout.verneed_files)
+        files.push_back(
+            {field.field_offset, field_for(in.string_at(strings, field.name_offset, "verneed file name"),
+                                           field.name_offset)});
+    return files;
+}
+
+// New entries go last: no existing entry moves (MIPS entries that are relative to
+// their own address stay valid, and tools that number entries keep their numbers);
+// ld.so reads DT_NEEDED in table order wherever they stand.
+void append_string_entry(Entries& entries, std::int64_t tag, std::string text) {
+    entries.push_back(PlannedEntry{DynamicEntry{tag, 0}, std::nullopt, new_field(std::move(text))});
+}
+
+void remove_tag(Entries& entries, std::int64_t tag) {
+    std::erase_if(entries, [tag](const PlannedEntry& entry) { return entry.entry.tag == tag; });
+}
+
+bool touches_search_path(const EditRequest& request) {
+    return request.set_search_path || !request.add_search_path.empty() ||
+           !request.remove_search_path.empty() || request.drop_absolute ||
+           request.force_kind != SearchPathKind::keep;
+}
+
+struct SearchPathState {
+    bool rpath = false;
+    bool runpath = false;
+    std::string value;
+    bool any() const { return rpath || runpath; }
+    std::string kinds() const {
+        return rpath && runpath ? "RPATH+RUNPATH" : rpath ? "RPATH" : "RUNPATH";
+    }
+};
+
+SearchPathState current_search_path(Entries& entries) {
+    SearchPathState state;
+    PlannedEntry* rpath = find_entry(entries, DT_RPATH);
+    PlannedEntry* runpath = find_entry(entries, DT_RUNPATH);
+    state.rpath = rpath != nullptr;
+    state.runpath = runpath != nullptr;
+    // ld.so ignores DT_RPATH when DT_RUNPATH is present.
+    if (runpath)
+        state.value = runpath->string->text;
+    else if (rpath)
+        state.value = rpath->string->text;
+    return state;
+}
+
+SearchPathState wanted_search_path(const SearchPathState& before, const EditRequest& request) {
+    SearchPathState after;
+    after.value =
+        resulting_search_path(before.any() ? std::optional(before.value) : std::nullopt, request);
+    if (after.value.empty()) return after;
+    switch (request.force_kind) {
+    case SearchPathKind::rpath: after.rpath = true; break;
+    case SearchPathKind::runpath: after.runpath = true; break;
+    case SearchPathKind::keep:
+        after.rpath = before.rpath;
+        after.runpath = before.runpath || !before.any();
+        break;
+    }
+    return after;
+}
+
+// An entry of the kind no longer wanted becomes the wanted kind, in its place.
+void convert_kind(Entries& entries, std::int64_t from, std::int64_t to) {
+    PlannedEntry* entry = find_entry(entries, from);
+    if (entry && !find_entry(entries, to)) entry->entry.tag = to;
+}
+
+void set_search_path_entries(Entries& entries, const SearchPathState& after) {
+    if (after.runpath && !after.rpath) convert_kind(entries, DT_RPATH, DT_RUNPATH);
+    if (after.rpath && !after.runpath) convert_kind(entries, DT_RUNPATH, DT_RPATH);
+    if (!after.rpath) remove_tag(entries, DT_RPATH);
+    if (!after.runpath) remove_tag(entries, DT_RUNPATH);
+    for (std::int64_t tag : {DT_RPATH, DT_RUNPATH}) {
+        if (!(tag == DT_RPATH ? after.rpath : after.runpath)) continue;
+        bool found = false;
+        for (PlannedEntry& entry : entries)
+            if (entry.entry.tag == tag) {
+                entry.string->text = after.value;
+                found = true;
+            }
+        if (!found) append_string_entry(entries, tag, after.value);
+    }
+}
+
+std::string describe_search_path(const SearchPathState& before, const SearchPathState& after) {
+    if (!after.any()) return before.kinds() + ": " + shown(before.value) + " -> (removed)";
+    if (!before.any()) return after.kinds() + ": (none) -> " + shown(after.value);
+    const std::string kinds =
+        before.kinds() == after.kinds() ? after.kinds() : before.kinds() + " -> " + after.kinds();
+    if (before.value == after.value) return kinds + ": " + shown(after.value);
+    return kinds + ": " + shown(before.value) + " -> " + shown(after.value);
+}
+
+void apply_search_path(Entries& entries, const EditRequest& request, std::vector<std::string>& changes) {
+    if (!touches_search_path(request)) return;
+    const SearchPathState before = current_search_path(entries);
+    const SearchPathState after = wanted_search_path(before, request);
+    const bool same = before.rpath == after.rpath && before.runpath == after.runpath &&
+                      (before.value == after.value || !after.any());
+    if (same) return;
+    set_search_path_entries(entries, after);
+    changes.push_back(describe_search_path(before, after));
+}
+
+void replace_needed(DynamicPlan& plan, const std::string& from, const std::string& to) {
+    if (from == to) return;
+    bool replaced = false;
+    for (PlannedEntry& entry : plan.entries)
+        if (entry.entry.tag == DT_NEEDED && entry.string->text == from) {
+            entry.string->text = to;
+            replaced = true;
+        }
+    if (!replaced) return;
+    plan.changes.push_back("NEEDED: " + from + " -> " + to);
+    for (PlannedVerneedFile& file : plan.verneed_files)
+        if (file.string.text == from) {
+            file.string.text = to;
+            plan.changes.push_back("symbol versions needed from " + from + " now from " + to);
+        }
+}
+
+void remove_needed(DynamicPlan& plan, const std::string& name) {
+    const auto is_it = [&](const PlannedEntry& entry) {
+        return entry.entry.tag == DT_NEEDED && entry.string->text == name;
+    };
+    if (std::none_of(plan.entries.begin(), plan.entries.end(), is_it)) return;
+    for (const PlannedVerneedFile& file : plan.verneed_files)
+        if (file.string.text == name)
+            throw EditError("cannot remove NEEDED " + name + ": symbol versions are required from it");
+    std::erase_if(plan.entries, is_it);
+    plan.changes.push_back("NEEDED: - " + name);
+}
+
+void add_needed(DynamicPlan& plan, const std::string& name) {
+    for (const PlannedEntry& entry : plan.entries)
+        if (entry.entry.tag == DT_NEEDED && entry.string->text == name) return;
+    append_string_entry(plan.entries, DT_NEEDED, name);
+    plan.changes.push_back("NEEDED: + " + name);
+}
+
+void set_soname(DynamicPlan& plan, const std::string& name) {
+    PlannedEntry* soname = find_entry(plan.entries, DT_SONAME);
+    if (!soname) {
+        append_string_entry(plan.entries, DT_SONAME, name);
+        plan.changes.push_back("SONAME: (none) -> " + name);
+        return;
+    }
+    if (soname->string->text == name) return;
+    plan.changes.push_back("SONAME: " + soname->string->text + " -> " + name);
+    soname->string->text = name;
+}
+
+void check_text(std::string_view what, std::string_view text) {
+    if (text.find('\0') != std::string_view::npos)
+        throw EditError(std::string(what) + " contains a NUL character");
+}
+
+void check_library_name(std::string_view what, std::string_view name) {
+    check_text(what, name);
+    if (name.empty()) throw EditError(std::string(what) + " is empty");
+}
+
+}  // namespace
+
+void check_request(const EditRequest& request) {
+    if (request.set_search_path) check_text("search path", *request.set_search_path);
+    for (const std::string& entry : request.add_search_path) check_text("search path", entry);
+    for (const auto& [from, to] : request.replace_needed) {
+        check_library_name("NEEDED name", from);
+        check_library_name("NEEDED name", to);
+    }
+    for (const std::string& name : request.add_needed) check_library_name("NEEDED name", name);
+    if (request.set_soname) check_library_name("SONAME", *request.set_soname);
+}
+
+DynamicPlan plan_dynamic(const ElfFile& elf, const Layout& layout, const EditRequest& request) {
+    DynamicPlan plan{load_entries(elf, layout), load_verneed_files(elf, layout), {}};
+    apply_search_path(plan.entries, request, plan.changes);
+    for (const auto& [from, to] : request.replace_needed) replace_needed(plan, from, to);
+    for (const std::string& name : request.remove_needed) remove_needed(plan, name);
+    for (const std::string& name : request.add_needed) add_needed(plan, name);
+    if (request.set_soname) set_soname(plan, *request.set_soname);
+    return plan;
+}
+
+}  // namespace editor
+
+}  // namespace wheelfix::elf

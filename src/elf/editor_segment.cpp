@@ -1,0 +1,350 @@
+// Editor stage 4b: the appended PT_LOAD segment.
+//
+// Contract: write_with_segment lays the edit out with one loadable segment at the
+// end of the file, holding in this order:
+//   the wheelfix header (magic, size of the base string table) — how a later edit
+//     recognises the segment and rebuilds it in place instead of stacking another;
+//   the program header table, when it had to move: a fresh edit needs one more
+//     program header and the table grows in place only into a PT_NULL entry;
+//   .dynamic, when the entries no longer fit its slots (or it already lives here);
+//   .dynstr, always (the base table, then the appended strings).
+// A segment from an earlier edit keeps its offset and address and is rewritten;
+// otherwise the new one starts at the end of the file (16-byte aligned) at an
+// address above every PT_LOAD's end, with p_offset == p_vaddr modulo 64 KiB and
+// the largest p_align, so 4 KiB and 64 KiB page kernels map it. An executable whose
+// program headers move gets p_vaddr - p_offset equal to its first PT_LOAD's, so a
+// kernel computing AT_PHDR as "first segment's bias + e_phoff" still finds them.
+// The new PT_LOAD goes into a PT_NULL slot after the last PT_LOAD or at the end of
+// the table (PT_LOADs stay in address order, earlier entries keep their indexes);
+// PT_PHDR and PT_DYNAMIC follow their tables; the .dynstr and .dynamic
+// section headers follow their data. The segment is writable only when it holds a
+// .dynamic that was writable, so every section inside matches its flags.
+#include "editor_internal.hpp"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace wheelfix::elf::editor {
+
+namespace {
+
+constexpr std::uint64_t kSegmentStartAlignment = 16;
+constexpr std::uint64_t kSpareDynamicSlots = 4;
+
+// What the segment holds and where, relative to its start.
+struct SegmentContents {
+    bool holds_phdrs = false;
+    bool holds_dynamic = false;
+    std::uint64_t phdrs_at = 0;
+    std::uint64_t dynamic_at = 0;
+    std::uint64_t dynamic_capacity = 0;
+    std::uint64_t strings_at = 0;
+    std::uint64_t size = 0;
+};
+
+struct Placement {
+    std::uint64_t offset = 0;
+    std::uint64_t vaddr = 0;
+};
+
+// The program header table after the edit, and where each entry came from.
+struct ProgramHeaders {
+    std::vector<ProgramHeader> headers;
+    std::vector<std::optional<std::size_t>> origin;  // index in the input table
+    std::size_t segment = 0;                         // index of our PT_LOAD
+};
+
+std::optional<std::size_t> find_type(const std::vector<ProgramHeader>& headers, std::uint32_t type) {
+    for (std::size_t i = 0; i < headers.size(); ++i)
+        if (headers[i].type == type) return i;
+    return std::nullopt;
+}
+
+std::uint64_t largest_load_alignment(const ElfFile& elf) {
+    std::uint64_t alignment = 1;
+    for (const ProgramHeader& ph : elf.program_headers())
+        if (ph.type == PT_LOAD) alignment = std::max(alignment, ph.align);
+    return alignment;
+}
+
+const ProgramHeader& lowest_load(const ElfFile& elf) {
+    const ProgramHeader* lowest = nullptr;
+    for (const ProgramHeader& ph : elf.program_headers())
+        if (ph.type == PT_LOAD && (!lowest || ph.vaddr < lowest->vaddr)) lowest = &ph;
+    if (!lowest) throw EditError("no PT_LOAD segment");
+    return *lowest;
+}
+
+// The new PT_LOAD takes a PT_NULL slot after the last PT_LOAD, else goes at the
+// end of the table (a PT_NULL before it is dropped to make room): PT_LOAD entries
+// stay in ascending address order (ld.so maps from the first to the last one) and
+// no entry before it changes its index.
+ProgramHeaders plan_program_headers(const ElfFile& elf, const Layout& layout) {
+    ProgramHeaders table{elf.program_headers(), {}, 0};
+    for (std::size_t i = 0; i < table.headers.size(); ++i) table.origin.push_back(i);
+    if (layout.appended) {
+        table.segment = layout.appended->phdr_index;
+        return table;
+    }
+    std::size_t after_last_load = 0;
+    for (std::size_t i = 0; i < table.headers.size(); ++i)
+        if (table.headers[i].type == PT_LOAD) after_last_load = i + 1;
+    for (std::size_t i = after_last_load; i < table.headers.size(); ++i)
+        if (table.headers[i].type == PT_NULL) {
+            table.origin[i] = std::nullopt;
+            table.segment = i;
+            return table;
+        }
+    if (const auto spare = find_type(table.headers, PT_NULL)) {
+        table.headers.erase(table.headers.begin() + static_cast<std::ptrdiff_t>(*spare));
+        table.origin.erase(table.origin.begin() + static_cast<std::ptrdiff_t>(*spare));
+    }
+    table.headers.push_back(ProgramHeader{PT_LOAD, PF_R, 0, 0, 0, 0, 0, 0});
+    table.origin.push_back(std::nullopt);
+    table.segment = table.headers.size() - 1;
+    return table;
+}
+
+bool phdrs_move(const ElfFile& elf, const Layout& layout) {
+    if (layout.appended) return layout.phdrs_in_appended();
+    return !find_type(elf.program_headers(), PT_NULL);
+}
+
+SegmentContents plan_contents(const ElfFile& elf, const Layout& layout, const DynamicPlan& plan,
+                              const PlacedStrings& strings, std::size_t phnum) {
+    const ElfWriter writer = writer_for(elf);
+    SegmentContents contents;
+    contents.holds_phdrs = phdrs_move(elf, layout);
+    contents.holds_dynamic =
+        layout.dynamic_in_appended() || plan.entries.size() + 1 > layout.dynamic_capacity;
+    std::uint64_t at = kSegmentHeaderSize;
+    if (contents.holds_phdrs) {
+        contents.phdrs_at = at;
+        at += phnum * layout.phentsize;
+    }
+    if (contents.holds_dynamic) {
+        contents.dynamic_at = at = align_up(at, writer.word_size());
+        contents.dynamic_capacity = plan.entries.size() + 1 + kSpareDynamicSlots;
+        at += contents.dynamic_capacity * writer.dynamic_entry_size();
+    }
+    contents.strings_at = at;
+    contents.size = at + strings.table.size();
+    return contents;
+}
+
+Placement place_new_segment(const ElfFile& elf, const Layout& layout, bool moves_phdrs) {
+    const std::uint64_t alignment = largest_load_alignment(elf);
+    std::uint64_t modulus = std::max(kLargestPageSize, alignment);
+    const std::uint64_t start = align_up(layout.file_size, kSegmentStartAlignment);
+    const std::uint64_t end = highest_load_end(elf);
+    if (moves_phdrs && layout.is_executable) {
+        const ProgramHeader& first = lowest_load(elf);
+        const std::uint64_t bias = first.vaddr - std::min(first.vaddr, first.offset);
+        if (bias % modulus != 0) modulus = alignment;
+        if (first.vaddr >= first.offset && bias % modulus == 0) {
+            const std::uint64_t floor = align_up(end, modulus);
+            const std::uint64_t offset = std::max(start, floor - std::min(floor, bias));
+            return {offset, offset + bias};
+        }
+    }
+    return {start, align_up(end, modulus) + start % modulus};
+}
+
+Placement placement(const ElfFile& elf, const Layout& layout, const SegmentContents& contents) {
+    const Placement place = layout.appended ? Placement{layout.appended->offset, layout.appended->vaddr}
+                                            : place_new_segment(elf, layout, contents.holds_phdrs);
+    const std::uint64_t limit = elf.elf_class() == Class::elf64
+                                    ? std::numeric_limits<std::uint64_t>::max()
+                                    : std::numeric_limits<std::uint32_t>::max();
+    if (place.vaddr > limit - contents.size || place.offset > limit - contents.size)
+        throw EditError("no room in the address space for an appended segment");
+    return place;
+}
+
+void update_program_headers(ProgramHeaders& table, const Layout& layout, const SegmentContents& contents,
+                            Placement place, const ElfWriter& writer) {
+    ProgramHeader& load = table.headers[table.segment];
+    load.type = PT_LOAD;
+    load.flags = PF_R | (contents.holds_dynamic && layout.dynamic_writable ? PF_W : 0);
+    load.offset = place.offset;
+    load.vaddr = load.paddr = place.vaddr;
+    load.filesz = load.memsz = contents.size;
+    for (const ProgramHeader& ph : table.headers)
+        if (ph.type == PT_LOAD && &ph != &load) load.align = std::max(load.align, ph.align);
+    for (ProgramHeader& ph : table.headers) {
+        if (ph.type == PT_DYNAMIC && contents.holds_dynamic) {
+            ph.offset = place.offset + contents.dynamic_at;
+            ph.vaddr = ph.paddr = place.vaddr + contents.dynamic_at;
+            ph.filesz = ph.memsz = contents.dynamic_capacity * writer.dynamic_entry_size();
+        }
+        if (ph.type == PT_PHDR && contents.holds_phdrs) {
+            ph.offset = place.offset + contents.phdrs_at;
+            ph.vaddr = ph.paddr = place.vaddr + contents.phdrs_at;
+            ph.filesz = ph.memsz = table.headers.size() * layout.phentsize;
+        }
+    }
+}
+
+bool holds_writable_section(const ElfFile& elf, const ProgramHeader& load, std::size_t ignored) {
+    const auto& sections = elf.sections();
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+        const SectionHeader& section = sections[i];
+        if (i == ignored || (section.flags & SHF_ALLOC) == 0 || (section.flags & SHF_WRITE) == 0)
+            continue;
+        if (section.addr >= load.vaddr && section.addr - load.vaddr < load.memsz) return true;
+    }
+    return false;
+}
+
+bool inside(const ProgramHeader& inner, const ProgramHeader& outer) {
+    return inner.vaddr >= outer.vaddr && inner.vaddr - outer.vaddr <= outer.memsz &&
+           inner.memsz <= outer.memsz - (inner.vaddr - outer.vaddr);
+}
+
+// The PT_LOAD that held .dynamic before it moved keeps PF_W only while a writable
+// section remains in it (eu-elflint: "loadable segment is writable but contains no
+// writable sections"); a PT_GNU_RELRO inside it then protects nothing and becomes
+// PT_NULL. Without section headers nothing tells, and nothing changes.
+void drop_unused_write_flag(const ElfFile& elf, const Layout& layout, ProgramHeaders& table) {
+    if (!layout.dynamic_section || layout.dynamic_in_appended()) return;
+    for (std::size_t i = 0; i < table.headers.size(); ++i) {
+        ProgramHeader& load = table.headers[i];
+        if (i == table.segment || load.type != PT_LOAD || (load.flags & PF_W) == 0) continue;
+        if (layout.dynamic_vaddr < load.vaddr || layout.dynamic_vaddr - load.vaddr >= load.memsz)
+            continue;
+        if (holds_writable_section(elf, load, *layout.dynamic_section)) continue;
+        load.flags &= ~static_cast<std::uint32_t>(PF_W);
+        for (ProgramHeader& relro : table.headers)
+            if (relro.type == PT_GNU_RELRO && inside(relro, load)) relro = ProgramHeader{};
+    }
+}
+
+// The table's bytes; entries longer than the standard size keep their extra bytes.
+std::vector<std::uint8_t> encode_program_headers(const ElfFile& elf, const Layout& layout,
+                                                 const ProgramHeaders& table) {
+    const ElfWriter writer = writer_for(elf);
+    std::vector<std::uint8_t> bytes(table.headers.size() * layout.phentsize, 0);
+    for (std::size_t i = 0; i < table.headers.size(); ++i) {
+        const std::uint64_t at = i * layout.phentsize;
+        if (table.origin[i])
+            std::memcpy(bytes.data() + at,
+                        elf.bytes().data() + layout.phoff + *table.origin[i] * layout.phentsize,
+                        layout.phentsize);
+        writer.program_header(bytes, at, table.headers[i]);
+    }
+    return bytes;
+}
+
+void copy_into(std::vector<std::uint8_t>& segment, std::uint64_t at,
+               const std::vector<std::uint8_t>& block) {
+    std::copy(block.begin(), block.end(), segment.begin() + static_cast<std::ptrdiff_t>(at));
+}
+
+std::vector<std::uint8_t> encode_segment_header(const ElfWriter& writer, const PlacedStrings& strings) {
+    std::vector<std::uint8_t> header(kSegmentHeaderSize, 0);
+    std::memcpy(header.data(), kSegmentMagic.data(), kSegmentMagic.size());
+    writer.u64(header, kSegmentMagic.size(), strings.base_size);
+    return header;
+}
+
+void write_section_header(const ElfFile& elf, const Layout& layout, std::size_t index,
+                          const SectionHeader& header, Overlay& overlay) {
+    const ElfWriter writer = writer_for(elf);
+    std::vector<std::uint8_t> bytes(writer.section_header_size());
+    writer.section_header(bytes, 0, header);
+    overlay.write(layout.shoff + index * layout.shentsize, std::move(bytes));
+}
+
+void write_file_header(const ElfFile& elf, const Layout& layout, std::uint64_t phoff, std::size_t phnum,
+                       Overlay& overlay) {
+    const ElfWriter writer = writer_for(elf);
+    const std::uint64_t w = writer.word_size();
+    std::vector<std::uint8_t> field(w);
+    writer.word(field, 0, phoff);
+    overlay.write(24 + w, std::move(field));
+    if (layout.phnum_in_section_zero) {
+        SectionHeader zero = elf.sections().at(0);
+        zero.info = static_cast<std::uint32_t>(phnum);
+        write_section_header(elf, layout, 0, zero, overlay);
+        return;
+    }
+    if (phnum >= PN_XNUM) throw EditError("too many program headers to add one");
+    std::vector<std::uint8_t> count(2);
+    writer.u16(count, 0, static_cast<std::uint16_t>(phnum));
+    overlay.write(32 + 3 * w, std::move(count));
+}
+
+// Moves the .dynstr (and .dynamic) section headers to the data; returns the moves.
+std::vector<SectionMove> write_section_headers(const ElfFile& elf, const Layout& layout,
+                                               const SegmentContents& contents, Placement place,
+                                               const PlacedStrings& strings, Overlay& overlay) {
+    std::vector<SectionMove> moves;
+    const auto move = [&](std::size_t index, std::uint64_t at, std::uint64_t size) {
+        SectionHeader header = elf.sections()[index];
+        if (header.addr != place.vaddr + at)
+            moves.push_back({index, header.addr, place.vaddr + at, header.type == SHT_DYNAMIC});
+        header.offset = place.offset + at;
+        header.addr = place.vaddr + at;
+        header.size = size;
+        write_section_header(elf, layout, index, header, overlay);
+    };
+    if (layout.strings_section) move(*layout.strings_section, contents.strings_at, strings.table.size());
+    if (layout.dynamic_section && contents.holds_dynamic)
+        move(*layout.dynamic_section, contents.dynamic_at,
+             contents.dynamic_capacity * writer_for(elf).dynamic_entry_size());
+    return moves;
+}
+
+std::vector<std::uint8_t> dynamic_bytes(const ElfFile& elf, const Layout& layout,
+                                        const DynamicPlan& plan, const PlacedStrings& strings,
+                                        const SegmentContents& contents, Placement place) {
+    const StringTableAddress table{place.vaddr + contents.strings_at, strings.table.size()};
+    const std::uint64_t dynamic_vaddr =
+        contents.holds_dynamic ? place.vaddr + contents.dynamic_at : layout.dynamic_vaddr;
+    const std::uint64_t capacity =
+        contents.holds_dynamic ? contents.dynamic_capacity : layout.dynamic_capacity;
+    return encode_dynamic(writer_for(elf), final_entries(elf, layout, plan, table, dynamic_vaddr),
+                          capacity);
+}
+
+}  // namespace
+
+SegmentResult write_with_segment(const ElfFile& elf, const Layout& layout, const DynamicPlan& plan,
+                                 const PlacedStrings& strings, Overlay& overlay) {
+    if (!layout.strings_size_known)
+        throw EditError("no DT_STRSZ: the string table cannot be copied without its size");
+    const ElfWriter writer = writer_for(elf);
+    ProgramHeaders table = plan_program_headers(elf, layout);
+    const SegmentContents contents = plan_contents(elf, layout, plan, strings, table.headers.size());
+    const Placement place = placement(elf, layout, contents);
+    update_program_headers(table, layout, contents, place, writer);
+    if (contents.holds_dynamic) drop_unused_write_flag(elf, layout, table);
+
+    std::vector<std::uint8_t> segment = encode_segment_header(writer, strings);
+    segment.resize(contents.size, 0);
+    copy_into(segment, contents.strings_at, strings.table);
+    const std::vector<std::uint8_t> phdrs = encode_program_headers(elf, layout, table);
+    if (contents.holds_phdrs)
+        copy_into(segment, contents.phdrs_at, phdrs);
+    else
+        overlay.write(layout.phoff, phdrs);
+    const std::vector<std::uint8_t> dynamic = dynamic_bytes(elf, layout, plan, strings, contents, place);
+    if (contents.holds_dynamic)
+        copy_into(segment, contents.dynamic_at, dynamic);
+    else
+        overlay.write(layout.dynamic_offset, dynamic);
+    overlay.write(place.offset, std::move(segment));
+
+    const std::uint64_t phoff = contents.holds_phdrs ? place.offset + contents.phdrs_at : layout.phoff;
+    write_file_header(elf, layout, phoff, table.headers.size(), overlay);
+    const std::vector<SectionMove> moves =
+        write_section_headers(elf, layout, contents, place, strings, overlay);
+    write_symbol_fixups(elf, moves, overlay);
+    write_verneed_files(elf, plan, overlay);
+    return {place.offset + contents.size, !layout.appended || contents.size > layout.appended->size};
+}
+
+}  // namespace wheelfix::elf::editor
