@@ -22,17 +22,6 @@ using namespace wheelfix::wheel;
 
 namespace {
 
-template <typename Action>
-InputError error_from(Action action) {
-    try {
-        action();
-    } catch (const InputError& error) {
-        return error;
-    }
-    FAIL("no InputError thrown");
-    return InputError("", "");
-}
-
 std::string problems(const std::vector<VerifyFinding>& findings) {
     std::string out;
     for (const auto& finding : findings) out += finding.member + ": " + finding.problem + "\n";

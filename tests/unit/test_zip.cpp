@@ -29,17 +29,6 @@ InputError open_error(const fs::path& path) {
     return InputError("", "");
 }
 
-template <typename Action>
-InputError error_from(Action action) {
-    try {
-        action();
-    } catch (const InputError& error) {
-        return error;
-    }
-    FAIL("no InputError thrown");
-    return InputError("", "");
-}
-
 std::string as_string(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
 std::string raw_inflate(const std::vector<std::uint8_t>& compressed, std::size_t size) {

@@ -4,6 +4,7 @@
 // damage one way at a time.
 #pragma once
 
+#include "wheelfix/util/error.hpp"
 #include "wheelfix/wheel/record.hpp"
 
 #include <doctest/doctest.h>
@@ -23,6 +24,18 @@
 namespace wheelfix::test {
 
 namespace fs = std::filesystem;
+
+// The InputError an action throws; fails the test when it throws none.
+template <typename Action>
+InputError error_from(Action action) {
+    try {
+        action();
+    } catch (const InputError& error) {
+        return error;
+    }
+    FAIL("no InputError thrown");
+    return InputError("", "");
+}
 
 // tests/data/auditwheel when it holds wheels, else the shared copy.
 inline fs::path auditwheel_dir() {
