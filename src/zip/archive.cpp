@@ -313,7 +313,9 @@ std::uint64_t stream_bytes(const std::filesystem::path& path, zip_t* archive, co
                            zip_flags_t flags, std::uint64_t expected_size,
                            const std::function<void(std::span<const std::uint8_t>)>& sink, std::size_t chunk_size) {
     OpenMember file(path, archive, member, flags);
-    std::vector<std::uint8_t> buffer(std::max<std::size_t>(chunk_size, 1));
+    // Sized for the member (one byte over, so an overlong member shows on the first
+    // read): a wheel of thousands of small files must not pay a 1 MiB buffer each.
+    std::vector<std::uint8_t> buffer(std::clamp<std::uint64_t>(expected_size + 1, 1, std::max<std::size_t>(chunk_size, 1)));
     std::uint64_t total = 0;
     while (std::size_t got = file.read(path, member, buffer)) {
         total += got;
