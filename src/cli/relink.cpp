@@ -53,6 +53,7 @@ void render_json(const repair::RelinkResult& result) {
 }
 
 void render_text(const repair::RelinkResult& result, const GlobalOptions& global) {
+    if (global.quiet) return;
     for (const auto& change : result.changed) {
         fmt::print("{}\n", change.member);
         for (const auto& line : change.changes) fmt::print("  {}\n", line);
@@ -60,9 +61,8 @@ void render_text(const repair::RelinkResult& result, const GlobalOptions& global
             fmt::print("  size {} -> {}{}, {} re-deflated\n", change.size_before, change.size_after,
                        change.grew ? " (grew)" : "", human_size(change.recompressed_bytes));
     }
-    if (!global.quiet)
-        fmt::print("wrote {} ({} of {} ELF file(s) changed)\n", result.output.string(), result.changed.size(),
-                   result.elf_members);
+    fmt::print("wrote {} ({} of {} ELF file(s) changed)\n", result.output.string(), result.changed.size(),
+               result.elf_members);
 }
 
 int run_relink(RelinkArguments& args, const GlobalOptions& global) {

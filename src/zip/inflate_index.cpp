@@ -79,11 +79,21 @@ private:
     bool keep_;
 };
 
+// Buffers sized for the member (one byte over its size, so an overlong stream shows
+// at once), at most `chunk`: thousands of small members must not cost 1 MiB each.
+std::size_t buffer_size(std::uint64_t member_bytes, std::size_t chunk) {
+    return static_cast<std::size_t>(std::clamp<std::uint64_t>(member_bytes + 1, 1, chunk));
+}
+
 // Raw inflate with Z_BLOCK over the member's stored bytes, one step at a time.
 class BlockIndexer {
 public:
     BlockIndexer(const Archive& archive, const Member& member)
-        : archive_(archive), member_(member), raw_(archive.open_raw(member)), input_(kInputChunk), output_(kOutputChunk) {
+        : archive_(archive),
+          member_(member),
+          raw_(archive.open_raw(member)),
+          input_(buffer_size(member.compressed_size, kInputChunk)),
+          output_(buffer_size(member.size, kOutputChunk)) {
         if (inflateInit2(&stream_, -MAX_WBITS) != Z_OK) throw std::bad_alloc();
         stream_.next_out = output_.data();
         stream_.avail_out = static_cast<uInt>(output_.size());
