@@ -6,8 +6,9 @@ Contract: collects every ELF member of every wheel under $WHEELFIX_TEST_DATA
 lib*.so* file in /usr/local/cuda/lib64 when that directory exists. For each file:
 - `elf_dump_ours FILE` must equal `elf_dump_lief FILE` (the canonical dump, see
   tests/tools/elf_dump_lief.cpp for what it holds and what LIEF cannot express);
-  files over 200 MB skip LIEF only (LIEF 0.9.0 needs ~2x the file in RAM and
-  seconds per 100 MB) and are reported;
+  files over 1 GiB skip LIEF only (LIEF 0.9.0 needs ~2x the file in RAM and
+  about a second per 100 MB) and are reported; every CUDA 13 library is below that,
+  the 541 MB libcublasLt.so.13 included;
 - `elf_dump_ours FILE --readelf` must equal what `readelf -dW` (SONAME, NEEDED,
   RPATH, RUNPATH) and `readelf --dyn-syms -W` (name@version, UND or defined) show.
 Also checks that the fixtures really cover both classes, both byte orders and
@@ -29,7 +30,7 @@ from pathlib import Path
 
 ELF_MAGIC = b"\x7fELF"
 CUDA_LIB_DIR = Path("/usr/local/cuda/lib64")
-LIEF_SIZE_LIMIT = 200 * 1024 * 1024
+LIEF_SIZE_LIMIT = 1024 * 1024 * 1024
 WORKERS = 2
 
 
@@ -166,7 +167,7 @@ class ElfAgreement(unittest.TestCase):
         cls.files = collect_files(Path(cls.tmp.name))
         cls.lief_files = [(l, p) for l, p in cls.files if p.stat().st_size <= LIEF_SIZE_LIMIT]
         skipped = [l for l, p in cls.files if p.stat().st_size > LIEF_SIZE_LIMIT]
-        print(f"\n{len(cls.files)} ELF files; LIEF comparison skipped for {len(skipped)} over 200 MB"
+        print(f"\n{len(cls.files)} ELF files; LIEF comparison skipped for {len(skipped)} over 1 GiB"
               + (": " + ", ".join(skipped) if skipped else ""), file=sys.stderr)
         if not CUDA_LIB_DIR.is_dir():
             print(f"{CUDA_LIB_DIR} absent: CUDA libraries not compared", file=sys.stderr)
