@@ -10,7 +10,19 @@
 // the index) are counted apart as `system`: they are the system's business.
 // For each unresolved torch symbol: its demangled name and the near misses the
 // index exports — same qualified function name, different parameter list — each
-// classified by signature.hpp's rules (forwardable and why, or not and why).
+// classified by signature.hpp's rules (forwardable and why, or not and why), best
+// first: forwardable ones, then by name. An export with the very name but another
+// version is listed as a near miss too ("not forwardable: exported as …").
+//
+// check_imports() does the same from an ElfImports, the owned copy of what
+// resolution needs (imports_of()), so a caller can drop a member's bytes before
+// checking it against several torches. `bundled` holds libraries that ship with the
+// extension (other ELF members of the same wheel): they join the search scope when
+// NEEDED names them. A NEEDED name found in neither is `missing` when it looks like
+// a torch library (libc10*, libtorch*, libcaffe2*, libshm*) and left to the system
+// otherwise; an unversioned reference that resolves nowhere is counted as system
+// when some NEEDED library is outside the index (it may come from there), else it
+// is unresolved.
 #pragma once
 
 #include "wheelfix/abi/signature.hpp"
@@ -18,6 +30,7 @@
 #include "wheelfix/elf/elf_file.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wheelfix::abi {
@@ -42,9 +55,29 @@ struct ElfCheck {
     std::vector<std::string> missing_libraries;  // NEEDED torch libraries the index lacks
     std::size_t resolved = 0;
     std::size_t system = 0;                      // left to the system's libraries
+    std::size_t weak_missing = 0;                // weak references nothing defines (not errors)
     std::vector<Unresolved> unresolved;          // torch and other non-system misses
 };
 
+struct ImportedSymbol {
+    std::string name;
+    std::string version;       // requested version, empty if none
+    std::string version_file;  // the verneed file it is versioned against
+    bool weak = false;
+};
+
+struct ElfImports {
+    std::vector<std::string> needed;
+    std::vector<ImportedSymbol> symbols;  // undefined dynamic symbols, in table order
+};
+
+ElfImports imports_of(const elf::ElfFile& elf);
+
+ElfCheck check_imports(std::string member, const ElfImports& imports, const SymbolIndex& index,
+                       const SymbolIndex* bundled = nullptr);
 ElfCheck check_elf(std::string member, const elf::ElfFile& elf, const SymbolIndex& index);
+
+// True for file names of torch's own libraries: libc10*, libtorch*, libcaffe2*, libshm*.
+bool is_torch_library(std::string_view file_name);
 
 }  // namespace wheelfix::abi

@@ -14,7 +14,8 @@
 //   forwarder passes as zero (torch's `= nullptr` / `= false` defaults);
 // - not forwardable, with the reason: a changed width, a class passed by value, a
 //   std::string of the other ABI (cxx11 vs pre-cxx11), removed parameters, ...
-// The reason is one human line used in `check` output.
+// The reason is one human line used in `check` output, starting "forwardable: "
+// or "not forwardable: ".
 #pragma once
 
 #include <optional>
@@ -46,6 +47,11 @@ std::optional<Signature> parse_signature(std::string_view mangled);
 struct Compatibility {
     bool forwardable = false;
     std::size_t appended_zero_params = 0;  // trailing params the forwarder zeroes
+    // Integer-class registers (integers, bools, pointers, references, and `this` of
+    // a const member) the old call fills, when forwardable: the forwarder zeroes
+    // the next appended_zero_params registers. Assumes no hidden `this` (non-const
+    // member) or return slot, which a mangled name cannot show.
+    std::size_t integer_params_before = 0;
     std::string reason;                    // one line
 };
 

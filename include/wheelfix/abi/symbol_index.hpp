@@ -12,11 +12,35 @@
 // - an index file written by save_index() (format documented in man/wheelfix.1:
 //   versioned, line-oriented, gzip-compressed), load_index_file().
 // load_index(path) picks by what the path is. Errors are InputErrors naming the path.
+//
+// IndexOptions narrows what is read: `library_globs` (fnmatch on file names, e.g.
+// "libc10*.so") keeps only matching libraries (with `with_dependencies`, plus their
+// NEEDED closure within the same source); `roots` keeps only the libraries
+// reachable from those names (file name or SONAME) through NEEDED, breadth-first,
+// so `check` against a 1 GB torch wheel inflates only what the extension's
+// dependency closure holds. A wheel library member is inflated exactly once: the
+// bytes kept while it streams past are the ELF header, the program and section
+// header tables, the first PT_LOAD's file range (where linkers put .dynsym,
+// .gnu.version*, and usually .dynstr/.gnu.hash), PT_DYNAMIC, whatever DT_STRTAB,
+// DT_SYMTAB, DT_GNU_HASH, DT_HASH, DT_VERSYM, DT_VERNEED and DT_VERDEF point at
+// beyond it (patchelf moves .dynstr to an appended segment), the sections the
+// section header table names when it comes first, and the 64 KiB before the
+// section header table (.shstrtab). They land at their file offsets in an
+// anonymous sparse mapping, so untouched pages cost no memory, and the ordinary
+// ELF reader parses it. A layout whose tables could only be known after they had
+// streamed past is an InputError ("... cannot be indexed in one pass"), never a
+// second inflate. WheelReadStats reports what that cost (real torch 2.10.0:
+// libtorch_cuda.so inflates to 995 MiB and keeps 16.4 MiB; with -z noseparate-code
+// layouts, where the first PT_LOAD also holds .text, that segment is kept whole).
 #pragma once
+
+#include "wheelfix/elf/elf_file.hpp"
 
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -43,12 +67,44 @@ struct SymbolIndex {
     std::vector<LibraryExports> libraries;
 
     const LibraryExports* find_library(std::string_view soname_or_file) const;
+    // The label `check` prints for this torch: the version, else the source path.
+    std::string label() const;
 };
 
-SymbolIndex load_index(const std::filesystem::path& path);
-SymbolIndex load_index_from_directory(const std::filesystem::path& torch_dir);
-SymbolIndex load_index_from_wheel(const std::filesystem::path& torch_wheel);
-SymbolIndex load_index_file(const std::filesystem::path& index_file);
+// The definitions of `name` in `library` (several when versioned), or empty.
+std::span<const ExportedSymbol> find_symbol(const LibraryExports& library, std::string_view name);
+
+// One parsed library as an index entry: SONAME, NEEDED and the dynamic symbols
+// ld.so can bind to (defined; global, weak or unique; default or protected
+// visibility; not VER_NDX_LOCAL), sorted by name then version.
+LibraryExports exports_of(std::string file_name, const elf::ElfFile& elf);
+
+struct IndexOptions {
+    std::vector<std::string> library_globs;  // empty: every library
+    std::vector<std::string> roots;          // empty: no reachability filter
+    // With globs: the matching libraries become roots, so what they need from the
+    // same torch is indexed too and the index stays complete for resolution.
+    bool with_dependencies = false;
+};
+
+struct MemberRead {
+    std::string member;       // "torch/lib/libtorch_cuda.so"
+    std::uint64_t size = 0;   // inflated size
+    std::uint64_t kept = 0;   // bytes kept while it streamed past
+};
+
+struct WheelReadStats {
+    std::vector<MemberRead> members;  // in the order they were read, each once
+    std::uint64_t bytes_inflated() const;
+    std::uint64_t bytes_kept() const;
+    const MemberRead* largest_kept() const;  // the memory peak: one member is read at a time
+};
+
+SymbolIndex load_index(const std::filesystem::path& path, const IndexOptions& options = {});
+SymbolIndex load_index_from_directory(const std::filesystem::path& torch_dir, const IndexOptions& options = {});
+SymbolIndex load_index_from_wheel(const std::filesystem::path& torch_wheel, const IndexOptions& options = {},
+                                  WheelReadStats* stats = nullptr);
+SymbolIndex load_index_file(const std::filesystem::path& index_file, const IndexOptions& options = {});
 void save_index(const SymbolIndex& index, const std::filesystem::path& destination);  // atomic
 
 }  // namespace wheelfix::abi

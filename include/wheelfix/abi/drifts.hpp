@@ -1,0 +1,37 @@
+// Known torch ABI drifts: which symbol a newer torch exports in place of one that
+// extensions built against an older torch import, with where that is documented.
+//
+// Contract: known_drifts() parses src/abi/data/torch_drifts.txt, embedded into the
+// binary at build time (cmake wheelfix_embed), once; its format is documented at
+// the top of that file: blocks of "key: value" lines separated by blank lines,
+// '#' comments, required keys symbol, successor, since, source. parse_drifts()
+// reads the same format from any text (a user's drift file) and throws
+// InputError(origin, "line N: …") for an unknown key, a missing required key, a
+// duplicate key in a block or a symbol that is not a mangled C++ name (_Z…).
+// load_drifts() reads a file. drifts_for(symbol) lists the embedded entries for one
+// mangled symbol, in file order.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wheelfix::abi {
+
+struct Drift {
+    std::string symbol;     // mangled, as older builds import it
+    std::string successor;  // mangled, what the newer torch exports instead
+    std::string library;    // the torch library exporting the successor
+    std::string since;      // "2.10.0", "<=2.8.0" or "unreleased"
+    std::string source;     // header and what changed
+    std::string verified;   // which real wheels were checked
+    std::string note;
+};
+
+const std::vector<Drift>& known_drifts();
+std::vector<const Drift*> drifts_for(std::string_view symbol);
+std::vector<Drift> parse_drifts(std::string_view text, const std::string& origin);
+std::vector<Drift> load_drifts(const std::filesystem::path& path);
+
+}  // namespace wheelfix::abi

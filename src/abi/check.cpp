@@ -1,0 +1,130 @@
+// Resolving an extension's undefined dynamic symbols against a symbol index the
+// way ld.so does (check.hpp has the contract): the search scope is the extension's
+// NEEDED libraries and theirs, breadth-first, each found by SONAME or file name;
+// a reference binds to the first library in scope with a matching definition.
+// Version matching follows glibc's check_match: a versioned reference takes the
+// definition of that version, or an unversioned one; an unversioned reference
+// takes any definition that is not a hidden (sym@VER) version.
+#include "wheelfix/abi/check.hpp"
+
+#include "near_miss.hpp"
+
+#include "wheelfix/abi/demangle.hpp"
+
+#include <elf.h>
+
+#include <deque>
+#include <set>
+
+namespace wheelfix::abi {
+
+namespace {
+
+struct Scope {
+    std::vector<const LibraryExports*> libraries;  // breadth-first order
+    std::vector<std::string> unknown;              // NEEDED names neither index holds
+};
+
+const LibraryExports* find_anywhere(std::string_view name, const SymbolIndex& index, const SymbolIndex* bundled) {
+    if (const LibraryExports* library = index.find_library(name)) return library;
+    return bundled != nullptr ? bundled->find_library(name) : nullptr;
+}
+
+Scope search_scope(const std::vector<std::string>& needed, const SymbolIndex& index, const SymbolIndex* bundled) {
+    Scope scope;
+    std::deque<std::string> queue(needed.begin(), needed.end());
+    std::set<std::string> seen;
+    std::set<const LibraryExports*> added;
+    while (!queue.empty()) {
+        const std::string name = queue.front();
+        queue.pop_front();
+        if (!seen.insert(name).second) continue;
+        const LibraryExports* library = find_anywhere(name, index, bundled);
+        if (library == nullptr) {
+            scope.unknown.push_back(name);
+            continue;
+        }
+        if (!added.insert(library).second) continue;
+        scope.libraries.push_back(library);
+        queue.insert(queue.end(), library->needed.begin(), library->needed.end());
+    }
+    return scope;
+}
+
+bool version_matches(const ImportedSymbol& reference, const ExportedSymbol& definition) {
+    if (reference.version.empty()) return definition.version.empty() || definition.default_version;
+    return definition.version == reference.version || definition.version.empty();
+}
+
+bool defined_in(const ImportedSymbol& reference, const LibraryExports& library) {
+    for (const ExportedSymbol& definition : find_symbol(library, reference.name))
+        if (version_matches(reference, definition)) return true;
+    return false;
+}
+
+bool resolves(const ImportedSymbol& reference, const Scope& scope) {
+    for (const LibraryExports* library : scope.libraries)
+        if (defined_in(reference, *library)) return true;
+    return false;
+}
+
+bool versioned_outside(const ImportedSymbol& reference, const Scope& scope) {
+    if (reference.version_file.empty()) return false;
+    for (const LibraryExports* library : scope.libraries)
+        if (library->soname == reference.version_file || library->file_name == reference.version_file) return false;
+    return true;
+}
+
+Unresolved unresolved_entry(const ImportedSymbol& reference, const SymbolIndex& index) {
+    Unresolved entry;
+    entry.name = reference.name;
+    entry.demangled = demangle(reference.name);
+    entry.version = reference.version;
+    entry.is_torch = is_torch_namespace(top_namespace(reference.name));
+    if (entry.is_torch) entry.near_misses = detail::near_misses(reference.name, reference.version, index);
+    return entry;
+}
+
+}  // namespace
+
+bool is_torch_library(std::string_view file_name) {
+    for (std::string_view prefix : {"libc10", "libtorch", "libcaffe2", "libshm"})
+        if (file_name.starts_with(prefix)) return true;
+    return false;
+}
+
+ElfImports imports_of(const elf::ElfFile& elf) {
+    ElfImports imports;
+    for (std::string_view needed : elf.needed()) imports.needed.emplace_back(needed);
+    for (const elf::Symbol& symbol : elf.dynamic_symbols()) {
+        if (symbol.defined() || symbol.name.empty() || symbol.binding == STB_LOCAL) continue;
+        imports.symbols.push_back({std::string(symbol.name), std::string(symbol.version),
+                                   std::string(symbol.version_file), symbol.binding == STB_WEAK});
+    }
+    return imports;
+}
+
+ElfCheck check_imports(std::string member, const ElfImports& imports, const SymbolIndex& index,
+                       const SymbolIndex* bundled) {
+    ElfCheck result;
+    result.member = std::move(member);
+    const Scope scope = search_scope(imports.needed, index, bundled);
+    for (const std::string& name : scope.unknown)
+        if (is_torch_library(name)) result.missing_libraries.push_back(name);
+    const bool outside_libraries = !scope.unknown.empty();
+    for (const ImportedSymbol& reference : imports.symbols) {
+        const bool torch = is_torch_namespace(top_namespace(reference.name));
+        if (resolves(reference, scope)) ++result.resolved;
+        else if (versioned_outside(reference, scope)) ++result.system;
+        else if (reference.weak) ++result.weak_missing;
+        else if (!torch && outside_libraries) ++result.system;
+        else result.unresolved.push_back(unresolved_entry(reference, index));
+    }
+    return result;
+}
+
+ElfCheck check_elf(std::string member, const elf::ElfFile& elf, const SymbolIndex& index) {
+    return check_imports(std::move(member), imports_of(elf), index);
+}
+
+}  // namespace wheelfix::abi

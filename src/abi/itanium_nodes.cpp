@@ -1,0 +1,218 @@
+// Building the nodes the Itanium reader returns: builtin and operator tables, and
+// spelling composite types the way libiberty's cp-demangle does (itanium_nodes.hpp
+// has the contract).
+#include "itanium_nodes.hpp"
+
+#include <array>
+
+namespace wheelfix::abi::detail {
+
+std::string Node::text() const {
+    if (inner.empty()) return head + tail;
+    if (tail.starts_with("[")) return head + "(" + inner + ") " + tail;  // "int (*) [3]"
+    return head + "(" + inner + ")" + tail;
+}
+
+namespace {
+
+// <builtin-type> single letters, as GCC's demangler spells them (x86_64/aarch64 LP64).
+constexpr std::array kBuiltins{
+    Builtin{'v', "void", ParamClass::other, 0, false},
+    Builtin{'w', "wchar_t", ParamClass::integer, 32, true},
+    Builtin{'b', "bool", ParamClass::boolean, 8, false},
+    Builtin{'c', "char", ParamClass::integer, 8, true},
+    Builtin{'a', "signed char", ParamClass::integer, 8, true},
+    Builtin{'h', "unsigned char", ParamClass::integer, 8, false},
+    Builtin{'s', "short", ParamClass::integer, 16, true},
+    Builtin{'t', "unsigned short", ParamClass::integer, 16, false},
+    Builtin{'i', "int", ParamClass::integer, 32, true},
+    Builtin{'j', "unsigned int", ParamClass::integer, 32, false},
+    Builtin{'l', "long", ParamClass::integer, 64, true},
+    Builtin{'m', "unsigned long", ParamClass::integer, 64, false},
+    Builtin{'x', "long long", ParamClass::integer, 64, true},
+    Builtin{'y', "unsigned long long", ParamClass::integer, 64, false},
+    Builtin{'n', "__int128", ParamClass::integer, 128, true},
+    Builtin{'o', "unsigned __int128", ParamClass::integer, 128, false},
+    Builtin{'f', "float", ParamClass::floating, 32, true},
+    Builtin{'d', "double", ParamClass::floating, 64, true},
+    Builtin{'e', "long double", ParamClass::other, 80, true},  // x87: passed in memory
+    Builtin{'g', "__float128", ParamClass::floating, 128, true},
+    Builtin{'z', "...", ParamClass::other, 0, false},
+};
+
+// D<x> builtins.
+constexpr std::array kDBuiltins{
+    Builtin{'d', "decimal64", ParamClass::floating, 64, true},
+    Builtin{'e', "decimal128", ParamClass::floating, 128, true},
+    Builtin{'f', "decimal32", ParamClass::floating, 32, true},
+    Builtin{'h', "half", ParamClass::floating, 16, true},
+    Builtin{'i', "char32_t", ParamClass::integer, 32, false},
+    Builtin{'s', "char16_t", ParamClass::integer, 16, false},
+    Builtin{'u', "char8_t", ParamClass::integer, 8, false},
+    Builtin{'a', "auto", ParamClass::other, 0, false},
+    Builtin{'c', "decltype(auto)", ParamClass::other, 0, false},
+    Builtin{'n', "decltype(nullptr)", ParamClass::pointer, 64, false},
+};
+
+constexpr std::array kOperators{
+    Operator{"nw", "new"},   Operator{"na", "new[]"}, Operator{"dl", "delete"}, Operator{"da", "delete[]"},
+    Operator{"ps", "+"},     Operator{"ng", "-"},     Operator{"ad", "&"},      Operator{"de", "*"},
+    Operator{"co", "~"},     Operator{"pl", "+"},     Operator{"mi", "-"},      Operator{"ml", "*"},
+    Operator{"dv", "/"},     Operator{"rm", "%"},     Operator{"an", "&"},      Operator{"or", "|"},
+    Operator{"eo", "^"},     Operator{"aS", "="},     Operator{"pL", "+="},     Operator{"mI", "-="},
+    Operator{"mL", "*="},    Operator{"dV", "/="},    Operator{"rM", "%="},     Operator{"aN", "&="},
+    Operator{"oR", "|="},    Operator{"eO", "^="},    Operator{"ls", "<<"},     Operator{"rs", ">>"},
+    Operator{"lS", "<<="},   Operator{"rS", ">>="},   Operator{"eq", "=="},     Operator{"ne", "!="},
+    Operator{"lt", "<"},     Operator{"gt", ">"},     Operator{"le", "<="},     Operator{"ge", ">="},
+    Operator{"ss", "<=>"},   Operator{"nt", "!"},     Operator{"aa", "&&"},     Operator{"oo", "||"},
+    Operator{"pp", "++"},    Operator{"mm", "--"},    Operator{"cm", ","},      Operator{"pm", "->*"},
+    Operator{"pt", "->"},    Operator{"cl", "()"},    Operator{"ix", "[]"},     Operator{"qu", "?"},
+    Operator{"aw", "co_await"},
+};
+
+void merge_string_facts(TypeFacts& into, const TypeFacts& from) {
+    into.old_abi_string = into.old_abi_string || from.old_abi_string;
+    into.cxx11_abi_string = into.cxx11_abi_string || from.cxx11_abi_string;
+}
+
+// "name<args>" with the demangler's "> >" spacing.
+std::string angle(const std::string& name, const std::vector<Node>& args) {
+    std::string inside = join_texts(args);
+    std::string out = name + "<" + inside;
+    if (!inside.empty() && inside.back() == '>') out += ' ';
+    return out + ">";
+}
+
+Node map_pack(const Node& pack, Node (*apply)(const Node&, const std::string&), const std::string& arg) {
+    Node result = pack;
+    result.pack.clear();
+    for (const Node& element : pack.pack) result.pack.push_back(apply(element, arg));
+    result.head = join_texts(result.pack);
+    return result;
+}
+
+// Reference collapsing: T& & and T&& & are T&, T&& && is T&&, T& && is T&.
+Node collapse_reference(const Node& reference, const std::string& symbol) {
+    Node node = reference;
+    std::string& spelled = node.inner.empty() ? node.head : node.inner;
+    if (symbol == "&" && spelled.ends_with("&&")) spelled.pop_back();
+    node.unqualified = node.text();
+    return node;
+}
+
+}  // namespace
+
+const Builtin* find_builtin(char code) {
+    for (const Builtin& builtin : kBuiltins)
+        if (builtin.code == code) return &builtin;
+    return nullptr;
+}
+
+const Builtin* find_d_builtin(char code) {
+    for (const Builtin& builtin : kDBuiltins)
+        if (builtin.code == code) return &builtin;
+    return nullptr;
+}
+
+std::span<const Operator> operators() { return kOperators; }
+
+Node plain(std::string text) {
+    Node node;
+    node.head = std::move(text);
+    node.unqualified = node.head;
+    return node;
+}
+
+Node builtin_node(const Builtin& builtin) {
+    Node node = plain(builtin.spelling);
+    node.facts.klass = builtin.klass;
+    node.facts.width_bits = builtin.width;
+    node.facts.is_signed = builtin.is_signed;
+    return node;
+}
+
+std::string join_texts(const std::vector<Node>& nodes) {
+    std::string out;
+    for (const Node& node : nodes) {
+        if (node.is_pack) {
+            std::string inner = join_texts(node.pack);
+            if (inner.empty()) continue;
+            if (!out.empty()) out += ", ";
+            out += inner;
+            continue;
+        }
+        if (!out.empty()) out += ", ";
+        out += node.text();
+    }
+    return out;
+}
+
+// A class type's facts: passed by value as a class; which std::string it is.
+void set_class_facts(Node& node) {
+    node.facts.klass = ParamClass::class_by_value;
+    const std::string& name = node.template_name.empty() ? node.unqualified : node.template_name;
+    if (name == "std::__cxx11::basic_string") node.facts.cxx11_abi_string = true;
+    if (name == "std::basic_string" || name == "std::string") node.facts.old_abi_string = true;
+}
+
+Node with_template_args(const Node& prefix, std::vector<Node> args) {
+    Node node = plain(angle(prefix.text(), args));
+    node.template_name = prefix.text();
+    node.simple_name = prefix.simple_name;
+    node.facts = prefix.facts;
+    for (const Node& arg : args) {
+        merge_string_facts(node.facts, arg.facts);
+        for (const Node& element : arg.pack) merge_string_facts(node.facts, element.facts);
+    }
+    node.template_args = std::move(args);
+    return node;
+}
+
+Node qualified_child(const Node& prefix, const Node& component) {
+    Node node = plain(prefix.text() + "::" + component.text());
+    node.simple_name = component.simple_name;
+    node.facts = prefix.facts;
+    merge_string_facts(node.facts, component.facts);
+    return node;
+}
+
+Node cv_qualified(const Node& type, const std::string& cv) {
+    if (type.is_pack) return map_pack(type, cv_qualified, cv);
+    Node node = type;
+    if (type.is_function) node.tail += cv;
+    else if (type.is_array) node.head.insert(node.head.size() - 1, cv);  // before the space
+    else {
+        node.head = type.text() + cv;
+        node.inner.clear();
+        node.tail.clear();
+    }
+    node.unqualified = type.unqualified;
+    node.referent.clear();
+    return node;
+}
+
+// A pointer or reference to `type`; `symbol` is "*", "&" or "&&".
+Node indirection(const Node& type, const std::string& symbol) {
+    if (type.is_pack) return map_pack(type, indirection, symbol);
+    if (symbol != "*" && type.facts.klass == ParamClass::reference) return collapse_reference(type, symbol);
+    Node node;
+    const bool declarator = type.is_function || type.is_array || !type.inner.empty();
+    if (declarator) {
+        node = type;
+        node.inner = type.inner + symbol;
+    } else {
+        node = plain(type.text() + symbol);
+    }
+    node.is_function = node.is_array = false;
+    node.template_args.clear();
+    node.template_name.clear();
+    node.unqualified = node.text();
+    node.referent = declarator ? type.text() : type.unqualified;
+    node.facts = TypeFacts{};
+    node.facts.klass = symbol == "*" ? ParamClass::pointer : ParamClass::reference;
+    node.facts.width_bits = 64;
+    merge_string_facts(node.facts, type.facts);
+    return node;
+}
+
+}  // namespace wheelfix::abi::detail

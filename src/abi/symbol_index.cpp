@@ -1,0 +1,198 @@
+// The symbol index model, the loader dispatch, and the helpers every loader
+// shares: exports of a parsed library, torch/version.py, name filters and the
+// NEEDED walk (symbol_index.hpp and symbol_index_internal.hpp have the contracts).
+#include "symbol_index_internal.hpp"
+
+#include "wheelfix/util/error.hpp"
+
+#include <elf.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <fstream>
+#include <set>
+#include <tuple>
+
+namespace wheelfix::abi {
+
+const LibraryExports* SymbolIndex::find_library(std::string_view soname_or_file) const {
+    for (const LibraryExports& library : libraries)
+        if (library.soname == soname_or_file) return &library;
+    for (const LibraryExports& library : libraries)
+        if (library.file_name == soname_or_file) return &library;
+    return nullptr;
+}
+
+std::string SymbolIndex::label() const { return torch_version.empty() ? source : torch_version; }
+
+namespace {
+
+struct ByName {
+    bool operator()(const ExportedSymbol& a, std::string_view b) const { return a.name < b; }
+    bool operator()(std::string_view a, const ExportedSymbol& b) const { return a < b.name; }
+};
+
+}  // namespace
+
+std::span<const ExportedSymbol> find_symbol(const LibraryExports& library, std::string_view name) {
+    auto range = std::equal_range(library.symbols.begin(), library.symbols.end(), name, ByName{});
+    return {range.first, range.second};
+}
+
+namespace {
+
+enum class PathKind { directory, gzip_index, text_index, zip, other };
+
+PathKind kind_of(const std::filesystem::path& path) {
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error)) return PathKind::directory;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path.string(), "cannot open (no such file or directory, or not readable)");
+    std::array<char, 21> head{};
+    in.read(head.data(), head.size());
+    const std::string_view start(head.data(), static_cast<std::size_t>(in.gcount()));
+    if (start.starts_with("\x1f\x8b")) return PathKind::gzip_index;
+    if (start.starts_with("wheelfix-symbol-index")) return PathKind::text_index;
+    if (start.starts_with("PK\x03\x04") || start.starts_with("PK\x05\x06")) return PathKind::zip;
+    return PathKind::other;
+}
+
+bool is_exported(const elf::Symbol& symbol) {
+    if (!symbol.defined() || symbol.name.empty()) return false;
+    if (symbol.binding != STB_GLOBAL && symbol.binding != STB_WEAK && symbol.binding != STB_GNU_UNIQUE) return false;
+    if (symbol.visibility != STV_DEFAULT && symbol.visibility != STV_PROTECTED) return false;
+    return symbol.version_index != VER_NDX_LOCAL;
+}
+
+// The value of `name = '…'` or `name: T = '…'` on one line of version.py, if that line sets it.
+std::optional<std::string> assigned_string(std::string_view line, std::string_view name) {
+    if (!line.starts_with(name)) return std::nullopt;
+    line.remove_prefix(name.size());
+    const std::size_t equals = line.find('=');
+    if (equals == std::string_view::npos) return std::nullopt;
+    const std::string_view before = line.substr(0, equals);
+    if (!before.empty() && before.front() != ' ' && before.front() != ':' && before.front() != '\t')
+        return std::nullopt;  // "cuda_version = ..." is another name
+    std::string_view value = line.substr(equals + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    if (value.empty() || (value.front() != '\'' && value.front() != '"')) return std::string();  // None
+    const char quote = value.front();
+    const std::size_t end = value.find(quote, 1);
+    if (end == std::string_view::npos) return std::nullopt;
+    return std::string(value.substr(1, end - 1));
+}
+
+}  // namespace
+
+LibraryExports exports_of(std::string file_name, const elf::ElfFile& elf) {
+    LibraryExports library;
+    library.file_name = std::move(file_name);
+    library.soname = std::string(elf.soname().value_or(""));
+    for (std::string_view needed : elf.needed()) library.needed.emplace_back(needed);
+    for (const elf::Symbol& symbol : elf.dynamic_symbols()) {
+        if (!is_exported(symbol)) continue;
+        library.symbols.push_back(
+            {std::string(symbol.name), std::string(symbol.version), !symbol.version_hidden, symbol.type});
+    }
+    std::sort(library.symbols.begin(), library.symbols.end(), [](const ExportedSymbol& a, const ExportedSymbol& b) {
+        return std::tie(a.name, a.version) < std::tie(b.name, b.version);
+    });
+    return library;
+}
+
+namespace detail {
+
+TorchVersion parse_version_py(std::string_view text) {
+    TorchVersion result;
+    while (!text.empty()) {
+        const std::size_t end = text.find('\n');
+        std::string_view line = text.substr(0, end);
+        if (auto version = assigned_string(line, "__version__")) result.version = *version;
+        if (auto cuda = assigned_string(line, "cuda")) result.cuda = *cuda;
+        if (end == std::string_view::npos) break;
+        text.remove_prefix(end + 1);
+    }
+    return result;
+}
+
+bool looks_like_library(std::string_view file_name) {
+    const std::size_t so = file_name.find(".so");
+    if (so == std::string_view::npos || so == 0) return false;
+    const std::string_view rest = file_name.substr(so + 3);
+    if (rest.empty()) return true;
+    if (rest.front() != '.') return false;
+    return std::all_of(rest.begin(), rest.end(), [](char c) { return c == '.' || (c >= '0' && c <= '9'); });
+}
+
+bool matches_any_glob(std::string_view file_name, const std::vector<std::string>& globs) {
+    if (globs.empty()) return true;
+    const std::string name(file_name);
+    return std::any_of(globs.begin(), globs.end(),
+                       [&](const std::string& glob) { return ::fnmatch(glob.c_str(), name.c_str(), 0) == 0; });
+}
+
+std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candidates, const IndexOptions& options) {
+    if (options.with_dependencies && !options.library_globs.empty()) {
+        IndexOptions closure;
+        closure.roots = options.roots;
+        for (const Candidate& candidate : candidates)
+            if (matches_any_glob(candidate.file_name, options.library_globs))
+                closure.roots.push_back(candidate.file_name);
+        if (closure.roots.empty()) return {};
+        return read_libraries(candidates, closure);
+    }
+    std::vector<const Candidate*> allowed;
+    for (const Candidate& candidate : candidates)
+        if (matches_any_glob(candidate.file_name, options.library_globs)) allowed.push_back(&candidate);
+    std::vector<LibraryExports> libraries;
+    if (options.roots.empty()) {
+        for (const Candidate* candidate : allowed) libraries.push_back(candidate->read());
+        return libraries;
+    }
+    std::deque<std::string> queue(options.roots.begin(), options.roots.end());
+    std::set<std::string> seen;
+    std::set<const Candidate*> read;
+    while (!queue.empty()) {
+        const std::string name = queue.front();
+        queue.pop_front();
+        if (!seen.insert(name).second) continue;
+        for (const Candidate* candidate : allowed) {
+            if (candidate->file_name != name || read.count(candidate)) continue;
+            read.insert(candidate);
+            libraries.push_back(candidate->read());
+            for (const std::string& needed : libraries.back().needed) queue.push_back(needed);
+            if (!libraries.back().soname.empty()) seen.insert(libraries.back().soname);
+        }
+    }
+    return libraries;
+}
+
+void apply_options(SymbolIndex& index, const IndexOptions& options) {
+    std::vector<Candidate> candidates;
+    for (LibraryExports& library : index.libraries) {
+        LibraryExports* source = &library;
+        candidates.push_back({library.file_name, [source] { return std::move(*source); }});
+    }
+    // Roots may name a SONAME that differs from the file name: resolve those first.
+    IndexOptions resolved = options;
+    for (std::string& root : resolved.roots)
+        if (const LibraryExports* library = index.find_library(root)) root = library->file_name;
+    index.libraries = read_libraries(candidates, resolved);
+}
+
+}  // namespace detail
+
+SymbolIndex load_index(const std::filesystem::path& path, const IndexOptions& options) {
+    switch (kind_of(path)) {
+    case PathKind::directory: return load_index_from_directory(path, options);
+    case PathKind::gzip_index:
+    case PathKind::text_index: return load_index_file(path, options);
+    case PathKind::zip: return load_index_from_wheel(path, options);
+    case PathKind::other: break;
+    }
+    throw InputError(path.string(), "not a torch directory, a wheel or a wheelfix symbol index");
+}
+
+}  // namespace wheelfix::abi

@@ -1,0 +1,94 @@
+// load_index_from_directory: a torch package directory (…/site-packages/torch with
+// lib/ and version.py), a site-packages directory holding torch/, or any directory
+// of shared libraries. Each library is mapped read-only and parsed in place, so
+// only the pages holding its headers, dynamic section and symbol tables are read.
+// Files named like libraries that are not ELF (linker scripts) are skipped;
+// symbolic links to a library the directory already holds are not indexed twice.
+#include "symbol_index_internal.hpp"
+
+#include "wheelfix/util/error.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace wheelfix::abi {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TorchLayout {
+    fs::path library_dir;
+    fs::path version_file;  // may not exist
+};
+
+TorchLayout locate(const fs::path& path) {
+    std::error_code error;
+    if (fs::is_directory(path / "lib", error)) return {path / "lib", path / "version.py"};
+    if (fs::is_directory(path / "torch" / "lib", error)) return {path / "torch" / "lib", path / "torch" / "version.py"};
+    return {path, path / "version.py"};
+}
+
+std::string read_small_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+LibraryExports read_library(const fs::path& path) {
+    detail::MappedFile file(path);
+    try {
+        return exports_of(path.filename().string(), elf::ElfFile::parse(file.bytes()));
+    } catch (const elf::ElfError& error) {
+        throw InputError(path.string(), std::string("invalid ELF: ") + error.what());
+    }
+}
+
+bool is_elf_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[4] = {};
+    in.read(magic, 4);
+    return in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
+// Regular files named like libraries, and symbolic links whose target is not
+// itself in the directory, sorted by name.
+std::vector<fs::path> library_files(const fs::path& dir) {
+    std::vector<fs::path> files;
+    std::error_code error;
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+        const std::string name = entry.path().filename().string();
+        if (!detail::looks_like_library(name) || !entry.is_regular_file(error)) continue;
+        if (entry.is_symlink(error)) {
+            const fs::path target = fs::canonical(entry.path(), error);
+            if (!error && target.parent_path() == fs::canonical(dir, error)) continue;
+        }
+        if (is_elf_file(entry.path())) files.push_back(entry.path());
+    }
+    if (error) throw InputError(dir.string(), "cannot list: " + error.message());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+}  // namespace
+
+SymbolIndex load_index_from_directory(const fs::path& torch_dir, const IndexOptions& options) {
+    const TorchLayout layout = locate(torch_dir);
+    std::vector<detail::Candidate> candidates;
+    for (const fs::path& file : library_files(layout.library_dir))
+        candidates.push_back({file.filename().string(), [file] { return read_library(file); }});
+    if (candidates.empty())
+        throw InputError(torch_dir.string(), "no shared libraries (expected a torch directory with lib/)");
+    SymbolIndex index;
+    index.source = torch_dir.string();
+    const detail::TorchVersion version = detail::parse_version_py(read_small_file(layout.version_file));
+    index.torch_version = version.version;
+    index.cuda_version = version.cuda;
+    index.libraries = detail::read_libraries(candidates, options);
+    return index;
+}
+
+}  // namespace wheelfix::abi

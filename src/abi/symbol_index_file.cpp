@@ -1,0 +1,334 @@
+// The index file: save_index / load_index_file.
+//
+// Format, version 1 (also in man/wheelfix.1, INDEX FILE FORMAT): gzip-compressed
+// UTF-8 text, one record per line, fields separated by one space.
+//
+//   wheelfix-symbol-index 1          first line; readers refuse other versions
+//   torch 2.10.0+cu128               optional: torch's __version__
+//   cuda 12.8                        optional: the CUDA variant
+//   source torch-2.10.0-…whl         optional: what it was made from
+//   library libc10_cuda.so           starts a library (its file name)
+//   soname libc10_cuda.so            optional
+//   needed libc10.so                 one per DT_NEEDED, in order
+//   symbols 223                      the count of symbol lines that follow
+//   F _ZN3c104cuda9SetDeviceEab      <type> <name>[@@<version>|@<version>]
+//   end                              ends the file
+//
+// <type> is the ELF symbol type: N notype, O object, F func, S section, C common,
+// T tls, I gnu_ifunc, or its decimal value. `@@VER` is a default version, `@VER`
+// a hidden one (sym@VER), none is unversioned. Bytes <= 0x20, '%', '@' and 0x7f
+// in names and values are written %XX. Symbol lines are sorted by name, then
+// version. Unknown keyword lines outside a symbol block are ignored, so version 1
+// can gain fields. The gzip header carries no name and no time: the same index
+// gives the same bytes. The file is written to a temporary file beside the
+// destination and renamed into place. Reading caps the inflated size at 1 GiB.
+#include "symbol_index_internal.hpp"
+
+#include "wheelfix/util/error.hpp"
+
+#include <zlib.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace wheelfix::abi {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kMagic = "wheelfix-symbol-index";
+constexpr int kFormatVersion = 1;
+constexpr std::uint64_t kMaxInflated = 1ull << 30;
+
+struct TypeLetter {
+    std::uint8_t type;
+    char letter;
+};
+constexpr std::array kTypeLetters{TypeLetter{0, 'N'}, TypeLetter{1, 'O'}, TypeLetter{2, 'F'}, TypeLetter{3, 'S'},
+                                  TypeLetter{5, 'C'}, TypeLetter{6, 'T'}, TypeLetter{10, 'I'}};
+
+std::string type_field(std::uint8_t type) {
+    for (const TypeLetter& entry : kTypeLetters)
+        if (entry.type == type) return std::string(1, entry.letter);
+    return std::to_string(type);
+}
+
+std::optional<std::uint8_t> parse_type_field(std::string_view field) {
+    if (field.size() == 1)
+        for (const TypeLetter& entry : kTypeLetters)
+            if (entry.letter == field[0]) return entry.type;
+    if (field.empty() || field.size() > 3) return std::nullopt;
+    unsigned value = 0;
+    for (char c : field) {
+        if (c < '0' || c > '9') return std::nullopt;
+        value = value * 10 + static_cast<unsigned>(c - '0');
+    }
+    if (value > 15) return std::nullopt;
+    return static_cast<std::uint8_t>(value);
+}
+
+bool needs_escape(unsigned char c) { return c <= 0x20 || c == '%' || c == '@' || c == 0x7f; }
+
+std::string escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (unsigned char c : text) {
+        if (!needs_escape(c)) {
+            out += static_cast<char>(c);
+            continue;
+        }
+        char buffer[4];
+        std::snprintf(buffer, sizeof buffer, "%%%02X", c);
+        out += buffer;
+    }
+    return out;
+}
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+std::optional<std::string> unescape(std::string_view text) {
+    if (text.find('%') == std::string_view::npos) return std::string(text);
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '%') {
+            out += text[i];
+            continue;
+        }
+        if (i + 2 >= text.size()) return std::nullopt;
+        const int high = hex_digit(text[i + 1]);
+        const int low = hex_digit(text[i + 2]);
+        if (high < 0 || low < 0) return std::nullopt;
+        out += static_cast<char>(high * 16 + low);
+        i += 2;
+    }
+    return out;
+}
+
+// ---- writing -----------------------------------------------------------------
+
+void write_symbol(std::string& out, const ExportedSymbol& symbol) {
+    out += type_field(symbol.type);
+    out += ' ';
+    out += escape(symbol.name);
+    if (!symbol.version.empty()) {
+        out += symbol.default_version ? "@@" : "@";
+        out += escape(symbol.version);
+    }
+    out += '\n';
+}
+
+void write_field(std::string& out, std::string_view key, const std::string& value) {
+    if (value.empty()) return;
+    out.append(key).append(" ").append(escape(value)).append("\n");
+}
+
+std::string index_text(const SymbolIndex& index) {
+    std::string out = std::string(kMagic) + " " + std::to_string(kFormatVersion) + "\n";
+    write_field(out, "torch", index.torch_version);
+    write_field(out, "cuda", index.cuda_version);
+    write_field(out, "source", index.source);
+    for (const LibraryExports& library : index.libraries) {
+        write_field(out, "library", library.file_name);
+        write_field(out, "soname", library.soname);
+        for (const std::string& needed : library.needed) write_field(out, "needed", needed);
+        out += "symbols " + std::to_string(library.symbols.size()) + "\n";
+        for (const ExportedSymbol& symbol : library.symbols) write_symbol(out, symbol);
+    }
+    out += "end\n";
+    return out;
+}
+
+std::string gzip(const std::string& text) {
+    z_stream stream{};
+    if (deflateInit2(&stream, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+        throw std::runtime_error("deflateInit2 failed");
+    std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    stream.avail_in = static_cast<uInt>(text.size());
+    stream.next_out = reinterpret_cast<Bytef*>(out.data());
+    stream.avail_out = static_cast<uInt>(out.size());
+    const int status = deflate(&stream, Z_FINISH);
+    out.resize(stream.total_out);
+    deflateEnd(&stream);
+    if (status != Z_STREAM_END) throw std::runtime_error("deflate did not finish");
+    return out;
+}
+
+// ---- reading -----------------------------------------------------------------
+
+std::string read_all(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path.string(), "cannot open");
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    return bytes.str();
+}
+
+std::string gunzip(const std::string& compressed, const fs::path& path) {
+    z_stream stream{};
+    if (inflateInit2(&stream, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+    stream.avail_in = static_cast<uInt>(compressed.size());
+    std::string out;
+    std::array<char, 1 << 16> buffer{};
+    int status = Z_OK;
+    while (status != Z_STREAM_END) {
+        stream.next_out = reinterpret_cast<Bytef*>(buffer.data());
+        stream.avail_out = buffer.size();
+        status = inflate(&stream, Z_NO_FLUSH);
+        if (status != Z_OK && status != Z_STREAM_END) break;
+        out.append(buffer.data(), buffer.size() - stream.avail_out);
+        if (out.size() > kMaxInflated) status = Z_DATA_ERROR;
+        if (status == Z_OK && stream.avail_in == 0 && stream.avail_out != 0) status = Z_BUF_ERROR;
+    }
+    inflateEnd(&stream);
+    if (status != Z_STREAM_END) throw InputError(path.string(), "damaged or truncated gzip data in the symbol index");
+    return out;
+}
+
+class IndexParser {
+public:
+    IndexParser(std::string_view text, const fs::path& path) : text_(text), path_(path) {}
+
+    SymbolIndex run() {
+        std::string_view first = next_line();
+        if (!first.starts_with(kMagic)) problem("not a wheelfix symbol index");
+        if (first != std::string(kMagic) + " " + std::to_string(kFormatVersion))
+            problem("unsupported index format '" + std::string(first) + "' (this wheelfix reads version 1)");
+        SymbolIndex index;
+        while (true) {
+            if (at_end()) problem("truncated: no 'end' line");
+            std::string_view line = next_line();
+            if (line == "end") break;
+            read_record(index, line);
+        }
+        return index;
+    }
+
+private:
+    bool at_end() const { return position_ >= text_.size(); }
+
+    std::string_view next_line() {
+        const std::size_t end = text_.find('\n', position_);
+        const std::size_t stop = end == std::string_view::npos ? text_.size() : end;
+        std::string_view line = text_.substr(position_, stop - position_);
+        position_ = stop + 1;
+        ++line_number_;
+        return line;
+    }
+
+    [[noreturn]] void problem(const std::string& what) const {
+        throw InputError(path_.string(), "line " + std::to_string(line_number_) + ": " + what);
+    }
+
+    std::string value(std::string_view line, std::size_t key_length) {
+        auto text = unescape(line.substr(key_length + 1));
+        if (!text) problem("bad %XX escape");
+        return *text;
+    }
+
+    void read_record(SymbolIndex& index, std::string_view line) {
+        const std::size_t space = line.find(' ');
+        const std::string_view key = line.substr(0, space);
+        if (space == std::string_view::npos) problem("expected '<keyword> <value>'");
+        if (key == "torch") index.torch_version = value(line, key.size());
+        else if (key == "cuda") index.cuda_version = value(line, key.size());
+        else if (key == "source") index.source = value(line, key.size());
+        else if (key == "library") index.libraries.push_back({value(line, key.size()), {}, {}, {}});
+        else if (key == "soname") current(index).soname = value(line, key.size());
+        else if (key == "needed") current(index).needed.push_back(value(line, key.size()));
+        else if (key == "symbols") read_symbols(current(index), line.substr(space + 1));
+    }
+
+    LibraryExports& current(SymbolIndex& index) {
+        if (index.libraries.empty()) problem("library field before any 'library' line");
+        return index.libraries.back();
+    }
+
+    void read_symbols(LibraryExports& library, std::string_view count_text) {
+        std::uint64_t count = 0;
+        for (char c : count_text) {
+            if (c < '0' || c > '9' || count > text_.size()) problem("bad symbol count");
+            count = count * 10 + static_cast<std::uint64_t>(c - '0');
+        }
+        if (count > text_.size()) problem("symbol count larger than the file");
+        library.symbols.reserve(static_cast<std::size_t>(count));
+        for (std::uint64_t i = 0; i < count; ++i) {
+            if (at_end()) problem("truncated symbol list");
+            library.symbols.push_back(read_symbol(next_line()));
+        }
+        if (!std::is_sorted(library.symbols.begin(), library.symbols.end(),
+                            [](const ExportedSymbol& a, const ExportedSymbol& b) { return a.name < b.name; }))
+            problem("symbols of " + library.file_name + " are not sorted");
+    }
+
+    ExportedSymbol read_symbol(std::string_view line) {
+        const std::size_t space = line.find(' ');
+        if (space == std::string_view::npos) problem("expected '<type> <name>'");
+        auto type = parse_type_field(line.substr(0, space));
+        if (!type) problem("bad symbol type '" + std::string(line.substr(0, space)) + "'");
+        std::string_view rest = line.substr(space + 1);
+        ExportedSymbol symbol;
+        symbol.type = *type;
+        const std::size_t at = rest.find('@');
+        auto name = unescape(rest.substr(0, at));
+        if (!name || name->empty()) problem("bad symbol name");
+        symbol.name = std::move(*name);
+        if (at != std::string_view::npos) {
+            symbol.default_version = rest.substr(at).starts_with("@@");
+            auto version = unescape(rest.substr(at + (symbol.default_version ? 2 : 1)));
+            if (!version || version->empty()) problem("bad symbol version");
+            symbol.version = std::move(*version);
+        }
+        return symbol;
+    }
+
+    std::string_view text_;
+    const fs::path& path_;
+    std::size_t position_ = 0;
+    std::size_t line_number_ = 0;
+};
+
+}  // namespace
+
+void save_index(const SymbolIndex& index, const fs::path& destination) {
+    const std::string bytes = gzip(index_text(index));
+    fs::path temporary = destination;
+    temporary += ".wheelfix-tmp";
+    {
+        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+        if (!out) throw InputError(destination.string(), "cannot write (directory missing or not writable)");
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        out.close();
+        if (!out) {
+            std::error_code ignored;
+            fs::remove(temporary, ignored);
+            throw InputError(destination.string(), "write failed");
+        }
+    }
+    std::error_code error;
+    fs::rename(temporary, destination, error);
+    if (error) {
+        fs::remove(temporary, error);
+        throw InputError(destination.string(), "cannot move the index into place");
+    }
+}
+
+SymbolIndex load_index_file(const fs::path& index_file, const IndexOptions& options) {
+    std::string bytes = read_all(index_file);
+    if (bytes.starts_with("\x1f\x8b")) bytes = gunzip(bytes, index_file);
+    SymbolIndex index = IndexParser(bytes, index_file).run();
+    if (index.source.empty()) index.source = index_file.string();
+    detail::apply_options(index, options);
+    return index;
+}
+
+}  // namespace wheelfix::abi

@@ -1,0 +1,74 @@
+// Pieces shared by the symbol index loaders (private to src/abi).
+//
+// Contract:
+// - parse_version_py() reads torch/version.py: `__version__ = '…'` and the CUDA
+//   variant in either form torch has written (`cuda = '12.8'`,
+//   `cuda: Optional[str] = '13.0'`); None or a missing line gives "".
+// - read_libraries() applies IndexOptions to a list of candidate libraries that are
+//   read only on demand: glob filter first, then, with roots, a breadth-first walk
+//   through NEEDED by file name or SONAME, reading each candidate at most once.
+// - MappedFile maps a file read-only (the page cache serves only the pages the
+//   reader touches); SparseImage is an anonymous, zero-filled, lazily backed
+//   mapping of a given size (only written pages use memory).
+#pragma once
+
+#include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/elf/elf_file.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wheelfix::abi::detail {
+
+struct TorchVersion {
+    std::string version;
+    std::string cuda;
+};
+TorchVersion parse_version_py(std::string_view text);
+
+bool looks_like_library(std::string_view file_name);
+bool matches_any_glob(std::string_view file_name, const std::vector<std::string>& globs);
+
+struct Candidate {
+    std::string file_name;
+    std::function<LibraryExports()> read;
+};
+std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candidates, const IndexOptions& options);
+
+// Keeps only what IndexOptions allows of an index already in memory (index files).
+void apply_options(SymbolIndex& index, const IndexOptions& options);
+
+class MappedFile {
+public:
+    explicit MappedFile(const std::filesystem::path& path);  // InputError naming the path
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+    ~MappedFile();
+    std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+
+private:
+    const std::uint8_t* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+class SparseImage {
+public:
+    explicit SparseImage(std::uint64_t size);  // std::bad_alloc when the address space is short
+    SparseImage(SparseImage&& other) noexcept;
+    SparseImage(const SparseImage&) = delete;
+    SparseImage& operator=(const SparseImage&) = delete;
+    ~SparseImage();
+    std::uint8_t* data() { return data_; }
+    std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+
+private:
+    std::uint8_t* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+}  // namespace wheelfix::abi::detail

@@ -1,0 +1,115 @@
+// load_index_from_wheel: a torch wheel read in place. The libraries are the
+// members under torch/lib/ (or, in a wheel without torch/lib/, every member named
+// like a shared library); the version comes from torch/version.py. Each library
+// member is inflated once, streaming, through a StreamedElf that keeps only the
+// byte ranges of its dynamic tables (streamed_elf.hpp); members are read one at a
+// time, so memory peaks at the largest kept set, not at any library's size.
+#include "streamed_elf.hpp"
+
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/zip/archive.hpp"
+
+#include <set>
+
+namespace wheelfix::abi {
+
+namespace {
+
+constexpr std::size_t kChunk = 256 * 1024;
+
+std::string base_name(std::string_view member) {
+    const std::size_t slash = member.rfind('/');
+    return std::string(slash == std::string_view::npos ? member : member.substr(slash + 1));
+}
+
+bool has_torch_lib(const zip::Archive& archive) {
+    for (const zip::Member& member : archive.members())
+        if (member.name.starts_with("torch/lib/")) return true;
+    return false;
+}
+
+std::vector<const zip::Member*> library_members(const zip::Archive& archive) {
+    const bool torch_layout = has_torch_lib(archive);
+    std::vector<const zip::Member*> members;
+    std::set<std::string> names;
+    for (const zip::Member& member : archive.members()) {
+        if (member.is_directory || member.is_symlink) continue;
+        if (torch_layout && !member.name.starts_with("torch/lib/")) continue;
+        if (torch_layout && member.name.find('/', 10) != std::string::npos) continue;  // torch/lib/libshm/…
+        const std::string name = base_name(member.name);
+        if (!detail::looks_like_library(name) || !names.insert(name).second) continue;
+        members.push_back(&member);
+    }
+    return members;
+}
+
+detail::TorchVersion wheel_version(const zip::Archive& archive) {
+    const zip::Member* member = archive.find("torch/version.py");
+    if (member == nullptr || member->size > (1u << 20)) return {};
+    const std::vector<std::uint8_t> bytes = archive.read(*member);
+    return detail::parse_version_py(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+void record(WheelReadStats* stats, const zip::Member& member, std::uint64_t kept) {
+    if (stats != nullptr) stats->members.push_back({member.name, member.size, kept});
+}
+
+// Inflates one member once; returns its exports (empty library when it is not ELF).
+LibraryExports read_member(const zip::Archive& archive, const zip::Member& member, WheelReadStats* stats) {
+    const std::string where = archive.path().string();
+    try {
+        detail::StreamedElf streamed(member.size);
+        archive.stream(member, [&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); }, kChunk);
+        record(stats, member, streamed.kept_bytes());
+        if (!streamed.is_elf()) return LibraryExports{base_name(member.name), {}, {}, {}};
+        streamed.check_kept();
+        const elf::ElfFile elf = elf::ElfFile::parse(streamed.image());
+        streamed.check_symbols(elf);
+        return exports_of(base_name(member.name), elf);
+    } catch (const elf::ElfError& error) {
+        throw InputError(where, member.name + ": " + error.what());
+    }
+}
+
+}  // namespace
+
+std::uint64_t WheelReadStats::bytes_inflated() const {
+    std::uint64_t sum = 0;
+    for (const MemberRead& read : members) sum += read.size;
+    return sum;
+}
+
+std::uint64_t WheelReadStats::bytes_kept() const {
+    std::uint64_t sum = 0;
+    for (const MemberRead& read : members) sum += read.kept;
+    return sum;
+}
+
+const MemberRead* WheelReadStats::largest_kept() const {
+    const MemberRead* largest = nullptr;
+    for (const MemberRead& read : members)
+        if (largest == nullptr || read.kept > largest->kept) largest = &read;
+    return largest;
+}
+
+SymbolIndex load_index_from_wheel(const std::filesystem::path& torch_wheel, const IndexOptions& options,
+                                  WheelReadStats* stats) {
+    const zip::Archive archive = zip::Archive::open(torch_wheel);
+    std::vector<detail::Candidate> candidates;
+    for (const zip::Member* member : library_members(archive))
+        candidates.push_back({base_name(member->name), [&archive, member, stats] {
+                                  return read_member(archive, *member, stats);
+                              }});
+    SymbolIndex index;
+    index.source = torch_wheel.string();
+    const detail::TorchVersion version = wheel_version(archive);
+    index.torch_version = version.version;
+    index.cuda_version = version.cuda;
+    for (LibraryExports& library : detail::read_libraries(candidates, options))
+        if (!library.symbols.empty() || !library.soname.empty() || !library.needed.empty())
+            index.libraries.push_back(std::move(library));
+    if (candidates.empty()) throw InputError(torch_wheel.string(), "no shared libraries in this wheel");
+    return index;
+}
+
+}  // namespace wheelfix::abi

@@ -1,0 +1,170 @@
+// Grouping and rendering `wheelfix check` results (check_report.hpp has the contract).
+#include "check_report.hpp"
+
+#include "render.hpp"
+
+#include "wheelfix/abi/drifts.hpp"
+#include "wheelfix/util/json.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace wheelfix::cli {
+
+namespace {
+
+void group_unresolved(TorchResult& result) {
+    std::map<std::pair<std::string, std::string>, GroupedSymbol> groups;
+    for (const abi::ElfCheck& check : result.members)
+        for (const abi::Unresolved& unresolved : check.unresolved) {
+            auto [it, fresh] = groups.try_emplace({unresolved.name, unresolved.version}, GroupedSymbol{unresolved, {}});
+            it->second.needed_by.push_back(check.member);
+        }
+    for (auto& [key, group] : groups) result.unresolved.push_back(std::move(group));
+    std::sort(result.unresolved.begin(), result.unresolved.end(), [](const GroupedSymbol& a, const GroupedSymbol& b) {
+        return std::tie(a.symbol.demangled, a.symbol.name) < std::tie(b.symbol.demangled, b.symbol.name);
+    });
+}
+
+void group_libraries(TorchResult& result) {
+    std::map<std::string, std::vector<std::string>> groups;
+    for (const abi::ElfCheck& check : result.members)
+        for (const std::string& name : check.missing_libraries) groups[name].push_back(check.member);
+    for (auto& [name, members] : groups) result.missing_libraries.push_back({name, std::move(members)});
+}
+
+const abi::Drift* known_drift(const std::string& symbol, const std::string& successor) {
+    for (const abi::Drift* drift : abi::drifts_for(symbol))
+        if (drift->successor == successor) return drift;
+    return nullptr;
+}
+
+std::string member_counts(const abi::ElfCheck& check) {
+    std::string text = fmt::format("{} resolved, {} left to the system", check.resolved, check.system);
+    if (check.weak_missing) text += fmt::format(", {} weak undefined", check.weak_missing);
+    if (!check.unresolved.empty()) text += fmt::format(", {} UNRESOLVED", check.unresolved.size());
+    if (!check.missing_libraries.empty()) text += ", missing " + join(check.missing_libraries, " ");
+    return text;
+}
+
+std::string near_miss_text(const GroupedSymbol& group, const abi::NearMiss& miss) {
+    std::string out = fmt::format("    near miss: {}  [{}]\n      {}\n", miss.demangled, miss.library,
+                                  miss.compatibility.reason);
+    if (const abi::Drift* drift = known_drift(group.symbol.name, miss.name))
+        out += fmt::format("      known drift (torch {}): {}\n", drift->since, drift->source);
+    return out;
+}
+
+std::string unresolved_text(const GroupedSymbol& group, const GlobalOptions& global) {
+    std::string out = fmt::format("  unresolved{}: {}\n", group.symbol.is_torch ? "" : " (not torch)",
+                                  group.symbol.demangled);
+    if (group.symbol.demangled != group.symbol.name || global.verbose)
+        out += fmt::format("    symbol: {}{}\n", group.symbol.name,
+                           group.symbol.version.empty() ? "" : "@" + group.symbol.version);
+    out += "    needed by: " + join(group.needed_by, ", ") + "\n";
+    if (group.symbol.near_misses.empty() && group.symbol.is_torch)
+        out += "    no export of this torch has the same name: removed or renamed\n";
+    for (const abi::NearMiss& miss : group.symbol.near_misses) out += near_miss_text(group, miss);
+    return out;
+}
+
+std::string torch_text(const TorchResult& torch, const GlobalOptions& global) {
+    std::string out = fmt::format("torch {} ({}){}\n", torch.label, torch.source,
+                                  torch.loads() ? ": everything resolves" : "");
+    for (const abi::ElfCheck& check : torch.members)
+        if (global.verbose || (!global.quiet && !(check.unresolved.empty() && check.missing_libraries.empty())))
+            out += fmt::format("  {}: {}\n", check.member, member_counts(check));
+    for (const GroupedLibrary& library : torch.missing_libraries)
+        out += fmt::format("  missing library: {} (needed by {})\n", library.name, join(library.needed_by, ", "));
+    for (const GroupedSymbol& group : torch.unresolved) out += unresolved_text(group, global);
+    return out;
+}
+
+std::string matrix_text(const CheckReport& report) {
+    std::vector<std::string> cells;
+    for (const TorchResult& torch : report.torches)
+        cells.push_back(torch.loads() ? torch.label + " yes"
+                                      : fmt::format("{} NO ({} missing)", torch.label, torch.missing()));
+    return "loads against: " + join(cells, ", ") + "\n";
+}
+
+void write_near_miss(JsonWriter& json, const GroupedSymbol& group, const abi::NearMiss& miss) {
+    json.begin_object().field("name", miss.name).field("demangled", miss.demangled).field("library", miss.library);
+    json.field("forwardable", miss.compatibility.forwardable);
+    json.field("appended_zero_params", static_cast<std::uint64_t>(miss.compatibility.appended_zero_params));
+    json.field("reason", miss.compatibility.reason).key("known_drift");
+    if (const abi::Drift* drift = known_drift(group.symbol.name, miss.name))
+        json.begin_object().field("since", drift->since).field("source", drift->source).end_object();
+    else
+        json.null();
+    json.end_object();
+}
+
+void write_unresolved(JsonWriter& json, const GroupedSymbol& group) {
+    json.begin_object().field("name", group.symbol.name).field("demangled", group.symbol.demangled);
+    json.field("version", group.symbol.version).field("torch", group.symbol.is_torch);
+    json.string_array("needed_by", group.needed_by).key("near_misses").begin_array();
+    for (const abi::NearMiss& miss : group.symbol.near_misses) write_near_miss(json, group, miss);
+    json.end_array().end_object();
+}
+
+void write_member(JsonWriter& json, const abi::ElfCheck& check) {
+    json.begin_object().field("member", check.member);
+    json.field("resolved", static_cast<std::uint64_t>(check.resolved));
+    json.field("system", static_cast<std::uint64_t>(check.system));
+    json.field("weak_missing", static_cast<std::uint64_t>(check.weak_missing));
+    json.field("unresolved", static_cast<std::uint64_t>(check.unresolved.size()));
+    json.string_array("missing_libraries", check.missing_libraries).end_object();
+}
+
+void write_torch(JsonWriter& json, const TorchResult& torch) {
+    json.begin_object().field("source", torch.source).field("torch_version", torch.torch_version);
+    json.field("cuda_version", torch.cuda_version).field("loads", torch.loads());
+    json.field("missing", static_cast<std::uint64_t>(torch.missing()));
+    json.key("missing_libraries").begin_array();
+    for (const GroupedLibrary& library : torch.missing_libraries)
+        json.begin_object().field("name", library.name).string_array("needed_by", library.needed_by).end_object();
+    json.end_array().key("unresolved").begin_array();
+    for (const GroupedSymbol& group : torch.unresolved) write_unresolved(json, group);
+    json.end_array().key("members").begin_array();
+    for (const abi::ElfCheck& check : torch.members) write_member(json, check);
+    json.end_array().end_object();
+}
+
+}  // namespace
+
+bool CheckReport::loads_everywhere() const {
+    return std::all_of(torches.begin(), torches.end(), [](const TorchResult& torch) { return torch.loads(); });
+}
+
+TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members) {
+    TorchResult result;
+    result.source = index.source;
+    result.label = index.label();
+    result.torch_version = index.torch_version;
+    result.cuda_version = index.cuda_version;
+    result.members = std::move(members);
+    group_unresolved(result);
+    group_libraries(result);
+    return result;
+}
+
+std::string render_check_text(const CheckReport& report, const GlobalOptions& global) {
+    std::string out;
+    for (const TorchResult& torch : report.torches) out += torch_text(torch, global);
+    return out + matrix_text(report);
+}
+
+std::string write_check_json(const CheckReport& report) {
+    JsonWriter json;
+    json.begin_object().field("schema", "wheelfix.check/1").field("input", report.input);
+    json.field("loads_everywhere", report.loads_everywhere()).key("torches").begin_array();
+    for (const TorchResult& torch : report.torches) write_torch(json, torch);
+    json.end_array().end_object();
+    return json.str();
+}
+
+}  // namespace wheelfix::cli

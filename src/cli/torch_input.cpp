@@ -1,0 +1,41 @@
+// load_torch: the torch inputs of check and index (torch_input.hpp has the contract).
+#include "torch_input.hpp"
+
+#include "render.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+namespace wheelfix::cli {
+
+namespace {
+
+bool starts_like_zip(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[2] = {};
+    in.read(magic, 2);
+    return in.gcount() == 2 && magic[0] == 'P' && magic[1] == 'K';
+}
+
+void report(const std::string& wheel, const abi::WheelReadStats& stats) {
+    const abi::MemberRead* largest = stats.largest_kept();
+    if (largest == nullptr) return;
+    fmt::print(stderr, "wheelfix: {}: inflated {} libraries ({}) once each, kept {} in all, at most {} at a time\n",
+               wheel, stats.members.size(), human_size(stats.bytes_inflated()), human_size(stats.bytes_kept()),
+               human_size(largest->kept));
+    for (const abi::MemberRead& read : stats.members)
+        fmt::print(stderr, "wheelfix:   {} {} -> kept {}\n", read.member, human_size(read.size), human_size(read.kept));
+}
+
+}  // namespace
+
+abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options, bool verbose) {
+    if (!starts_like_zip(path)) return abi::load_index(path, options);
+    abi::WheelReadStats stats;
+    abi::SymbolIndex index = abi::load_index_from_wheel(path, options, &stats);
+    if (verbose) report(path, stats);
+    return index;
+}
+
+}  // namespace wheelfix::cli

@@ -1,0 +1,14 @@
+// Loading a `--torch PATH` (or `index PATH`) for the commands: a torch directory,
+// a torch wheel or an index file. For a wheel, -v reports on stderr what was
+// inflated and what was kept: one summary line, then one line per library member.
+#pragma once
+
+#include "wheelfix/abi/symbol_index.hpp"
+
+#include <string>
+
+namespace wheelfix::cli {
+
+abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options, bool verbose);
+
+}  // namespace wheelfix::cli

@@ -1,0 +1,215 @@
+"""check and index end to end: the sample sgl_kernel wheel against the three stand-in
+torches (tree, index file and torch wheel forms must agree), the version matrix,
+patchelf-laid-out libraries read in one pass from a wheel, and bad inputs."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import wfx  # noqa: E402
+
+TREES = {v: wfx.SAMPLES / f"torch-{v}" / "torch" for v in ("2.9.0", "2.10.0", "2.11.0")}
+OLD_CHECK = "c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool)"
+NEW_CHECK = "c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, unsigned int, bool)"
+LOG_CHECK = ("c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, unsigned int, bool, "
+             "c10::cuda::CUDAErrorLogCapture*)")
+MEMBERS = ["sgl_kernel/sm100/common_ops.abi3.so", "sgl_kernel/sm90/common_ops.abi3.so"]
+
+
+def answer(doc):
+    """The check result without where each torch came from (tree, index or wheel)."""
+    for torch in doc["torches"]:
+        torch.pop("source")
+    doc.pop("input")
+    return doc
+
+
+def check_json(*torches, target=wfx.SGL_WHEEL, status=None):
+    proc = wfx.run("--json", "check", target, "--torch", *torches, check_status=status)
+    return json.loads(proc.stdout)
+
+
+def torch_wheel(tree, destination):
+    """A stand-in torch wheel: torch/... from a tree, deflated, as pip would see it."""
+    with zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as wheel:
+        for path in sorted(tree.rglob("*")):
+            if path.is_file():
+                wheel.write(path, "torch/" + path.relative_to(tree).as_posix())
+        wheel.writestr("torch-0.0.0.dist-info/WHEEL", "Wheel-Version: 1.0\n")
+    return destination
+
+
+def section_offset(path, name):
+    out = subprocess.run(["readelf", "-SW", str(path)], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        fields = line.replace("[ ", "[").split()
+        if len(fields) > 4 and fields[1] == name:
+            return int(fields[4], 16)
+    raise AssertionError(f"{path}: no section {name}")
+
+
+def unresolved_named(torch, demangled):
+    return next((u for u in torch["unresolved"] if u["demangled"] == demangled), None)
+
+
+class CheckAgainstTrees(unittest.TestCase):
+    def test_loads_against_2_9(self):
+        doc = check_json(TREES["2.9.0"], status=0)
+        self.assertEqual(doc["schema"], "wheelfix.check/1")
+        torch = doc["torches"][0]
+        self.assertTrue(torch["loads"])
+        self.assertEqual(torch["torch_version"], "2.9.0+cu130")
+        self.assertEqual([m["member"] for m in torch["members"]], MEMBERS)
+        self.assertTrue(all(m["unresolved"] == 0 and m["resolved"] == 5 for m in torch["members"]))
+
+    def test_2_10_misses_c10_cuda_check_implementation_with_a_forwardable_successor(self):
+        doc = check_json(TREES["2.10.0"], status=1)
+        torch = doc["torches"][0]
+        self.assertFalse(torch["loads"])
+        self.assertEqual([u["demangled"] for u in torch["unresolved"]], [OLD_CHECK])
+        miss = torch["unresolved"][0]
+        self.assertTrue(miss["torch"])
+        self.assertEqual(miss["needed_by"], MEMBERS)
+        self.assertEqual(len(miss["near_misses"]), 1)
+        near = miss["near_misses"][0]
+        self.assertEqual(near["demangled"], NEW_CHECK)
+        self.assertEqual(near["library"], "libc10_cuda.so")
+        self.assertTrue(near["forwardable"])
+        self.assertEqual(near["appended_zero_params"], 0)
+        self.assertIn("int -> unsigned int", near["reason"])
+        self.assertEqual(near["known_drift"]["since"], "2.10.0")
+        text = wfx.run("check", wfx.SGL_WHEEL, "--torch", TREES["2.10.0"], check_status=1).stdout
+        self.assertIn("unresolved: " + OLD_CHECK, text)
+        self.assertIn("near miss: " + NEW_CHECK, text)
+        self.assertIn("forwardable: parameter 4 int -> unsigned int (same width)", text)
+
+    def test_2_11_flags_set_device_and_the_log_capture_successor(self):
+        torch = check_json(TREES["2.11.0"], status=1)["torches"][0]
+        self.assertEqual(torch["missing"], 2)
+        set_device = unresolved_named(torch, "c10::cuda::SetDevice(signed char)")
+        self.assertIsNotNone(set_device)
+        self.assertEqual(set_device["near_misses"][0]["demangled"], "c10::cuda::SetDevice(signed char, bool)")
+        self.assertEqual(set_device["near_misses"][0]["appended_zero_params"], 1)
+        self.assertTrue(set_device["near_misses"][0]["forwardable"])
+        check = unresolved_named(torch, OLD_CHECK)
+        self.assertEqual(check["near_misses"][0]["demangled"], LOG_CHECK)
+        self.assertEqual(check["near_misses"][0]["appended_zero_params"], 1)
+
+    def test_matrix_of_three(self):
+        proc = wfx.run("check", wfx.SGL_WHEEL, "--torch", *TREES.values(), check_status=1)
+        self.assertEqual(proc.stdout.splitlines()[-1],
+                         "loads against: 2.9.0+cu130 yes, 2.10.0+cu130 NO (1 missing), 2.11.0+cu130 NO (2 missing)")
+        doc = check_json(*TREES.values(), status=1)
+        self.assertEqual([t["loads"] for t in doc["torches"]], [True, False, False])
+        self.assertFalse(doc["loads_everywhere"])
+        quiet = wfx.run("-q", "check", wfx.SGL_WHEEL, "--torch", TREES["2.9.0"], check_status=0).stdout
+        self.assertEqual(quiet.splitlines()[-1], "loads against: 2.9.0+cu130 yes")
+
+    def test_a_bare_elf_gives_the_member_answer(self):
+        with wfx.TempDir() as tmp, zipfile.ZipFile(wfx.SGL_WHEEL) as wheel:
+            elf = tmp / "common_ops.abi3.so"
+            elf.write_bytes(wheel.read(MEMBERS[1]))
+            torch = check_json(TREES["2.10.0"], target=elf, status=1)["torches"][0]
+            self.assertEqual([u["demangled"] for u in torch["unresolved"]], [OLD_CHECK])
+            self.assertEqual(torch["unresolved"][0]["needed_by"], [str(elf)])
+            check_json(TREES["2.9.0"], target=elf, status=0)
+
+
+class IndexAndWheelForms(unittest.TestCase):
+    def test_an_index_gives_the_tree_answer(self):
+        with wfx.TempDir() as tmp:
+            for version, tree in TREES.items():
+                index = tmp / f"torch-{version}.idx"
+                out = wfx.run("index", tree, "-o", index, check_status=0).stdout
+                self.assertIn("4 libraries", out)
+                self.assertEqual(index.read_bytes()[:2], b"\x1f\x8b")
+                status = 0 if version == "2.9.0" else 1
+                self.assertEqual(answer(check_json(index, status=status)), answer(check_json(tree, status=status)))
+            again = tmp / "again.idx"
+            wfx.run("index", TREES["2.10.0"], "-o", again, check_status=0)
+            self.assertEqual(again.read_bytes(), (tmp / "torch-2.10.0.idx").read_bytes())
+            started = time.perf_counter()
+            wfx.run("check", wfx.SGL_WHEEL, "--torch", tmp / "torch-2.10.0.idx", check_status=1)
+            print(f"\n  check against an index: {1000 * (time.perf_counter() - started):.1f} ms wall "
+                  "(includes process start; bench/ measures it)", file=sys.stderr)
+
+    def test_index_libs_glob(self):
+        with wfx.TempDir() as tmp:
+            doc = json.loads(wfx.run("--json", "index", TREES["2.9.0"], "-o", tmp / "c10.idx",
+                                     "--libs", "libc10*", check_status=0).stdout)
+            self.assertEqual([lib["file_name"] for lib in doc["libraries"]], ["libc10.so", "libc10_cuda.so"])
+            self.assertEqual(doc["schema"], "wheelfix.index/1")
+            # libtorch_cuda.so is not in this index: check says which library is missing.
+            torch = check_json(tmp / "c10.idx", status=1)["torches"][0]
+            self.assertEqual([lib["name"] for lib in torch["missing_libraries"]], ["libtorch_cuda.so"])
+            self.assertEqual(wfx.run("index", TREES["2.9.0"], "-o", tmp / "x.idx", "--libs", "nomatch*").returncode, 2)
+
+    def test_a_torch_wheel_gives_the_tree_answer(self):
+        with wfx.TempDir() as tmp:
+            for version, tree in TREES.items():
+                wheel = torch_wheel(tree, tmp / f"torch-{version}-cp310-cp310-linux_x86_64.whl")
+                status = 0 if version == "2.9.0" else 1
+                self.assertEqual(answer(check_json(wheel, status=status)), answer(check_json(tree, status=status)))
+                index = tmp / f"from-wheel-{version}.idx"
+                wfx.run("index", wheel, "-o", index, check_status=0)
+                self.assertEqual(answer(check_json(index, status=status)), answer(check_json(tree, status=status)))
+
+    @unittest.skipUnless(shutil.which("patchelf"), "patchelf not installed")
+    def test_patchelf_layout_is_read_in_one_pass(self):
+        """Real torch wheels went through patchelf, which moves .dynstr into a segment
+        appended at the end of the file, after .dynamic: the one pass must still
+        find it, and agree with the tree."""
+        with wfx.TempDir() as tmp:
+            tree = tmp / "torch"
+            shutil.copytree(TREES["2.10.0"], tree)
+            for lib in (tree / "lib").glob("*.so"):
+                subprocess.run(["patchelf", "--set-rpath", "$ORIGIN:" + "/opt/x" * 200, str(lib)], check=True)
+                self.assertGreater(section_offset(lib, ".dynstr"), section_offset(lib, ".dynamic"), lib)
+            wheel = torch_wheel(tree, tmp / "torch-2.10.0-cp310-cp310-linux_x86_64.whl")
+            self.assertEqual(answer(check_json(wheel, status=1)), answer(check_json(tree, status=1)))
+            proc = wfx.run("-v", "check", wfx.SGL_WHEEL, "--torch", wheel, check_status=1)
+            self.assertRegex(proc.stderr, r"inflated 4 libraries \(.*\) once each, kept")
+            read = sorted(line.split()[1] for line in proc.stderr.splitlines() if line.startswith("wheelfix:   "))
+            self.assertEqual(read, [f"torch/lib/{name}" for name in
+                                    ("libc10.so", "libc10_cuda.so", "libtorch_cpu.so", "libtorch_cuda.so")])
+
+
+class BadInputs(unittest.TestCase):
+    def assert_error(self, *args):
+        proc = wfx.run(*args)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        self.assertTrue(proc.stderr.startswith("wheelfix: "), proc.stderr)
+        return proc.stderr
+
+    def test_errors_exit_2_with_one_line(self):
+        with wfx.TempDir() as tmp:
+            text = tmp / "notes.txt"
+            text.write_text("hello\n")
+            bad_gzip = tmp / "bad.idx"
+            bad_gzip.write_bytes(b"\x1f\x8b\x08\x00garbage")
+            future = tmp / "future.idx"
+            future.write_text("wheelfix-symbol-index 2\nend\n")
+            self.assertIn("no-such.whl", self.assert_error("check", tmp / "no-such.whl", "--torch", TREES["2.9.0"]))
+            self.assertIn("missing-torch", self.assert_error("check", wfx.SGL_WHEEL, "--torch", tmp / "missing-torch"))
+            self.assertIn("not a torch directory", self.assert_error("check", wfx.SGL_WHEEL, "--torch", text))
+            self.assertIn("gzip", self.assert_error("check", wfx.SGL_WHEEL, "--torch", bad_gzip))
+            self.assertIn("unsupported index format", self.assert_error("check", wfx.SGL_WHEEL, "--torch", future))
+            self.assertIn("not a wheel and not an ELF", self.assert_error("check", text, "--torch", TREES["2.9.0"]))
+            self.assertIn("no shared libraries", self.assert_error("check", wfx.SGL_WHEEL, "--torch", tmp))
+            self.assertEqual(wfx.run("check", wfx.SGL_WHEEL).returncode, 2)  # usage: --torch is required
+            self.assert_error("index", TREES["2.9.0"], "-o", tmp / "no-dir" / "x.idx")
+            self.assert_error("index", text, "-o", tmp / "x.idx")
+            self.assertFalse((tmp / "x.idx").exists())
+            pure = wfx.SAMPLES / "purepy-1.0.0-py3-none-any.whl"
+            self.assertIn("no ELF", self.assert_error("check", pure, "--torch", TREES["2.9.0"]))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
