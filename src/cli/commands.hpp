@@ -22,5 +22,8 @@ using CommandRunner = std::function<int()>;
 CommandRunner register_inspect(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_verify(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_relink(CLI::App& app, const GlobalOptions& global);
+CommandRunner register_check(CLI::App& app, const GlobalOptions& global);
+CommandRunner register_index(CLI::App& app, const GlobalOptions& global);
+CommandRunner register_shim(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace wheelfix::cli

@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
     add(wheelfix::cli::register_inspect);
     add(wheelfix::cli::register_verify);
     add(wheelfix::cli::register_relink);
+    add(wheelfix::cli::register_check);
+    add(wheelfix::cli::register_index);
+    add(wheelfix::cli::register_shim);
 
     try {
         app.parse(argc, argv);

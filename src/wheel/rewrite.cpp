@@ -7,7 +7,9 @@
 #include "wheelfix/wheel/verify.hpp"
 #include "wheelfix/zip/writer.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <set>
 #include <cstdlib>
 #include <sys/stat.h>
 
@@ -30,8 +32,25 @@ std::int64_t time_for_changed(const zip::Member& member, const WriteOptions& opt
     return options.source_date_epoch.value_or(member.mtime);
 }
 
+RecordEntry record_entry_for(const AddedMember& added) {
+    RecordEntry entry;
+    entry.path = added.name;
+    entry.hash_algorithm = "sha256";
+    entry.hash_value = urlsafe_b64_nopad(sha256(added.bytes));
+    entry.size = added.bytes.size();
+    return entry;
+}
+
+// Added members' lines go before the first .dist-info line (or last).
+void insert_added(const Wheel& wheel, std::vector<RecordEntry>& entries, const std::vector<AddedMember>& added) {
+    auto at = std::find_if(entries.begin(), entries.end(), [&](const RecordEntry& e) { return in_dist_info(wheel, e.path); });
+    std::vector<RecordEntry> lines;
+    for (const auto& member : added) lines.push_back(record_entry_for(member));
+    entries.insert(at, lines.begin(), lines.end());
+}
+
 std::string regenerated_record(const Wheel& wheel, const std::map<std::string, zip::PrecompressedMember>& edited,
-                               bool drop_signatures) {
+                               const std::vector<AddedMember>& added, bool drop_signatures) {
     std::vector<RecordEntry> entries;
     for (auto entry : wheel.record()) {
         if (drop_signatures && is_signature(wheel, entry.path)) continue;
@@ -42,6 +61,7 @@ std::string regenerated_record(const Wheel& wheel, const std::map<std::string, z
         }
         entries.push_back(std::move(entry));
     }
+    insert_added(wheel, entries, added);
     return format_record(entries);
 }
 
@@ -56,6 +76,26 @@ zip::OutputMember output_for(const zip::Member& member, std::map<std::string, zi
     } else {
         out.source = zip::RawCopy{&member};
     }
+    return out;
+}
+
+void check_added(const Wheel& wheel, const std::vector<AddedMember>& added) {
+    std::set<std::string_view> names;
+    for (const auto& member : wheel.archive().members()) names.insert(member.name);
+    for (const auto& member : added) {
+        if (member.name.empty() || member.name.front() == '/' || in_dist_info(wheel, member.name))
+            throw InputError(member.name, "cannot add this member to the wheel");
+        if (!names.insert(member.name).second)
+            throw InputError(wheel.archive().path().string(), "already has a member " + member.name);
+    }
+}
+
+zip::OutputMember output_for_added(AddedMember& added, std::int64_t mtime) {
+    zip::OutputMember out;
+    out.name = added.name;
+    out.unix_mode = added.unix_mode;
+    out.mtime = mtime;
+    out.source = zip::Content{std::move(added.bytes)};
     return out;
 }
 
@@ -83,7 +123,14 @@ void require_record_matches(const Wheel& wheel, const std::vector<MemberDigest>&
 
 void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
                  const std::filesystem::path& destination, const WriteOptions& options) {
-    bool changed = !edited.empty();
+    write_wheel(wheel, std::move(edited), {}, destination, options);
+}
+
+void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
+                 std::vector<AddedMember> added, const std::filesystem::path& destination,
+                 const WriteOptions& options) {
+    check_added(wheel, added);
+    bool changed = !edited.empty() || !added.empty();
     std::vector<zip::OutputMember> payload, dist_info;
     const zip::Member* record_member = nullptr;
     for (const auto& member : wheel.archive().members()) {
@@ -96,13 +143,14 @@ void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMem
         list.push_back(output_for(member, edited, options));
     }
     if (!record_member) throw InputError(wheel.archive().path().string(), "no RECORD member");
+    std::string record_text = changed ? regenerated_record(wheel, edited, added, changed) : std::string();
+    for (auto& member : added) payload.push_back(output_for_added(member, time_for_changed(*record_member, options)));
 
     zip::OutputMember record;
     record.name = wheel.record_path();
     record.unix_mode = mode_of(*record_member);
     if (changed) {
-        std::string text = regenerated_record(wheel, edited, changed);
-        record.source = zip::Content{std::vector<std::uint8_t>(text.begin(), text.end())};
+        record.source = zip::Content{std::vector<std::uint8_t>(record_text.begin(), record_text.end())};
         record.mtime = time_for_changed(*record_member, options);
     } else {
         record.source = zip::RawCopy{record_member};

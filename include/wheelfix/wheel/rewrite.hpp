@@ -12,7 +12,12 @@
 // - the .dist-info directory comes last and RECORD last of all;
 // - unix modes (permission bits, symlinks) are kept; edited members and RECORD get
 //   the SOURCE_DATE_EPOCH time when given, else their original time, so the same
-//   input and options give byte-identical output.
+//   input and options give byte-identical output;
+// - `added` members (new files: a shim library, ...) go after the input's payload
+//   members and before the .dist-info directory, with the mode given, the
+//   SOURCE_DATE_EPOCH time (else RECORD's original time) and a RECORD line each;
+//   a name that already exists in the wheel, or lies inside the .dist-info
+//   directory, is an InputError.
 #pragma once
 
 #include "wheelfix/wheel/scan.hpp"
@@ -35,8 +40,18 @@ struct WriteOptions {
 // SOURCE_DATE_EPOCH from the environment; InputError when it is set but not a number.
 std::optional<std::int64_t> source_date_epoch_from_environment();
 
+// A new file for the output wheel.
+struct AddedMember {
+    std::string name;                      // path inside the wheel
+    std::vector<std::uint8_t> bytes;
+    std::uint32_t unix_mode = 0100755;     // st_mode incl. type bits
+};
+
 void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
                  const std::filesystem::path& destination, const WriteOptions& options);
+void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
+                 std::vector<AddedMember> added, const std::filesystem::path& destination,
+                 const WriteOptions& options);
 
 // Refuses (InputError naming the wheel, with the first finding) a wheel whose
 // members do not match its RECORD: commands that write never launder a tampered

@@ -1,0 +1,83 @@
+// shim: make a wheel's extensions load against a torch they were not built for, by
+// adding a generated shim library (abi/shim.hpp) that defines the torch symbols
+// the target torch no longer exports.
+//
+// Contract: shim_wheel(wheel, torch, out_dir, maps) loads the torch's symbol index
+// (abi/symbol_index.hpp: package directory, torch wheel or index file) and reads the
+// wheel once (wheel::scan_members_indexed): every ELF member with a dynamic section
+// is checked (abi::check_elf). For each unresolved torch function symbol, in this
+// order of authority:
+// - `maps` (--map OLD=NEW, mangled names) names its successor by hand: NEW must be
+//   exported by the torch, and when both signatures parse they must be
+//   ABI-compatible (abi::classify) — an incompatible map is an InputError;
+// - the known-drift data file (abi/drifts.hpp, when built in) records the successor
+//   and the facts mangling cannot tell (member function, return in memory);
+// - otherwise the first forwardable near miss check found;
+// it becomes a forwarder, unless the appended parameters cannot be placed in
+// registers (then, and when there is no successor, a stub that names the symbol,
+// the torch and the members needing it, and aborts). Data symbols, versioned
+// references and non-torch misses cannot be shimmed and are reported.
+// One shim per call (one target torch), placed at "<escaped dist>.libs/<shim file>"
+// (auditwheel's convention), with RUNPATH "$ORIGIN/../torch/lib". Every affected
+// extension gets the shim's SONAME appended to NEEDED and "{root}/<dist>.libs" to its
+// search path through the relink engine; the wheel is written to out_dir/<same name>
+// with RECORD lines for the edited and the added member (wheel/rewrite.hpp).
+// When nothing needs a shim, the wheel is copied unchanged (RECORD kept).
+// Memory: the extensions that need the shim are kept inflated until the shim's name
+// (a hash of its content) is known, since their edits name it.
+// Refused (InputError): a wheel that already carries a wheelfix shim (shim the
+// original instead), extensions of different machines, a torch index without a
+// version, writing over the input.
+#pragma once
+
+#include "wheelfix/abi/shim.hpp"
+#include "wheelfix/repair/relink.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace wheelfix::repair {
+
+enum class ShimDecision { forward, stub };
+
+struct ShimmedSymbol {
+    abi::ShimSymbol symbol;            // as handed to build_shim
+    ShimDecision decision = ShimDecision::stub;
+    std::vector<std::string> members;  // extensions needing it
+    std::string source;                // "--map", "drift data", "near miss", "" for stubs
+    std::string target_demangled;
+    std::string reason;                // why it forwards (or why it cannot)
+};
+
+struct NotShimmed {
+    std::string name;
+    std::string demangled;
+    std::vector<std::string> members;
+    std::string reason;
+};
+
+struct ShimResult {
+    std::filesystem::path output;
+    std::string torch_version;
+    std::string machine;
+    std::optional<abi::ShimLibrary> shim;  // bytes cleared; nullopt when none was needed
+    std::string shim_member;               // "sgl_kernel.libs/libwheelfix_shim_…so"
+    std::vector<ShimmedSymbol> symbols;    // sorted by name
+    std::vector<NotShimmed> not_shimmed;
+    std::vector<std::string> missing_libraries;  // NEEDED torch libraries the torch lacks
+    std::vector<MemberChange> changed;
+    std::size_t elf_members = 0;
+};
+
+using SymbolMap = std::vector<std::pair<std::string, std::string>>;  // OLD -> NEW, mangled
+
+ShimResult shim_wheel(const std::filesystem::path& wheel, const std::filesystem::path& torch,
+                      const std::filesystem::path& out_dir, const SymbolMap& maps);
+
+// "OLD=NEW" -> {OLD, NEW}; InputError naming --map otherwise.
+std::pair<std::string, std::string> parse_symbol_map(std::string_view text);
+
+}  // namespace wheelfix::repair

@@ -1,0 +1,105 @@
+// x86_64 code for shim libraries (SysV ABI): forwarders and stubs.
+//
+// Forwarder: `xor %eNN,%eNN` for every register of an appended parameter (the
+// 32-bit xor clears the whole 64-bit register), then `jmp *slot(%rip)` — a tail
+// jump, so the successor returns straight to the extension with the stack and
+// every other argument register (and the xmm registers) untouched.
+// Stub: write(2, message, length), then tgkill(getpid(), gettid(), SIGABRT); if the
+// signal is caught or blocked, exit_group(134); ud2 in case even that returns.
+// Raw syscalls only: the stub needs no libc and no stack.
+#include "shim_internal.hpp"
+
+#include <elf.h>
+
+#include <array>
+#include <stdexcept>
+
+namespace wheelfix::abi::shim_detail {
+
+namespace {
+
+// `xor %eNN,%eNN` for rdi, rsi, rdx, rcx, r8, r9 (SysV integer argument order).
+constexpr std::array<std::array<std::uint8_t, 3>, 6> kZero = {{
+    {0x31, 0xff, 0x00},  // xor %edi,%edi
+    {0x31, 0xf6, 0x00},  // xor %esi,%esi
+    {0x31, 0xd2, 0x00},  // xor %edx,%edx
+    {0x31, 0xc9, 0x00},  // xor %ecx,%ecx
+    {0x45, 0x31, 0xc0},  // xor %r8d,%r8d
+    {0x45, 0x31, 0xc9},  // xor %r9d,%r9d
+}};
+
+std::size_t zero_size(unsigned reg) { return reg < 4 ? 2 : 3; }
+
+std::int32_t rip_displacement(std::uint64_t target, std::uint64_t next_instruction) {
+    auto delta = static_cast<std::int64_t>(target - next_instruction);
+    if (delta < INT32_MIN || delta > INT32_MAX) throw std::logic_error("shim: rip-relative target out of range");
+    return static_cast<std::int32_t>(delta);
+}
+
+void bytes(std::vector<std::uint8_t>& out, std::initializer_list<std::uint8_t> list) {
+    out.insert(out.end(), list.begin(), list.end());
+}
+
+// mov $imm32, %eax/%edi/%edx: b8/bf/ba + imm32.
+void mov_imm32(std::vector<std::uint8_t>& out, std::uint8_t opcode, std::uint32_t value) {
+    out.push_back(opcode);
+    put32(out, value);
+}
+
+constexpr std::uint8_t kMovEax = 0xb8, kMovEdi = 0xbf, kMovEdx = 0xba;
+
+void syscall(std::vector<std::uint8_t>& out, std::uint32_t number) {
+    mov_imm32(out, kMovEax, number);
+    bytes(out, {0x0f, 0x05});
+}
+
+std::size_t forwarder_size(std::span<const unsigned> zeroed) {
+    std::size_t size = 6;  // jmp *disp32(%rip)
+    for (unsigned reg : zeroed) size += zero_size(reg);
+    return size;
+}
+
+void emit_forwarder(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t slot,
+                    std::span<const unsigned> zeroed) {
+    auto start = out.size();
+    for (unsigned reg : zeroed) {
+        if (reg >= kZero.size()) throw std::logic_error("shim: x86_64 has 6 integer argument registers");
+        out.insert(out.end(), kZero[reg].begin(), kZero[reg].begin() + static_cast<long>(zero_size(reg)));
+    }
+    bytes(out, {0xff, 0x25});  // jmp *disp32(%rip)
+    put32(out, static_cast<std::uint32_t>(rip_displacement(slot, at + (out.size() - start) + 4)));
+}
+
+constexpr std::size_t kStubSize = 72;
+
+std::size_t stub_size() { return kStubSize; }
+
+void emit_stub(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t message, std::uint32_t length) {
+    auto start = out.size();
+    bytes(out, {0x48, 0x8d, 0x35});  // lea message(%rip),%rsi
+    put32(out, static_cast<std::uint32_t>(rip_displacement(message, at + 7)));
+    mov_imm32(out, kMovEdx, length);
+    mov_imm32(out, kMovEdi, 2);
+    syscall(out, 1);                    // write(2, message, length)
+    syscall(out, 39);                   // getpid()
+    bytes(out, {0x41, 0x89, 0xc4});     // mov %eax,%r12d
+    syscall(out, 186);                  // gettid()
+    bytes(out, {0x89, 0xc6});           // mov %eax,%esi
+    bytes(out, {0x44, 0x89, 0xe7});     // mov %r12d,%edi
+    mov_imm32(out, kMovEdx, 6);         // SIGABRT
+    syscall(out, 234);                  // tgkill(pid, tid, SIGABRT)
+    mov_imm32(out, kMovEdi, 134);
+    syscall(out, 231);                  // exit_group(134)
+    bytes(out, {0x0f, 0x0b});           // ud2
+    if (out.size() - start != kStubSize) throw std::logic_error("shim: x86_64 stub size changed");
+}
+
+}  // namespace
+
+const CodeModel& x86_64_code() {
+    static const CodeModel model{"x86_64", EM_X86_64, R_X86_64_GLOB_DAT, 6, true, 0xcc,
+                                 forwarder_size, emit_forwarder, stub_size, emit_stub};
+    return model;
+}
+
+}  // namespace wheelfix::abi::shim_detail

@@ -1,0 +1,152 @@
+// `wheelfix shim WHEEL --torch PATH -o DIR [--map OLD=NEW]... [--json]`: add a
+// generated shim library so the wheel's extensions load against the given torch.
+// Exit status: 0 when every missing torch function is forwarded (or nothing was
+// missing), 1 when the written wheel still has stubs, unshimmable symbols or missing
+// torch libraries, 2 on usage or input errors.
+#include "commands.hpp"
+#include "render.hpp"
+
+#include "wheelfix/abi/signature.hpp"
+#include "wheelfix/repair/shim_wheel.hpp"
+#include "wheelfix/util/error.hpp"
+
+#include <fmt/format.h>
+
+namespace wheelfix::cli {
+
+namespace {
+
+struct ShimArguments {
+    std::string wheel;
+    std::string torch;
+    std::string output;
+    std::vector<std::string> maps;
+};
+
+std::string parameter_list(const abi::Signature& signature) {
+    std::vector<std::string> spellings;
+    for (const auto& param : signature.params) spellings.push_back(param.spelling);
+    return "(" + join(spellings, ", ") + ")";
+}
+
+// The successor as people read it: just its parameter list when only that changed.
+std::string target_text(const repair::ShimmedSymbol& shimmed) {
+    auto old_signature = abi::parse_signature(shimmed.symbol.name);
+    auto new_signature = abi::parse_signature(shimmed.symbol.target.value_or(""));
+    if (old_signature && new_signature && old_signature->qualified_name == new_signature->qualified_name)
+        return parameter_list(*new_signature);
+    return shimmed.target_demangled;
+}
+
+std::string symbol_line(const repair::ShimmedSymbol& shimmed) {
+    const auto& symbol = shimmed.symbol;
+    if (shimmed.decision == repair::ShimDecision::stub) return fmt::format("stub    {}: {}", symbol.demangled, shimmed.reason);
+    std::string line = fmt::format("forward {} -> {}", symbol.demangled, target_text(shimmed));
+    if (symbol.appended_zero_params > 0) line += fmt::format(" [{} appended null]", symbol.appended_zero_params);
+    if (shimmed.source != "near miss") line += " (" + shimmed.source + ")";
+    return line;
+}
+
+bool fully_repaired(const repair::ShimResult& result) {
+    bool stubs = std::any_of(result.symbols.begin(), result.symbols.end(),
+                             [](const auto& s) { return s.decision == repair::ShimDecision::stub; });
+    return !stubs && result.not_shimmed.empty() && result.missing_libraries.empty();
+}
+
+std::string unrepaired_summary(const repair::ShimResult& result) {
+    auto stubs = std::count_if(result.symbols.begin(), result.symbols.end(),
+                               [](const auto& s) { return s.decision == repair::ShimDecision::stub; });
+    return fmt::format("not fully repaired: {} stub(s) that abort when called, {} symbol(s) not shimmed, {} missing "
+                       "torch librar(y/ies)",
+                       stubs, result.not_shimmed.size(), result.missing_libraries.size());
+}
+
+void render_text(const repair::ShimResult& result, const GlobalOptions& global) {
+    if (result.shim)
+        fmt::print("shim for torch {} ({}): {}\n", result.torch_version, result.machine, result.shim_member);
+    else
+        fmt::print("nothing to shim: every torch function the extensions need resolves against torch {}\n",
+                   result.torch_version);
+    for (const auto& shimmed : result.symbols) {
+        fmt::print("  {}\n", symbol_line(shimmed));
+        if (!global.verbose) continue;
+        fmt::print("      needed by {}\n", join(shimmed.members, ", "));
+        if (shimmed.decision == repair::ShimDecision::forward) fmt::print("      why: {}\n", shimmed.reason);
+    }
+    for (const auto& skipped : result.not_shimmed)
+        fmt::print("not shimmed: {}: {} (needed by {})\n", skipped.demangled, skipped.reason, join(skipped.members, ", "));
+    for (const auto& library : result.missing_libraries)
+        fmt::print("missing: torch {} has no {} (a shim cannot replace a library)\n", result.torch_version, library);
+    for (const auto& change : result.changed) {
+        fmt::print("{}\n", change.member);
+        for (const auto& line : change.changes) fmt::print("  {}\n", line);
+    }
+    if (!global.quiet) fmt::print("wrote {}\n", result.output.string());
+    if (!fully_repaired(result)) fmt::print("{}\n", unrepaired_summary(result));
+}
+
+void write_symbol(JsonWriter& json, const repair::ShimmedSymbol& shimmed) {
+    const auto& symbol = shimmed.symbol;
+    json.begin_object().field("name", symbol.name).field("demangled", symbol.demangled);
+    json.field("action", shimmed.decision == repair::ShimDecision::forward ? "forward" : "stub");
+    json.string_array("members", shimmed.members);
+    json.field("target", symbol.target).field("target_library", symbol.target_library);
+    json.key("target_demangled");
+    if (symbol.target) json.value(shimmed.target_demangled);
+    else json.null();
+    json.field("appended_zero_params", static_cast<std::uint64_t>(symbol.appended_zero_params));
+    json.field("source", shimmed.source).field("reason", shimmed.reason).end_object();
+}
+
+void render_json(const repair::ShimResult& result) {
+    JsonWriter json;
+    json.begin_object().field("schema", "wheelfix.shim/1").field("output", result.output.string());
+    json.field("torch_version", result.torch_version).field("machine", result.machine);
+    json.field("elf_members", static_cast<std::uint64_t>(result.elf_members));
+    json.key("shim");
+    if (result.shim) {
+        json.begin_object().field("member", result.shim_member).field("file_name", result.shim->file_name);
+        json.field("soname", result.shim->soname).field("version_node", result.shim->version_node).end_object();
+    } else {
+        json.null();
+    }
+    json.key("symbols").begin_array();
+    for (const auto& shimmed : result.symbols) write_symbol(json, shimmed);
+    json.end_array().key("not_shimmed").begin_array();
+    for (const auto& skipped : result.not_shimmed)
+        json.begin_object().field("name", skipped.name).field("demangled", skipped.demangled)
+            .string_array("members", skipped.members).field("reason", skipped.reason).end_object();
+    json.end_array().string_array("missing_libraries", result.missing_libraries);
+    json.key("changed").begin_array();
+    for (const auto& change : result.changed)
+        json.begin_object().field("member", change.member).string_array("changes", change.changes)
+            .field("recompressed_bytes", change.recompressed_bytes).end_object();
+    json.end_array().field("fully_repaired", fully_repaired(result)).end_object();
+    fmt::print("{}", json.str());
+}
+
+int run_shim(const ShimArguments& args, const GlobalOptions& global) {
+    repair::SymbolMap maps;
+    for (const auto& text : args.maps) maps.push_back(repair::parse_symbol_map(text));
+    auto result = repair::shim_wheel(args.wheel, args.torch, args.output, maps);
+    if (global.json) render_json(result);
+    else render_text(result, global);
+    return fully_repaired(result) ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRunner register_shim(CLI::App& app, const GlobalOptions& global) {
+    auto* command = app.add_subcommand(
+        "shim", "Add a generated shim library so the wheel's extensions load against the given torch: forwarders to "
+                "ABI-compatible successors of missing torch functions, loud stubs for the rest");
+    auto args = std::make_shared<ShimArguments>();
+    command->add_option("wheel", args->wheel, "Wheel (*.whl)")->required();
+    command->add_option("--torch", args->torch, "Target torch: package directory, torch wheel, or index file")
+        ->required();
+    command->add_option("-o,--output", args->output, "Output directory (the wheel keeps its file name)")->required();
+    command->add_option("--map", args->maps, "Forward OLD to NEW (mangled names), OLD=NEW (repeatable)");
+    return [args, &global] { return run_shim(*args, global); };
+}
+
+}  // namespace wheelfix::cli

@@ -1,0 +1,399 @@
+// shim_wheel: check every extension against the torch during the one read of the
+// wheel, decide forwarder or stub per missing torch function, build the shim, then
+// plan the NEEDED/RUNPATH edits of the extensions that need it and write once.
+#include "wheelfix/repair/shim_wheel.hpp"
+
+#include "wheelfix/abi/check.hpp"
+#include "wheelfix/abi/demangle.hpp"
+#include "wheelfix/abi/drifts.hpp"
+#include "wheelfix/abi/signature.hpp"
+#include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/wheel/rewrite.hpp"
+#include "wheelfix/wheel/scan.hpp"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace wheelfix::repair {
+
+namespace {
+
+constexpr std::string_view kShimPrefix = "libwheelfix_shim_";
+// Near misses outside the drift data are forwarded as what their mangling shows; it
+// cannot show a non-const member function's `this`, which would shift the registers.
+constexpr const char* kFreeFunctionAssumed = " (assumed not a non-const member function: mangling cannot tell)";
+
+// An extension that needs the shim, kept inflated until the shim is named.
+struct Pending {
+    std::string member;
+    int depth = 0;
+    zip::InflatedMember inflated;
+};
+
+// One missing torch function, over all the members that need it.
+struct Need {
+    abi::Unresolved unresolved;
+    std::vector<std::string> members;
+};
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+    std::string out;
+    for (const auto& item : items) {
+        if (!out.empty()) out += separator;
+        out += item;
+    }
+    return out;
+}
+
+int depth_of(std::string_view member) { return static_cast<int>(std::count(member.begin(), member.end(), '/')); }
+
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+    std::error_code ec;
+    return std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
+}
+
+const elf::Symbol* undefined_symbol(const elf::ElfFile& elf, std::string_view name) {
+    for (const auto& symbol : elf.dynamic_symbols())
+        if (!symbol.defined() && symbol.name == name) return &symbol;
+    return nullptr;
+}
+
+bool is_function(const elf::Symbol* symbol) {
+    return symbol && (symbol->type == STT_FUNC || symbol->type == STT_GNU_IFUNC);
+}
+
+// What one read of the wheel gathers.
+class Collector {
+public:
+    Collector(const abi::SymbolIndex& index, std::string wheel_label) : index_(index), label_(std::move(wheel_label)) {}
+
+    void take(const zip::Member& member, const zip::InflatedMember& inflated) {
+        if (!elf::is_elf(inflated.data)) return;
+        ++elf_members;
+        auto elf = parse(member.name, inflated.data);
+        if (!elf.has_dynamic()) return;
+        refuse_shimmed(member.name, elf);
+        auto check = abi::check_elf(member.name, elf, index_);
+        missing_libraries.insert(check.missing_libraries.begin(), check.missing_libraries.end());
+        bool needs_shim = false;
+        for (auto& unresolved : check.unresolved) needs_shim |= classify(member.name, elf, std::move(unresolved));
+        if (!needs_shim) return;
+        note_machine(member.name, elf.machine_name());
+        pending.push_back(Pending{member.name, depth_of(member.name), inflated});
+    }
+
+    std::map<std::string, Need> needs;
+    std::map<std::string, NotShimmed> not_shimmed;
+    std::set<std::string> missing_libraries;
+    std::vector<Pending> pending;
+    std::string machine;
+    std::size_t elf_members = 0;
+
+private:
+    elf::ElfFile parse(const std::string& member, std::span<const std::uint8_t> data) const {
+        try {
+            return elf::ElfFile::parse(data);
+        } catch (const elf::ElfError& error) {
+            throw InputError(label_ + ": " + member, std::string("invalid ELF: ") + error.what());
+        }
+    }
+
+    void refuse_shimmed(const std::string& member, const elf::ElfFile& elf) const {
+        for (auto needed : elf.needed())
+            if (needed.starts_with(kShimPrefix))
+                throw InputError(label_, member + " already needs the wheelfix shim " + std::string(needed) +
+                                             "; shim the original wheel instead");
+    }
+
+    void note_machine(const std::string& member, const std::string& member_machine) {
+        if (machine.empty()) machine = member_machine;
+        if (machine != member_machine)
+            throw InputError(label_, "extensions for two machines (" + machine + ", and " + member_machine + " in " +
+                                         member + "): one shim cannot serve both");
+    }
+
+    void skip(const std::string& member, const abi::Unresolved& unresolved, std::string reason) {
+        auto& entry = not_shimmed[unresolved.name];
+        entry.name = unresolved.name;
+        entry.demangled = unresolved.demangled;
+        entry.members.push_back(member);
+        entry.reason = std::move(reason);
+    }
+
+    // Returns whether the symbol goes into the shim.
+    bool classify(const std::string& member, const elf::ElfFile& elf, abi::Unresolved unresolved) {
+        if (!unresolved.is_torch) return false;
+        if (!is_function(undefined_symbol(elf, unresolved.name))) {
+            skip(member, unresolved, "not a function (data, TLS or untyped symbol): a shim can only provide code");
+            return false;
+        }
+        if (!unresolved.version.empty()) {
+            skip(member, unresolved, "referenced with version " + unresolved.version + ", which a shim cannot define");
+            return false;
+        }
+        auto& need = needs[unresolved.name];
+        need.members.push_back(member);
+        if (need.members.size() == 1) need.unresolved = std::move(unresolved);
+        return true;
+    }
+
+    const abi::SymbolIndex& index_;
+    std::string label_;
+};
+
+// The library exporting `name` as a default-version function, or nullptr.
+const abi::LibraryExports* exporting_library(const abi::SymbolIndex& index, std::string_view name) {
+    for (const auto& library : index.libraries)
+        for (const auto& symbol : abi::find_symbol(library, name))
+            if (symbol.default_version && symbol.type != STT_OBJECT && symbol.type != STT_TLS) return &library;
+    return nullptr;
+}
+
+std::string library_name(const abi::LibraryExports& library) {
+    return library.soname.empty() ? library.file_name : library.soname;
+}
+
+// Integer-class argument registers the explicit parameters use, or nullopt when a
+// parameter's class is not known well enough to place what follows it.
+std::optional<std::size_t> integer_registers(const abi::Signature& signature) {
+    std::size_t count = 0;
+    for (const auto& param : signature.params) {
+        switch (param.klass) {
+            case abi::ParamClass::integer:
+                if (param.width_bits > 64) return std::nullopt;
+                ++count;
+                break;
+            case abi::ParamClass::pointer:
+            case abi::ParamClass::reference:
+            case abi::ParamClass::boolean: ++count; break;
+            case abi::ParamClass::floating: break;
+            default: return std::nullopt;
+        }
+    }
+    return count;
+}
+
+struct Successor {
+    std::string name;
+    std::string library;
+    std::size_t appended = 0;
+    std::string source;
+    std::string reason;
+    std::optional<bool> passes_this;        // known facts override what mangling says
+    std::optional<bool> returns_in_memory;
+};
+
+// Fills `shimmed` as a forwarder to `successor`; returns why it cannot be one.
+std::optional<std::string> make_forwarder(ShimmedSymbol& shimmed, const Successor& successor,
+                                          const std::string& machine) {
+    auto& symbol = shimmed.symbol;
+    auto old_signature = abi::parse_signature(symbol.name);
+    symbol.target = successor.name;
+    symbol.target_library = successor.library;
+    symbol.appended_zero_params = successor.appended;
+    symbol.passes_this = successor.passes_this.value_or(old_signature && old_signature->const_member);
+    symbol.returns_in_memory = successor.returns_in_memory.value_or(false);
+    if (successor.appended > 0) {
+        auto registers = old_signature ? integer_registers(*old_signature) : std::nullopt;
+        if (!registers) return "cannot tell which registers the old parameters use, so not where the appended ones go";
+        symbol.integer_params_before = *registers;
+    }
+    if (auto obstacle = abi::forwarder_obstacle(symbol, machine)) return obstacle;
+    shimmed.decision = ShimDecision::forward;
+    shimmed.source = successor.source;
+    shimmed.target_demangled = abi::demangle(successor.name);
+    shimmed.reason = successor.reason;
+    return std::nullopt;
+}
+
+void make_stub(ShimmedSymbol& shimmed, std::string reason) {
+    auto& symbol = shimmed.symbol;
+    symbol.target.reset();
+    symbol.target_library.reset();
+    symbol.appended_zero_params = 0;
+    symbol.integer_params_before = 0;
+    symbol.passes_this = false;
+    symbol.returns_in_memory = false;
+    shimmed.decision = ShimDecision::stub;
+    shimmed.source.clear();
+    shimmed.target_demangled.clear();
+    shimmed.reason = std::move(reason);
+}
+
+Successor mapped_successor(const std::string& old_name, const std::string& new_name, const abi::SymbolIndex& index) {
+    const auto* library = exporting_library(index, new_name);
+    if (!library)
+        throw InputError("--map", old_name + "=" + new_name + ": torch " + index.torch_version + " does not export " +
+                                      new_name);
+    Successor successor{new_name, library_name(*library), 0, "--map", "named by --map", {}, {}};
+    auto old_signature = abi::parse_signature(old_name);
+    auto new_signature = abi::parse_signature(new_name);
+    if (!old_signature || !new_signature) {
+        successor.reason = "named by --map (signatures not parsed: forwarded as is)";
+        return successor;
+    }
+    auto compatibility = abi::classify(*old_signature, *new_signature);
+    if (!compatibility.forwardable)
+        throw InputError("--map", old_name + "=" + new_name + ": not ABI-compatible: " + compatibility.reason);
+    successor.appended = compatibility.appended_zero_params;
+    successor.reason = "named by --map; " + compatibility.reason;
+    return successor;
+}
+
+// The successor a known-drift entry names, when this torch exports it.
+std::optional<Successor> drift_successor(const abi::Drift& drift, const abi::SymbolIndex& index) {
+    const auto* library = exporting_library(index, drift.successor);
+    auto old_signature = abi::parse_signature(drift.symbol);
+    auto new_signature = abi::parse_signature(drift.successor);
+    if (!library || !old_signature || !new_signature) return std::nullopt;
+    auto compatibility = abi::classify(*old_signature, *new_signature);
+    if (!compatibility.forwardable) return std::nullopt;
+    return Successor{drift.successor, library_name(*library), compatibility.appended_zero_params, "known drift",
+                     "known drift (since " + drift.since + "): " + drift.source, {}, {}};
+}
+
+std::string no_successor_reason(const Need& need, const std::string& torch_version) {
+    if (need.unresolved.near_misses.empty()) return "torch " + torch_version + " exports no function of that name";
+    const auto& best = need.unresolved.near_misses.front();
+    return "no ABI-compatible successor: " + best.demangled + ": " + best.compatibility.reason;
+}
+
+ShimmedSymbol decide(const Need& need, const abi::SymbolIndex& index, const SymbolMap& maps,
+                     const std::string& machine) {
+    ShimmedSymbol shimmed;
+    shimmed.symbol.name = need.unresolved.name;
+    shimmed.symbol.demangled = need.unresolved.demangled;
+    shimmed.symbol.needed_by = join(need.members, ", ");
+    shimmed.members = need.members;
+    std::vector<std::string> obstacles;
+    for (const auto& [old_name, new_name] : maps) {
+        if (old_name != need.unresolved.name) continue;
+        if (auto obstacle = make_forwarder(shimmed, mapped_successor(old_name, new_name, index), machine))
+            throw InputError("--map", old_name + "=" + new_name + ": " + *obstacle);
+        return shimmed;
+    }
+    for (const auto* drift : abi::drifts_for(need.unresolved.name)) {
+        auto successor = drift_successor(*drift, index);
+        if (!successor) continue;
+        auto obstacle = make_forwarder(shimmed, *successor, machine);
+        if (!obstacle) return shimmed;
+        obstacles.push_back(abi::demangle(successor->name) + ": " + *obstacle);
+    }
+    for (const auto& near : need.unresolved.near_misses) {
+        if (!near.compatibility.forwardable) continue;
+        Successor successor{near.name, near.library, near.compatibility.appended_zero_params, "near miss",
+                            near.compatibility.reason +
+                                (near.compatibility.appended_zero_params > 0 ? kFreeFunctionAssumed : ""),
+                            {}, {}};
+        auto obstacle = make_forwarder(shimmed, successor, machine);
+        if (!obstacle) return shimmed;
+        obstacles.push_back(near.demangled + ": " + *obstacle);
+    }
+    make_stub(shimmed, obstacles.empty() ? no_successor_reason(need, index.torch_version)
+                                         : "no usable forwarder: " + join(obstacles, "; "));
+    return shimmed;
+}
+
+void check_maps(const SymbolMap& maps, const Collector& collected, const std::string& torch_version) {
+    for (const auto& [old_name, new_name] : maps)
+        if (!collected.needs.contains(old_name))
+            throw InputError("--map", old_name + ": no extension in the wheel misses this torch function against torch " +
+                                          torch_version);
+}
+
+abi::ShimSpec shim_spec(const std::vector<ShimmedSymbol>& symbols, const abi::SymbolIndex& index,
+                        const std::string& machine) {
+    abi::ShimSpec spec;
+    spec.torch_version = index.torch_version;
+    spec.machine = machine;
+    spec.runpath = "$ORIGIN/../torch/lib";
+    for (const auto& shimmed : symbols) spec.symbols.push_back(shimmed.symbol);
+    return spec;
+}
+
+std::pair<std::string, zip::PrecompressedMember> edit_member(const Pending& pending, const RelinkOptions& options,
+                                                             const std::string& label, std::vector<MemberChange>& changed) {
+    try {
+        auto elf = elf::ElfFile::parse(pending.inflated.data);
+        auto plan = elf::plan_edits(elf, request_for(options, elf, pending.depth));
+        auto spliced = zip::plan_splice(pending.inflated, plan.edits);
+        MemberChange change;
+        change.member = pending.member;
+        change.changes = plan.changes;
+        change.size_before = pending.inflated.size;
+        change.size_after = plan.new_size;
+        change.grew = plan.grew;
+        change.recompressed_bytes = spliced.recompressed_bytes;
+        changed.push_back(std::move(change));
+        return {pending.member, std::move(spliced)};
+    } catch (const elf::EditError& error) {
+        throw InputError(label + ": " + pending.member, std::string("cannot edit: ") + error.what());
+    }
+}
+
+std::string libs_directory(const wheel::Wheel& wheel) { return wheel.filename().distribution + ".libs"; }
+
+}  // namespace
+
+std::pair<std::string, std::string> parse_symbol_map(std::string_view text) {
+    auto equals = text.find('=');
+    if (equals == std::string_view::npos || equals == 0 || equals + 1 == text.size() ||
+        text.find('=', equals + 1) != std::string_view::npos)
+        throw InputError("--map", "expected OLD=NEW (mangled names), got '" + std::string(text) + "'");
+    return {std::string(text.substr(0, equals)), std::string(text.substr(equals + 1))};
+}
+
+ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesystem::path& torch,
+                      const std::filesystem::path& out_dir, const SymbolMap& maps) {
+    auto index = abi::load_index(torch);
+    if (index.torch_version.empty())
+        throw InputError(torch.string(), "torch version unknown (no torch/version.py); a shim is made for one version");
+    auto wheel = wheel::Wheel::open(wheel_path);
+    ShimResult result;
+    result.torch_version = index.torch_version;
+    result.output = out_dir / wheel_path.filename();
+    if (same_file(wheel_path, result.output))
+        throw InputError(result.output.string(), "output would overwrite the input wheel; choose another -o directory");
+
+    Collector collected(index, wheel_path.string());
+    auto wants = [&](const zip::Member& member) {
+        return !member.is_symlink && !member.name.starts_with(wheel.dist_info() + "/");
+    };
+    auto digests = wheel::scan_members_indexed(
+        wheel.archive(), wants, [&](const zip::Member& member, const zip::InflatedMember& inflated) {
+            collected.take(member, inflated);
+        });
+    wheel::require_record_matches(wheel, digests);
+    check_maps(maps, collected, index.torch_version);
+    result.elf_members = collected.elf_members;
+    result.machine = collected.machine;
+    result.missing_libraries.assign(collected.missing_libraries.begin(), collected.missing_libraries.end());
+    for (auto& [name, entry] : collected.not_shimmed) result.not_shimmed.push_back(std::move(entry));
+    for (const auto& [name, need] : collected.needs) result.symbols.push_back(decide(need, index, maps, collected.machine));
+
+    std::filesystem::create_directories(out_dir);
+    wheel::WriteOptions write_options{wheel::source_date_epoch_from_environment()};
+    if (result.symbols.empty()) {
+        wheel::write_wheel(wheel, {}, result.output, write_options);
+        return result;
+    }
+    auto library = abi::build_shim(shim_spec(result.symbols, index, collected.machine));
+    result.shim_member = libs_directory(wheel) + "/" + library.file_name;
+    RelinkOptions options;
+    options.add_needed = {library.soname};
+    options.add_rpath = {"{root}/" + libs_directory(wheel)};
+    std::map<std::string, zip::PrecompressedMember> edited;
+    for (const auto& pending : collected.pending)
+        edited.insert(edit_member(pending, options, wheel_path.string(), result.changed));
+    std::vector<wheel::AddedMember> added{{result.shim_member, std::move(library.bytes), 0100755}};
+    library.bytes.clear();
+    result.shim = std::move(library);
+    wheel::write_wheel(wheel, std::move(edited), std::move(added), result.output, write_options);
+    return result;
+}
+
+}  // namespace wheelfix::repair
