@@ -28,6 +28,9 @@ import unittest
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+import wfx  # noqa: E402
+
 ELF_MAGIC = b"\x7fELF"
 CUDA_LIB_DIR = Path("/usr/local/cuda/lib64")
 LIEF_SIZE_LIMIT = 1024 * 1024 * 1024
@@ -51,27 +54,10 @@ def is_elf_file(path):
         return f.read(4) == ELF_MAGIC
 
 
-def extract_wheel_elves(wheel, into):
-    """Extracts the ELF members of one wheel; returns [(label, path)]."""
-    found = []
-    with zipfile.ZipFile(wheel) as archive:
-        for info in archive.infolist():
-            if info.is_dir():
-                continue
-            data = archive.read(info)
-            if not data.startswith(ELF_MAGIC):
-                continue
-            target = into / wheel.stem / info.filename
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            found.append((f"{wheel.relative_to(TEST_DATA)}!{info.filename}", target))
-    return found
-
-
 def collect_files(workdir):
     files = []
     for wheel in sorted(TEST_DATA.rglob("*.whl")):
-        files.extend(extract_wheel_elves(wheel, workdir))
+        files.extend(wfx.extract_wheel_elves(wheel, workdir, TEST_DATA))
     elf_dir = TEST_DATA / "elf"
     for path in sorted(elf_dir.iterdir()) if elf_dir.is_dir() else []:
         if path.is_file() and is_elf_file(path):

@@ -46,6 +46,9 @@ import unittest
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+import wfx  # noqa: E402
+
 ELF_MAGIC = b"\x7fELF"
 CUDA_LIB_DIR = Path("/usr/local/cuda/lib64")
 WORKERS = 2
@@ -88,27 +91,11 @@ def is_elf_file(path):
         return f.read(4) == ELF_MAGIC
 
 
-def extract_wheel_elves(wheel, into, root):
-    found = []
-    with zipfile.ZipFile(wheel) as archive:
-        for info in archive.infolist():
-            if info.is_dir():
-                continue
-            data = archive.read(info)
-            if not data.startswith(ELF_MAGIC):
-                continue
-            target = into / wheel.stem / info.filename
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            found.append((f"{wheel.relative_to(root)}!{info.filename}", target))
-    return found
-
-
 def collect_files(workdir):
     files = []
     for root in (TEST_DATA, SAMPLES):
         for wheel in sorted(root.rglob("*.whl")):
-            files.extend(extract_wheel_elves(wheel, workdir / "wheels", root))
+            files.extend(wfx.extract_wheel_elves(wheel, workdir / "wheels", root))
     for path in sorted(TEST_DATA.rglob("*")):
         if path.is_file() and not path.is_symlink() and is_elf_file(path):
             files.append((f"data/{path.relative_to(TEST_DATA)}", path))

@@ -43,6 +43,24 @@ def is_elf(data):
     return data[:4] == b"\x7fELF"
 
 
+def extract_wheel_elves(wheel, into, label_root):
+    """Writes the ELF members of one wheel under into/<wheel stem>/; returns
+    [(label, path)] with labels "<wheel relative to label_root>!<member>"."""
+    found = []
+    with zipfile.ZipFile(wheel) as archive:
+        for info in archive.infolist():
+            if info.is_dir():
+                continue
+            data = archive.read(info)
+            if not is_elf(data):
+                continue
+            target = Path(into) / wheel.stem / info.filename
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            found.append((f"{wheel.relative_to(label_root)}!{info.filename}", target))
+    return found
+
+
 def rewrite_wheel(src, dst, edit_member=None, record_edit=None, drop=()):
     """Copies a wheel member by member. edit_member(name, data) -> new data (RECORD
     left as it was, so the copy is tampered); record_edit(text) -> new RECORD text."""
