@@ -12,6 +12,9 @@
 // The compressed bytes come from Archive::open_raw in fixed chunks and the
 // inflated bytes leave through `sink` in fixed chunks; only `keep` holds them all.
 // Size and CRC-32 are checked against the central directory as the bytes pass.
+// The indexer CRCs its output itself, incrementally: at each boundary it extends
+// the CRC over the output produced since, so every access point carries the CRC of
+// the prefix it starts at, and each byte is still CRC'd exactly once.
 #include "wheelfix/zip/inflate_index.hpp"
 
 #include "wheelfix/util/error.hpp"
@@ -55,11 +58,17 @@ public:
 
     void operator()(std::span<const std::uint8_t> chunk) {
         if (chunk.empty()) return;
+        take(chunk, static_cast<std::uint32_t>(crc32_z(result_.crc32, chunk.data(), chunk.size())));
+    }
+
+    // `chunk` whose CRC, folded into the running one, the caller already knows.
+    void take(std::span<const std::uint8_t> chunk, std::uint32_t crc_after) {
+        if (chunk.empty()) return;
         if (chunk.size() > member_.size - result_.size)
             fail(archive_, member_, "size mismatch (inflates to more than the " + std::to_string(member_.size) +
                                         " bytes the central directory says)");
         result_.size += chunk.size();
-        result_.crc32 = static_cast<std::uint32_t>(crc32_z(result_.crc32, chunk.data(), chunk.size()));
+        result_.crc32 = crc_after;
         sink_(chunk);
         if (keep_) result_.data.insert(result_.data.end(), chunk.begin(), chunk.end());
     }
@@ -138,13 +147,24 @@ private:
 
     bool at_block_boundary() const { return (stream_.data_type & kBlockEnd) && !(stream_.data_type & kLastBlock); }
 
-    AccessPoint boundary() const {
+    AccessPoint boundary() {
         std::uint64_t bit = consumed_ * 8 - static_cast<unsigned>(stream_.data_type & kUnusedBits);
-        return {bit, produced_, static_cast<std::uint8_t>(bit % 8 ? last_byte_ : 0)};
+        crc_pending();
+        return {bit, produced_, static_cast<std::uint8_t>(bit % 8 ? last_byte_ : 0), crc_};
+    }
+
+    // Extends the CRC over the output produced since it last was: it then covers
+    // exactly the produced_ bytes.
+    void crc_pending() {
+        std::size_t pending = output_.size() - stream_.avail_out;
+        if (pending > crc_done_) crc_ = static_cast<std::uint32_t>(crc32_z(crc_, output_.data() + crc_done_, pending - crc_done_));
+        crc_done_ = pending;
     }
 
     void flush(Delivery& deliver) {
-        deliver(std::span<const std::uint8_t>(output_.data(), output_.size() - stream_.avail_out));
+        crc_pending();
+        deliver.take(std::span<const std::uint8_t>(output_.data(), output_.size() - stream_.avail_out), crc_);
+        crc_done_ = 0;
         stream_.next_out = output_.data();
         stream_.avail_out = static_cast<uInt>(output_.size());
     }
@@ -157,6 +177,8 @@ private:
     bool input_done_ = false;
     std::uint64_t consumed_ = 0, produced_ = 0;
     std::uint8_t last_byte_ = 0;  // the last compressed byte inflate took: holds a boundary's first bits
+    std::uint32_t crc_ = 0;       // CRC-32 of the output up to crc_done_ bytes into output_
+    std::size_t crc_done_ = 0;
 };
 
 void inflate_stored(const Archive& archive, const Member& member, Delivery& deliver) {

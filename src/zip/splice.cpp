@@ -21,10 +21,16 @@
 // the one in eight that is byte aligned (see RawDeflater::end_before). Without a
 // q the middle runs to the end and ends with Z_FINISH. Regions whose [p, q]
 // meet are merged. The bytes before p never include the final block (p is a
-// block start). CRC-32 and SHA-256 of the new content are computed in one ordered
-// walk over it (unchanged spans read from the inflated original, edited spans as
-// fed to deflate), without materializing it. A stored original, or a splice that
-// would re-deflate everything, goes to parallel_deflate.
+// block start). The new content is never materialized. Its SHA-256 runs on a
+// thread of its own over the content as a list of spans (subspans of the inflated
+// original and the edits' bytes, apply_edits' order), while this thread deflates.
+// Its CRC-32 never reads the unchanged spans: they run between access points (or
+// to the member's end), whose prefix CRCs inflate_indexed recorded, so with
+// crc32_combine's linearity (zlib >= 1.2.12: combine(c1, c2, n) = shift(c1, n) ^ c2)
+//   crc(span [s, e)) = prefix(e) ^ combine(prefix(s), 0, e - s)
+// and the span is folded into the running CRC with crc32_combine; only the bytes
+// fed to deflate are CRC'd directly. A stored original, or a splice that would
+// re-deflate everything, goes to parallel_deflate.
 #include "wheelfix/zip/splice.hpp"
 
 #include "wheelfix/util/sha256.hpp"
@@ -32,7 +38,9 @@
 #include "raw_deflate.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <stdexcept>
+#include <thread>
 
 namespace wheelfix::zip {
 namespace {
@@ -82,19 +90,72 @@ bool rewrites_everything(const std::vector<Region>& regions, std::size_t block_c
     return regions.size() == 1 && regions[0].restart == 0 && regions[0].resume == block_count;
 }
 
-// Builds the pieces in stream order while hashing the new content in content order.
+using ContentSpans = std::vector<std::span<const std::uint8_t>>;
+
+// The new content as apply_edits(data, edits) would lay it out, without copying:
+// the original between edits, each edit's bytes. Empty spans are left out.
+ContentSpans new_content(std::span<const std::uint8_t> data, const ByteEdits& edits) {
+    ContentSpans spans;
+    std::uint64_t cursor = 0;
+    auto add = [&](std::span<const std::uint8_t> span) {
+        if (!span.empty()) spans.push_back(span);
+    };
+    for (const auto& edit : edits) {
+        add(data.subspan(cursor, edit.offset - cursor));
+        add(edit.bytes);
+        cursor = edit.offset + edit.length;
+    }
+    add(data.subspan(cursor));
+    return spans;
+}
+
+// SHA-256 of `spans`, in order, on a thread of its own from construction;
+// digest() joins it (so does destruction, on an early exit).
+class BackgroundSha256 {
+public:
+    explicit BackgroundSha256(ContentSpans spans) : spans_(std::move(spans)), thread_([this] { hash_all(); }) {}
+
+    std::array<std::uint8_t, 32> digest() {
+        thread_.join();
+        if (failure_) std::rethrow_exception(failure_);
+        return hash_.digest();
+    }
+
+private:
+    void hash_all() {
+        try {
+            for (const auto& span : spans_) hash_.update(span);
+        } catch (...) {
+            failure_ = std::current_exception();
+        }
+    }
+
+    ContentSpans spans_;
+    Sha256 hash_;
+    std::exception_ptr failure_;
+    std::jthread thread_;  // last: starts once the members it uses exist, joins before they go
+};
+
+// CRC-32 of the span [s, e) given the CRCs of the prefixes [0, s) and [0, e).
+std::uint32_t crc_between(std::uint32_t prefix_start, std::uint32_t prefix_end, std::uint64_t length) {
+    return prefix_end ^ static_cast<std::uint32_t>(crc32_combine(prefix_start, 0, static_cast<z_off_t>(length)));
+}
+
+// Builds the pieces in stream order while CRC-ing the new content in content
+// order (and hashing it on a second thread).
 class Splicer {
 public:
     Splicer(const InflatedMember& original, const ByteEdits& edits, int level)
         : original_(original), data_(original.data), edits_(edits), deflater_(level) {}
 
     PrecompressedMember run(const std::vector<Region>& regions) {
+        BackgroundSha256 hash(new_content(data_, edits_));
         for (const auto& region : regions) redeflate(region);
-        keep_unchanged_until(original_.size);
+        keep_unchanged_until(original_.blocks.size());
         copy_original_until(original_.member->compressed_size);
         out_.size = edited_size(edits_, original_.size);
         out_.crc32 = crc_;
-        out_.sha256 = hash_.digest();
+        out_.sha256 = hash.digest();
         return std::move(out_);
     }
 
@@ -102,7 +163,7 @@ private:
     void redeflate(const Region& region) {
         const AccessPoint& p = original_.blocks[region.restart];
         copy_original_until(p.compressed_bit / 8);
-        keep_unchanged_until(p.uncompressed);
+        keep_unchanged_until(region.restart);
 
         int bits = static_cast<int>(p.compressed_bit % 8);
         std::uint64_t window = std::min(p.uncompressed, kWindow);
@@ -123,7 +184,7 @@ private:
         else
             join_before(original_.blocks[region.resume], piece);
         append(std::move(piece));
-        uncompressed_cursor_ = stop;
+        unchanged_from_ = region.resume;
     }
 
     void finish(CompressedPiece& piece) {
@@ -144,9 +205,23 @@ private:
         deflater_.feed(bytes, piece.bytes);
     }
 
-    void keep_unchanged_until(std::uint64_t offset) {
-        account(data_.subspan(uncompressed_cursor_, offset - uncompressed_cursor_));
-        uncompressed_cursor_ = offset;
+    // Boundary i's uncompressed offset and prefix CRC; i == blocks.size() is the end.
+    std::uint64_t offset_of(std::size_t i) const {
+        return i == original_.blocks.size() ? original_.size : original_.blocks[i].uncompressed;
+    }
+    std::uint32_t prefix_crc_of(std::size_t i) const {
+        return i == original_.blocks.size() ? original_.crc32 : original_.blocks[i].prefix_crc32;
+    }
+
+    // The original from boundary unchanged_from_ to boundary `boundary`, unchanged:
+    // its CRC comes from the index, not from its bytes.
+    void keep_unchanged_until(std::size_t boundary) {
+        std::uint64_t length = offset_of(boundary) - offset_of(unchanged_from_);
+        if (length != 0) {
+            std::uint32_t span = crc_between(prefix_crc_of(unchanged_from_), prefix_crc_of(boundary), length);
+            crc_ = static_cast<std::uint32_t>(crc32_combine(crc_, span, static_cast<z_off_t>(length)));
+        }
+        unchanged_from_ = boundary;
     }
 
     void copy_original_until(std::uint64_t byte) {
@@ -169,7 +244,6 @@ private:
     void account(std::span<const std::uint8_t> bytes) {
         if (bytes.empty()) return;  // crc32 of a null buffer is not a no-op: it restarts at 0
         crc_ = static_cast<std::uint32_t>(crc32_z(crc_, bytes.data(), bytes.size()));
-        hash_.update(bytes);
     }
 
     const InflatedMember& original_;
@@ -177,9 +251,8 @@ private:
     const ByteEdits& edits_;
     RawDeflater deflater_;
     PrecompressedMember out_;
-    Sha256 hash_;
     std::uint32_t crc_ = 0;
-    std::uint64_t uncompressed_cursor_ = 0;  // original content accounted up to here
+    std::size_t unchanged_from_ = 0;         // boundary the original content is accounted up to
     std::uint64_t compressed_cursor_ = 0;    // original stream emitted (or skipped) up to here
 };
 

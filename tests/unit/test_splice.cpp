@@ -337,6 +337,45 @@ TEST_CASE("inflate_indexed: every access point restarts inflation (zran-style) w
     }
 }
 
+TEST_CASE("inflate_indexed: prefix CRCs give every span's CRC between access points (crc32_combine linearity)") {
+    const Bytes* data = elf_sample();
+    if (!data) {
+        MESSAGE("skipped: no real ELF libraries on this machine");
+        return;
+    }
+    for (auto producer : {Producer::zlib0, Producer::zlib6, Producer::libzip, Producer::parallel}) {
+        CAPTURE(std::string(name_of(producer)));
+        const auto& inflated = cached_original(*data, producer).inflated;
+        // Boundaries: every access point, then the member's end (prefix CRC: the member's).
+        std::vector<std::pair<std::uint64_t, std::uint32_t>> points;
+        for (const auto& point : inflated.blocks) points.emplace_back(point.uncompressed, point.prefix_crc32);
+        points.emplace_back(inflated.size, inflated.crc32);
+        REQUIRE(points.size() > 10);
+        CHECK(points.front().second == 0);
+        std::uint32_t running = 0;
+        for (std::size_t i = 1; i < points.size(); ++i) {  // each prefix CRC is the CRC of the prefix
+            auto from = static_cast<std::ptrdiff_t>(points[i - 1].first), to = static_cast<std::ptrdiff_t>(points[i].first);
+            if (to > from) running = static_cast<std::uint32_t>(crc32_z(running, data->data() + from, static_cast<std::size_t>(to - from)));
+            CHECK(points[i].second == running);
+        }
+        // Every pair s < e: crc([s, e)) = prefix(e) ^ combine(prefix(s), 0, e - s), checked
+        // against crc32 run incrementally from s over the span.
+        std::size_t pairs = 0, mismatches = 0;
+        for (std::size_t s = 0; s < points.size(); ++s) {
+            std::uint32_t direct = 0;
+            for (std::size_t e = s + 1; e < points.size(); ++e) {
+                std::uint64_t at = points[e - 1].first, length = points[e].first - points[s].first;
+                direct = static_cast<std::uint32_t>(crc32_z(direct, data->data() + at, points[e].first - at));
+                auto derived = points[e].second ^ static_cast<std::uint32_t>(crc32_combine(points[s].second, 0, static_cast<z_off_t>(length)));
+                ++pairs;
+                if (derived != direct) ++mismatches;
+            }
+        }
+        CAPTURE(pairs);
+        CHECK(mismatches == 0);
+    }
+}
+
 TEST_CASE("inflate_indexed: streams to the sink without keeping; stored members have no index") {
     TempDir dir;
     Bytes text(300000);
@@ -467,6 +506,28 @@ TEST_CASE("plan_splice: edits anywhere, from every deflater, inflate to apply_ed
     }
 }
 
+TEST_CASE("plan_splice: many regions, edits at both ends: CRC folded from the index, hash from the thread") {
+    const Bytes* data = elf_sample();
+    if (!data) {
+        MESSAGE("skipped: no real ELF libraries on this machine");
+        return;
+    }
+    const std::uint64_t n = data->size();
+    for (auto producer : kAllProducers) {
+        CAPTURE(std::string(name_of(producer)));
+        const Original& original = cached_original(*data, producer);
+        ByteEdits edits{replace(0, 3)};
+        for (std::uint64_t at = n / 17; at + 300 < n - 10; at += n / 17)
+            edits.push_back(at % 2 ? insert(at, 100) : replace(at, 200, static_cast<std::uint8_t>(at)));
+        edits.push_back({n - 10, 10, {}});
+        auto spliced = check_splice(original, edits);
+        CHECK(fresh_pieces(spliced) < spliced.pieces.size());  // the original is reused between regions
+        // An edit exactly at an access point: the restart is that point itself.
+        const auto& blocks = original.inflated.blocks;
+        if (blocks.size() > 4) check_splice(original, {replace(blocks[blocks.size() / 2].uncompressed, 1)});
+    }
+}
+
 TEST_CASE("plan_splice: the original resumes at the first boundary a window past the edit, aligned or not") {
     const Bytes* data = elf_sample();
     if (!data) {
@@ -527,6 +588,15 @@ TEST_CASE("plan_splice: stored originals and bad arguments") {
     CHECK(raw_inflate_all(flatten(spliced)) == expected);
     CHECK(spliced.crc32 == crc_of(expected));
     CHECK(spliced.sha256 == sha256(expected));
+    CHECK(inflated.blocks.empty());
+    for (const ByteEdits& more : {ByteEdits{}, ByteEdits{replace(0, 1)}, ByteEdits{insert(data.size(), 3)}}) {
+        auto again = zip::plan_splice(inflated, more);
+        auto wanted = apply_edits(data, more);
+        CHECK(raw_inflate_all(flatten(again)) == wanted);
+        CHECK(again.size == wanted.size());
+        CHECK(again.crc32 == crc_of(wanted));
+        CHECK(again.sha256 == sha256(wanted));
+    }
 
     CHECK_THROWS_AS(zip::plan_splice(inflated, {replace(99999, 2)}), std::invalid_argument);  // past the end
     CHECK_THROWS_AS(zip::plan_splice(inflated, {replace(500, 2), replace(10, 2)}), std::invalid_argument);  // unsorted

@@ -11,7 +11,11 @@
 // index is empty (plan_splice then deflates the new content whole). Each access
 // point also keeps the compressed byte its block starts in, whose low bits end the
 // previous block: a splice restarting there needs them (deflatePrime) and so never
-// re-reads the archive. Memory: the kept bytes (if any), the index (24 bytes per
+// re-reads the archive. Each access point also carries the CRC-32 of the inflated
+// bytes before it (computed as they pass, not in a second pass), so a splice gets
+// the CRC of any unchanged span between access points, or between one and the
+// member's end (whose prefix CRC is the member's CRC), with crc32_combine
+// arithmetic instead of reading the span. Memory: the kept bytes (if any), the index (24 bytes per
 // block, a block is typically 10-100 KB) and fixed buffers — the compressed stream
 // is never held whole.
 #pragma once
@@ -29,6 +33,7 @@ struct AccessPoint {
     std::uint64_t compressed_bit = 0;  // bit offset in the compressed stream where the block starts
     std::uint64_t uncompressed = 0;    // offset in the inflated data the block starts at
     std::uint8_t partial_byte = 0;     // the compressed byte at compressed_bit / 8 (0 when aligned)
+    std::uint32_t prefix_crc32 = 0;    // CRC-32 of the inflated bytes [0, uncompressed)
 };
 
 struct InflatedMember {

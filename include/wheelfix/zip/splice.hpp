@@ -16,7 +16,9 @@
 // no usable boundaries, the whole new content is deflated in parallel chunks (see
 // parallel_deflate). `original.data` must hold the inflated original (else, or for
 // invalid edits, std::invalid_argument). The result carries the new size, CRC-32
-// and SHA-256 of the new content; `recompressed_bytes` counts what went through
+// and SHA-256 of the new content: the CRC of unchanged spans comes from the access
+// points' prefix_crc32 (as inflate_indexed records them) without re-reading them,
+// and the SHA-256 runs on a second thread while the regions are deflated; `recompressed_bytes` counts what went through
 // deflate (typically the edit plus 32 KiB plus one or two blocks of 10-100 KB).
 // The stream produced inflates to apply_edits(original.data, edits) — tests prove
 // it by inflating.
