@@ -180,6 +180,19 @@ void fill_symbols(ElfReport& report, const elf::ElfFile& elf) {
     report.torch_imports = torch_imports(elf, report.needed);
 }
 
+constexpr std::string_view kShimVersionPrefix = "WHEELFIX_TORCH_";
+
+void fill_shim(ElfReport& report, const elf::ElfFile& elf) {
+    for (const auto& definition : elf.version_defs())
+        if (!definition.names.empty() && definition.names.front().starts_with(kShimVersionPrefix))
+            report.shim_for_torch = std::string(definition.names.front().substr(kShimVersionPrefix.size()));
+    if (report.shim_for_torch.empty()) return;
+    for (const auto& symbol : elf.dynamic_symbols())
+        if (symbol.defined() && symbol.version.starts_with(kShimVersionPrefix))
+            report.shim_provides.push_back(abi::demangle(symbol.name));
+    std::sort(report.shim_provides.begin(), report.shim_provides.end());
+}
+
 }  // namespace
 
 SearchPathEntry classify_search_path(std::string path, std::optional<int> directory_depth) {
@@ -204,6 +217,7 @@ ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std
     fill_policy(report, elf);
     fill_cuda(report, elf);
     fill_symbols(report, elf);
+    fill_shim(report, elf);
     return report;
 }
 

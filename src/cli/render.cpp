@@ -160,6 +160,10 @@ void write_json(JsonWriter& json, const analysis::ElfReport& report) {
         json.end_object();
     }
     json.end_array();
+    if (!report.shim_for_torch.empty()) {
+        json.key("shim").begin_object().field("torch", report.shim_for_torch);
+        json.string_array("provides", report.shim_provides).end_object();
+    }
     json.end_object();
 }
 
@@ -227,6 +231,10 @@ std::string render_text(const analysis::ElfReport& report, bool verbose) {
     out += line("symbols", fmt::format("{} defined, {} undefined, {} from torch", report.defined_symbols,
                                        report.undefined_symbols, report.torch_imports.size()));
     out += torch_imports_text(report.torch_imports);
+    if (!report.shim_for_torch.empty()) {
+        out += line("shim", fmt::format("wheelfix shim for torch {}, provides:", report.shim_for_torch));
+        for (const auto& name : report.shim_provides) out += fmt::format("      {}\n", name);
+    }
     return out;
 }
 

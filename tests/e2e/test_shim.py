@@ -387,12 +387,18 @@ class SampleWheel(unittest.TestCase):
         self.assertEqual(shim["needed"], ["libc10_cuda.so"])
         self.assertEqual(shim["runpath"], "$ORIGIN/../torch/lib")
         self.assertEqual(sorted(i["symbol"] for i in shim["torch_imports"]), sorted([CHECK_211, SET_DEVICE_211]))
+        self.assertTrue(shim["shim"]["torch"].startswith("2.11.0"))
+        self.assertEqual(shim["shim"]["provides"], [
+            "c10::cuda::SetDevice(signed char)",
+            "c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool)"])
         for member in (SM90, SM100):
+            self.assertNotIn("shim", elves[member])
             self.assertEqual(elves[member]["needed"][-1], shim["soname"])
             self.assertEqual(elves[member]["runpath"],
                              "$ORIGIN/../../torch/lib:$ORIGIN/../../nvidia/cu13/lib:$ORIGIN/../../sgl_kernel.libs")
         text = wfx.run("inspect", self.shimmed["2.11.0"], check_status=0).stdout
         self.assertIn("sgl_kernel.libs/libwheelfix_shim_torch2.11.0_", text)
+        self.assertRegex(text, r"shim\s+wheelfix shim for torch 2\.11\.0\S*, provides:")
         self.assertIn("c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, unsigned int, bool, "
                       "c10::cuda::CUDAErrorLogCapture*)", text)
 

@@ -64,6 +64,12 @@ struct ElfReport {
     std::vector<GpuSupport> blackwell;  // sm_100, sm_103, sm_120, sm_121 when fatbin is present
 
     std::vector<TorchImport> torch_imports;  // sorted by library, then demangled name
+
+    // A shim written by `wheelfix shim` (its version node is WHEELFIX_TORCH_<v>):
+    // the torch it targets and the symbols it provides, demangled and sorted. Which
+    // of them forward is visible in torch_imports (the successors they bind to).
+    std::string shim_for_torch;
+    std::vector<std::string> shim_provides;
     std::size_t undefined_symbols = 0;
     std::size_t defined_symbols = 0;
 };
