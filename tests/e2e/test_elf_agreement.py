@@ -37,16 +37,9 @@ LIEF_SIZE_LIMIT = 1024 * 1024 * 1024
 WORKERS = 2
 
 
-def env_path(name):
-    value = os.environ.get(name)
-    if not value:
-        sys.exit(f"test_elf_agreement: environment variable {name} is not set (run through ctest)")
-    return Path(value)
-
-
-OURS = env_path("ELF_DUMP_OURS")
-LIEF = env_path("ELF_DUMP_LIEF")
-TEST_DATA = env_path("WHEELFIX_TEST_DATA")
+OURS = wfx.env_path("ELF_DUMP_OURS")
+LIEF = wfx.env_path("ELF_DUMP_LIEF")
+TEST_DATA = wfx.env_path("WHEELFIX_TEST_DATA")
 
 
 def is_elf_file(path):

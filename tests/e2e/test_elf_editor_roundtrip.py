@@ -62,18 +62,11 @@ ELFLINT_TIMEOUT = 120
 QEMU_SYSROOT = Path("/usr/aarch64-linux-gnu")
 
 
-def env_path(name):
-    value = os.environ.get(name)
-    if not value:
-        sys.exit(f"test_elf_editor_roundtrip: environment variable {name} is not set (run through ctest)")
-    return Path(value)
-
-
-ELF_EDIT = env_path("ELF_EDIT")
-OURS = env_path("ELF_DUMP_OURS")
-LIEF = env_path("ELF_DUMP_LIEF")
-TEST_DATA = env_path("WHEELFIX_TEST_DATA")
-SOURCE_DIR = env_path("WHEELFIX_SOURCE_DIR")
+ELF_EDIT = wfx.env_path("ELF_EDIT")
+OURS = wfx.env_path("ELF_DUMP_OURS")
+LIEF = wfx.env_path("ELF_DUMP_LIEF")
+TEST_DATA = wfx.env_path("WHEELFIX_TEST_DATA")
+SOURCE_DIR = wfx.env_path("WHEELFIX_SOURCE_DIR")
 SAMPLES = SOURCE_DIR / "sample_wheels" / "dist"
 EDIT_FIXTURES = TEST_DATA / "elf" / "edit"
 

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -16,6 +17,14 @@ TEST_DATA = Path(os.environ.get("WHEELFIX_TEST_DATA", SOURCE_DIR / "tests" / "da
 AUDITWHEEL = TEST_DATA / "auditwheel"
 SAMPLES = SOURCE_DIR / "sample_wheels" / "dist"
 SGL_WHEEL = SAMPLES / "sgl_kernel-0.3.21+cu130-cp310-abi3-manylinux2014_x86_64.whl"
+
+
+def env_path(name):
+    """A path ctest passes in the environment; exits with a clear message outside ctest."""
+    value = os.environ.get(name)
+    if not value:
+        sys.exit(f"{Path(sys.argv[0]).name}: environment variable {name} is not set (run through ctest)")
+    return Path(value)
 
 
 def run(*args, check_status=None):
