@@ -6,6 +6,8 @@
 // symbolic links to a library the directory already holds are not indexed twice.
 #include "symbol_index_internal.hpp"
 
+#include "wheelfix/util/files.hpp"
+
 #include "wheelfix/util/error.hpp"
 
 #include <algorithm>
@@ -39,7 +41,7 @@ std::string read_small_file(const fs::path& path) {
 }
 
 LibraryExports read_library(const fs::path& path) {
-    detail::MappedFile file(path);
+    MappedFile file(path);
     try {
         return exports_of(path.filename().string(), elf::ElfFile::parse(file.bytes()));
     } catch (const elf::ElfError& error) {

@@ -7,8 +7,7 @@
 // - read_libraries() applies IndexOptions to a list of candidate libraries that are
 //   read only on demand: glob filter first, then, with roots, a breadth-first walk
 //   through NEEDED by file name or SONAME, reading each candidate at most once.
-// - MappedFile maps a file read-only (the page cache serves only the pages the
-//   reader touches); SparseImage is an anonymous, zero-filled, lazily backed
+// - SparseImage is an anonymous, zero-filled, lazily backed
 //   mapping of a given size (only written pages use memory).
 #pragma once
 
@@ -42,19 +41,6 @@ std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candida
 
 // Keeps only what IndexOptions allows of an index already in memory (index files).
 void apply_options(SymbolIndex& index, const IndexOptions& options);
-
-class MappedFile {
-public:
-    explicit MappedFile(const std::filesystem::path& path);  // InputError naming the path
-    MappedFile(const MappedFile&) = delete;
-    MappedFile& operator=(const MappedFile&) = delete;
-    ~MappedFile();
-    std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
-
-private:
-    const std::uint8_t* data_ = nullptr;
-    std::size_t size_ = 0;
-};
 
 class SparseImage {
 public:

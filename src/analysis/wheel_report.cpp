@@ -2,20 +2,16 @@
 #include "wheelfix/analysis/wheel_report.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/version.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 namespace wheelfix::analysis {
 
 namespace {
-
-int directory_depth(std::string_view member_name) {
-    return static_cast<int>(std::count(member_name.begin(), member_name.end(), '/'));
-}
 
 ElfReport analyze_or_throw(const std::string& file, std::string name, std::span<const std::uint8_t> bytes,
                            std::optional<int> depth) {
@@ -67,19 +63,6 @@ void judge_platform(WheelReport& report, const std::vector<std::string>& platfor
     }
 }
 
-std::vector<std::uint8_t> read_whole_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path.string(), "cannot open file");
-    in.seekg(0, std::ios::end);
-    auto size = in.tellg();
-    if (size < 0) throw InputError(path.string(), "cannot read file");
-    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
-    in.seekg(0);
-    in.read(reinterpret_cast<char*>(bytes.data()), size);
-    if (!in) throw InputError(path.string(), "cannot read file");
-    return bytes;
-}
-
 }  // namespace
 
 bool looks_like_shared_library(std::string_view name) {
@@ -110,7 +93,7 @@ WheelReport inspect_wheel(const std::filesystem::path& path) {
 
     auto digests = wheel::scan_members(wheel.archive(), [&](const zip::Member& member, std::span<const std::uint8_t> image) {
         report.elves.push_back(analyze_or_throw(path.string() + ": " + member.name, member.name, image,
-                                                directory_depth(member.name)));
+                                                wheel::directory_depth(member.name)));
     });
     report.member_count = digests.size();
     for (const auto& digest : digests)
@@ -121,7 +104,8 @@ WheelReport inspect_wheel(const std::filesystem::path& path) {
 }
 
 ElfReport inspect_file(const std::filesystem::path& path) {
-    auto bytes = read_whole_file(path);
+    MappedFile mapped(path);
+    auto bytes = mapped.bytes();
     if (!elf::is_elf(bytes)) throw InputError(path.string(), "not an ELF file and not a wheel");
     return analyze_or_throw(path.string(), path.string(), bytes, std::nullopt);
 }

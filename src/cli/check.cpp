@@ -16,11 +16,11 @@
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
 #include "wheelfix/zip/archive.hpp"
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iterator>
 #include <set>
 
@@ -37,14 +37,6 @@ struct Targets {
     std::vector<Target> elves;
     abi::SymbolIndex bundled;  // the input's own libraries
 };
-
-bool starts_like_zip(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, "cannot open (no such file or directory, or not readable)");
-    char magic[4] = {};
-    in.read(magic, 4);
-    return in.gcount() == 4 && magic[0] == 'P' && magic[1] == 'K';
-}
 
 std::string base_name(const std::string& path) {
     const std::size_t slash = path.rfind('/');
@@ -75,8 +67,8 @@ Targets read_wheel_targets(const std::string& path) {
 }
 
 Targets read_elf_target(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    const std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};
+    const MappedFile mapped(path);
+    const auto bytes = mapped.bytes();
     if (!elf::is_elf(bytes)) throw InputError(path, "not a wheel and not an ELF file");
     Targets targets;
     try {
@@ -89,7 +81,7 @@ Targets read_elf_target(const std::string& path) {
 }
 
 Targets read_targets(const std::string& path) {
-    Targets targets = starts_like_zip(path) ? read_wheel_targets(path) : read_elf_target(path);
+    Targets targets = wheelfix::starts_like_zip(path) ? read_wheel_targets(path) : read_elf_target(path);
     if (targets.elves.empty()) throw InputError(path, "holds no ELF shared objects: nothing to check");
     return targets;
 }

@@ -1,22 +1,16 @@
 // load_torch: the torch inputs of check and index (torch_input.hpp has the contract).
 #include "torch_input.hpp"
 
+#include "wheelfix/util/files.hpp"
+
 #include "render.hpp"
 
 #include <fmt/format.h>
 
-#include <fstream>
 
 namespace wheelfix::cli {
 
 namespace {
-
-bool starts_like_zip(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    char magic[2] = {};
-    in.read(magic, 2);
-    return in.gcount() == 2 && magic[0] == 'P' && magic[1] == 'K';
-}
 
 void report(const std::string& wheel, const abi::WheelReadStats& stats) {
     const abi::MemberRead* largest = stats.largest_kept();
@@ -31,7 +25,7 @@ void report(const std::string& wheel, const abi::WheelReadStats& stats) {
 }  // namespace
 
 abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options, bool verbose) {
-    if (!starts_like_zip(path)) return abi::load_index(path, options);
+    if (!wheelfix::starts_like_zip(path)) return abi::load_index(path, options);
     abi::WheelReadStats stats;
     abi::SymbolIndex index = abi::load_index_from_wheel(path, options, &stats);
     if (verbose) report(path, stats);

@@ -4,22 +4,19 @@
 
 #include "wheelfix/analysis/elf_report.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
 
 #include <fnmatch.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 
 namespace wheelfix::repair {
 
 namespace {
-
-int depth_of(std::string_view member) { return static_cast<int>(std::count(member.begin(), member.end(), '/')); }
 
 std::string origin_for_depth(int depth) {
     std::string origin = "$ORIGIN";
@@ -109,43 +106,6 @@ MemberChange change_record(std::string name, const elf::EditPlan& plan, std::uin
     return change;
 }
 
-std::vector<std::uint8_t> read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path.string(), "cannot open file");
-    std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return bytes;
-}
-
-// Writes bytes to a temporary file beside `destination` and renames it into place.
-void write_file_atomically(const std::filesystem::path& destination, std::span<const std::uint8_t> bytes,
-                           std::filesystem::perms perms) {
-    auto directory = destination.has_parent_path() ? destination.parent_path() : std::filesystem::path(".");
-    std::string pattern = (directory / ("." + destination.filename().string() + ".wheelfix-XXXXXX")).string();
-    int fd = ::mkstemp(pattern.data());
-    if (fd < 0) throw InputError(destination.string(), "cannot create a temporary file beside it");
-    std::filesystem::path temporary = pattern;
-    std::size_t written = 0;
-    while (written < bytes.size()) {
-        auto n = ::write(fd, bytes.data() + written, bytes.size() - written);
-        if (n <= 0) break;
-        written += static_cast<std::size_t>(n);
-    }
-    bool ok = written == bytes.size() && ::fsync(fd) == 0;
-    ::close(fd);
-    std::error_code ec;
-    if (ok) std::filesystem::permissions(temporary, perms, ec);
-    if (ok && !ec) std::filesystem::rename(temporary, destination, ec);
-    if (!ok || ec) {
-        std::filesystem::remove(temporary, ec);
-        throw InputError(destination.string(), "cannot write the output file");
-    }
-}
-
-bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
-    std::error_code ec;
-    return std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
-}
-
 }  // namespace
 
 std::string expand_root(std::string_view search_path, int depth) {
@@ -205,7 +165,7 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkO
         if (!elf::is_elf(inflated.data)) return;
         ++result.elf_members;
         std::string label = wheel_path.string() + ": " + member.name;
-        auto plan = plan_for(options, label, inflated.data, depth_of(member.name));
+        auto plan = plan_for(options, label, inflated.data, wheel::directory_depth(member.name));
         if (!plan) return;
         auto spliced = zip::plan_splice(inflated, plan->edits);
         auto change = change_record(member.name, *plan, inflated.size);
@@ -227,7 +187,8 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkO
 RelinkResult relink_file(const std::filesystem::path& file, const RelinkOptions& options,
                          const std::filesystem::path& out_file) {
     check_options(options);
-    auto image = read_file(file);
+    MappedFile mapped(file);
+    auto image = mapped.bytes();
     if (!elf::is_elf(image)) throw InputError(file.string(), "not an ELF file and not a wheel");
     if (same_file(file, out_file))
         throw InputError(out_file.string(), "output would overwrite the input; choose another -o file");

@@ -9,6 +9,7 @@
 #include "wheelfix/abi/signature.hpp"
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
 
@@ -49,13 +50,6 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     return out;
 }
 
-int depth_of(std::string_view member) { return static_cast<int>(std::count(member.begin(), member.end(), '/')); }
-
-bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
-    std::error_code ec;
-    return std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
-}
-
 const elf::Symbol* undefined_symbol(const elf::ElfFile& elf, std::string_view name) {
     for (const auto& symbol : elf.dynamic_symbols())
         if (!symbol.defined() && symbol.name == name) return &symbol;
@@ -83,7 +77,7 @@ public:
         for (auto& unresolved : check.unresolved) needs_shim |= classify(member.name, elf, std::move(unresolved));
         if (!needs_shim) return;
         note_machine(member.name, elf.machine_name());
-        pending.push_back(Pending{member.name, depth_of(member.name), inflated});
+        pending.push_back(Pending{member.name, wheel::directory_depth(member.name), inflated});
     }
 
     std::map<std::string, Need> needs;

@@ -99,4 +99,8 @@ std::vector<Requirement> Wheel::torch_requirements() const {
     return torch;
 }
 
+int directory_depth(std::string_view member_path) {
+    return static_cast<int>(std::count(member_path.begin(), member_path.end(), '/'));
+}
+
 }  // namespace wheelfix::wheel

@@ -19,6 +19,10 @@
 
 namespace wheelfix::wheel {
 
+// How many directories deep a member path sits ("pkg/sm100/x.so" -> 2): what
+// "$ORIGIN/.." counts from, for RPATH checks and {root} expansion.
+int directory_depth(std::string_view member_path);
+
 class Wheel {
 public:
     static Wheel open(const std::filesystem::path& path);

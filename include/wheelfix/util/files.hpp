@@ -1,0 +1,39 @@
+// Plain files: reading without copying, writing atomically, telling two paths apart.
+//
+// Contract:
+// - MappedFile maps a regular file read-only (the page cache serves only the pages
+//   a reader touches, nothing is copied); bytes() stays valid while it lives. A
+//   missing, unreadable or non-regular file is an InputError naming the path.
+// - write_file_atomically() writes to a temporary file beside the destination,
+//   syncs it, gives it `perms` and renames it into place; on any failure the
+//   temporary file is removed and an InputError names the destination.
+// - same_file() is true when both paths exist and name the same file.
+// - starts_like_zip() is true when the file begins with "PK" (false when it cannot
+//   be read: the caller's next step reports why).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+
+namespace wheelfix {
+
+class MappedFile {
+public:
+    explicit MappedFile(const std::filesystem::path& path);
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+    ~MappedFile();
+    std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+
+private:
+    const std::uint8_t* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+void write_file_atomically(const std::filesystem::path& destination, std::span<const std::uint8_t> bytes,
+                           std::filesystem::perms perms);
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+bool starts_like_zip(const std::filesystem::path& path);
+
+}  // namespace wheelfix

@@ -1,0 +1,92 @@
+// MappedFile, atomic writes and path identity (util/files.hpp has the contract).
+#include "wheelfix/util/files.hpp"
+
+#include "wheelfix/util/error.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+namespace wheelfix {
+
+namespace {
+
+class FileDescriptor {
+public:
+    explicit FileDescriptor(int fd) : fd_(fd) {}
+    FileDescriptor(const FileDescriptor&) = delete;
+    FileDescriptor& operator=(const FileDescriptor&) = delete;
+    ~FileDescriptor() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    int get() const { return fd_; }
+
+private:
+    int fd_;
+};
+
+bool write_all(int fd, std::span<const std::uint8_t> bytes) {
+    std::size_t written = 0;
+    while (written < bytes.size()) {
+        auto n = ::write(fd, bytes.data() + written, bytes.size() - written);
+        if (n <= 0) return false;
+        written += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+}  // namespace
+
+MappedFile::MappedFile(const std::filesystem::path& path) {
+    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) throw InputError(path.string(), std::strerror(errno));
+    struct stat info {};
+    if (::fstat(fd.get(), &info) != 0) throw InputError(path.string(), std::strerror(errno));
+    if (!S_ISREG(info.st_mode)) throw InputError(path.string(), "not a regular file");
+    size_ = static_cast<std::size_t>(info.st_size);
+    if (size_ == 0) return;
+    void* data = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (data == MAP_FAILED) throw InputError(path.string(), std::string("cannot map: ") + std::strerror(errno));
+    data_ = static_cast<const std::uint8_t*>(data);
+}
+
+MappedFile::~MappedFile() {
+    if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+}
+
+void write_file_atomically(const std::filesystem::path& destination, std::span<const std::uint8_t> bytes,
+                           std::filesystem::perms perms) {
+    auto directory = destination.has_parent_path() ? destination.parent_path() : std::filesystem::path(".");
+    std::string pattern = (directory / ("." + destination.filename().string() + ".wheelfix-XXXXXX")).string();
+    FileDescriptor fd(::mkstemp(pattern.data()));
+    if (fd.get() < 0) throw InputError(destination.string(), "cannot create a temporary file beside it");
+    std::filesystem::path temporary = pattern;
+    bool ok = write_all(fd.get(), bytes) && ::fsync(fd.get()) == 0;
+    std::error_code ec;
+    if (ok) std::filesystem::permissions(temporary, perms, ec);
+    if (ok && !ec) std::filesystem::rename(temporary, destination, ec);
+    if (!ok || ec) {
+        std::filesystem::remove(temporary, ec);
+        throw InputError(destination.string(), "cannot write the output file");
+    }
+}
+
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+    std::error_code ec;
+    return std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
+}
+
+bool starts_like_zip(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[2] = {};
+    in.read(magic, 2);
+    return in.gcount() == 2 && magic[0] == 'P' && magic[1] == 'K';
+}
+
+}  // namespace wheelfix
