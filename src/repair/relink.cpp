@@ -148,6 +148,15 @@ bool matches_only(const RelinkOptions& options, std::string_view member) {
     });
 }
 
+std::optional<EditedMember> relink_member(const RelinkOptions& options, const std::string& wheel_label,
+                                          const std::string& member, const zip::InflatedMember& inflated, int depth) {
+    auto plan = plan_for(options, wheel_label + ": " + member, inflated.data, depth);
+    if (!plan) return std::nullopt;
+    EditedMember edited{change_record(member, *plan, inflated.size), zip::plan_splice(inflated, plan->edits)};
+    edited.change.recompressed_bytes = edited.data.recompressed_bytes;
+    return edited;
+}
+
 RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkOptions& options,
                           const std::filesystem::path& out_dir) {
     check_options(options);
@@ -164,14 +173,11 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkO
     auto on_member = [&](const zip::Member& member, const zip::InflatedMember& inflated) {
         if (!elf::is_elf(inflated.data)) return;
         ++result.elf_members;
-        std::string label = wheel_path.string() + ": " + member.name;
-        auto plan = plan_for(options, label, inflated.data, wheel::directory_depth(member.name));
-        if (!plan) return;
-        auto spliced = zip::plan_splice(inflated, plan->edits);
-        auto change = change_record(member.name, *plan, inflated.size);
-        change.recompressed_bytes = spliced.recompressed_bytes;
-        result.changed.push_back(std::move(change));
-        edited.emplace(member.name, std::move(spliced));
+        auto member_edit =
+            relink_member(options, wheel_path.string(), member.name, inflated, wheel::directory_depth(member.name));
+        if (!member_edit) return;
+        result.changed.push_back(std::move(member_edit->change));
+        edited.emplace(member.name, std::move(member_edit->data));
     };
     auto digests = wheel::scan_members_indexed(wheel.archive(), wants, on_member);
     if (!options.only.empty() && result.elf_members == 0)

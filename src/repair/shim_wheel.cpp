@@ -309,26 +309,6 @@ abi::ShimSpec shim_spec(const std::vector<ShimmedSymbol>& symbols, const abi::Sy
     return spec;
 }
 
-std::pair<std::string, zip::PrecompressedMember> edit_member(const Pending& pending, const RelinkOptions& options,
-                                                             const std::string& label, std::vector<MemberChange>& changed) {
-    try {
-        auto elf = elf::ElfFile::parse(pending.inflated.data);
-        auto plan = elf::plan_edits(elf, request_for(options, elf, pending.depth));
-        auto spliced = zip::plan_splice(pending.inflated, plan.edits);
-        MemberChange change;
-        change.member = pending.member;
-        change.changes = plan.changes;
-        change.size_before = pending.inflated.size;
-        change.size_after = plan.new_size;
-        change.grew = plan.grew;
-        change.recompressed_bytes = spliced.recompressed_bytes;
-        changed.push_back(std::move(change));
-        return {pending.member, std::move(spliced)};
-    } catch (const elf::EditError& error) {
-        throw InputError(label + ": " + pending.member, std::string("cannot edit: ") + error.what());
-    }
-}
-
 std::string libs_directory(const wheel::Wheel& wheel) { return wheel.filename().distribution + ".libs"; }
 
 }  // namespace
@@ -381,8 +361,12 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
     options.add_needed = {library.soname};
     options.add_rpath = {"{root}/" + libs_directory(wheel)};
     std::map<std::string, zip::PrecompressedMember> edited;
-    for (const auto& pending : collected.pending)
-        edited.insert(edit_member(pending, options, wheel_path.string(), result.changed));
+    for (const auto& pending : collected.pending) {
+        auto member_edit = relink_member(options, wheel_path.string(), pending.member, pending.inflated, pending.depth);
+        if (!member_edit) continue;
+        result.changed.push_back(std::move(member_edit->change));
+        edited.emplace(pending.member, std::move(member_edit->data));
+    }
     std::vector<wheel::AddedMember> added{{result.shim_member, std::move(library.bytes), 0100755}};
     library.bytes.clear();
     result.shim = std::move(library);

@@ -22,6 +22,7 @@
 #pragma once
 
 #include "wheelfix/elf/editor.hpp"
+#include "wheelfix/zip/splice.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -59,6 +60,19 @@ struct RelinkResult {
     std::vector<MemberChange> changed;
     std::size_t elf_members = 0;  // ELF members considered
 };
+
+// One edited wheel member: what changed and its new compressed stream.
+struct EditedMember {
+    MemberChange change;
+    zip::PrecompressedMember data;
+};
+
+// Plans the edits of one inflated ELF member `depth` directories deep and splices
+// them into its stream; nullopt when the member has no dynamic section or nothing
+// changes. Errors are InputErrors naming `wheel_label: member`. Shared by relink
+// and shim, which add the same kind of edits.
+std::optional<EditedMember> relink_member(const RelinkOptions& options, const std::string& wheel_label,
+                                          const std::string& member, const zip::InflatedMember& inflated, int depth);
 
 RelinkResult relink_wheel(const std::filesystem::path& wheel, const RelinkOptions& options,
                           const std::filesystem::path& out_dir);
