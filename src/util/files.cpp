@@ -2,6 +2,7 @@
 #include "wheelfix/util/files.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/output_file.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -31,16 +32,6 @@ private:
     int fd_;
 };
 
-bool write_all(int fd, std::span<const std::uint8_t> bytes) {
-    std::size_t written = 0;
-    while (written < bytes.size()) {
-        auto n = ::write(fd, bytes.data() + written, bytes.size() - written);
-        if (n <= 0) return false;
-        written += static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
 }  // namespace
 
 MappedFile::MappedFile(const std::filesystem::path& path) {
@@ -62,19 +53,10 @@ MappedFile::~MappedFile() {
 
 void write_file_atomically(const std::filesystem::path& destination, std::span<const std::uint8_t> bytes,
                            std::filesystem::perms perms) {
-    auto directory = destination.has_parent_path() ? destination.parent_path() : std::filesystem::path(".");
-    std::string pattern = (directory / ("." + destination.filename().string() + ".wheelfix-XXXXXX")).string();
-    FileDescriptor fd(::mkstemp(pattern.data()));
-    if (fd.get() < 0) throw InputError(destination.string(), "cannot create a temporary file beside it");
-    std::filesystem::path temporary = pattern;
-    bool ok = write_all(fd.get(), bytes) && ::fsync(fd.get()) == 0;
-    std::error_code ec;
-    if (ok) std::filesystem::permissions(temporary, perms, ec);
-    if (ok && !ec) std::filesystem::rename(temporary, destination, ec);
-    if (!ok || ec) {
-        std::filesystem::remove(temporary, ec);
-        throw InputError(destination.string(), "cannot write the output file");
-    }
+    OutputFile output(destination);
+    output.write(bytes);
+    output.set_permissions(perms);
+    output.commit();
 }
 
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {

@@ -16,7 +16,6 @@
 // Every failure becomes InputError(<archive path>, "<one line>").
 #include "wheelfix/zip/archive.hpp"
 
-#include "archive_internals.hpp"
 #include "wheelfix/util/error.hpp"
 
 #include <zip.h>
@@ -370,7 +369,6 @@ std::size_t RawReader::read(std::span<std::uint8_t> buffer) {
     return got;
 }
 
-zip_t* ArchiveInternals::libzip(const Archive& archive) { return archive.handle_->archive; }
 
 // ---- public interface -----------------------------------------------------------
 

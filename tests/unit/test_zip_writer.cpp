@@ -1,5 +1,6 @@
 // zip::write_archive: raw copies stay byte for byte, precompressed members go in as
-// given (libzip does not recompress them: their stored bytes equal the pieces),
+// given (never recompressed: their stored bytes equal the pieces), ZIP64 where
+// sizes or the member count need it,
 // modes, symlinks and times are kept, the output is deterministic, and a failed
 // write leaves no file behind.
 #include "wheelfix/util/byte_edit.hpp"
@@ -259,7 +260,7 @@ TEST_CASE("zip writer: a failed write leaves no file behind and the destination 
         CHECK(message.find("cannot create a temporary file") != std::string::npos);
         CHECK_FALSE(fs::exists(dir / "missing"));
     }
-    SUBCASE("a source throws while libzip writes (pieces past the original's stored bytes)") {
+    SUBCASE("pieces that run past the original's stored bytes") {
         zip::PrecompressedMember bad;
         bad.pieces.push_back({true, lib.compressed_size - 10, 100, {}});
         bad.compressed_size = 100;
@@ -274,17 +275,103 @@ TEST_CASE("zip writer: a failed write leaves no file behind and the destination 
         CHECK_THROWS_AS(zip::write_archive(dir / "out.whl", input, {{"pkg/lib.so", zip::Precompressed{&lib, spliced}}}),
                         std::logic_error);
     }
-    SUBCASE("libzip itself fails (a stored member whose CRC is wrong)") {
-        write_zip(dir / "damaged.zip", {{"a.sh", "#!/bin/sh\n", ZIP_CM_STORE}});
-        patch_file(dir / "damaged.zip", "#!/bin/sh", "#!/bin/zz");
+    SUBCASE("the input shrinks after it was opened (its stored bytes are gone)") {
+        auto copy_path = dir / "shrinking.zip";
+        fs::copy_file(dir / "input.zip", copy_path);
         before = listing(dir.path());
-        auto damaged = Archive::open(dir / "damaged.zip");
-        auto message = input_error_of([&] { zip::write_archive(dir / "out.whl", damaged, {raw_copy_of(damaged.members()[0])}); });
-        CHECK(message.find((dir / "out.whl").string() + ": cannot write") == 0);
+        auto shrinking = Archive::open(copy_path);
+        fs::resize_file(copy_path, 100);
+        auto message = input_error_of([&] { zip::write_archive(dir / "out.whl", shrinking, {raw_copy_of(*shrinking.find("pkg/lib.so"))}); });
+        CHECK(message.find(copy_path.string() + ": ") == 0);
     }
     SUBCASE("an unsafe name") {
         auto message = input_error_of([&] { zip::write_archive(dir / "out.whl", input, {{"../evil", zip::Content{}}}); });
         CHECK(message.find("member ../evil: unsafe name") != std::string::npos);
     }
     untouched();
+}
+
+TEST_CASE("zip writer: raw copies are taken as stored, so a damaged member stays damaged") {
+    TempDir dir;
+    write_zip(dir / "damaged.zip", {{"a.sh", "#!/bin/sh\n", ZIP_CM_STORE}});
+    patch_file(dir / "damaged.zip", "#!/bin/sh", "#!/bin/zz");
+    auto damaged = Archive::open(dir / "damaged.zip");
+    zip::write_archive(dir / "out.whl", damaged, {raw_copy_of(damaged.members()[0])});
+    auto output = Archive::open(dir / "out.whl");
+    auto stored = read_bytes(dir / "out.whl");
+    CHECK(stored.find("#!/bin/zz\n") != std::string::npos);
+    CHECK(output.members()[0].crc32 == damaged.members()[0].crc32);
+    CHECK(input_error_of([&] { (void)output.read(output.members()[0]); }).find("CRC") != std::string::npos);
+}
+
+namespace {
+
+// A raw deflate stream of `chunks` MiB of zeros, as pieces: the first chunk on
+// its own, then one chunk (primed with 32 KiB of zeros) repeated, each closed by
+// a sync flush, then an empty final block. Gigabytes of content in a few MB.
+zip::PrecompressedMember zeros_member(std::size_t chunks) {
+    const Bytes zeros(std::size_t(1) << 20, 0);
+    auto deflate_chunk = [&](bool primed) {
+        z_stream stream{};
+        REQUIRE(deflateInit2(&stream, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+        if (primed) deflateSetDictionary(&stream, zeros.data(), 32768);
+        Bytes out(deflateBound(&stream, zeros.size()) + 64);
+        stream.next_in = const_cast<Bytef*>(zeros.data());
+        stream.avail_in = static_cast<uInt>(zeros.size());
+        stream.next_out = out.data();
+        stream.avail_out = static_cast<uInt>(out.size());
+        REQUIRE(deflate(&stream, Z_SYNC_FLUSH) == Z_OK);
+        out.resize(out.size() - stream.avail_out);
+        deflateEnd(&stream);
+        return out;
+    };
+    auto piece_of = [](Bytes bytes) {
+        zip::CompressedPiece piece;
+        piece.length = bytes.size();
+        piece.bytes = std::move(bytes);
+        return piece;
+    };
+    zip::PrecompressedMember member;
+    Bytes first = deflate_chunk(false), repeated = deflate_chunk(true);
+    auto chunk_crc = crc32_z(0, zeros.data(), zeros.size());
+    for (std::size_t i = 0; i < chunks; ++i) {
+        member.pieces.push_back(piece_of(i == 0 ? first : repeated));
+        member.crc32 = static_cast<std::uint32_t>(crc32_combine(member.crc32, chunk_crc, static_cast<z_off_t>(zeros.size())));
+    }
+    member.pieces.push_back(piece_of({0x03, 0x00}));  // an empty final fixed block
+    for (const auto& piece : member.pieces) member.compressed_size += piece.length;
+    member.size = chunks * zeros.size();
+    return member;
+}
+
+}  // namespace
+
+TEST_CASE("zip writer: ZIP64 for a member over 4 GiB and for more than 65,535 members") {
+    TempDir dir;
+    auto input = Archive::open(write_input(dir.path()));
+
+    SUBCASE("a 4.1 GiB member") {
+        setenv("WHEELFIX_MAX_RATIO", "5000", 1);  // zeros deflate 1012:1, past the zip-bomb guard
+        auto big = zeros_member(4200);
+        REQUIRE(big.size > 0xFFFFFFFFull);
+        zip::write_archive(dir / "big.whl", input,
+                           {{"big.bin", zip::Precompressed{nullptr, big}}, raw_copy_of(*input.find("pkg/lib.so"))});
+        auto output = Archive::open(dir / "big.whl");
+        REQUIRE(output.members().size() == 2);
+        CHECK(output.members()[0].size == big.size);
+        CHECK(output.members()[0].crc32 == big.crc32);
+        CHECK(output.stream(output.members()[0], [](auto) {}, std::size_t(16) << 20) == big.size);  // CRC checked too
+        CHECK(output.read(output.members()[1]) == input.read(*input.find("pkg/lib.so")));
+        unsetenv("WHEELFIX_MAX_RATIO");
+    }
+    SUBCASE("70,000 members") {
+        std::vector<OutputMember> members;
+        for (int i = 0; i < 70000; ++i) members.push_back({"d/f" + std::to_string(i), zip::Content{}, 0100644, kWhen});
+        members.push_back(raw_copy_of(*input.find("pkg/lib.so")));
+        zip::write_archive(dir / "many.whl", input, members);
+        auto output = Archive::open(dir / "many.whl");
+        REQUIRE(output.members().size() == 70001);
+        CHECK(output.members()[69999].name == "d/f69999");
+        CHECK(output.read(output.members()[70000]) == input.read(*input.find("pkg/lib.so")));
+    }
 }

@@ -4,9 +4,9 @@
 // - MappedFile maps a regular file read-only (the page cache serves only the pages
 //   a reader touches, nothing is copied); bytes() stays valid while it lives. A
 //   missing, unreadable or non-regular file is an InputError naming the path.
-// - write_file_atomically() writes to a temporary file beside the destination,
-//   syncs it, gives it `perms` and renames it into place; on any failure the
-//   temporary file is removed and an InputError names the destination.
+// - write_file_atomically() writes `bytes` with `perms` through an OutputFile
+//   (util/output_file.hpp): a temporary beside the destination, renamed into
+//   place; on any failure nothing appears and an InputError names the destination.
 // - same_file() is true when both paths exist and name the same file.
 // - starts_like_zip() is true when the file begins with "PK" (false when it cannot
 //   be read: the caller's next step reports why).

@@ -92,7 +92,6 @@ public:
     RawReader open_raw(const Member& member) const;
 
 private:
-    friend struct ArchiveInternals;  // src/zip: the libzip handle, for writers
     Archive() = default;
     struct Handle;
     std::unique_ptr<Handle> handle_;

@@ -9,11 +9,15 @@
 //   recompression), its CRC and sizes kept.
 // - Precompressed: a PrecompressedMember (zip/splice.hpp) whose pieces are read
 //   from the input member's stored stream or memory, written as a deflated member
-//   with the given sizes and CRC — libzip does not recompress it.
-// - Content: new bytes, deflated by us (parallel_deflate for big content) and
-//   written like Precompressed; small content may be stored deflated normally.
+//   with the given sizes and CRC, never recompressed.
+// - Content: new bytes, deflated at level 6 (parallel_deflate from 1 MiB on) and
+//   written like Precompressed; empty content is stored.
 // Every member keeps the unix mode given (permission bits, symlink type) and gets
-// the modification time given. The same inputs give byte-identical output.
+// the modification time given. The records are APPNOTE 6.3 with ZIP64 exactly
+// where sizes, offsets or the member count need it (src/zip/zip_records.hpp); the
+// same inputs give byte-identical output. Stored bytes are copied in the kernel
+// (copy_file_range) exactly as they are: callers verify members before they
+// write (a damaged member is copied damaged, never laundered).
 #pragma once
 
 #include "wheelfix/zip/archive.hpp"

@@ -1,0 +1,122 @@
+// OutputFile: a unique temporary next to the destination, renamed into place.
+#include "wheelfix/util/output_file.hpp"
+
+#include "wheelfix/util/error.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <algorithm>
+#include <random>
+
+namespace wheelfix {
+namespace {
+
+constexpr std::size_t kBufferSize = std::size_t(1) << 20;
+
+}  // namespace
+
+OutputFile::OutputFile(const std::filesystem::path& destination) : destination_(destination) {
+    auto directory = destination.parent_path().empty() ? std::filesystem::path(".") : destination.parent_path();
+    std::random_device seed;
+    std::mt19937_64 random(seed());
+    int error = EEXIST;
+    for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
+        auto candidate = directory / ("." + destination.filename().string() + ".wheelfix-" + std::to_string(random() % 1000000000));
+        fd_ = ::open(candidate.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);  // 0666 & ~umask
+        if (fd_ >= 0) {
+            temporary_ = candidate;
+            buffer_.reserve(kBufferSize);
+            return;
+        }
+        error = errno;
+    }
+    throw InputError(destination.string(), "cannot create a temporary file in " + directory.string() + ": " + std::strerror(error));
+}
+
+OutputFile::~OutputFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+void OutputFile::write(std::span<const std::uint8_t> bytes) {
+    if (buffer_.size() + bytes.size() > kBufferSize) flush();
+    if (bytes.size() >= kBufferSize) {
+        write_fully(bytes);
+    } else {
+        buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
+    }
+    position_ += bytes.size();
+}
+
+void OutputFile::copy_from(int source_fd, std::uint64_t offset, std::uint64_t length) {
+    flush();
+    position_ += length;
+    if (!copy_in_kernel(source_fd, offset, length)) copy_through_memory(source_fd, offset, length);
+}
+
+// False (with offset and length advanced past what was copied) when the kernel
+// cannot copy between these files; the rest is then copied through memory.
+bool OutputFile::copy_in_kernel(int source_fd, std::uint64_t& offset, std::uint64_t& length) {
+    while (length > 0) {
+        auto from = static_cast<loff_t>(offset);
+        ssize_t copied = ::copy_file_range(source_fd, &from, fd_, nullptr, length, 0);
+        if (copied < 0 && errno == EINTR) continue;
+        if (copied < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP || errno == EBADF))
+            return false;
+        if (copied < 0) fail("cannot copy", errno);
+        if (copied == 0) fail("cannot copy", EIO);  // the source ended early
+        offset += static_cast<std::uint64_t>(copied);
+        length -= static_cast<std::uint64_t>(copied);
+    }
+    return true;
+}
+
+void OutputFile::copy_through_memory(int source_fd, std::uint64_t offset, std::uint64_t length) {
+    std::vector<std::uint8_t> chunk(std::min<std::uint64_t>(length, kBufferSize * 4));
+    while (length > 0) {
+        auto want = static_cast<std::size_t>(std::min<std::uint64_t>(length, chunk.size()));
+        ssize_t got = ::pread(source_fd, chunk.data(), want, static_cast<off_t>(offset));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) fail("cannot copy", got < 0 ? errno : EIO);
+        write_fully({chunk.data(), static_cast<std::size_t>(got)});
+        offset += static_cast<std::uint64_t>(got);
+        length -= static_cast<std::uint64_t>(got);
+    }
+}
+
+void OutputFile::flush() {
+    write_fully(buffer_);
+    buffer_.clear();
+}
+
+void OutputFile::write_fully(std::span<const std::uint8_t> bytes) {
+    while (!bytes.empty()) {
+        ssize_t written = ::write(fd_, bytes.data(), bytes.size());
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) fail("cannot write", written < 0 ? errno : ENOSPC);
+        bytes = bytes.subspan(static_cast<std::size_t>(written));
+    }
+}
+
+void OutputFile::set_permissions(std::filesystem::perms perms) {
+    if (::fchmod(fd_, static_cast<mode_t>(perms)) != 0) fail("cannot set permissions", errno);
+}
+
+void OutputFile::commit() {
+    flush();
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail("cannot write", errno);
+    if (::rename(temporary_.c_str(), destination_.c_str()) != 0) fail("cannot move the new file into place", errno);
+    temporary_.clear();
+}
+
+void OutputFile::fail(const std::string& what, int error) const {
+    throw InputError(destination_.string(), what + ": " + std::strerror(error));
+}
+
+}  // namespace wheelfix

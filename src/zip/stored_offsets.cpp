@@ -1,0 +1,129 @@
+// stored_data_offsets: the central directory walked for local header offsets
+// (APPNOTE 4.3.12-4.3.16, 4.5.3).
+#include "stored_offsets.hpp"
+
+#include "wheelfix/util/error.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+namespace wheelfix::zip {
+namespace {
+
+constexpr std::uint32_t kLocalHeader = 0x04034b50;
+constexpr std::uint32_t kCentralHeader = 0x02014b50;
+constexpr std::uint32_t kZip64EndRecord = 0x06064b50;
+constexpr std::uint32_t kZip64EndLocator = 0x07064b50;
+constexpr std::uint32_t kEndRecord = 0x06054b50;
+constexpr std::size_t kEndRecordSize = 22;
+constexpr std::size_t kLocatorSize = 20;
+constexpr std::size_t kCentralHeaderSize = 46;
+constexpr std::size_t kLocalHeaderSize = 30;
+constexpr std::size_t kMaxComment = 0xFFFF;
+constexpr std::uint32_t kMax32 = 0xFFFFFFFF;
+
+class Bytes {
+public:
+    Bytes(std::span<const std::uint8_t> bytes, const std::filesystem::path& path) : bytes_(bytes), path_(path) {}
+
+    std::uint64_t get(std::uint64_t offset, int width) const {
+        need(offset, static_cast<std::uint64_t>(width));
+        std::uint64_t value = 0;
+        for (int i = width - 1; i >= 0; --i) value = (value << 8) | bytes_[offset + static_cast<std::uint64_t>(i)];
+        return value;
+    }
+    std::string_view text(std::uint64_t offset, std::uint64_t length) const {
+        need(offset, length);
+        return {reinterpret_cast<const char*>(bytes_.data() + offset), static_cast<std::size_t>(length)};
+    }
+    std::uint64_t size() const { return bytes_.size(); }
+
+    void need(std::uint64_t offset, std::uint64_t length) const {
+        if (offset > bytes_.size() || length > bytes_.size() - offset) fail("a zip record runs past the end of the file");
+    }
+    [[noreturn]] void fail(const std::string& problem) const { throw InputError(path_.string(), problem); }
+
+private:
+    std::span<const std::uint8_t> bytes_;
+    const std::filesystem::path& path_;
+};
+
+struct Directory {
+    std::uint64_t offset = 0;
+    std::uint64_t entries = 0;
+};
+
+std::uint64_t find_end_record(const Bytes& bytes) {
+    if (bytes.size() < kEndRecordSize) bytes.fail("not a zip archive (no end of central directory record)");
+    std::uint64_t lowest = bytes.size() - std::min<std::uint64_t>(bytes.size(), kEndRecordSize + kMaxComment);
+    for (std::uint64_t at = bytes.size() - kEndRecordSize + 1; at-- > lowest;)
+        if (bytes.get(at, 4) == kEndRecord) return at;
+    bytes.fail("not a zip archive (no end of central directory record)");
+}
+
+Directory read_directory_location(const Bytes& bytes) {
+    std::uint64_t end = find_end_record(bytes);
+    Directory directory{bytes.get(end + 16, 4), bytes.get(end + 10, 2)};
+    if (end >= kLocatorSize && bytes.get(end - kLocatorSize, 4) == kZip64EndLocator) {
+        std::uint64_t record = bytes.get(end - kLocatorSize + 8, 8);
+        if (bytes.get(record, 4) != kZip64EndRecord) bytes.fail("the ZIP64 end locator points at no ZIP64 end record");
+        directory = {bytes.get(record + 48, 8), bytes.get(record + 32, 8)};
+    }
+    return directory;
+}
+
+// The local header offset of the central entry at `at`, from its ZIP64 extra
+// field when the 32-bit field says 0xFFFFFFFF. (Names are compared as stored:
+// libzip hands Archive names converted to UTF-8.)
+std::uint64_t local_header_offset(const Bytes& bytes, std::uint64_t at) {
+    std::uint64_t offset = bytes.get(at + 42, 4);
+    if (offset != kMax32) return offset;
+    std::uint64_t extra = at + kCentralHeaderSize + bytes.get(at + 28, 2);
+    std::uint64_t extra_end = extra + bytes.get(at + 30, 2);
+    while (extra + 4 <= extra_end) {
+        std::uint64_t id = bytes.get(extra, 2);
+        std::uint64_t length = bytes.get(extra + 2, 2);
+        if (id == 1) {
+            std::uint64_t field = extra + 4;
+            if (bytes.get(at + 24, 4) == kMax32) field += 8;  // uncompressed size comes first
+            if (bytes.get(at + 20, 4) == kMax32) field += 8;  // then the compressed size
+            if (field + 8 > extra + 4 + length) break;
+            return bytes.get(field, 8);
+        }
+        extra += 4 + length;
+    }
+    bytes.fail("a central directory entry has no ZIP64 local header offset");
+}
+
+std::uint64_t data_offset(const Bytes& bytes, std::uint64_t local, std::string_view central_name, const Member& member) {
+    if (bytes.get(local, 4) != kLocalHeader) bytes.fail("member " + member.name + ": no local header where the central directory says");
+    std::uint64_t name_length = bytes.get(local + 26, 2);
+    if (bytes.text(local + kLocalHeaderSize, name_length) != central_name)
+        bytes.fail("member " + member.name + ": the local header names another file");
+    std::uint64_t data = local + kLocalHeaderSize + name_length + bytes.get(local + 28, 2);
+    bytes.need(data, member.compressed_size);
+    return data;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> stored_data_offsets(std::span<const std::uint8_t> archive_bytes,
+                                               const std::vector<Member>& members,
+                                               const std::filesystem::path& path) {
+    Bytes bytes(archive_bytes, path);
+    Directory directory = read_directory_location(bytes);
+    if (directory.entries != members.size()) bytes.fail("the end record's entry count disagrees with the central directory");
+    std::vector<std::uint64_t> offsets;
+    offsets.reserve(members.size());
+    std::uint64_t at = directory.offset;
+    for (const Member& member : members) {
+        if (bytes.get(at, 4) != kCentralHeader) bytes.fail("damaged central directory");
+        std::uint64_t name_length = bytes.get(at + 28, 2);
+        std::string_view central_name = bytes.text(at + kCentralHeaderSize, name_length);
+        offsets.push_back(data_offset(bytes, local_header_offset(bytes, at), central_name, member));
+        at += kCentralHeaderSize + name_length + bytes.get(at + 30, 2) + bytes.get(at + 32, 2);
+    }
+    return offsets;
+}
+
+}  // namespace wheelfix::zip
