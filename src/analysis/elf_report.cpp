@@ -2,6 +2,7 @@
 #include "wheelfix/analysis/elf_report.hpp"
 
 #include "wheelfix/abi/demangle.hpp"
+#include "wheelfix/cuda/coverage.hpp"
 #include "wheelfix/elf/elf_file.hpp"
 
 #include <elf.h>
@@ -115,23 +116,12 @@ std::vector<cuda::FatbinEntry> fatbin_entries(const elf::ElfFile& elf) {
     return entries;
 }
 
-std::string describe_entry(const cuda::FatbinEntry& entry) {
-    if (entry.kind == cuda::EntryKind::ptx) return "PTX " + entry.arch_name() + " (JIT)";
-    return std::string(entry.kind_name()) + " " + entry.arch_name();
-}
-
-// Prefer a cubin over PTX when saying how an architecture is served.
 std::vector<GpuSupport> blackwell_support(const std::vector<cuda::FatbinEntry>& entries) {
     std::vector<GpuSupport> support;
     if (entries.empty()) return support;
     for (auto sm : kBlackwellSms) {
-        GpuSupport row{sm, false, {}};
-        for (const auto& entry : entries) {
-            if (entry.kind == cuda::EntryKind::ltoir || !cuda::entry_runs_on(entry, sm)) continue;
-            bool better = !row.runs || (entry.kind == cuda::EntryKind::cubin && row.how.starts_with("PTX"));
-            if (better) row = GpuSupport{sm, true, describe_entry(entry)};
-        }
-        support.push_back(row);
+        auto best = cuda::best_entry_for(entries, sm);
+        support.push_back(best ? GpuSupport{sm, true, cuda::describe_entry(*best)} : GpuSupport{sm, false, {}});
     }
     return support;
 }
@@ -154,14 +144,10 @@ bool named_for_musl(std::string_view name) { return name.find("-linux-musl") != 
 void fill_policy(ElfReport& report, const elf::ElfFile& elf) {
     report.needs = policy::needed_versions(elf);
     if (named_for_musl(report.name)) report.needs.links_musl = true;
-    if (report.needs.links_musl) {
-        report.honest_tag = "musllinux_1_1";  // musl records no symbol versions to tell more
-        return;
-    }
-    if (const auto* tag = policy::lowest_manylinux_tag(report.needs, report.machine)) {
-        report.honest_tag = tag->tag;
+    report.honest_tag = policy::honest_tag(report.needs, report.machine);
+    if (report.needs.links_musl) return;
+    if (const auto* tag = policy::lowest_manylinux_tag(report.needs, report.machine))
         report.honest_tag_alias = tag->alias;
-    }
 }
 
 void fill_cuda(ElfReport& report, const elf::ElfFile& elf) {

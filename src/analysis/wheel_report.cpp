@@ -38,8 +38,7 @@ void judge_platform(WheelReport& report, const std::vector<std::string>& platfor
         if (arch.empty()) arch = elf.machine;
     }
     if (report.elves.empty()) return;
-    if (report.needs.links_musl) report.honest_tag = "musllinux_1_1";
-    else if (const auto* tag = policy::lowest_manylinux_tag(report.needs, arch)) report.honest_tag = tag->tag;
+    report.honest_tag = policy::honest_tag(report.needs, arch);
 
     for (const auto& text : platform_tags) {
         auto tag = policy::parse_platform_tag(text);
@@ -57,6 +56,9 @@ void judge_platform(WheelReport& report, const std::vector<std::string>& platfor
             if (report.needs.links_musl) claim.violation = "links musl libc";
         } else if (tag.kind == policy::PlatformTag::Kind::musllinux && !report.needs.glibc.empty()) {
             claim.violation = "links glibc (GLIBC_" + report.needs.glibc + ")";
+        } else if (tag.kind == policy::PlatformTag::Kind::musllinux && !report.needs.musl.empty() &&
+                   policy::compare_dotted(report.needs.musl, std::to_string(tag.major) + "." + std::to_string(tag.minor)) > 0) {
+            claim.violation = "musl " + report.needs.musl + " (64-bit time_t)";
         }
         claim.lies = !claim.violation.empty();
         report.platform_claims.push_back(std::move(claim));
@@ -96,6 +98,7 @@ WheelReport inspect_wheel(const std::filesystem::path& path) {
                                                 wheel::directory_depth(member.name)));
     });
     report.member_count = digests.size();
+    report.modules = group_cuda_modules(report.elves);
     for (const auto& digest : digests)
         if (!digest.is_elf && looks_like_shared_library(digest.member->name)) report.not_elf.push_back(digest.member->name);
     report.record_findings = wheel::verify_wheel(wheel, digests);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace wheelfix::cli {
@@ -21,7 +22,7 @@ std::string needs_text(const policy::NeededVersions& needs) {
     if (!needs.glibcxx.empty()) parts.push_back("GLIBCXX_" + needs.glibcxx);
     if (!needs.cxxabi.empty()) parts.push_back("CXXABI_" + needs.cxxabi);
     if (!needs.gcc.empty()) parts.push_back("GCC_" + needs.gcc);
-    if (needs.links_musl) parts.push_back("musl libc");
+    if (needs.links_musl) parts.push_back(needs.musl.empty() ? "musl libc" : "musl libc " + needs.musl + " (64-bit time_t)");
     return parts.empty() ? "no versioned libc/libstdc++ symbols" : join(parts, " ");
 }
 
@@ -50,6 +51,54 @@ std::string blackwell_text(const std::vector<analysis::GpuSupport>& support) {
     return join(parts, "; ");
 }
 
+// "sm100/" for sgl_kernel/sm100/x.so: which variant serves an SM.
+std::string variant_directory(const std::string& member) {
+    auto slash = member.rfind('/');
+    if (slash == std::string::npos) return {};
+    auto up = member.rfind('/', slash - 1);
+    return member.substr(up == std::string::npos ? 0 : up + 1, slash - (up == std::string::npos ? 0 : up + 1)) + "/";
+}
+
+std::string module_support_text(const analysis::CudaModule& module) {
+    std::vector<std::string> parts;
+    for (const auto& row : module.blackwell) {
+        if (!row.runs) parts.push_back(fmt::format("sm_{} NO", row.sm));
+        else if (module.variants.size() > 1)
+            parts.push_back(fmt::format("sm_{} yes ({}: {})", row.sm, variant_directory(row.member), row.how));
+        else parts.push_back(fmt::format("sm_{} yes ({})", row.sm, row.how));
+    }
+    return join(parts, "; ");
+}
+
+std::string modules_text(const analysis::WheelReport& report) {
+    std::string out;
+    for (const auto& module : report.modules) {
+        std::string variants = module.variants.size() > 1 ? fmt::format("  ({} variants)", module.variants.size()) : "";
+        out += line("module", module.name + variants);
+        out += line("", module_support_text(module));
+    }
+    return out;
+}
+
+void write_modules(JsonWriter& json, const analysis::WheelReport& report) {
+    json.key("modules").begin_array();
+    for (const auto& module : report.modules) {
+        json.begin_object().field("name", module.name);
+        std::vector<std::string> members;
+        for (auto index : module.variants) members.push_back(report.elves[index].name);
+        json.string_array("members", members);
+        json.key("blackwell").begin_array();
+        for (const auto& row : module.blackwell) {
+            json.begin_object().field("sm", row.sm).field("runs", row.runs);
+            json.field("member", row.runs ? std::optional<std::string>(row.member) : std::nullopt);
+            json.field("via", row.runs ? std::optional<std::string>(row.how) : std::nullopt);
+            json.end_object();
+        }
+        json.end_array().end_object();
+    }
+    json.end_array();
+}
+
 std::string torch_imports_text(const std::vector<analysis::TorchImport>& imports) {
     std::string out;
     std::string current_library;
@@ -76,6 +125,7 @@ void write_needs(JsonWriter& json, const policy::NeededVersions& needs) {
     json.field("cxxabi", optional_text(needs.cxxabi));
     json.field("gcc", optional_text(needs.gcc));
     json.field("musl", needs.links_musl);
+    json.field("musl_version", optional_text(needs.musl));
     json.end_object();
 }
 
@@ -174,7 +224,24 @@ void write_json(JsonWriter& json, const wheel::VerifyFinding& finding) {
     json.end_object();
 }
 
-void write_json(JsonWriter& json, const analysis::WheelReport& report) {
+void write_json(JsonWriter& json, const TargetFindings& target) {
+    if (!target.profile) return;
+    json.key("target").begin_object();
+    json.field("profile", target.profile->name);
+    json.field("source", target.profile->source);
+    json.key("findings").begin_array();
+    for (const auto& finding : target.findings) {
+        json.begin_object();
+        json.field("kind", policy::kind_name(finding.kind));
+        json.field("member", finding.member);
+        json.field("message", finding.message);
+        json.field("repair_fixes", finding.repair_fixes);
+        json.end_object();
+    }
+    json.end_array().end_object();
+}
+
+void write_json(JsonWriter& json, const analysis::WheelReport& report, const TargetFindings* target) {
     json.begin_object();
     json.field("kind", "wheel");
     json.field("path", report.path);
@@ -207,6 +274,8 @@ void write_json(JsonWriter& json, const analysis::WheelReport& report) {
     json.key("elf_files").begin_array();
     for (const auto& elf : report.elves) write_json(json, elf);
     json.end_array();
+    write_modules(json, report);
+    if (target) write_json(json, *target);
     json.end_object();
 }
 
@@ -257,7 +326,20 @@ std::string render_text(const analysis::WheelReport& report, bool verbose) {
     }
     for (const auto& name : report.not_elf) out += line("not ELF", name + " is named like a library but is not ELF");
     out += line("ELF files", std::to_string(report.elves.size()));
+    out += modules_text(report);
     for (const auto& elf : report.elves) out += "\n" + render_text(elf, verbose);
+    return out;
+}
+
+std::string render_text(const TargetFindings& target) {
+    if (!target.profile) return {};
+    const auto& profile = *target.profile;
+    std::string heading = fmt::format("\ntarget {} ({})", profile.name, profile.source);
+    if (target.findings.empty()) return heading + ": no findings\n";
+    auto fixable = std::count_if(target.findings.begin(), target.findings.end(),
+                                 [](const policy::Finding& finding) { return finding.repair_fixes; });
+    std::string out = fmt::format("{}: {} finding(s), {} fixed by repair\n", heading, target.findings.size(), fixable);
+    for (const auto& finding : target.findings) out += line(policy::kind_name(finding.kind), finding.message);
     return out;
 }
 

@@ -1,13 +1,16 @@
 // manylinux policy: the embedded table, version comparison and tag selection.
 #include "wheelfix/policy/manylinux.hpp"
 
+#include "data_lines.hpp"
+
 #include <elf.h>
 
 #include <charconv>
-#include <sstream>
 
 extern const char wheelfix_manylinux_policy[];
 extern const unsigned long wheelfix_manylinux_policy_size;
+extern const char wheelfix_musllinux_policy[];
+extern const unsigned long wheelfix_musllinux_policy_size;
 
 namespace wheelfix::policy {
 
@@ -50,24 +53,62 @@ std::string dash_to_empty(const std::string& field) { return field == "-" ? std:
 
 std::vector<ManylinuxTag> parse_policy(std::string_view text) {
     std::vector<ManylinuxTag> table;
-    std::istringstream lines{std::string(text)};
-    std::string line;
-    while (std::getline(lines, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream fields(line);
+    for_each_data_line(text, [&](const DataLine& line) {
+        if (line.fields.size() != 7)
+            throw std::logic_error("manylinux.policy:" + std::to_string(line.number) + ": expected 7 fields");
         ManylinuxTag row;
-        std::string glibc_max;
-        fields >> row.tag >> row.alias >> row.arch >> glibc_max >> row.glibcxx >> row.cxxabi >> row.gcc;
-        if (!fields) throw std::logic_error("manylinux.policy: malformed line: " + line);
-        row.alias = dash_to_empty(row.alias);
-        row.glibcxx = dash_to_empty(row.glibcxx);
-        row.cxxabi = dash_to_empty(row.cxxabi);
-        row.gcc = dash_to_empty(row.gcc);
+        row.tag = line.fields[0];
+        row.alias = dash_to_empty(line.fields[1]);
+        row.arch = line.fields[2];
+        row.glibcxx = dash_to_empty(line.fields[4]);
+        row.cxxabi = dash_to_empty(line.fields[5]);
+        row.gcc = dash_to_empty(line.fields[6]);
         auto parsed = parse_platform_tag(row.tag + "_" + row.arch);
         row.glibc_floor = std::to_string(parsed.major) + "." + std::to_string(parsed.minor);
         table.push_back(std::move(row));
-    }
+    });
     return table;
+}
+
+std::vector<MusllinuxTag> parse_musl_policy(std::string_view text) {
+    std::vector<MusllinuxTag> table;
+    for_each_data_line(text, [&](const DataLine& line) {
+        if (line.fields.size() != 2)
+            throw std::logic_error("musllinux.policy:" + std::to_string(line.number) + ": expected 2 fields");
+        MusllinuxTag row{line.fields[0], line.fields[1], {}};
+        auto parsed = parse_platform_tag(row.tag + "_" + row.arch);
+        row.musl_floor = std::to_string(parsed.major) + "." + std::to_string(parsed.minor);
+        table.push_back(std::move(row));
+    });
+    return table;
+}
+
+// musl 1.2 made time_t 64-bit on 32-bit targets; code compiled against its headers
+// calls the new entry points (__clock_gettime64, __stat_time64, __time64, ...),
+// which musl 1.1 does not have. On 64-bit targets nothing changed.
+bool calls_musl_time64(const elf::ElfFile& elf) {
+    if (elf.elf_class() != elf::Class::elf32) return false;
+    for (const auto& symbol : elf.dynamic_symbols())
+        if (!symbol.defined() && symbol.name.starts_with("__") && symbol.name.find("time64") != std::string_view::npos)
+            return true;
+    return false;
+}
+
+// A shared object built on Alpine often has no NEEDED libc at all (the toolchain
+// links --as-needed and CPython 3.10 names extensions *-linux-gnu.so even on musl):
+// then the compiler's .comment ("GCC: (Alpine 14.2.0) 14.2.0") is the only trace.
+// Trusted only when nothing in the file speaks for glibc.
+bool built_by_musl_toolchain(const elf::ElfFile& elf, const NeededVersions& needs) {
+    if (!needs.glibc.empty()) return false;
+    for (auto library : elf.needed())
+        if (library == "libc.so.6") return false;
+    for (const auto& section : elf.sections()) {
+        if (section.name != ".comment" || section.type == SHT_NOBITS) continue;
+        auto bytes = elf.section_bytes(section);
+        std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+        if (text.find("(Alpine ") != std::string_view::npos) return true;
+    }
+    return false;
 }
 
 bool allows(const std::string& allowed_newest, const std::string& needed) {
@@ -108,6 +149,8 @@ NeededVersions needed_versions(const elf::ElfFile& elf) {
             if (interp.find("ld-musl-") != std::string_view::npos) needs.links_musl = true;
         }
     }
+    if (!needs.links_musl) needs.links_musl = built_by_musl_toolchain(elf, needs);
+    if (calls_musl_time64(elf)) needs.musl = "1.2";
     return needs;
 }
 
@@ -117,6 +160,7 @@ NeededVersions newest(const NeededVersions& a, const NeededVersions& b) {
     if (!b.glibcxx.empty()) keep_newest(out.glibcxx, b.glibcxx);
     if (!b.cxxabi.empty()) keep_newest(out.cxxabi, b.cxxabi);
     if (!b.gcc.empty()) keep_newest(out.gcc, b.gcc);
+    if (!b.musl.empty()) keep_newest(out.musl, b.musl);
     out.links_musl = a.links_musl || b.links_musl;
     return out;
 }
@@ -139,6 +183,27 @@ const ManylinuxTag* lowest_manylinux_tag(const NeededVersions& needs, std::strin
     for (const auto& row : manylinux_policy())
         if (row.arch == arch && first_violation(needs, row).empty()) return &row;
     return nullptr;
+}
+
+const std::vector<MusllinuxTag>& musllinux_policy() {
+    static const std::vector<MusllinuxTag> table =
+        parse_musl_policy(std::string_view(wheelfix_musllinux_policy, wheelfix_musllinux_policy_size));
+    return table;
+}
+
+const MusllinuxTag* lowest_musllinux_tag(const NeededVersions& needs, std::string_view arch) {
+    for (const auto& row : musllinux_policy())
+        if (row.arch == arch && (needs.musl.empty() || compare_dotted(needs.musl, row.musl_floor) <= 0)) return &row;
+    return nullptr;
+}
+
+std::string honest_tag(const NeededVersions& needs, std::string_view arch) {
+    if (needs.links_musl) {
+        const auto* tag = lowest_musllinux_tag(needs, arch);
+        return tag ? tag->tag : std::string();
+    }
+    const auto* tag = lowest_manylinux_tag(needs, arch);
+    return tag ? tag->tag : std::string();
 }
 
 std::string platform_arch(const elf::ElfFile& elf) {

@@ -6,10 +6,12 @@
 // the ELF magic that does not parse is an InputError naming the wheel and member;
 // a member named like a shared library (*.so, *.so.N) without the ELF magic is
 // listed in not_elf (a linker script or text file is a finding, not a failure).
+// The CUDA modules (analysis/modules.hpp) are grouped from the ELF reports.
 // inspect_file() does the same for one bare ELF file (InputError if it is not one).
 #pragma once
 
 #include "wheelfix/analysis/elf_report.hpp"
+#include "wheelfix/analysis/modules.hpp"
 #include "wheelfix/wheel/verify.hpp"
 
 #include <filesystem>
@@ -41,6 +43,7 @@ struct WheelReport {
     std::vector<PlatformClaim> platform_claims;
 
     std::vector<ElfReport> elves;
+    std::vector<CudaModule> modules;   // the ELF files with device code, variants grouped (modules.hpp)
     std::vector<std::string> not_elf;  // library-named members that are not ELF
 };
 

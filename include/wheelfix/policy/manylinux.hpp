@@ -9,6 +9,15 @@
 //   binary may need. lowest_manylinux_tag(needs, arch) is the oldest tag whose
 //   floor covers every need on that architecture; nullptr when even the newest
 //   tag is too old, or the architecture has no policy.
+// - musllinux_policy() is src/policy/data/musllinux.policy: the musllinux tags per
+//   architecture. musl has no symbol versions; the one thing a binary shows is
+//   musl 1.2's 64-bit time_t on 32-bit targets (calls to __*time64 entry points),
+//   recorded as NeededVersions::musl = "1.2". lowest_musllinux_tag() is the oldest
+//   tag whose musl covers that. A file links musl when it NEEDs libc.musl-*, its
+//   interpreter is ld-musl-*, or (nothing in it speaking for glibc) its .comment
+//   names an Alpine toolchain.
+// - honest_tag(needs, arch) is the lowest musllinux tag for musl binaries, the
+//   lowest manylinux tag otherwise; empty when none fits.
 // - parse_platform_tag() understands manylinux1/2010/2014, manylinux_X_Y,
 //   musllinux_X_Y and linux platform tags, and anything else as kind other.
 // - Versions compare numerically component by component ("2.2.5" < "2.17").
@@ -29,7 +38,8 @@ struct NeededVersions {
     std::string glibcxx;  // "3.4.30"
     std::string cxxabi;   // "1.3.13"
     std::string gcc;      // "4.2.0"
-    bool links_musl = false;  // NEEDED libc.musl-* or a musl interpreter
+    std::string musl;     // "1.2" when musl 1.2's time64 entry points are called, else empty
+    bool links_musl = false;  // NEEDED libc.musl-*, a musl interpreter or an Alpine toolchain
 };
 
 NeededVersions needed_versions(const elf::ElfFile& elf);
@@ -49,6 +59,18 @@ const ManylinuxTag* lowest_manylinux_tag(const NeededVersions& needs, std::strin
 // The newest symbol version that `needs` has and `tag` does not allow, as
 // "GLIBC_2.34" (the first reason a tag is too old); empty when the tag allows all.
 std::string first_violation(const NeededVersions& needs, const ManylinuxTag& tag);
+
+struct MusllinuxTag {
+    std::string tag;         // "musllinux_1_2"
+    std::string arch;        // "x86_64"
+    std::string musl_floor;  // "1.2", from the tag's number
+};
+
+const std::vector<MusllinuxTag>& musllinux_policy();
+const MusllinuxTag* lowest_musllinux_tag(const NeededVersions& needs, std::string_view arch);
+
+// Lowest musllinux (musl binaries) or manylinux tag name for these needs, "" if none.
+std::string honest_tag(const NeededVersions& needs, std::string_view arch);
 
 // The architecture name platform tags use for this ELF file ("x86_64", "i686",
 // "aarch64", "armv7l", "ppc64le", "s390x", "riscv64", "mips64", ...).
