@@ -83,14 +83,6 @@ std::string torch_text(const TorchResult& torch, const GlobalOptions& global) {
     return out;
 }
 
-std::string matrix_text(const CheckReport& report) {
-    std::vector<std::string> cells;
-    for (const TorchResult& torch : report.torches)
-        cells.push_back(torch.loads() ? torch.label + " yes"
-                                      : fmt::format("{} NO ({} missing)", torch.label, torch.missing()));
-    return "loads against: " + join(cells, ", ") + "\n";
-}
-
 void write_near_miss(JsonWriter& json, const GroupedSymbol& group, const abi::NearMiss& miss) {
     json.begin_object().field("name", miss.name).field("demangled", miss.demangled).field("library", miss.library);
     json.field("forwardable", miss.compatibility.forwardable);
@@ -150,6 +142,14 @@ TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::E
     group_unresolved(result);
     group_libraries(result);
     return result;
+}
+
+std::string matrix_text(const CheckReport& report) {
+    std::vector<std::string> cells;
+    for (const TorchResult& torch : report.torches)
+        cells.push_back(torch.loads() ? torch.label + " yes"
+                                      : fmt::format("{} NO ({} missing)", torch.label, torch.missing()));
+    return "loads against: " + join(cells, ", ") + "\n";
 }
 
 std::string render_check_text(const CheckReport& report, const GlobalOptions& global) {

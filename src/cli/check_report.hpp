@@ -9,6 +9,7 @@
 // ones with misses otherwise), each miss with the members needing it and its near
 // misses with their classification (and the known drift when the knowledge base
 // has one), then the matrix "loads against: 2.9.0+cu130 yes, 2.10.0+cu130 NO (1 missing)".
+// matrix_text() is that last line alone (retag --torch auto prints it).
 // write_check_json() writes the same content; keys are only ever added within
 // schema version 1.
 #pragma once
@@ -54,6 +55,7 @@ struct CheckReport {
 
 TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members);
 std::string render_check_text(const CheckReport& report, const GlobalOptions& global);
+std::string matrix_text(const CheckReport& report);
 std::string write_check_json(const CheckReport& report);
 
 }  // namespace wheelfix::cli

@@ -25,5 +25,6 @@ CommandRunner register_relink(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_check(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_index(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_shim(CLI::App& app, const GlobalOptions& global);
+CommandRunner register_retag(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace wheelfix::cli

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
     add(wheelfix::cli::register_check);
     add(wheelfix::cli::register_index);
     add(wheelfix::cli::register_shim);
+    add(wheelfix::cli::register_retag);
 
     try {
         app.parse(argc, argv);

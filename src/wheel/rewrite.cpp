@@ -49,29 +49,54 @@ void insert_added(const Wheel& wheel, std::vector<RecordEntry>& entries, const s
     entries.insert(at, lines.begin(), lines.end());
 }
 
-std::string regenerated_record(const Wheel& wheel, const std::map<std::string, zip::PrecompressedMember>& edited,
-                               const std::vector<AddedMember>& added, bool drop_signatures) {
+// Where a member lands: inside a renamed .dist-info directory, or where it was.
+std::string output_name(const Wheel& wheel, const DistInfoChanges& changes, const std::string& name) {
+    if (!changes.rename_to || !in_dist_info(wheel, name)) return name;
+    return *changes.rename_to + name.substr(wheel.dist_info().size());
+}
+
+const std::string* replacement_for(const Wheel& wheel, const DistInfoChanges& changes, std::string_view name) {
+    if (!in_dist_info(wheel, name)) return nullptr;
+    auto found = changes.replaced.find(std::string(name.substr(wheel.dist_info().size() + 1)));
+    return found == changes.replaced.end() ? nullptr : &found->second;
+}
+
+std::span<const std::uint8_t> bytes_of(std::string_view text) {
+    return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
+}
+
+void set_record_digest(RecordEntry& entry, std::span<const std::uint8_t> sha, std::uint64_t size) {
+    entry.hash_algorithm = "sha256";
+    entry.hash_value = urlsafe_b64_nopad(sha);
+    entry.size = size;
+}
+
+std::string regenerated_record(const Wheel& wheel, const WheelChanges& changes, bool drop_signatures) {
     std::vector<RecordEntry> entries;
     for (auto entry : wheel.record()) {
         if (drop_signatures && is_signature(wheel, entry.path)) continue;
-        if (auto found = edited.find(entry.path); found != edited.end()) {
-            entry.hash_algorithm = "sha256";
-            entry.hash_value = urlsafe_b64_nopad(found->second.sha256);
-            entry.size = found->second.size;
-        }
+        if (auto found = changes.edited.find(entry.path); found != changes.edited.end())
+            set_record_digest(entry, found->second.sha256, found->second.size);
+        if (const auto* content = replacement_for(wheel, changes.dist_info, entry.path))
+            set_record_digest(entry, sha256(bytes_of(*content)), content->size());
         entries.push_back(std::move(entry));
     }
-    insert_added(wheel, entries, added);
+    insert_added(wheel, entries, changes.added);
+    for (auto& entry : entries) entry.path = output_name(wheel, changes.dist_info, entry.path);
     return format_record(entries);
 }
 
-zip::OutputMember output_for(const zip::Member& member, std::map<std::string, zip::PrecompressedMember>& edited, const WriteOptions& options) {
+zip::OutputMember output_for(const Wheel& wheel, const zip::Member& member, WheelChanges& changes,
+                             const WriteOptions& options) {
     zip::OutputMember out;
-    out.name = member.name;
+    out.name = output_name(wheel, changes.dist_info, member.name);
     out.unix_mode = mode_of(member);
     out.mtime = member.mtime;
-    if (auto found = edited.find(member.name); found != edited.end()) {
+    if (auto found = changes.edited.find(member.name); found != changes.edited.end()) {
         out.source = zip::Precompressed{&member, std::move(found->second)};
+        out.mtime = time_for_changed(member, options);
+    } else if (const auto* content = replacement_for(wheel, changes.dist_info, member.name)) {
+        out.source = zip::Content{std::vector<std::uint8_t>(content->begin(), content->end())};
         out.mtime = time_for_changed(member, options);
     } else {
         out.source = zip::RawCopy{&member};
@@ -90,6 +115,16 @@ void check_added(const Wheel& wheel, const std::vector<AddedMember>& added) {
     }
 }
 
+void check_dist_info_changes(const Wheel& wheel, const DistInfoChanges& changes) {
+    const auto& rename = changes.rename_to;
+    if (rename && (!rename->ends_with(".dist-info") || rename->find('/') != std::string::npos ||
+                   zip::unsafe_name_reason(*rename + "/RECORD")))
+        throw InputError(*rename, "not a .dist-info directory name");
+    for (const auto& [file, content] : changes.replaced)
+        if (file == "RECORD" || !wheel.archive().find(wheel.dist_info() + "/" + file))
+            throw InputError(wheel.archive().path().string(), "cannot replace " + wheel.dist_info() + "/" + file);
+}
+
 zip::OutputMember output_for_added(AddedMember& added, std::int64_t mtime) {
     zip::OutputMember out;
     out.name = added.name;
@@ -97,6 +132,11 @@ zip::OutputMember output_for_added(AddedMember& added, std::int64_t mtime) {
     out.mtime = mtime;
     out.source = zip::Content{std::move(added.bytes)};
     return out;
+}
+
+bool changes_anything(const WheelChanges& changes) {
+    return !changes.edited.empty() || !changes.added.empty() || changes.dist_info.rename_to ||
+           !changes.dist_info.replaced.empty();
 }
 
 }  // namespace
@@ -113,7 +153,10 @@ std::optional<std::int64_t> source_date_epoch_from_environment() {
 }
 
 void require_record_matches(const Wheel& wheel, const std::vector<MemberDigest>& digests) {
-    auto findings = verify_wheel(wheel, digests);
+    refuse_findings(wheel, verify_wheel(wheel, digests));
+}
+
+void refuse_findings(const Wheel& wheel, const std::vector<VerifyFinding>& findings) {
     if (findings.empty()) return;
     std::string problem = "does not match its RECORD, refusing to write a fixed copy (" + findings.front().member + ": " +
                           findings.front().problem + ")";
@@ -123,14 +166,20 @@ void require_record_matches(const Wheel& wheel, const std::vector<MemberDigest>&
 
 void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
                  const std::filesystem::path& destination, const WriteOptions& options) {
-    write_wheel(wheel, std::move(edited), {}, destination, options);
+    write_wheel_changes(wheel, WheelChanges{std::move(edited), {}, {}}, destination, options);
 }
 
 void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
                  std::vector<AddedMember> added, const std::filesystem::path& destination,
                  const WriteOptions& options) {
-    check_added(wheel, added);
-    bool changed = !edited.empty() || !added.empty();
+    write_wheel_changes(wheel, WheelChanges{std::move(edited), std::move(added), {}}, destination, options);
+}
+
+void write_wheel_changes(const Wheel& wheel, WheelChanges changes, const std::filesystem::path& destination,
+                         const WriteOptions& options) {
+    check_added(wheel, changes.added);
+    check_dist_info_changes(wheel, changes.dist_info);
+    bool changed = changes_anything(changes);
     std::vector<zip::OutputMember> payload, dist_info;
     const zip::Member* record_member = nullptr;
     for (const auto& member : wheel.archive().members()) {
@@ -140,14 +189,15 @@ void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMem
         }
         if (changed && is_signature(wheel, member.name)) continue;
         auto& list = in_dist_info(wheel, member.name) ? dist_info : payload;
-        list.push_back(output_for(member, edited, options));
+        list.push_back(output_for(wheel, member, changes, options));
     }
     if (!record_member) throw InputError(wheel.archive().path().string(), "no RECORD member");
-    std::string record_text = changed ? regenerated_record(wheel, edited, added, changed) : std::string();
-    for (auto& member : added) payload.push_back(output_for_added(member, time_for_changed(*record_member, options)));
+    std::string record_text = changed ? regenerated_record(wheel, changes, changed) : std::string();
+    for (auto& member : changes.added)
+        payload.push_back(output_for_added(member, time_for_changed(*record_member, options)));
 
     zip::OutputMember record;
-    record.name = wheel.record_path();
+    record.name = output_name(wheel, changes.dist_info, wheel.record_path());
     record.unix_mode = mode_of(*record_member);
     if (changed) {
         record.source = zip::Content{std::vector<std::uint8_t>(record_text.begin(), record_text.end())};

@@ -144,25 +144,29 @@ void check_versions(const Wheel& wheel, Findings& findings) {
     auto metadata_path = wheel.dist_info() + "/METADATA";
     auto metadata_version = Version::try_parse(wheel.metadata_version());
     if (!metadata_version) {
-        findings.push_back({metadata_path, "Version '" + wheel.metadata_version() + "' is not a valid PEP 440 version"});
+        findings.push_back({metadata_path, "Version '" + wheel.metadata_version() + "' is not a valid PEP 440 version",
+                            FindingKind::version});
         return;
     }
     auto filename_version = Version::try_parse(wheel.filename().version);
     if (!filename_version || *filename_version != *metadata_version)
-        findings.push_back({metadata_path, "version mismatch: file name says " + wheel.filename().version +
-                                               ", METADATA says " + wheel.metadata_version()});
+        findings.push_back({metadata_path,
+                            "version mismatch: file name says " + wheel.filename().version + ", METADATA says " +
+                                wheel.metadata_version(),
+                            FindingKind::version});
 }
 
 void check_names(const Wheel& wheel, Findings& findings) {
     auto metadata_path = wheel.dist_info() + "/METADATA";
     auto name = wheel.metadata_name();
     if (name.empty()) {
-        findings.push_back({metadata_path, "no Name header"});
+        findings.push_back({metadata_path, "no Name header", FindingKind::name});
         return;
     }
     if (normalize_project_name(wheel.filename().distribution) != normalize_project_name(name))
-        findings.push_back({metadata_path, "name mismatch: file name says " + wheel.filename().distribution +
-                                               ", METADATA says " + name});
+        findings.push_back({metadata_path,
+                            "name mismatch: file name says " + wheel.filename().distribution + ", METADATA says " + name,
+                            FindingKind::name});
 }
 
 void check_dist_info_name(const Wheel& wheel, Findings& findings) {
@@ -170,13 +174,15 @@ void check_dist_info_name(const Wheel& wheel, Findings& findings) {
     auto stem = std::string_view(dir).substr(0, dir.size() - std::string_view(".dist-info").size());
     auto dash = stem.rfind('-');
     auto expected = escape_distribution(wheel.metadata_name()) + "-" + wheel.metadata_version() + ".dist-info";
-    auto mismatch = [&] { findings.push_back({dir, "dist-info directory does not match METADATA (expected " + expected + ")"}); };
-    if (dash == std::string_view::npos) return mismatch();
+    auto mismatch = [&](FindingKind kind) {
+        findings.push_back({dir, "dist-info directory does not match METADATA (expected " + expected + ")", kind});
+    };
+    if (dash == std::string_view::npos) return mismatch(FindingKind::name);
     auto dir_version = Version::try_parse(stem.substr(dash + 1));
     auto metadata_version = Version::try_parse(wheel.metadata_version());
     bool name_agrees = normalize_project_name(stem.substr(0, dash)) == normalize_project_name(wheel.metadata_name());
     bool version_agrees = !metadata_version || (dir_version && *dir_version == *metadata_version);
-    if (!name_agrees || !version_agrees) mismatch();
+    if (!name_agrees || !version_agrees) mismatch(name_agrees ? FindingKind::version : FindingKind::name);
 }
 
 void check_tags(const Wheel& wheel, Findings& findings) {
@@ -186,9 +192,11 @@ void check_tags(const Wheel& wheel, Findings& findings) {
     auto from_name_list = wheel.filename().tags();
     std::set<std::string> from_name(from_name_list.begin(), from_name_list.end());
     for (const auto& tag : from_name)
-        if (!listed.contains(tag)) findings.push_back({wheel_path, "tag " + tag + " from the file name is missing from WHEEL"});
+        if (!listed.contains(tag))
+            findings.push_back({wheel_path, "tag " + tag + " from the file name is missing from WHEEL", FindingKind::tags});
     for (const auto& tag : listed)
-        if (!from_name.contains(tag)) findings.push_back({wheel_path, "WHEEL lists tag " + tag + " that the file name does not have"});
+        if (!from_name.contains(tag))
+            findings.push_back({wheel_path, "WHEEL lists tag " + tag + " that the file name does not have", FindingKind::tags});
 }
 
 }  // namespace

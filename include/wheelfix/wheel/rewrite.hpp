@@ -17,10 +17,18 @@
 //   members and before the .dist-info directory, with the mode given, the
 //   SOURCE_DATE_EPOCH time (else RECORD's original time) and a RECORD line each;
 //   a name that already exists in the wheel, or lies inside the .dist-info
-//   directory, is an InputError.
+//   directory, is an InputError;
+// - `dist_info` changes (WheelChanges, write_wheel_changes) edit the metadata without touching the
+//   payload: `rename_to` moves every member of the .dist-info directory (and its
+//   RECORD lines) into a directory of that name; `replaced` gives dist-info files
+//   ("METADATA", "WHEEL") new content, deflated anew, with a fresh RECORD hash and
+//   size and the time of an edited member. Replacing RECORD or a file the
+//   directory does not hold, or a rename_to that is not a "*.dist-info" name, is an
+//   InputError.
 #pragma once
 
 #include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/wheel/verify.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 #include "wheelfix/zip/splice.hpp"
 
@@ -47,6 +55,21 @@ struct AddedMember {
     std::uint32_t unix_mode = 0100755;     // st_mode incl. type bits
 };
 
+// Metadata-only changes: the .dist-info directory renamed, small files in it replaced.
+struct DistInfoChanges {
+    std::optional<std::string> rename_to;          // "name-1.0+torch2.10.dist-info"
+    std::map<std::string, std::string> replaced;   // file inside the directory ("METADATA") -> new content
+};
+
+struct WheelChanges {
+    std::map<std::string, zip::PrecompressedMember> edited;
+    std::vector<AddedMember> added;
+    DistInfoChanges dist_info;
+};
+
+// The general form; the two write_wheel overloads are shorthands for it.
+void write_wheel_changes(const Wheel& wheel, WheelChanges changes, const std::filesystem::path& destination,
+                         const WriteOptions& options);
 void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
                  const std::filesystem::path& destination, const WriteOptions& options);
 void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
@@ -57,5 +80,8 @@ void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMem
 // members do not match its RECORD: commands that write never launder a tampered
 // wheel into one with a fresh, matching RECORD.
 void require_record_matches(const Wheel& wheel, const std::vector<MemberDigest>& digests);
+// The same judgement on findings a writer already has, after it set aside the ones
+// it repairs itself (retag --fix-version rewrites every version).
+void refuse_findings(const Wheel& wheel, const std::vector<VerifyFinding>& findings);
 
 }  // namespace wheelfix::wheel

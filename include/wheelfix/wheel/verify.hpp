@@ -28,9 +28,16 @@
 
 namespace wheelfix::wheel {
 
+// What a finding is about: RECORD and the members it lists (tampering), or how
+// the wheel names itself — distribution name, version (file name, METADATA and
+// dist-info directory), tags. Lets a writer that rewrites names or versions itself
+// (retag) set those findings aside.
+enum class FindingKind { record, name, version, tags };
+
 struct VerifyFinding {
     std::string member;   // the member or dist-info file concerned
     std::string problem;  // one line
+    FindingKind kind = FindingKind::record;
 };
 
 std::vector<VerifyFinding> verify_wheel(const Wheel& wheel);

@@ -1,0 +1,66 @@
+// retag: record in a wheel's version which torch (and CUDA) it needs, pin torch in
+// METADATA, optionally set the platform tag. Only metadata changes.
+//
+// Contract:
+// - require_agreeing_versions(wheel, fix_version): the file name's version,
+//   METADATA's Version and the .dist-info directory's version must be one PEP 440
+//   version; otherwise an InputError naming the wheel and both versions, unless
+//   fix_version (then METADATA wins: the file name and the directory follow it).
+//   Reads nothing: call it before the members are read.
+// - retag_wheel(wheel, digests, options, out_dir): `digests` come from the caller's
+//   one read of every member (scan.hpp); a wheel that does not match its RECORD is
+//   refused (version findings set aside with fix_version). The new version is
+//   METADATA's Version retagged (local_label.hpp); METADATA gets it and the torch
+//   pin (metadata_edit.hpp); with `platform` (a tag, or a compressed set
+//   "manylinux_2_17_x86_64.manylinux2014_x86_64") the file name's platform part
+//   becomes it and WHEEL's Tag lines become the file name's python and abi tags
+//   crossed with it, so both expand to the same set. The .dist-info directory is
+//   renamed, RECORD regenerated, every other member copied raw (rewrite.hpp) to
+//   out_dir/<new file name>. Writing over the input file is refused; an invalid
+//   platform tag is an InputError naming --platform.
+#pragma once
+
+#include "wheelfix/wheel/local_label.hpp"
+#include "wheelfix/wheel/metadata_edit.hpp"
+#include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/wheel/wheel.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace wheelfix::repair {
+
+struct RetagOptions {
+    wheel::RetagRequest request;           // torch version, CUDA, local label spelling
+    wheel::TorchPin pin = wheel::TorchPin::minor;
+    std::optional<std::string> platform;   // nullopt keeps the platform tags
+    bool fix_version = false;
+};
+
+template <typename T>
+struct Change {
+    T before;
+    T after;
+};
+
+struct RetagResult {
+    std::filesystem::path output;
+    Change<std::string> file_name;
+    Change<std::string> version;
+    Change<std::string> dist_info;
+    Change<std::vector<std::string>> tags;     // WHEEL Tag lines (unchanged without --platform)
+    std::optional<std::string> fixed_file_name_version;  // what the file name said, when --fix-version fixed it
+    std::string torch;                         // the torch version retagged for (public part)
+    std::optional<std::string> pin_specifier;  // ">=2.10,<2.11"; nullopt with --pin none
+    std::vector<std::pair<std::string, std::string>> requirements;  // Requires-Dist before -> after ("" = added)
+};
+
+void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version);
+
+RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
+                        const RetagOptions& options, const std::filesystem::path& out_dir);
+
+}  // namespace wheelfix::repair

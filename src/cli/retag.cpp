@@ -1,0 +1,215 @@
+// `wheelfix retag WHEEL --torch VERSION|auto -o DIR [--torch-from PATH]... [--cuda V]
+// [--platform TAG] [--pin minor|exact|none] [--local-format dotted|compact|full]
+// [--fix-version] [--json]`: record the torch (and CUDA) a wheel needs in its local
+// version, pin torch in METADATA, optionally set the platform tag.
+//
+// The wheel is read once: every member is hashed for RECORD and, with --torch
+// auto, its extensions are reduced to their imports on the way (check_targets.hpp)
+// and resolved against each --torch-from; the newest torch they load against is
+// the one retagged for. Exit 0 when written, 1 when --torch auto found no torch the
+// wheel loads against (nothing written), 2 on usage or input errors.
+#include "check_report.hpp"
+#include "check_targets.hpp"
+#include "commands.hpp"
+#include "render.hpp"
+#include "torch_input.hpp"
+
+#include "wheelfix/repair/retag.hpp"
+#include "wheelfix/util/error.hpp"
+
+#include <fmt/format.h>
+
+namespace wheelfix::cli {
+
+namespace {
+
+constexpr std::string_view kAuto = "auto";
+
+struct RetagArguments {
+    std::string wheel;
+    std::string torch;
+    std::vector<std::string> torch_from;
+    std::string output;
+    std::optional<std::string> cuda;
+    std::optional<std::string> platform;
+    std::string pin = "minor";
+    std::string local_format = "dotted";
+    bool fix_version = false;
+};
+
+// The torch picked by --torch auto: the newest release the wheel loads against.
+struct AutoPick {
+    CheckReport report;
+    std::optional<wheel::Version> torch;
+};
+
+wheel::Version torch_version_option(const std::string& text) {
+    auto version = wheel::Version::try_parse(text);
+    if (!version) throw InputError("--torch", "expected a torch version like 2.10 or 2.10.0, or 'auto', got '" + text + "'");
+    return *version;
+}
+
+void check_arguments(const RetagArguments& args) {
+    bool automatic = args.torch == kAuto;
+    if (automatic && args.torch_from.empty())
+        throw InputError("--torch auto", "needs --torch-from PATH (torch directory, torch wheel or index)");
+    if (!automatic && !args.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
+    if (!automatic) torch_version_option(args.torch);
+    if (args.cuda) wheel::cuda_segment(*args.cuda);
+}
+
+AutoPick pick_torch(const Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
+    if (targets.elves.empty()) throw InputError(args.wheel, "holds no ELF extensions: --torch auto has nothing to check");
+    abi::IndexOptions options;
+    options.roots = needed_roots(targets);
+    AutoPick pick;
+    pick.report.input = args.wheel;
+    for (const std::string& path : args.torch_from) {
+        TorchResult result = check_against(targets, load_torch(path, options, global.verbose));
+        auto version = wheel::Version::try_parse(result.torch_version);
+        if (!version) throw InputError(path, "torch version unknown, so --torch auto cannot retag for it");
+        if (result.loads() && (!pick.torch || *version > *pick.torch)) pick.torch = version;
+        pick.report.torches.push_back(std::move(result));
+    }
+    return pick;
+}
+
+void write_candidates(JsonWriter& json, const std::optional<AutoPick>& pick) {
+    json.key("candidates").begin_array();
+    if (pick)
+        for (const TorchResult& torch : pick->report.torches)
+            json.begin_object().field("source", torch.source).field("torch_version", torch.torch_version)
+                .field("loads", torch.loads()).field("missing", static_cast<std::uint64_t>(torch.missing())).end_object();
+    json.end_array();
+}
+
+template <typename T>
+void write_change(JsonWriter& json, std::string_view name, const repair::Change<T>& change) {
+    json.key(name).begin_object();
+    if constexpr (std::is_same_v<T, std::string>) json.field("before", change.before).field("after", change.after);
+    else json.string_array("before", change.before).string_array("after", change.after);
+    json.end_object();
+}
+
+void write_pin(JsonWriter& json, const repair::RetagResult& result, const std::string& mode) {
+    json.key("pin").begin_object().field("mode", mode).field("specifier", result.pin_specifier);
+    json.key("requirements").begin_array();
+    for (const auto& [before, after] : result.requirements) {
+        json.begin_object().key("before");
+        if (before.empty()) json.null();
+        else json.value(before);
+        json.field("after", after).end_object();
+    }
+    json.end_array().end_object();
+}
+
+void render_json(const RetagArguments& args, const std::optional<AutoPick>& pick, const repair::RetagResult* result) {
+    JsonWriter json;
+    json.begin_object().field("schema", "wheelfix.retag/1").field("input", args.wheel);
+    json.key("output");
+    if (result) json.value(result->output.string());
+    else json.null();
+    json.field("torch_from", pick ? "auto" : "option").key("torch");
+    if (result) json.value(result->torch);
+    else json.null();
+    write_candidates(json, pick);
+    if (result) {
+        write_change(json, "file_name", result->file_name);
+        write_change(json, "version", result->version);
+        write_change(json, "dist_info", result->dist_info);
+        write_change(json, "tags", result->tags);
+        write_pin(json, *result, args.pin);
+        json.field("fixed_file_name_version", result->fixed_file_name_version);
+    }
+    fmt::print("{}", json.end_object().str());
+}
+
+std::string requirement_text(const std::pair<std::string, std::string>& change) {
+    return (change.first.empty() ? "(none) -> " : change.first + " -> ") + change.second + (change.first.empty() ? " (added)" : "");
+}
+
+void render_text(const std::optional<AutoPick>& pick, const repair::RetagResult& result, const GlobalOptions& global) {
+    if (global.quiet) return;
+    if (pick) fmt::print("{}torch {}: the newest that loads\n", matrix_text(pick->report), pick->torch->original());
+    fmt::print("{} -> {}\n", result.file_name.before, result.file_name.after);
+    if (result.fixed_file_name_version)
+        fmt::print("  fixed      file name said {}, METADATA {}: METADATA wins\n", *result.fixed_file_name_version,
+                   result.version.before);
+    fmt::print("  version    {} -> {}\n", result.version.before, result.version.after);
+    if (result.dist_info.before != result.dist_info.after)
+        fmt::print("  dist-info  {} -> {}\n", result.dist_info.before, result.dist_info.after);
+    for (const auto& change : result.requirements) fmt::print("  torch pin  {}\n", requirement_text(change));
+    if (result.pin_specifier && result.requirements.empty())
+        fmt::print("  torch pin  kept (a URL requirement)\n");
+    if (result.tags.before != result.tags.after)
+        fmt::print("  tags       {} -> {}\n", join(result.tags.before, " "), join(result.tags.after, " "));
+    fmt::print("wrote {}\n", result.output.string());
+}
+
+repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Version& torch) {
+    repair::RetagOptions options;
+    options.request = {torch, args.cuda, *wheel::parse_local_format(args.local_format)};
+    options.pin = *wheel::parse_torch_pin(args.pin);
+    options.platform = args.platform;
+    options.fix_version = args.fix_version;
+    return options;
+}
+
+int run_retag(const RetagArguments& args, const GlobalOptions& global) {
+    check_arguments(args);
+    auto wheel = wheel::Wheel::open(args.wheel);
+    repair::require_agreeing_versions(wheel, args.fix_version);
+    bool automatic = args.torch == kAuto;
+    Targets targets;
+    auto collect = [&](const zip::Member& member, std::span<const std::uint8_t> bytes) {
+        add_wheel_member(targets, args.wheel, member.name, bytes);
+    };
+    auto digests = automatic ? wheel::scan_members(wheel.archive(), collect) : wheel::scan_members(wheel.archive());
+
+    std::optional<AutoPick> pick;
+    if (automatic) {
+        pick = pick_torch(targets, args, global);
+        if (!pick->torch) {
+            if (global.json) render_json(args, pick, nullptr);
+            else fmt::print("{}no torch this wheel loads against: nothing written\n", matrix_text(pick->report));
+            return 1;
+        }
+    }
+    auto torch = pick ? *pick->torch : torch_version_option(args.torch);
+    auto result = repair::retag_wheel(wheel, digests, retag_options(args, torch), args.output);
+    if (global.json) render_json(args, pick, &result);
+    else render_text(pick, result, global);
+    return 0;
+}
+
+}  // namespace
+
+CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
+    auto* command = app.add_subcommand(
+        "retag", "Record the torch (and CUDA) the wheel needs in its local version, pin torch in METADATA, optionally "
+                 "set the platform tag; only metadata changes, every other member is copied as stored");
+    auto args = std::make_shared<RetagArguments>();
+    command->add_option("wheel", args->wheel, "Wheel (*.whl)")->required();
+    command->add_option("--torch", args->torch,
+                        "Torch version the wheel needs (2.10, 2.10.0), or 'auto': the newest --torch-from it loads against")
+        ->required();
+    command->add_option("--torch-from", args->torch_from,
+                        "With --torch auto: torch directory, torch wheel or wheelfix index to check against (repeatable)")
+        ->take_all();
+    command->add_option("-o,--output", args->output, "Output directory (the wheel gets its new file name)")->required();
+    command->add_option("--cuda", args->cuda, "Set or replace the cuXYZ local segment (13.0 -> cu130)");
+    command->add_option("--platform", args->platform,
+                        "New platform tag or compressed tag set (manylinux_2_17_x86_64.manylinux2014_x86_64)");
+    command->add_option("--pin", args->pin, "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==2.10.0), none")
+        ->check(CLI::IsMember({"minor", "exact", "none"}))
+        ->capture_default_str();
+    command->add_option("--local-format", args->local_format,
+                        "Torch segment spelling: dotted (torch2.10), compact (torch210), full (torch2.10.0)")
+        ->check(CLI::IsMember({"dotted", "compact", "full"}))
+        ->capture_default_str();
+    command->add_flag("--fix-version", args->fix_version,
+                      "Accept a file name whose version disagrees with METADATA: METADATA's version wins");
+    return [args, &global] { return run_retag(*args, global); };
+}
+
+}  // namespace wheelfix::cli

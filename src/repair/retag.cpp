@@ -1,0 +1,133 @@
+// retag_wheel: versions agreed, RECORD proven, then the new names and the two
+// metadata texts are computed and handed to write_wheel as dist-info changes.
+#include "wheelfix/repair/retag.hpp"
+
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
+#include "wheelfix/wheel/filename.hpp"
+#include "wheelfix/wheel/rewrite.hpp"
+#include "wheelfix/wheel/verify.hpp"
+
+#include <algorithm>
+
+namespace wheelfix::repair {
+
+namespace {
+
+constexpr std::string_view kDistInfoSuffix = ".dist-info";
+
+std::string dist_info_version(const wheel::Wheel& wheel) {
+    std::string_view stem = wheel.dist_info();
+    stem.remove_suffix(kDistInfoSuffix.size());
+    auto dash = stem.rfind('-');
+    return dash == std::string_view::npos ? std::string() : std::string(stem.substr(dash + 1));
+}
+
+std::string dist_info_name_part(const wheel::Wheel& wheel) {
+    std::string_view stem = wheel.dist_info();
+    stem.remove_suffix(kDistInfoSuffix.size());
+    return std::string(stem.substr(0, stem.rfind('-')));
+}
+
+bool same_version(const std::string& a, const wheel::Version& b) {
+    auto parsed = wheel::Version::try_parse(a);
+    return parsed && *parsed == b;
+}
+
+std::string member_text(const wheel::Wheel& wheel, const std::string& file) {
+    auto bytes = wheel.archive().read(*wheel.archive().find(wheel.dist_info() + "/" + file));
+    return std::string(bytes.begin(), bytes.end());
+}
+
+std::vector<std::string> split_tag_set(const std::string& tags) {
+    std::vector<std::string> parts;
+    for (std::size_t start = 0;;) {
+        auto dot = tags.find('.', start);
+        parts.push_back(tags.substr(start, dot - start));
+        if (dot == std::string::npos) return parts;
+        start = dot + 1;
+    }
+}
+
+// The new file name, proven by parsing it back (that checks the platform tags).
+wheel::WheelFilename new_file_name(const wheel::Wheel& wheel, const wheel::Version& version,
+                                   const std::optional<std::string>& platform) {
+    wheel::WheelFilename name = wheel.filename();
+    name.version = version.normalized();
+    if (platform) name.platform_tags = split_tag_set(*platform);
+    try {
+        return wheel::parse_filename(wheel::format_filename(name));
+    } catch (const InputError& error) {
+        throw InputError("--platform", error.problem());
+    }
+}
+
+std::vector<std::string> trimmed_tags(const wheel::Wheel& wheel) {
+    std::vector<std::string> tags;
+    for (const auto& tag : wheel.wheel_file().all("Tag")) tags.push_back(tag.substr(0, tag.find_last_not_of(" \t") + 1));
+    return tags;
+}
+
+void require_record(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests, bool fix_version) {
+    auto findings = wheel::verify_wheel(wheel, digests);
+    if (fix_version)
+        std::erase_if(findings, [](const wheel::VerifyFinding& f) { return f.kind == wheel::FindingKind::version; });
+    wheel::refuse_findings(wheel, findings);
+}
+
+// METADATA with the new Version and the torch pin; records the requirement changes.
+std::string new_metadata(const wheel::Wheel& wheel, const RetagOptions& options, RetagResult& result) {
+    std::string text = wheel::set_version(member_text(wheel, "METADATA"), result.version.after);
+    result.pin_specifier = wheel::torch_pin_specifier(options.request.torch, options.pin);
+    if (!result.pin_specifier) return text;
+    auto pinned = wheel::pin_torch(text, *result.pin_specifier);
+    result.requirements = std::move(pinned.changes);
+    return pinned.text;
+}
+
+}  // namespace
+
+void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version) {
+    auto metadata = wheel::Version::parse(wheel.metadata_version());
+    const auto& file_name = wheel.filename().version;
+    auto directory = dist_info_version(wheel);
+    if (fix_version || (same_version(file_name, metadata) && same_version(directory, metadata))) return;
+    std::string where = same_version(file_name, metadata) ? "the .dist-info directory says " + directory
+                                                          : "the file name says " + file_name;
+    throw InputError(wheel.archive().path().string(),
+                     where + " but METADATA says Version " + wheel.metadata_version() +
+                         "; --fix-version makes the file name and the .dist-info directory follow METADATA");
+}
+
+RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
+                        const RetagOptions& options, const std::filesystem::path& out_dir) {
+    require_agreeing_versions(wheel, options.fix_version);
+    auto metadata_version = wheel::Version::parse(wheel.metadata_version());
+    auto version = wheel::retag_version(metadata_version, options.request);
+    auto file_name = new_file_name(wheel, version, options.platform);
+
+    RetagResult result;
+    const auto& input = wheel.archive().path();
+    result.file_name = {input.filename().string(), wheel::format_filename(file_name)};
+    result.output = out_dir / result.file_name.after;
+    if (same_file(input, result.output))
+        throw InputError(result.output.string(), "output would overwrite the input wheel; choose another -o directory");
+    require_record(wheel, digests, options.fix_version);
+
+    result.version = {wheel.metadata_version(), version.normalized()};
+    result.dist_info = {wheel.dist_info(), dist_info_name_part(wheel) + "-" + version.normalized() + ".dist-info"};
+    result.tags = {trimmed_tags(wheel), options.platform ? file_name.tags() : trimmed_tags(wheel)};
+    if (!same_version(wheel.filename().version, metadata_version)) result.fixed_file_name_version = wheel.filename().version;
+    result.torch = options.request.torch.public_part();
+
+    wheel::WheelChanges changes;
+    changes.dist_info.replaced["METADATA"] = new_metadata(wheel, options, result);
+    if (options.platform) changes.dist_info.replaced["WHEEL"] = wheel::set_tags(member_text(wheel, "WHEEL"), result.tags.after);
+    if (result.dist_info.after != result.dist_info.before) changes.dist_info.rename_to = result.dist_info.after;
+    std::filesystem::create_directories(out_dir);
+    wheel::write_wheel_changes(wheel, std::move(changes), result.output,
+                       wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
+    return result;
+}
+
+}  // namespace wheelfix::repair

@@ -1,0 +1,252 @@
+"""retag end to end on the sample sgl-kernel wheel: the new file name, `wheelfix verify`,
+`python3 -m wheel unpack`, `pip install` and the installed dist-info, a METADATA diff of
+Version and the torch pin only, untouched members byte-identical as stored, --platform
+with a compressed tag set, --fix-version, refusals, and --torch auto against the torch
+stand-in trees and the real torch indexes (cross-checked with `wheelfix check`)."""
+import difflib
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import unittest
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import wfx  # noqa: E402
+
+RETAGGED = "sgl_kernel-0.3.21+cu130.torch2.10-cp310-abi3-manylinux2014_x86_64.whl"
+OLD_DIST_INFO = "sgl_kernel-0.3.21+cu130.dist-info"
+STANDINS = [wfx.SAMPLES / f"torch-{v}" / "torch" for v in ("2.9.0", "2.10.0", "2.11.0")]
+INDEXES = sorted((wfx.SOURCE_DIR / "data" / "torch-index").glob("*.index.gz"))
+
+
+def retag(*args, check_status=0):
+    return wfx.run("retag", *args, check_status=check_status)
+
+
+def raw_member(path, info):
+    """The stored (compressed) bytes of a member, read past its local header."""
+    with open(path, "rb") as f:
+        f.seek(info.header_offset)
+        header = f.read(30)
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        f.seek(info.header_offset + 30 + name_len + extra_len)
+        return f.read(info.compress_size)
+
+
+def member_text(wheel, name):
+    with zipfile.ZipFile(wheel) as zf:
+        return zf.read(name).decode()
+
+
+def dist_info_of(wheel):
+    with zipfile.ZipFile(wheel) as zf:
+        return {n.split("/", 1)[0] for n in zf.namelist() if n.split("/", 1)[0].endswith(".dist-info")}.pop()
+
+
+def pip_install(wheel, target):
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--target",
+                    str(target), str(wheel)], check=True, capture_output=True, text=True)
+
+
+def check_loads(torch):
+    """`wheelfix check`'s verdict for the sample against one torch."""
+    proc = wfx.run("check", wfx.SGL_WHEEL, "--torch", torch)
+    return proc.returncode == 0
+
+
+class RetagOutput(unittest.TestCase):
+    def test_new_name_verify_unpack_and_pip_install(self):
+        with wfx.TempDir() as tmp:
+            proc = retag(wfx.SGL_WHEEL, "--torch", "2.10", "-o", tmp / "out")
+            out = tmp / "out" / RETAGGED
+            self.assertTrue(out.exists(), proc.stdout)
+            self.assertIn(f"wrote {out}", proc.stdout)
+            self.assertIn("0.3.21+cu130 -> 0.3.21+cu130.torch2.10", proc.stdout)
+            self.assertIn("torch -> torch>=2.10,<2.11", proc.stdout)
+            self.assertEqual(list((tmp / "out").iterdir()), [out])
+            wfx.run("verify", out, check_status=0)
+            subprocess.run([sys.executable, "-m", "wheel", "unpack", "-d", str(tmp / "unpacked"), str(out)],
+                           check=True, capture_output=True)
+            pip_install(out, tmp / "site")
+            dist_infos = sorted(p.name for p in (tmp / "site").glob("*.dist-info"))
+            self.assertEqual(dist_infos, ["sgl_kernel-0.3.21+cu130.torch2.10.dist-info"])
+            installed = (tmp / "site" / dist_infos[0] / "METADATA").read_text()
+            self.assertIn("\nVersion: 0.3.21+cu130.torch2.10\n", installed)
+            self.assertIn("\nRequires-Dist: torch>=2.10,<2.11\n", installed)
+
+    def test_metadata_diff_is_version_and_pin_only(self):
+        with wfx.TempDir() as tmp:
+            retag(wfx.SGL_WHEEL, "--torch", "2.10", "-o", tmp)
+            before = member_text(wfx.SGL_WHEEL, f"{OLD_DIST_INFO}/METADATA").splitlines(keepends=True)
+            after = member_text(tmp / RETAGGED, "sgl_kernel-0.3.21+cu130.torch2.10.dist-info/METADATA")
+            changed = [line for line in difflib.ndiff(before, after.splitlines(keepends=True)) if line[:1] in "+-"]
+            self.assertEqual(sorted(changed), sorted(["- Version: 0.3.21+cu130\n", "+ Version: 0.3.21+cu130.torch2.10\n",
+                                                      "- Requires-Dist: torch\n", "+ Requires-Dist: torch>=2.10,<2.11\n"]))
+            # WHEEL is untouched without --platform: the same bytes, moved.
+            self.assertEqual(member_text(wfx.SGL_WHEEL, f"{OLD_DIST_INFO}/WHEEL"),
+                             member_text(tmp / RETAGGED, "sgl_kernel-0.3.21+cu130.torch2.10.dist-info/WHEEL"))
+
+    def test_payload_members_are_copied_as_stored(self):
+        with wfx.TempDir() as tmp:
+            retag(wfx.SGL_WHEEL, "--torch", "2.10", "-o", tmp)
+            out = tmp / RETAGGED
+            with zipfile.ZipFile(wfx.SGL_WHEEL) as zin, zipfile.ZipFile(out) as zout:
+                payload = [i for i in zin.infolist() if not i.filename.startswith(OLD_DIST_INFO)]
+                self.assertEqual([i.filename for i in payload],
+                                 [i.filename for i in zout.infolist()][:len(payload)])
+                for info in payload:
+                    new = zout.getinfo(info.filename)
+                    self.assertEqual((new.CRC, new.compress_size, new.compress_type, new.external_attr),
+                                     (info.CRC, info.compress_size, info.compress_type, info.external_attr))
+                    self.assertEqual(raw_member(out, new), raw_member(wfx.SGL_WHEEL, info), info.filename)
+
+    def test_json_document(self):
+        with wfx.TempDir() as tmp:
+            doc = wfx.run_json("retag", wfx.SGL_WHEEL, "--torch", "2.10.0", "-o", tmp, "--pin", "exact")
+            self.assertEqual(doc["schema"], "wheelfix.retag/1")
+            self.assertEqual(doc["output"], str(tmp / RETAGGED))
+            self.assertEqual(doc["torch"], "2.10.0")
+            self.assertEqual(doc["torch_from"], "option")
+            self.assertEqual(doc["candidates"], [])
+            self.assertEqual(doc["file_name"], {"before": wfx.SGL_WHEEL.name, "after": RETAGGED})
+            self.assertEqual(doc["version"], {"before": "0.3.21+cu130", "after": "0.3.21+cu130.torch2.10"})
+            self.assertEqual(doc["dist_info"]["after"], "sgl_kernel-0.3.21+cu130.torch2.10.dist-info")
+            self.assertEqual(doc["pin"], {"mode": "exact", "specifier": "==2.10.0",
+                                          "requirements": [{"before": "torch", "after": "torch==2.10.0"}]})
+            self.assertIsNone(doc["fixed_file_name_version"])
+
+    def test_platform_compressed_tag_set_cuda_and_spelling(self):
+        with wfx.TempDir() as tmp:
+            retag(wfx.SGL_WHEEL, "--torch", "2.10.0", "-o", tmp, "--cuda", "12.8", "--local-format", "compact",
+                  "--platform", "manylinux_2_17_x86_64.manylinux2014_x86_64", "--pin", "none")
+            name = "sgl_kernel-0.3.21+cu128.torch210-cp310-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+            out = tmp / name
+            self.assertTrue(out.exists(), list(tmp.iterdir()))
+            wfx.run("verify", out, check_status=0)
+            wheel_file = member_text(out, f"{dist_info_of(out)}/WHEEL")
+            self.assertEqual([l for l in wheel_file.splitlines() if l.startswith("Tag:")],
+                             ["Tag: cp310-abi3-manylinux_2_17_x86_64", "Tag: cp310-abi3-manylinux2014_x86_64"])
+            self.assertIn("\nRequires-Dist: torch\n", member_text(out, f"{dist_info_of(out)}/METADATA"))
+            subprocess.run([sys.executable, "-m", "wheel", "unpack", "-d", str(tmp / "u"), str(out)],
+                           check=True, capture_output=True)
+
+    def test_same_input_gives_byte_identical_output(self):
+        with wfx.TempDir() as tmp:
+            env = dict(os.environ, SOURCE_DATE_EPOCH="315532800")
+            for d in ("a", "b"):
+                subprocess.run([wfx.WHEELFIX, "retag", str(wfx.SGL_WHEEL), "--torch", "2.10", "-o", str(tmp / d)],
+                               check=True, env=env, capture_output=True)
+            self.assertEqual((tmp / "a" / RETAGGED).read_bytes(), (tmp / "b" / RETAGGED).read_bytes())
+
+    def test_retagging_again_replaces_the_torch_segment(self):
+        with wfx.TempDir() as tmp:
+            retag(wfx.SGL_WHEEL, "--torch", "2.10", "-o", tmp / "a")
+            retag(tmp / "a" / RETAGGED, "--torch", "2.11", "-o", tmp / "b")
+            out = tmp / "b" / "sgl_kernel-0.3.21+cu130.torch2.11-cp310-abi3-manylinux2014_x86_64.whl"
+            wfx.run("verify", out, check_status=0)
+            self.assertIn("\nRequires-Dist: torch>=2.11,<2.12\n", member_text(out, f"{dist_info_of(out)}/METADATA"))
+
+
+class FixVersionAndRefusals(unittest.TestCase):
+    def renamed_copy(self, tmp):
+        """What sgl-kernel's older rename script produced: a file name METADATA disagrees with."""
+        path = tmp / "sgl_kernel-0.3.22+cu130-cp310-abi3-manylinux2014_x86_64.whl"
+        shutil.copy(wfx.SGL_WHEEL, path)
+        return path
+
+    def test_version_disagreement_is_refused_then_fixed(self):
+        with wfx.TempDir() as tmp:
+            renamed = self.renamed_copy(tmp)
+            proc = retag(renamed, "--torch", "2.10", "-o", tmp / "out", check_status=2)
+            self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+            self.assertIn("file name says 0.3.22+cu130 but METADATA says Version 0.3.21+cu130", proc.stderr)
+            self.assertIn("--fix-version", proc.stderr)
+            self.assertFalse((tmp / "out").exists())
+
+            proc = retag(renamed, "--torch", "2.10", "-o", tmp / "out", "--fix-version")
+            self.assertIn("file name said 0.3.22+cu130, METADATA 0.3.21+cu130: METADATA wins", proc.stdout)
+            out = tmp / "out" / RETAGGED
+            wfx.run("verify", out, check_status=0)
+            doc = wfx.run_json("retag", renamed, "--torch", "2.10", "-o", tmp / "out2", "--fix-version")
+            self.assertEqual(doc["fixed_file_name_version"], "0.3.22+cu130")
+
+    def test_tampered_wheel_is_refused(self):
+        with wfx.TempDir() as tmp:
+            tampered = wfx.rewrite_wheel(wfx.SGL_WHEEL, tmp / wfx.SGL_WHEEL.name,
+                                         edit_member=lambda n, d: d + b"#" if n.endswith("__init__.py") else d)
+            proc = retag(tampered, "--torch", "2.10", "-o", tmp / "out", check_status=2)
+            self.assertIn("does not match its RECORD", proc.stderr)
+            self.assertEqual(len(proc.stderr.splitlines()), 1)
+            self.assertFalse((tmp / "out").exists())
+
+    def test_output_over_the_input_is_refused(self):
+        with wfx.TempDir() as tmp:
+            retag(wfx.SGL_WHEEL, "--torch", "2.10", "-o", tmp)
+            before = (tmp / RETAGGED).read_bytes()
+            proc = retag(tmp / RETAGGED, "--torch", "2.10", "-o", tmp, check_status=2)
+            self.assertIn("overwrite the input", proc.stderr)
+            self.assertEqual((tmp / RETAGGED).read_bytes(), before)
+
+    def test_usage_errors(self):
+        with wfx.TempDir() as tmp:
+            cases = [
+                (["--torch", "2"], "MAJOR.MINOR"),
+                (["--torch", "two"], "--torch"),
+                (["--torch", "2.10", "--cuda", "thirteen"], "--cuda"),
+                (["--torch", "2.10", "--platform", "many linux"], "--platform"),
+                (["--torch", "2.10", "--pin", "major"], "--pin"),
+                (["--torch", "2.10", "--local-format", "short"], "--local-format"),
+                (["--torch", "auto"], "--torch-from"),
+                (["--torch", "2.10", "--torch-from", str(STANDINS[0])], "--torch-from"),
+            ]
+            for args, expected in cases:
+                proc = retag(wfx.SGL_WHEEL, "-o", tmp / "out", *args, check_status=2)
+                self.assertIn(expected, proc.stderr, args)
+            self.assertFalse((tmp / "out").exists())
+
+
+class TorchAuto(unittest.TestCase):
+    def test_picks_the_newest_standin_the_wheel_loads_against(self):
+        verdicts = {str(t): check_loads(t) for t in STANDINS}
+        self.assertEqual(list(verdicts.values()), [True, False, False], "the sample is built against 2.9 only")
+        with wfx.TempDir() as tmp:
+            proc = retag(wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", *STANDINS, "-o", tmp)
+            self.assertIn("loads against: 2.9.0+cu130 yes, 2.10.0+cu130 NO (1 missing), 2.11.0+cu130 NO", proc.stdout)
+            self.assertIn("torch 2.9.0+cu130: the newest that loads", proc.stdout)
+            out = tmp / "sgl_kernel-0.3.21+cu130.torch2.9-cp310-abi3-manylinux2014_x86_64.whl"
+            wfx.run("verify", out, check_status=0)
+            self.assertIn("\nRequires-Dist: torch>=2.9,<2.10\n", member_text(out, f"{dist_info_of(out)}/METADATA"))
+
+            doc = wfx.run_json("retag", wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", *reversed(STANDINS),
+                               "-o", tmp / "json")
+            self.assertEqual(doc["torch_from"], "auto")
+            self.assertEqual(doc["torch"], "2.9.0")
+            self.assertEqual({c["source"]: c["loads"] for c in doc["candidates"]}, verdicts)
+
+    def test_real_torch_indexes_none_loads_exit_1(self):
+        self.assertTrue(INDEXES)
+        for index in INDEXES:
+            self.assertFalse(check_loads(index), index)
+        with wfx.TempDir() as tmp:
+            proc = retag(wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", *INDEXES, "-o", tmp / "out",
+                         check_status=1)
+            self.assertIn("no torch this wheel loads against: nothing written", proc.stdout)
+            self.assertIn("2.10.0+cu128 NO", proc.stdout)
+            self.assertFalse((tmp / "out").exists())
+            doc = wfx.run_json("retag", wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", *INDEXES,
+                               "-o", tmp / "out", check_status=1)
+            self.assertIsNone(doc["output"])
+            self.assertEqual([c["loads"] for c in doc["candidates"]], [False] * len(INDEXES))
+
+    def test_wheel_without_extensions_is_an_input_error(self):
+        with wfx.TempDir() as tmp:
+            proc = retag(wfx.SAMPLES / "purepy-1.0.0-py3-none-any.whl", "--torch", "auto",
+                         "--torch-from", STANDINS[0], "-o", tmp / "out", check_status=2)
+            self.assertIn("no ELF extensions", proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
