@@ -10,6 +10,7 @@
 
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
 #include "wheelfix/util/json.hpp"
 
 #include <fmt/format.h>
@@ -24,6 +25,7 @@ struct IndexArguments {
     std::string input;
     std::string output;
     std::vector<std::string> libs;
+    bool overwrite = false;
 };
 
 std::size_t symbol_count(const abi::SymbolIndex& index) {
@@ -58,6 +60,7 @@ int run_index(const IndexArguments& args, const GlobalOptions& global) {
     abi::IndexOptions options;
     options.library_globs = args.libs;
     options.with_dependencies = true;
+    refuse_existing_output(args.output, args.overwrite);
     abi::SymbolIndex index = load_torch(args.input, options, global.verbose);
     // Recorded as the file name for files, so an index made elsewhere is byte-identical.
     if (!std::filesystem::is_directory(args.input))
@@ -80,6 +83,7 @@ CommandRunner register_index(CLI::App& app, const GlobalOptions& global) {
     command->add_option("--libs", args->libs,
                         "Index only libraries whose file name matches GLOB, and the libraries of the same source "
                         "they need (repeatable)");
+    command->add_flag("--overwrite", args->overwrite, "Replace the index file if it exists (refused otherwise)");
     return [args, &global] { return run_index(*args, global); };
 }
 

@@ -101,6 +101,7 @@ CommandRunner register_relink(CLI::App& app, const GlobalOptions& global) {
     command->add_option("--remove-needed", o.remove_needed, "Remove a NEEDED entry (repeatable)");
     command->add_option("--set-soname", args->set_soname, "Set the SONAME");
     command->add_option("--only", o.only, "Edit only members matching GLOB (repeatable; no '/' = base name)");
+    command->add_flag("--overwrite", o.overwrite, "Replace the output file if it exists (refused otherwise)");
     return [args, &global] { return run_relink(*args, global); };
 }
 

@@ -21,6 +21,7 @@ struct ShimArguments {
     std::string torch;
     std::string output;
     std::vector<std::string> maps;
+    bool overwrite = false;
 };
 
 std::string parameter_list(const abi::Signature& signature) {
@@ -128,7 +129,7 @@ void render_json(const repair::ShimResult& result) {
 int run_shim(const ShimArguments& args, const GlobalOptions& global) {
     repair::SymbolMap maps;
     for (const auto& text : args.maps) maps.push_back(repair::parse_symbol_map(text));
-    auto result = repair::shim_wheel(args.wheel, args.torch, args.output, maps);
+    auto result = repair::shim_wheel(args.wheel, args.torch, args.output, maps, args.overwrite);
     if (global.json) render_json(result);
     else render_text(result, global);
     return fully_repaired(result) ? 0 : 1;
@@ -146,6 +147,7 @@ CommandRunner register_shim(CLI::App& app, const GlobalOptions& global) {
         ->required();
     command->add_option("-o,--output", args->output, "Output directory (the wheel keeps its file name)")->required();
     command->add_option("--map", args->maps, "Forward OLD to NEW (mangled names), OLD=NEW (repeatable)");
+    command->add_flag("--overwrite", args->overwrite, "Replace the output wheel if it exists (refused otherwise)");
     return [args, &global] { return run_shim(*args, global); };
 }
 

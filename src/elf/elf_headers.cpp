@@ -2,6 +2,9 @@
 //
 // Contract: the tables must lie inside the file and their entry sizes must be at
 // least the standard ones (larger entries are allowed and their tails ignored).
+// So must the file data of every segment (p_offset + p_filesz) and of every
+// section that has some (all but SHT_NOBITS): a file that claims bytes it does not
+// have is refused here, whichever of its parts a later stage happens to read.
 // Extended numbering is honoured: e_shnum 0 with e_shoff set, e_phnum PN_XNUM and
 // e_shstrndx SHN_XINDEX take the real values from section header 0. A file
 // without section headers, or with e_shstrndx SHN_UNDEF, has unnamed sections.
@@ -33,6 +36,7 @@ ElfFile Parser::run() {
     read_section_headers();
     read_program_headers();
     name_sections();
+    check_file_extents();
     read_dynamic();
     read_dynamic_symbols();
     read_versions();
@@ -151,6 +155,23 @@ void Parser::name_sections() {
     const Extent table = in_.range(names.offset, names.size, "section name table");
     for (SectionHeader& section : file_.sections_)
         section.name = in_.string_at(table, section.name_offset, "section name");
+}
+
+void Parser::check_file_extents() const {
+    const std::uint64_t size = in_.file_size();
+    auto inside = [size](std::uint64_t offset, std::uint64_t length) { return offset <= size && length <= size - offset; };
+    for (std::size_t i = 0; i < file_.program_headers_.size(); ++i) {
+        const ProgramHeader& ph = file_.program_headers_[i];
+        if (!inside(ph.offset, ph.filesz))
+            fail("program header " + std::to_string(i) + " (type " + hex(ph.type) + "): file data " + hex(ph.offset) +
+                 "+" + hex(ph.filesz) + " past end of file");
+    }
+    for (std::size_t i = 0; i < file_.sections_.size(); ++i) {
+        const SectionHeader& section = file_.sections_[i];
+        if (section.type == SHT_NOBITS || inside(section.offset, section.size)) continue;
+        fail("section " + std::to_string(i) + (section.name.empty() ? std::string() : " (" + std::string(section.name) + ")") + ": file data " +
+             hex(section.offset) + "+" + hex(section.size) + " past end of file");
+    }
 }
 
 // A string table a section links to through sh_link, if that is a usable one.

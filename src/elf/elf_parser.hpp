@@ -52,6 +52,7 @@ private:
     void read_program_headers();
     void read_section_headers();
     void name_sections();
+    void check_file_extents() const;
     SectionHeader section_zero() const;
     SectionHeader read_section_header(std::uint64_t offset) const;
 

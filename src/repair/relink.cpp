@@ -165,24 +165,31 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkO
     result.output = out_dir / wheel_path.filename();
     if (same_file(wheel_path, result.output))
         throw InputError(result.output.string(), "output would overwrite the input wheel; choose another -o directory");
+    refuse_existing_output(result.output, options.overwrite);
 
     std::map<std::string, zip::PrecompressedMember> edited;
+    std::optional<InputError> member_error;  // reported after RECORD: a tampered member explains a broken ELF
     auto wants = [&](const zip::Member& member) {
         return !member.is_symlink && !member.name.starts_with(wheel.dist_info() + "/") && matches_only(options, member.name);
     };
     auto on_member = [&](const zip::Member& member, const zip::InflatedMember& inflated) {
-        if (!elf::is_elf(inflated.data)) return;
+        if (member_error || !elf::is_elf(inflated.data)) return;
         ++result.elf_members;
-        auto member_edit =
-            relink_member(options, wheel_path.string(), member.name, inflated, wheel::directory_depth(member.name));
-        if (!member_edit) return;
-        result.changed.push_back(std::move(member_edit->change));
-        edited.emplace(member.name, std::move(member_edit->data));
+        try {
+            auto member_edit =
+                relink_member(options, wheel_path.string(), member.name, inflated, wheel::directory_depth(member.name));
+            if (!member_edit) return;
+            result.changed.push_back(std::move(member_edit->change));
+            edited.emplace(member.name, std::move(member_edit->data));
+        } catch (const InputError& error) {
+            member_error = error;
+        }
     };
     auto digests = wheel::scan_members_indexed(wheel.archive(), wants, on_member);
+    wheel::require_record_matches(wheel, digests);
+    if (member_error) throw *member_error;
     if (!options.only.empty() && result.elf_members == 0)
         throw InputError(wheel_path.string(), "--only matches no ELF member");
-    wheel::require_record_matches(wheel, digests);
 
     std::filesystem::create_directories(out_dir);
     wheel::write_wheel(wheel, std::move(edited), result.output,
@@ -198,6 +205,7 @@ RelinkResult relink_file(const std::filesystem::path& file, const RelinkOptions&
     if (!elf::is_elf(image)) throw InputError(file.string(), "not an ELF file and not a wheel");
     if (same_file(file, out_file))
         throw InputError(out_file.string(), "output would overwrite the input; choose another -o file");
+    refuse_existing_output(out_file, options.overwrite);
     RelinkResult result;
     result.output = out_file;
     result.elf_members = 1;

@@ -322,7 +322,7 @@ std::pair<std::string, std::string> parse_symbol_map(std::string_view text) {
 }
 
 ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesystem::path& torch,
-                      const std::filesystem::path& out_dir, const SymbolMap& maps) {
+                      const std::filesystem::path& out_dir, const SymbolMap& maps, bool overwrite) {
     auto index = abi::load_index(torch);
     if (index.torch_version.empty())
         throw InputError(torch.string(), "torch version unknown (no torch/version.py); a shim is made for one version");
@@ -332,16 +332,24 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
     result.output = out_dir / wheel_path.filename();
     if (same_file(wheel_path, result.output))
         throw InputError(result.output.string(), "output would overwrite the input wheel; choose another -o directory");
+    refuse_existing_output(result.output, overwrite);
 
     Collector collected(index, wheel_path.string());
     auto wants = [&](const zip::Member& member) {
         return !member.is_symlink && !member.name.starts_with(wheel.dist_info() + "/");
     };
+    std::optional<InputError> member_error;  // reported after RECORD: a tampered member explains a broken ELF
     auto digests = wheel::scan_members_indexed(
         wheel.archive(), wants, [&](const zip::Member& member, const zip::InflatedMember& inflated) {
-            collected.take(member, inflated);
+            if (member_error) return;
+            try {
+                collected.take(member, inflated);
+            } catch (const InputError& error) {
+                member_error = error;
+            }
         });
     wheel::require_record_matches(wheel, digests);
+    if (member_error) throw *member_error;
     check_maps(maps, collected, index.torch_version);
     result.elf_members = collected.elf_members;
     result.machine = collected.machine;

@@ -64,6 +64,15 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
     return std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
 }
 
+void refuse_existing_output(const std::filesystem::path& target, bool overwrite) {
+    std::error_code ec;
+    auto status = std::filesystem::symlink_status(target, ec);
+    if (ec || !std::filesystem::exists(status)) return;
+    if (std::filesystem::is_directory(status))
+        throw InputError(target.string(), "is a directory; the output file cannot replace it");
+    if (!overwrite) throw InputError(target.string(), "already exists; pass --overwrite to replace it");
+}
+
 bool starts_like_zip(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     char magic[2] = {};

@@ -1,13 +1,15 @@
 // Wheel::open: archive -> file name -> the one *.dist-info directory -> its
 // WHEEL, METADATA and RECORD. The dist-info directory is found from the member
-// names alone (top-level components ending in ".dist-info"), so a wheel without
-// explicit directory entries works. Errors from the parts are re-attributed to the
+// names alone (top-level components ending in ".dist-info", in any case), so a
+// wheel without explicit directory entries works; dist-info members that differ
+// only in case are refused. Errors from the parts are re-attributed to the
 // wheel: "w.whl: pkg-1.0.dist-info/METADATA: line 3: ...".
 #include "wheelfix/wheel/wheel.hpp"
 
 #include "wheelfix/util/error.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace wheelfix::wheel {
@@ -31,15 +33,37 @@ WheelFilename parse_wheel_filename(const std::filesystem::path& path) {
     }
 }
 
+std::string ascii_lower(std::string_view text) {
+    std::string out(text);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+// Top-level directories named *.dist-info in any case: "X.DIST-INFO" is the same
+// directory as "x.dist-info" once a case-insensitive file system unpacks it.
 std::set<std::string> top_level_dist_info_dirs(const std::vector<zip::Member>& members) {
     std::set<std::string> dirs;
     for (const auto& member : members) {
         auto slash = member.name.find('/');
         if (slash == std::string::npos) continue;
         auto top = std::string_view(member.name).substr(0, slash);
-        if (top.size() > kDistInfoSuffix.size() && top.ends_with(kDistInfoSuffix)) dirs.emplace(top);
+        if (top.size() > kDistInfoSuffix.size() && ascii_lower(top).ends_with(kDistInfoSuffix)) dirs.emplace(top);
     }
     return dirs;
+}
+
+// Two dist-info members that differ only in case (METADATA and metadata): which one
+// an installer keeps depends on the file system, so the wheel is refused.
+void reject_case_folded_duplicates(const std::filesystem::path& path, const std::vector<zip::Member>& members,
+                                   const std::string& dist_info) {
+    std::map<std::string, std::string> seen;
+    for (const auto& member : members) {
+        if (!member.name.starts_with(dist_info + "/")) continue;
+        auto [it, inserted] = seen.emplace(ascii_lower(member.name), member.name);
+        if (!inserted)
+            throw InputError(path.string(), "members " + it->second + " and " + member.name + " differ only in case");
+    }
 }
 
 std::string find_dist_info(const std::filesystem::path& path, const std::vector<zip::Member>& members) {
@@ -78,6 +102,7 @@ Wheel Wheel::open(const std::filesystem::path& path) {
     Wheel wheel(zip::Archive::open(path));
     wheel.filename_ = parse_wheel_filename(path);
     wheel.dist_info_ = find_dist_info(path, wheel.archive_.members());
+    reject_case_folded_duplicates(path, wheel.archive_.members(), wheel.dist_info_);
     wheel.wheel_ = parse_member(wheel.archive_, wheel.dist_info_ + "/WHEEL", parse_headers);
     wheel.metadata_ = parse_member(wheel.archive_, wheel.dist_info_ + "/METADATA", parse_headers);
     wheel.record_ = parse_member(wheel.archive_, wheel.record_path(), parse_record);

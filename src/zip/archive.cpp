@@ -14,6 +14,11 @@
 // - a NUL byte in a stored name is silently turned into a space. When a name has a
 //   space, the raw central directory is scanned (bounds-checked) for NUL bytes.
 // Every failure becomes InputError(<archive path>, "<one line>").
+//
+// Before anything is inflated, open() also applies the inflate limits (a zip bomb
+// is refused from its central directory, never discovered by running out of
+// memory or disk: a member cannot deliver more than its declared size), and reads
+// each symlink entry's target to refuse one that leaves the archive.
 #include "wheelfix/zip/archive.hpp"
 
 #include "wheelfix/util/error.hpp"
@@ -25,9 +30,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <map>
 
 namespace wheelfix::zip {
@@ -283,6 +290,79 @@ Member describe_member(const std::filesystem::path& path, zip_t* archive, zip_ui
     return member;
 }
 
+// ---- limits and symlinks ---------------------------------------------------------
+
+// "8G", "512M", "100K", "12345" -> bytes; nullopt when it is not such a size.
+std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
+    std::uint64_t shift = 0;
+    if (!text.empty()) {
+        switch (text.back()) {
+            case 'K': case 'k': shift = 10; break;
+            case 'M': case 'm': shift = 20; break;
+            case 'G': case 'g': shift = 30; break;
+            case 'T': case 't': shift = 40; break;
+            default: break;
+        }
+        if (shift != 0) text.remove_suffix(1);
+    }
+    if (text.empty() || text.size() > 15 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+    std::uint64_t value = 0;
+    for (char c : text) value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    if (shift != 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift)) return std::nullopt;
+    return value << shift;
+}
+
+std::uint64_t limit_from_environment(const char* variable, std::uint64_t fallback) {
+    const char* text = std::getenv(variable);
+    if (text == nullptr || *text == '\0') return fallback;
+    auto value = parse_byte_size(text);
+    if (!value)
+        throw InputError(variable, "expected a number, optionally with K, M, G or T (got '" + std::string(text) + "')");
+    return *value;
+}
+
+std::string with_unit(std::uint64_t bytes) {
+    if (bytes >= (std::uint64_t(1) << 30) && bytes % (std::uint64_t(1) << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
+    if (bytes >= (std::uint64_t(1) << 20) && bytes % (std::uint64_t(1) << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+    return std::to_string(bytes) + " bytes";
+}
+
+void enforce_limits(const std::filesystem::path& path, const std::vector<Member>& members, const InflateLimits& limits) {
+    std::uint64_t total = 0;
+    for (const auto& member : members) {
+        if (limits.max_ratio != 0 && member.size >= limits.ratio_floor &&
+            (member.compressed_size == 0 || member.size / member.compressed_size > limits.max_ratio))
+            fail(path, member_problem(member.name, "inflates " + std::to_string(member.compressed_size) + " bytes to " +
+                                                       std::to_string(member.size) + ", over the ratio limit of " +
+                                                       std::to_string(limits.max_ratio) +
+                                                       ":1 (a zip bomb? WHEELFIX_MAX_RATIO overrides)"));
+        total = member.size > std::numeric_limits<std::uint64_t>::max() - total ? std::numeric_limits<std::uint64_t>::max()
+                                                                                : total + member.size;
+    }
+    if (limits.max_inflated != 0 && total > limits.max_inflated)
+        fail(path, "members inflate to " + std::to_string(total) + " bytes, over the limit of " +
+                       with_unit(limits.max_inflated) + " (a zip bomb? WHEELFIX_MAX_INFLATED overrides)");
+}
+
+// Why a symlink entry's target leaves the archive (or cannot be a target), or nullopt.
+std::optional<std::string> symlink_escape_reason(std::string_view name, std::string_view target) {
+    if (target.empty()) return "empty symlink target";
+    if (target.find('\0') != std::string_view::npos) return "symlink target has a NUL byte";
+    if (target.front() == '/') return "symlink to an absolute path";
+    int depth = static_cast<int>(std::count(name.begin(), name.end(), '/'));  // directories above the link
+    while (!target.empty()) {
+        auto slash = target.find('/');
+        auto component = target.substr(0, slash);
+        if (component == "..") --depth;
+        else if (!component.empty() && component != ".") ++depth;
+        if (depth < 0) return "symlink points outside the archive";
+        if (slash == std::string_view::npos) break;
+        target.remove_prefix(slash + 1);
+    }
+    return std::nullopt;
+}
+
 // ---- reading --------------------------------------------------------------------
 
 class OpenMember {
@@ -369,8 +449,14 @@ std::size_t RawReader::read(std::span<std::uint8_t> buffer) {
     return got;
 }
 
-
 // ---- public interface -----------------------------------------------------------
+
+InflateLimits inflate_limits_from_environment() {
+    InflateLimits limits;
+    limits.max_inflated = limit_from_environment("WHEELFIX_MAX_INFLATED", limits.max_inflated);
+    limits.max_ratio = limit_from_environment("WHEELFIX_MAX_RATIO", limits.max_ratio);
+    return limits;
+}
 
 std::optional<std::string> unsafe_name_reason(std::string_view name) {
     if (name.empty()) return "empty name";
@@ -408,6 +494,15 @@ Archive Archive::open(const std::filesystem::path& path) {
         if (!inserted) fail(path, member_problem(it->first, "duplicate member name"));
     }
     reject_nul_in_names(path, result.members_);
+    enforce_limits(path, result.members_, inflate_limits_from_environment());
+    for (const auto& member : result.members_) {
+        if (!member.is_symlink) continue;
+        constexpr std::uint64_t kMaxTarget = 4096;  // PATH_MAX
+        if (member.size > kMaxTarget) fail(path, member_problem(member.name, "symlink target longer than 4096 bytes"));
+        auto bytes = result.read(member);
+        if (auto reason = symlink_escape_reason(member.name, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())))
+            fail(path, member_problem(member.name, *reason));
+    }
     return result;
 }
 

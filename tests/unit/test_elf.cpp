@@ -541,6 +541,27 @@ TEST_CASE("elf: huge counts and offsets past the end") {
     }
 }
 
+TEST_CASE("elf: file data of every segment and section lies inside the file") {
+    for (const char* name : kDynamicFixtures) {
+        CAPTURE(name);
+        const Bytes original = load_fixture(name);
+        const ElfFile elf = ElfFile::parse(original);
+        auto mutated = [&](auto&& change) {
+            Bytes bytes = original;
+            Patcher patch(bytes);
+            change(patch);
+            return bytes;
+        };
+        std::size_t load = 0;
+        while (elf.program_headers()[load].type != PT_LOAD) ++load;
+        CHECK(rejects(mutated([&](Patcher& p) { p.put(p.p_filesz_at(load), p.word(), original.size() + 1); })));
+        // A section nothing else reads (the section name table's neighbour) still must not lie.
+        const std::size_t dynamic = section_index(elf, ".dynamic");
+        CHECK(rejects(mutated([&](Patcher& p) { p.put(p.sh_offset_at(dynamic), p.word(), original.size()); })));
+        CHECK(rejects(mutated([&](Patcher& p) { p.put(p.sh_size_at(dynamic), p.word(), original.size()); })));
+    }
+}
+
 TEST_CASE("elf: dynamic table without DT_NULL") {
     for (const char* name : kDynamicFixtures) {
         CAPTURE(name);

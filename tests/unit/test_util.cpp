@@ -1,10 +1,14 @@
 // Unit tests: util (SHA-256 and RECORD's base64, JSON writer, InputError).
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
 #include "wheelfix/util/json.hpp"
 #include "wheelfix/util/sha256.hpp"
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 using namespace wheelfix;
@@ -53,4 +57,25 @@ TEST_CASE("InputError is one line naming the file") {
     InputError error("w.whl", "bad\nthing");
     CHECK(std::string(error.what()) == "w.whl: bad thing");
     CHECK(std::string(InputError("x.so", "truncated").within("w.whl").what()) == "w.whl: x.so: truncated");
+}
+
+TEST_CASE("refuse_existing_output: nothing is replaced without --overwrite") {
+    namespace fs = std::filesystem;
+    std::string pattern = (fs::temp_directory_path() / "wheelfix-util-XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    fs::path dir = pattern;
+    CHECK_NOTHROW(refuse_existing_output(dir / "new.whl", false));
+    std::ofstream(dir / "old.whl") << "x";
+    try {
+        refuse_existing_output(dir / "old.whl", false);
+        FAIL("no InputError");
+    } catch (const InputError& error) {
+        CHECK(error.file() == (dir / "old.whl").string());
+        CHECK(error.problem() == "already exists; pass --overwrite to replace it");
+    }
+    CHECK_NOTHROW(refuse_existing_output(dir / "old.whl", true));
+    fs::create_symlink(dir / "nowhere", dir / "dangling.whl");  // a dangling link exists too
+    CHECK_THROWS_AS(refuse_existing_output(dir / "dangling.whl", false), InputError);
+    CHECK_THROWS_AS(refuse_existing_output(dir, true), InputError);  // a directory is never replaced
+    fs::remove_all(dir);
 }

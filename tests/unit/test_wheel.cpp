@@ -434,6 +434,15 @@ TEST_CASE("what a wheel cannot be opened without") {
     WheelBuilder slip;
     slip.files.emplace_back("../evil.py", "x");
     CHECK(open_error(slip) == "member ../evil.py: unsafe name ('..' component)");
+
+    // Case-insensitive file systems unpack these onto one another.
+    WheelBuilder shouting;
+    shouting.edit_members = [](auto& members) { members.push_back({"DEMO_PKG-1.0.DIST-INFO/METADATA", "Name: x\n"}); };
+    CHECK(open_error(shouting) == "several .dist-info directories (DEMO_PKG-1.0.DIST-INFO, demo_pkg-1.0.dist-info)");
+    WheelBuilder two_metadata;
+    two_metadata.edit_members = [](auto& members) { members.push_back({"demo_pkg-1.0.dist-info/metadata", "Name: x\n"}); };
+    CHECK(open_error(two_metadata) ==
+          "members demo_pkg-1.0.dist-info/METADATA and demo_pkg-1.0.dist-info/metadata differ only in case");
 }
 
 TEST_CASE("torch requirements in any spelling") {

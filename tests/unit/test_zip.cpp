@@ -134,6 +134,56 @@ TEST_CASE("unix modes, symlinks, directories, stored members and modification ti
     CHECK(as_string(archive.read(members[3])) == std::string(5000, 'x'));
 }
 
+TEST_CASE("symlink entries must stay inside the archive") {
+    TempDir dir;
+    auto with_link = [&](const std::string& target) {
+        write_zip(dir / "links.zip", {{"pkg/", "", ZIP_CM_STORE, S_IFDIR | 0755u},
+                                      {"pkg/sub/link.so", target, ZIP_CM_STORE, S_IFLNK | 0777u}});
+        return dir / "links.zip";
+    };
+    for (const char* fine : {"libreal.so.1", "../libreal.so", "../../pkg2/x", "./a/../b"}) {
+        CAPTURE(fine);
+        CHECK_NOTHROW(Archive::open(with_link(fine)));
+    }
+    auto problem = [&](const std::string& target) { return error_from([&] { Archive::open(with_link(target)); }).problem(); };
+    CHECK(problem("../../../etc/passwd") == "member pkg/sub/link.so: symlink points outside the archive");
+    CHECK(problem("a/../../../../x") == "member pkg/sub/link.so: symlink points outside the archive");
+    CHECK(problem("/etc/passwd") == "member pkg/sub/link.so: symlink to an absolute path");
+    CHECK(problem("") == "member pkg/sub/link.so: empty symlink target");
+}
+
+// Sets an environment variable for one scope.
+struct ScopedEnv {
+    ScopedEnv(const char* name, const char* value) : name(name) { setenv(name, value, 1); }
+    ~ScopedEnv() { unsetenv(name); }
+    const char* name;
+};
+
+TEST_CASE("inflate limits refuse zip bombs from the central directory, and the environment moves them") {
+    TempDir dir;
+    write_zip(dir / "bomb.zip", {{"zeros.bin", std::string(std::size_t(17) << 20, '\0')}, {"small.txt", "hello"}});
+    auto problem = [&] { return error_from([&] { Archive::open(dir / "bomb.zip"); }).problem(); };
+    CHECK(problem().starts_with("member zeros.bin: inflates "));
+    CHECK(problem().ends_with("over the ratio limit of 1000:1 (a zip bomb? WHEELFIX_MAX_RATIO overrides)"));
+    {
+        ScopedEnv off("WHEELFIX_MAX_RATIO", "0");
+        CHECK(Archive::open(dir / "bomb.zip").members().size() == 2);
+        ScopedEnv total("WHEELFIX_MAX_INFLATED", "16M");
+        CHECK(problem() == "members inflate to 17825797 bytes, over the limit of 16 MiB (a zip bomb? "
+                           "WHEELFIX_MAX_INFLATED overrides)");
+    }
+    {
+        ScopedEnv bad("WHEELFIX_MAX_INFLATED", "lots");
+        auto error = error_from([&] { Archive::open(dir / "bomb.zip"); });
+        CHECK(error.file() == "WHEELFIX_MAX_INFLATED");
+    }
+    auto limits = zip::inflate_limits_from_environment();
+    CHECK(limits.max_inflated == std::uint64_t(8) << 30);
+    CHECK(limits.max_ratio == 1000);
+    ScopedEnv gib("WHEELFIX_MAX_INFLATED", "20g");
+    CHECK(zip::inflate_limits_from_environment().max_inflated == std::uint64_t(20) << 30);
+}
+
 TEST_CASE("unsafe_name_reason") {
     using zip::unsafe_name_reason;
     for (const char* fine : {"a.py", "pkg/mod.py", "pkg/sub/", "a..b", "..a/b", "x/.hidden", "name with space"}) {

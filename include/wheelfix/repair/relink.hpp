@@ -8,7 +8,8 @@
 //   when only is empty) is edited with one EditRequest built for its place in the
 //   wheel, and the result goes to out_dir/<same file name> through
 //   wheel/rewrite.hpp (edited members spliced, everything else copied raw).
-//   Writing over the input file itself is refused.
+//   Writing over the input file itself is refused, and so is writing over any
+//   existing file unless options.overwrite.
 // - Search paths may use "{root}", the wheel root seen from the member: it becomes
 //   "$ORIGIN" followed by one "/.." per directory level of the member, so
 //   "{root}/torch/lib" in sgl_kernel/sm100/x.so is "$ORIGIN/../../torch/lib".
@@ -44,6 +45,7 @@ struct RelinkOptions {
     std::vector<std::string> remove_needed;
     std::optional<std::string> set_soname;
     std::vector<std::string> only;  // globs on member paths (a pattern without '/' matches the base name)
+    bool overwrite = false;         // replace an existing output file (refused otherwise)
 };
 
 struct MemberChange {

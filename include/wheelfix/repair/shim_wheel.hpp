@@ -74,8 +74,9 @@ struct ShimResult {
 
 using SymbolMap = std::vector<std::pair<std::string, std::string>>;  // OLD -> NEW, mangled
 
+// An existing out_dir/<name> is refused (InputError) unless `overwrite`.
 ShimResult shim_wheel(const std::filesystem::path& wheel, const std::filesystem::path& torch,
-                      const std::filesystem::path& out_dir, const SymbolMap& maps);
+                      const std::filesystem::path& out_dir, const SymbolMap& maps, bool overwrite = false);
 
 // "OLD=NEW" -> {OLD, NEW}; InputError naming --map otherwise.
 std::pair<std::string, std::string> parse_symbol_map(std::string_view text);

@@ -8,6 +8,9 @@
 //   (util/output_file.hpp): a temporary beside the destination, renamed into
 //   place; on any failure nothing appears and an InputError names the destination.
 // - same_file() is true when both paths exist and name the same file.
+// - refuse_existing_output() throws InputError(target, "... --overwrite ...") when
+//   something already exists at `target` and `overwrite` is false: every command
+//   that writes calls it before doing any work (man/wheelfix.1, --overwrite).
 // - starts_like_zip() is true when the file begins with "PK" (false when it cannot
 //   be read: the caller's next step reports why).
 #pragma once
@@ -34,6 +37,7 @@ private:
 void write_file_atomically(const std::filesystem::path& destination, std::span<const std::uint8_t> bytes,
                            std::filesystem::perms perms);
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+void refuse_existing_output(const std::filesystem::path& target, bool overwrite);
 bool starts_like_zip(const std::filesystem::path& path);
 
 }  // namespace wheelfix

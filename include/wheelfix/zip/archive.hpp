@@ -15,6 +15,15 @@
 //   that only need to see the bytes once (hashing), so memory stays bounded.
 //   open_raw() pulls the compressed bytes as stored in pieces of any size, for code
 //   that inflates or copies them itself (zip/inflate_index.hpp, zip/writer.hpp).
+// - Inflate limits (zip bombs): open() refuses an archive whose members would
+//   inflate to more than InflateLimits::max_inflated bytes in total, or a member
+//   of at least ratio_floor bytes that inflates more than max_ratio times its
+//   compressed size. The limits are read from the environment on every open():
+//   WHEELFIX_MAX_INFLATED (bytes, K/M/G/T suffixes; default 8G) and
+//   WHEELFIX_MAX_RATIO (default 1000); 0 turns a limit off. Since no member can
+//   deliver more than its declared size, nothing past the limits is ever inflated.
+// - Symlink entries are read at open(): a target that is absolute, empty, or climbs
+//   above the archive root ("../..") is refused.
 // - An Archive is not thread-safe; open one per thread.
 #pragma once
 
@@ -98,6 +107,15 @@ private:
     std::filesystem::path path_;
     std::vector<Member> members_;
 };
+
+struct InflateLimits {
+    std::uint64_t max_inflated = std::uint64_t(8) << 30;  // bytes, all members together; 0 = no limit
+    std::uint64_t max_ratio = 1000;                      // inflated / compressed, per member; 0 = no limit
+    std::uint64_t ratio_floor = std::uint64_t(16) << 20;  // the ratio applies to members at least this big
+};
+// The defaults above, overridden by WHEELFIX_MAX_INFLATED / WHEELFIX_MAX_RATIO;
+// InputError naming the variable when its value is not a size.
+InflateLimits inflate_limits_from_environment();
 
 // Why a member name is unsafe ("absolute path", "'..' component", ...), or
 // nullopt when it is fine. Used by Archive::open and by writers.
