@@ -77,11 +77,11 @@ bool looks_like_shared_library(std::string_view name) {
     return !rest.empty() && std::all_of(rest.begin(), rest.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
 }
 
-WheelReport inspect_wheel(const std::filesystem::path& path) {
-    auto wheel = wheel::Wheel::open(path);
+WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
+                         std::vector<ElfReport> elves) {
     const auto& name = wheel.filename();
     WheelReport report;
-    report.path = path.string();
+    report.path = wheel.archive().path().string();
     report.distribution = wheel.metadata_name();
     report.version = wheel.metadata_version();
     report.filename_version = name.version;
@@ -92,11 +92,7 @@ WheelReport inspect_wheel(const std::filesystem::path& path) {
         if (!requirement.marker.empty()) text += "; " + requirement.marker;
         report.torch_requirements.push_back(std::move(text));
     }
-
-    auto digests = wheel::scan_members(wheel.archive(), [&](const zip::Member& member, std::span<const std::uint8_t> image) {
-        report.elves.push_back(analyze_or_throw(path.string() + ": " + member.name, member.name, image,
-                                                wheel::directory_depth(member.name)));
-    });
+    report.elves = std::move(elves);
     report.member_count = digests.size();
     report.modules = group_cuda_modules(report.elves);
     for (const auto& digest : digests)
@@ -104,6 +100,19 @@ WheelReport inspect_wheel(const std::filesystem::path& path) {
     report.record_findings = wheel::verify_wheel(wheel, digests);
     judge_platform(report, name.platform_tags);
     return report;
+}
+
+ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, std::span<const std::uint8_t> image) {
+    return analyze_or_throw(wheel.archive().path().string() + ": " + member, member, image, wheel::directory_depth(member));
+}
+
+WheelReport inspect_wheel(const std::filesystem::path& path) {
+    auto wheel = wheel::Wheel::open(path);
+    std::vector<ElfReport> elves;
+    auto digests = wheel::scan_members(wheel.archive(), [&](const zip::Member& member, std::span<const std::uint8_t> image) {
+        elves.push_back(analyze_member(wheel, member.name, image));
+    });
+    return wheel_report(wheel, digests, std::move(elves));
 }
 
 ElfReport inspect_file(const std::filesystem::path& path) {

@@ -26,5 +26,6 @@ CommandRunner register_check(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_index(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_shim(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_retag(CLI::App& app, const GlobalOptions& global);
+CommandRunner register_repair(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace wheelfix::cli

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
     add(wheelfix::cli::register_index);
     add(wheelfix::cli::register_shim);
     add(wheelfix::cli::register_retag);
+    add(wheelfix::cli::register_repair);
 
     try {
         app.parse(argc, argv);

@@ -35,6 +35,7 @@ struct RetagArguments {
     std::string pin = "minor";
     std::string local_format = "dotted";
     bool fix_version = false;
+    bool overwrite = false;
 };
 
 // The torch picked by --torch auto: the newest release the wheel loads against.
@@ -152,6 +153,7 @@ repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Vers
     options.pin = *wheel::parse_torch_pin(args.pin);
     options.platform = args.platform;
     options.fix_version = args.fix_version;
+    options.overwrite = args.overwrite;
     return options;
 }
 
@@ -209,6 +211,7 @@ CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
         ->capture_default_str();
     command->add_flag("--fix-version", args->fix_version,
                       "Accept a file name whose version disagrees with METADATA: METADATA's version wins");
+    command->add_flag("--overwrite", args->overwrite, "Replace the output file if it exists (refused otherwise)");
     return [args, &global] { return run_retag(*args, global); };
 }
 

@@ -99,35 +99,46 @@ void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version) {
                          "; --fix-version makes the file name and the .dist-info directory follow METADATA");
 }
 
-RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
-                        const RetagOptions& options, const std::filesystem::path& out_dir) {
+RetagPlan plan_retag(const wheel::Wheel& wheel, const RetagOptions& options, const std::filesystem::path& out_dir) {
     require_agreeing_versions(wheel, options.fix_version);
     auto metadata_version = wheel::Version::parse(wheel.metadata_version());
     auto version = wheel::retag_version(metadata_version, options.request);
     auto file_name = new_file_name(wheel, version, options.platform);
 
-    RetagResult result;
+    RetagPlan plan;
+    RetagResult& result = plan.result;
     const auto& input = wheel.archive().path();
     result.file_name = {input.filename().string(), wheel::format_filename(file_name)};
     result.output = out_dir / result.file_name.after;
-    if (same_file(input, result.output))
-        throw InputError(result.output.string(), "output would overwrite the input wheel; choose another -o directory");
-    require_record(wheel, digests, options.fix_version);
-
     result.version = {wheel.metadata_version(), version.normalized()};
     result.dist_info = {wheel.dist_info(), dist_info_name_part(wheel) + "-" + version.normalized() + ".dist-info"};
     result.tags = {trimmed_tags(wheel), options.platform ? file_name.tags() : trimmed_tags(wheel)};
     if (!same_version(wheel.filename().version, metadata_version)) result.fixed_file_name_version = wheel.filename().version;
     result.torch = options.request.torch.public_part();
 
+    plan.dist_info.replaced["METADATA"] = new_metadata(wheel, options, result);
+    if (options.platform) plan.dist_info.replaced["WHEEL"] = wheel::set_tags(member_text(wheel, "WHEEL"), result.tags.after);
+    if (result.dist_info.after != result.dist_info.before) plan.dist_info.rename_to = result.dist_info.after;
+    return plan;
+}
+
+void refuse_output_over_input(const wheel::Wheel& wheel, const std::filesystem::path& output) {
+    if (same_file(wheel.archive().path(), output))
+        throw InputError(output.string(), "output would overwrite the input wheel; choose another -o directory");
+}
+
+RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
+                        const RetagOptions& options, const std::filesystem::path& out_dir) {
+    auto plan = plan_retag(wheel, options, out_dir);
+    refuse_output_over_input(wheel, plan.result.output);
+    refuse_existing_output(plan.result.output, options.overwrite);
+    require_record(wheel, digests, options.fix_version);
     wheel::WheelChanges changes;
-    changes.dist_info.replaced["METADATA"] = new_metadata(wheel, options, result);
-    if (options.platform) changes.dist_info.replaced["WHEEL"] = wheel::set_tags(member_text(wheel, "WHEEL"), result.tags.after);
-    if (result.dist_info.after != result.dist_info.before) changes.dist_info.rename_to = result.dist_info.after;
+    changes.dist_info = std::move(plan.dist_info);
     std::filesystem::create_directories(out_dir);
-    wheel::write_wheel_changes(wheel, std::move(changes), result.output,
-                       wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
-    return result;
+    wheel::write_wheel_changes(wheel, std::move(changes), plan.result.output,
+                               wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
+    return plan.result;
 }
 
 }  // namespace wheelfix::repair

@@ -60,42 +60,29 @@ bool is_function(const elf::Symbol* symbol) {
     return symbol && (symbol->type == STT_FUNC || symbol->type == STT_GNU_IFUNC);
 }
 
-// What one read of the wheel gathers.
+// What one read of the wheel gathers, member by member.
 class Collector {
 public:
     Collector(const abi::SymbolIndex& index, std::string wheel_label) : index_(index), label_(std::move(wheel_label)) {}
 
-    void take(const zip::Member& member, const zip::InflatedMember& inflated) {
-        if (!elf::is_elf(inflated.data)) return;
-        ++elf_members;
-        auto elf = parse(member.name, inflated.data);
-        if (!elf.has_dynamic()) return;
-        refuse_shimmed(member.name, elf);
-        auto check = abi::check_elf(member.name, elf, index_);
+    // Whether the member needs the shim.
+    bool take(const std::string& member, const elf::ElfFile& elf) {
+        if (!elf.has_dynamic()) return false;
+        refuse_shimmed(member, elf);
+        auto check = abi::check_elf(member, elf, index_);
         missing_libraries.insert(check.missing_libraries.begin(), check.missing_libraries.end());
         bool needs_shim = false;
-        for (auto& unresolved : check.unresolved) needs_shim |= classify(member.name, elf, std::move(unresolved));
-        if (!needs_shim) return;
-        note_machine(member.name, elf.machine_name());
-        pending.push_back(Pending{member.name, wheel::directory_depth(member.name), inflated});
+        for (auto& unresolved : check.unresolved) needs_shim |= classify(member, elf, std::move(unresolved));
+        if (needs_shim) note_machine(member, elf.machine_name());
+        return needs_shim;
     }
 
     std::map<std::string, Need> needs;
     std::map<std::string, NotShimmed> not_shimmed;
     std::set<std::string> missing_libraries;
-    std::vector<Pending> pending;
     std::string machine;
-    std::size_t elf_members = 0;
 
 private:
-    elf::ElfFile parse(const std::string& member, std::span<const std::uint8_t> data) const {
-        try {
-            return elf::ElfFile::parse(data);
-        } catch (const elf::ElfError& error) {
-            throw InputError(label_ + ": " + member, std::string("invalid ELF: ") + error.what());
-        }
-    }
-
     void refuse_shimmed(const std::string& member, const elf::ElfFile& elf) const {
         for (auto needed : elf.needed())
             if (needed.starts_with(kShimPrefix))
@@ -138,6 +125,14 @@ private:
     const abi::SymbolIndex& index_;
     std::string label_;
 };
+
+elf::ElfFile parse_member(const std::string& wheel_label, const std::string& member, std::span<const std::uint8_t> data) {
+    try {
+        return elf::ElfFile::parse(data);
+    } catch (const elf::ElfError& error) {
+        throw InputError(wheel_label + ": " + member, std::string("invalid ELF: ") + error.what());
+    }
+}
 
 // The library exporting `name` as a default-version function, or nullptr.
 const abi::LibraryExports* exporting_library(const abi::SymbolIndex& index, std::string_view name) {
@@ -300,16 +295,14 @@ void check_maps(const SymbolMap& maps, const Collector& collected, const std::st
 }
 
 abi::ShimSpec shim_spec(const std::vector<ShimmedSymbol>& symbols, const abi::SymbolIndex& index,
-                        const std::string& machine) {
+                        const std::string& machine, const std::string& runpath) {
     abi::ShimSpec spec;
     spec.torch_version = index.torch_version;
     spec.machine = machine;
-    spec.runpath = "$ORIGIN/../torch/lib";
+    spec.runpath = runpath;
     for (const auto& shimmed : symbols) spec.symbols.push_back(shimmed.symbol);
     return spec;
 }
-
-std::string libs_directory(const wheel::Wheel& wheel) { return wheel.filename().distribution + ".libs"; }
 
 }  // namespace
 
@@ -321,6 +314,42 @@ std::pair<std::string, std::string> parse_symbol_map(std::string_view text) {
     return {std::string(text.substr(0, equals)), std::string(text.substr(equals + 1))};
 }
 
+struct ShimPlanner::State {
+    State(const abi::SymbolIndex& index, std::string label, SymbolMap maps)
+        : index(index), maps(std::move(maps)), collected(index, std::move(label)) {}
+    const abi::SymbolIndex& index;
+    SymbolMap maps;
+    Collector collected;
+};
+
+ShimPlanner::ShimPlanner(const abi::SymbolIndex& index, std::string wheel_label, SymbolMap maps)
+    : state_(std::make_unique<State>(index, std::move(wheel_label), std::move(maps))) {}
+ShimPlanner::~ShimPlanner() = default;
+
+bool ShimPlanner::take(const std::string& member, const elf::ElfFile& elf) { return state_->collected.take(member, elf); }
+
+std::optional<abi::ShimLibrary> ShimPlanner::finish(ShimResult& result, const std::string& runpath) {
+    auto& collected = state_->collected;
+    check_maps(state_->maps, collected, state_->index.torch_version);
+    result.torch_version = state_->index.torch_version;
+    result.machine = collected.machine;
+    result.missing_libraries.assign(collected.missing_libraries.begin(), collected.missing_libraries.end());
+    for (auto& [name, entry] : collected.not_shimmed) result.not_shimmed.push_back(std::move(entry));
+    for (const auto& [name, need] : collected.needs)
+        result.symbols.push_back(decide(need, state_->index, state_->maps, collected.machine));
+    if (result.symbols.empty()) return std::nullopt;
+    return abi::build_shim(shim_spec(result.symbols, state_->index, collected.machine, runpath));
+}
+
+std::string shim_directory(const wheel::Wheel& wheel) { return wheel.filename().distribution + ".libs"; }
+
+RelinkOptions shim_link_options(const wheel::Wheel& wheel, const abi::ShimLibrary& library) {
+    RelinkOptions options;
+    options.add_needed = {library.soname};
+    options.add_rpath = {"{root}/" + shim_directory(wheel)};
+    return options;
+}
+
 ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesystem::path& torch,
                       const std::filesystem::path& out_dir, const SymbolMap& maps, bool overwrite) {
     auto index = abi::load_index(torch);
@@ -328,55 +357,50 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
         throw InputError(torch.string(), "torch version unknown (no torch/version.py); a shim is made for one version");
     auto wheel = wheel::Wheel::open(wheel_path);
     ShimResult result;
-    result.torch_version = index.torch_version;
     result.output = out_dir / wheel_path.filename();
     if (same_file(wheel_path, result.output))
         throw InputError(result.output.string(), "output would overwrite the input wheel; choose another -o directory");
     refuse_existing_output(result.output, overwrite);
 
-    Collector collected(index, wheel_path.string());
+    ShimPlanner planner(index, wheel_path.string(), maps);
+    std::vector<Pending> pending;
     auto wants = [&](const zip::Member& member) {
         return !member.is_symlink && !member.name.starts_with(wheel.dist_info() + "/");
     };
     std::optional<InputError> member_error;  // reported after RECORD: a tampered member explains a broken ELF
     auto digests = wheel::scan_members_indexed(
         wheel.archive(), wants, [&](const zip::Member& member, const zip::InflatedMember& inflated) {
-            if (member_error) return;
+            if (member_error || !elf::is_elf(inflated.data)) return;
+            ++result.elf_members;
             try {
-                collected.take(member, inflated);
+                auto elf = parse_member(wheel_path.string(), member.name, inflated.data);
+                if (planner.take(member.name, elf))
+                    pending.push_back(Pending{member.name, wheel::directory_depth(member.name), inflated});
             } catch (const InputError& error) {
                 member_error = error;
             }
         });
     wheel::require_record_matches(wheel, digests);
     if (member_error) throw *member_error;
-    check_maps(maps, collected, index.torch_version);
-    result.elf_members = collected.elf_members;
-    result.machine = collected.machine;
-    result.missing_libraries.assign(collected.missing_libraries.begin(), collected.missing_libraries.end());
-    for (auto& [name, entry] : collected.not_shimmed) result.not_shimmed.push_back(std::move(entry));
-    for (const auto& [name, need] : collected.needs) result.symbols.push_back(decide(need, index, maps, collected.machine));
+    auto library = planner.finish(result);
 
     std::filesystem::create_directories(out_dir);
     wheel::WriteOptions write_options{wheel::source_date_epoch_from_environment()};
-    if (result.symbols.empty()) {
+    if (!library) {
         wheel::write_wheel(wheel, {}, result.output, write_options);
         return result;
     }
-    auto library = abi::build_shim(shim_spec(result.symbols, index, collected.machine));
-    result.shim_member = libs_directory(wheel) + "/" + library.file_name;
-    RelinkOptions options;
-    options.add_needed = {library.soname};
-    options.add_rpath = {"{root}/" + libs_directory(wheel)};
+    result.shim_member = shim_directory(wheel) + "/" + library->file_name;
+    auto options = shim_link_options(wheel, *library);
     std::map<std::string, zip::PrecompressedMember> edited;
-    for (const auto& pending : collected.pending) {
-        auto member_edit = relink_member(options, wheel_path.string(), pending.member, pending.inflated, pending.depth);
+    for (const auto& member : pending) {
+        auto member_edit = relink_member(options, wheel_path.string(), member.member, member.inflated, member.depth);
         if (!member_edit) continue;
         result.changed.push_back(std::move(member_edit->change));
-        edited.emplace(pending.member, std::move(member_edit->data));
+        edited.emplace(member.member, std::move(member_edit->data));
     }
-    std::vector<wheel::AddedMember> added{{result.shim_member, std::move(library.bytes), 0100755}};
-    library.bytes.clear();
+    std::vector<wheel::AddedMember> added{{result.shim_member, std::move(library->bytes), 0100755}};
+    library->bytes.clear();
     result.shim = std::move(library);
     wheel::write_wheel(wheel, std::move(edited), std::move(added), result.output, write_options);
     return result;

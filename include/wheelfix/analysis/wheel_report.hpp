@@ -8,13 +8,20 @@
 // listed in not_elf (a linker script or text file is a finding, not a failure).
 // The CUDA modules (analysis/modules.hpp) are grouped from the ELF reports.
 // inspect_file() does the same for one bare ELF file (InputError if it is not one).
+// For commands that read the wheel themselves (repair): analyze_member() is one
+// member's ElfReport (errors as InputErrors naming wheel and member), and
+// wheel_report() assembles the report from the caller's digests and ElfReports
+// (in member order) exactly as inspect_wheel does.
 #pragma once
 
 #include "wheelfix/analysis/elf_report.hpp"
 #include "wheelfix/analysis/modules.hpp"
+#include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/verify.hpp"
+#include "wheelfix/wheel/wheel.hpp"
 
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +55,9 @@ struct WheelReport {
 };
 
 WheelReport inspect_wheel(const std::filesystem::path& path);
+ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, std::span<const std::uint8_t> image);
+WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
+                         std::vector<ElfReport> elves);
 ElfReport inspect_file(const std::filesystem::path& path);
 
 // Whether a member name looks like a shared library: "x.so", "x.so.13", "x.abi3.so".

@@ -16,12 +16,18 @@
 //   becomes it and WHEEL's Tag lines become the file name's python and abi tags
 //   crossed with it, so both expand to the same set. The .dist-info directory is
 //   renamed, RECORD regenerated, every other member copied raw (rewrite.hpp) to
-//   out_dir/<new file name>. Writing over the input file is refused; an invalid
-//   platform tag is an InputError naming --platform.
+//   out_dir/<new file name>. Writing over the input file is refused, and over
+//   any existing file unless `overwrite`; an invalid platform tag is an
+//   InputError naming --platform.
+// - plan_retag(wheel, options, out_dir) computes all of that (names, the new
+//   METADATA and WHEEL texts, the .dist-info rename) without reading members or
+//   writing, for callers that write other changes in the same pass (repair).
+//   refuse_output_over_input() is the check every writer makes.
 #pragma once
 
 #include "wheelfix/wheel/local_label.hpp"
 #include "wheelfix/wheel/metadata_edit.hpp"
+#include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 
@@ -38,6 +44,7 @@ struct RetagOptions {
     wheel::TorchPin pin = wheel::TorchPin::minor;
     std::optional<std::string> platform;   // nullopt keeps the platform tags
     bool fix_version = false;
+    bool overwrite = false;                // replace an existing output file
 };
 
 template <typename T>
@@ -59,6 +66,14 @@ struct RetagResult {
 };
 
 void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version);
+
+struct RetagPlan {
+    RetagResult result;
+    wheel::DistInfoChanges dist_info;
+};
+
+RetagPlan plan_retag(const wheel::Wheel& wheel, const RetagOptions& options, const std::filesystem::path& out_dir);
+void refuse_output_over_input(const wheel::Wheel& wheel, const std::filesystem::path& output);
 
 RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
                         const RetagOptions& options, const std::filesystem::path& out_dir);

@@ -31,15 +31,20 @@
 #pragma once
 
 #include "wheelfix/abi/shim.hpp"
+#include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/repair/relink.hpp"
+#include "wheelfix/wheel/wheel.hpp"
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace wheelfix::repair {
+
+using SymbolMap = std::vector<std::pair<std::string, std::string>>;  // OLD -> NEW, mangled
 
 enum class ShimDecision { forward, stub };
 
@@ -72,7 +77,39 @@ struct ShimResult {
     std::size_t elf_members = 0;
 };
 
-using SymbolMap = std::vector<std::pair<std::string, std::string>>;  // OLD -> NEW, mangled
+
+// The shim decisions over a whole wheel, gathered member by member during the
+// caller's one read of it (shim_wheel and repair share it). take() checks one
+// ELF member against the torch and says whether it needs the shim (its edits then
+// wait for the shim's name: the name carries a hash of the content); finish(),
+// after every member, decides forwarder or stub per missing torch function (the
+// order of authority above), fills result's torch_version, machine, symbols,
+// not_shimmed and missing_libraries, and builds the shim library (nullopt when
+// nothing needs one) with the given RUNPATH. take() throws the InputErrors listed above (already
+// shimmed, two machines); finish() those of --map.
+// The shim's own RUNPATH: torch's libraries as pip installs them beside the
+// "<dist>.libs" directory; repair passes a target profile's directories instead.
+inline const std::string kShimRunpath = "$ORIGIN/../torch/lib";
+
+class ShimPlanner {
+public:
+    ShimPlanner(const abi::SymbolIndex& index, std::string wheel_label, SymbolMap maps);
+    ~ShimPlanner();
+    ShimPlanner(const ShimPlanner&) = delete;
+    ShimPlanner& operator=(const ShimPlanner&) = delete;
+
+    bool take(const std::string& member, const elf::ElfFile& elf);
+    std::optional<abi::ShimLibrary> finish(ShimResult& result, const std::string& runpath = kShimRunpath);
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+// Where a wheel's shim lives ("<distribution>.libs", auditwheel's convention) and
+// the relink options that wire it into an extension (NEEDED + {root}/<dir>).
+std::string shim_directory(const wheel::Wheel& wheel);
+RelinkOptions shim_link_options(const wheel::Wheel& wheel, const abi::ShimLibrary& library);
 
 // An existing out_dir/<name> is refused (InputError) unless `overwrite`.
 ShimResult shim_wheel(const std::filesystem::path& wheel, const std::filesystem::path& torch,

@@ -1,0 +1,91 @@
+// repair: the pipeline step — one read of a wheel, every fix wheelfix knows, one
+// write, then the output proven.
+//
+// Contract: repair_wheel(wheel, index, options, out_dir) reads the wheel once
+// (wheel::scan_members_indexed; a wheel whose RECORD does not match is refused,
+// InputError) and, from that one pass:
+// - analyses every ELF member (analysis/elf_report.hpp) and checks it against the
+//   torch `index` (abi/check.hpp) through a ShimPlanner (repair/shim_wheel.hpp);
+// - plans each extension's relink: search path entries that are absolute or climb
+//   out of the wheel are dropped, the profile's rpath directories it does not reach
+//   are added ({root} expanded for its depth), NEEDED entries the profile maps with
+//   replace-needed are swapped; an extension that needs the shim also gets the
+//   shim's SONAME and {root}/<dist>.libs (one edit plan per member, applied in one
+//   splice);
+// - retags (repair/retag.hpp): the local version records the index's torch, METADATA
+//   pins it (options.pin), and the platform tag becomes the honest one raised to the
+//   profile's min-platform (policy::target_platform_tag) when that differs;
+// - writes out_dir/<new file name> once (wheel/rewrite.hpp): edited members spliced,
+//   the shim added, dist-info renamed, every other member copied as stored;
+// - proves the output: it is read back (analysis::inspect_wheel: RECORD verified,
+//   every ELF parsed) and judged against the profile again; what the profile still
+//   finds, the torch functions only a stub provides and the symbols no shim can
+//   provide are `remaining`.
+// Members matching options.exclude (globs as relink's --only) are never edited.
+// Members are not edited when nothing changes; a wheel with nothing to fix is still
+// retagged. With dry_run nothing is written (the plan is reported: output names the
+// file that would be written). With strict, a wheel whose fixes would leave
+// remaining findings (judged from the plan: findings repair cannot fix, stubs,
+// symbols no shim provides) is not written either. Writing over the input is
+// refused, and over an existing file unless overwrite. The same input, index and
+// options give byte-identical output (SOURCE_DATE_EPOCH as for every writer), so
+// wheels repaired in parallel come out as they would one at a time; repair_wheel
+// only reads `index` and may run on several threads at once.
+#pragma once
+
+#include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/policy/evaluate.hpp"
+#include "wheelfix/policy/profile.hpp"
+#include "wheelfix/repair/relink.hpp"
+#include "wheelfix/repair/retag.hpp"
+#include "wheelfix/repair/shim_wheel.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wheelfix::repair {
+
+struct RepairOptions {
+    std::optional<policy::Profile> profile;  // nullopt: no target checks, honest tag only
+    wheel::TorchPin pin = wheel::TorchPin::minor;
+    wheel::LocalFormat local_format = wheel::LocalFormat::dotted;
+    SymbolMap maps;                          // --map OLD=NEW for the shim
+    std::vector<std::string> exclude;        // globs of members never edited
+    bool dry_run = false;
+    bool strict = false;
+    bool overwrite = false;
+};
+
+struct RepairReport {
+    std::filesystem::path input;
+    std::filesystem::path output;           // written (or, dry run / strict refusal, would be)
+    bool written = false;
+    std::string torch_version;
+
+    // What was wrong.
+    std::vector<policy::Finding> findings_before;
+    std::size_t unresolved_torch_symbols = 0;   // torch functions the extensions miss
+    std::vector<std::string> absolute_rpath_entries;  // "member: entry"
+    std::string platform_before;                // the file name's platform part
+    bool platform_lied = false;
+
+    // What was done.
+    std::vector<MemberChange> relinked;
+    ShimResult shim;                            // symbols, shim member, not_shimmed
+    RetagResult retag;                          // names, version, pin, tags
+    std::string platform_after;
+
+    // What is left (judged on the output when written, else from the plan).
+    std::vector<policy::Finding> remaining;
+    std::vector<std::string> stubbed;           // demangled torch functions only a stub provides
+    std::vector<wheel::VerifyFinding> output_record_findings;  // must be empty: our own check
+
+    bool clean() const { return remaining.empty() && stubbed.empty() && shim.not_shimmed.empty(); }
+};
+
+RepairReport repair_wheel(const std::filesystem::path& wheel, const abi::SymbolIndex& index,
+                          const RepairOptions& options, const std::filesystem::path& out_dir);
+
+}  // namespace wheelfix::repair

@@ -1,0 +1,267 @@
+// `wheelfix repair WHEEL... --torch PATH -o DIR [--target PROFILE] [...]`: the
+// pipeline step (repair/repair.hpp) over one or more wheels, -j of them at a time,
+// with a one-screen summary per wheel: what was wrong, what was done, what is left.
+// Exit status: 0 when every wheel came out clean, 1 when a wheel was written (or,
+// with --strict / --dry-run, would be) with findings left, 2 when a wheel could
+// not be repaired at all (usage or input error: its line says why).
+#include "commands.hpp"
+#include "render.hpp"
+
+#include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/repair/repair.hpp"
+#include "wheelfix/util/error.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <thread>
+#include <variant>
+
+namespace wheelfix::cli {
+
+namespace {
+
+struct RepairArguments {
+    std::vector<std::string> wheels;
+    std::string torch;
+    std::string output;
+    std::optional<std::string> target;
+    std::string pin = "minor";
+    std::string local_format = "dotted";
+    std::vector<std::string> maps;
+    std::vector<std::string> exclude;
+    bool strict = false;
+    bool dry_run = false;
+    bool overwrite = false;
+    unsigned jobs = 1;
+};
+
+using Outcome = std::variant<repair::RepairReport, InputError>;
+
+repair::RepairOptions repair_options(const RepairArguments& args) {
+    repair::RepairOptions options;
+    if (args.target) options.profile = policy::load_profile(*args.target);
+    options.pin = *wheel::parse_torch_pin(args.pin);
+    options.local_format = *wheel::parse_local_format(args.local_format);
+    for (const auto& text : args.maps) options.maps.push_back(repair::parse_symbol_map(text));
+    options.exclude = args.exclude;
+    options.strict = args.strict;
+    options.dry_run = args.dry_run;
+    options.overwrite = args.overwrite;
+    return options;
+}
+
+// Each wheel on its own; `jobs` at a time, results in the order given.
+std::vector<Outcome> repair_all(const RepairArguments& args, const abi::SymbolIndex& index,
+                                const repair::RepairOptions& options) {
+    std::vector<std::optional<Outcome>> outcomes(args.wheels.size());
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < args.wheels.size();) {
+            try {
+                outcomes[i] = repair::repair_wheel(args.wheels[i], index, options, args.output);
+            } catch (const InputError& error) {
+                outcomes[i] = error;
+            } catch (const std::filesystem::filesystem_error& error) {
+                outcomes[i] = InputError(args.wheels[i], error.what());
+            }
+        }
+    };
+    {
+        std::vector<std::jthread> workers;
+        unsigned count = std::clamp<unsigned>(args.jobs, 1, static_cast<unsigned>(args.wheels.size()));
+        for (unsigned i = 1; i < count; ++i) workers.emplace_back(work);
+        work();
+    }
+    std::vector<Outcome> done;
+    for (auto& outcome : outcomes) done.push_back(std::move(*outcome));
+    return done;
+}
+
+std::string counted(std::size_t count, std::string_view one, std::string_view many) {
+    return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+std::vector<std::string> finding_lines(const std::vector<policy::Finding>& findings) {
+    std::vector<std::string> lines;
+    for (const auto& finding : findings) lines.push_back(finding.message);
+    return lines;
+}
+
+std::vector<std::string> wrong_lines(const repair::RepairReport& report) {
+    std::vector<std::string> lines;
+    if (report.unresolved_torch_symbols > 0)
+        lines.push_back(fmt::format("torch {} does not export {} the extensions need", report.torch_version,
+                                    counted(report.unresolved_torch_symbols, "torch function", "torch functions")));
+    if (!report.absolute_rpath_entries.empty())
+        lines.push_back(counted(report.absolute_rpath_entries.size(), "search path entry", "search path entries") +
+                        " outside the wheel (build trees, absolute paths): dropped");
+    for (auto& line : finding_lines(report.findings_before)) lines.push_back(std::move(line));
+    return lines;
+}
+
+std::vector<std::string> done_lines(const repair::RepairReport& report, bool verbose) {
+    std::vector<std::string> lines;
+    for (const auto& change : report.relinked) {
+        lines.push_back("relinked " + change.member);
+        if (verbose)
+            for (const auto& line : change.changes) lines.push_back("  " + line);
+    }
+    if (report.shim.shim) {
+        auto stubs = report.stubbed.size();
+        lines.push_back(fmt::format("added {} ({}, {})", report.shim.shim_member,
+                                    counted(report.shim.symbols.size() - stubs, "forwarder", "forwarders"),
+                                    counted(stubs, "stub", "stubs")));
+    }
+    const auto& retag = report.retag;
+    lines.push_back("version " + retag.version.before + " -> " + retag.version.after);
+    if (retag.pin_specifier) lines.push_back("Requires-Dist: torch" + *retag.pin_specifier);
+    if (report.platform_after != report.platform_before)
+        lines.push_back("platform " + report.platform_before + " -> " + report.platform_after);
+    return lines;
+}
+
+std::vector<std::string> left_lines(const repair::RepairReport& report) {
+    auto lines = finding_lines(report.remaining);
+    for (const auto& symbol : report.stubbed) lines.push_back("stub (aborts when called): " + symbol);
+    for (const auto& skipped : report.shim.not_shimmed) lines.push_back("not shimmed: " + skipped.demangled + ": " + skipped.reason);
+    return lines;
+}
+
+void print_section(std::string_view heading, const std::vector<std::string>& lines) {
+    if (lines.empty()) return;
+    fmt::print("  {:<6}{}\n", heading, lines.front());
+    for (std::size_t i = 1; i < lines.size(); ++i) fmt::print("  {:<6}{}\n", "", lines[i]);
+}
+
+std::string verdict(const repair::RepairReport& report, const repair::RepairOptions& options) {
+    auto name = report.output.string();
+    if (report.written) return (report.clean() ? "wrote " : "wrote (findings left) ") + name;
+    if (options.dry_run) return "would write " + name + " (dry run)";
+    return "not written (--strict, findings left): " + name;
+}
+
+void render_text(const repair::RepairReport& report, const repair::RepairOptions& options, const GlobalOptions& global) {
+    std::string target = options.profile ? ", target " + options.profile->name : "";
+    fmt::print("{}  (torch {}{})\n", report.input.filename().string(), report.torch_version, target);
+    if (!global.quiet) {
+        auto wrong = wrong_lines(report);
+        print_section("wrong", wrong.empty() ? std::vector<std::string>{"nothing found"} : wrong);
+        print_section("done", done_lines(report, global.verbose));
+    }
+    print_section("left", left_lines(report));
+    fmt::print("  {}\n", verdict(report, options));
+}
+
+void write_findings(JsonWriter& json, std::string_view key, const std::vector<policy::Finding>& findings) {
+    json.key(key).begin_array();
+    for (const auto& finding : findings)
+        json.begin_object().field("kind", policy::kind_name(finding.kind)).field("member", finding.member)
+            .field("message", finding.message).field("repair_fixes", finding.repair_fixes).end_object();
+    json.end_array();
+}
+
+void write_json(JsonWriter& json, const repair::RepairReport& report) {
+    json.begin_object().field("input", report.input.string()).field("output", report.output.string());
+    json.field("written", report.written).field("torch_version", report.torch_version).field("clean", report.clean());
+    json.key("wrong").begin_object();
+    write_findings(json, "findings", report.findings_before);
+    json.field("unresolved_torch_symbols", static_cast<std::uint64_t>(report.unresolved_torch_symbols));
+    json.string_array("outside_search_path_entries", report.absolute_rpath_entries);
+    json.field("platform", report.platform_before).field("platform_lied", report.platform_lied).end_object();
+    json.key("done").begin_object().key("relinked").begin_array();
+    for (const auto& change : report.relinked)
+        json.begin_object().field("member", change.member).string_array("changes", change.changes)
+            .field("recompressed_bytes", change.recompressed_bytes).end_object();
+    json.end_array().key("shim");
+    if (report.shim.shim)
+        json.begin_object().field("member", report.shim.shim_member).field("soname", report.shim.shim->soname)
+            .field("symbols", static_cast<std::uint64_t>(report.shim.symbols.size()))
+            .field("stubs", static_cast<std::uint64_t>(report.stubbed.size())).end_object();
+    else
+        json.null();
+    const auto& retag = report.retag;
+    json.key("file_name").begin_object().field("before", retag.file_name.before).field("after", retag.file_name.after).end_object();
+    json.key("version").begin_object().field("before", retag.version.before).field("after", retag.version.after).end_object();
+    json.field("torch_pin", retag.pin_specifier).field("platform", report.platform_after).end_object();
+    json.key("left").begin_object();
+    write_findings(json, "findings", report.remaining);
+    json.string_array("stubs", report.stubbed).key("not_shimmed").begin_array();
+    for (const auto& skipped : report.shim.not_shimmed)
+        json.begin_object().field("name", skipped.name).field("demangled", skipped.demangled)
+            .field("reason", skipped.reason).end_object();
+    json.end_array().end_object().end_object();
+}
+
+void render_json(const std::vector<Outcome>& outcomes, const repair::RepairOptions& options) {
+    JsonWriter json;
+    json.begin_object().field("schema", "wheelfix.repair/1").field("dry_run", options.dry_run);
+    json.field("target", options.profile ? std::optional<std::string>(options.profile->name) : std::nullopt);
+    json.key("wheels").begin_array();
+    for (const auto& outcome : outcomes)
+        if (const auto* report = std::get_if<repair::RepairReport>(&outcome)) write_json(json, *report);
+    json.end_array().key("errors").begin_array();
+    for (const auto& outcome : outcomes)
+        if (const auto* error = std::get_if<InputError>(&outcome))
+            json.begin_object().field("file", error->file()).field("problem", error->problem()).end_object();
+    json.end_array().end_object();
+    fmt::print("{}", json.str());
+}
+
+int exit_status(const std::vector<Outcome>& outcomes) {
+    int status = 0;
+    for (const auto& outcome : outcomes) {
+        if (std::holds_alternative<InputError>(outcome)) return 2;
+        if (!std::get<repair::RepairReport>(outcome).clean()) status = 1;
+    }
+    return status;
+}
+
+int run_repair(const RepairArguments& args, const GlobalOptions& global) {
+    auto options = repair_options(args);
+    auto index = abi::load_index(args.torch);
+    auto outcomes = repair_all(args, index, options);
+    if (global.json) {
+        render_json(outcomes, options);
+    } else {
+        for (const auto& outcome : outcomes)
+            if (const auto* report = std::get_if<repair::RepairReport>(&outcome)) render_text(*report, options, global);
+    }
+    for (const auto& outcome : outcomes)
+        if (const auto* error = std::get_if<InputError>(&outcome)) fmt::print(stderr, "wheelfix: {}\n", error->what());
+    return exit_status(outcomes);
+}
+
+}  // namespace
+
+CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
+    auto* command = app.add_subcommand(
+        "repair", "The pipeline step: check against a torch, relink (drop build-tree paths, add the target's), shim "
+                  "what does not resolve, retag to the torch, set the honest platform tag; write once and verify");
+    auto args = std::make_shared<RepairArguments>();
+    command->add_option("wheels", args->wheels, "Wheels (*.whl)")->required();
+    command->add_option("--torch", args->torch, "Target torch: package directory, torch wheel, or index file")
+        ->required()
+        ->envname("WHEELFIX_TORCH");
+    command->add_option("-o,--output", args->output, "Output directory (wheels get their new file names)")->required();
+    command->add_option("--target", args->target,
+                        "Target profile: cuda13-blackwell, cuda13-blackwell-all, cuda12-hopper, or a profile file")
+        ->envname("WHEELFIX_TARGET");
+    command->add_option("--pin", args->pin, "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==2.10.0), none")
+        ->check(CLI::IsMember({"minor", "exact", "none"}))
+        ->capture_default_str();
+    command->add_option("--local-format", args->local_format,
+                        "Torch segment spelling: dotted (torch2.10), compact (torch210), full (torch2.10.0)")
+        ->check(CLI::IsMember({"dotted", "compact", "full"}))
+        ->capture_default_str();
+    command->add_option("--map", args->maps, "Shim: forward OLD to NEW (mangled names), OLD=NEW (repeatable)");
+    command->add_option("--exclude", args->exclude, "Never edit members matching GLOB (repeatable; no '/' = base name)");
+    command->add_flag("--strict", args->strict, "Write nothing when findings would be left");
+    command->add_flag("--dry-run", args->dry_run, "Print the plan, write nothing");
+    command->add_option("-j,--jobs", args->jobs, "Repair this many wheels at a time")->check(CLI::Range(1u, 256u))
+        ->capture_default_str();
+    command->add_flag("--overwrite", args->overwrite, "Replace output files that exist (refused otherwise)");
+    return [args, &global] { return run_repair(*args, global); };
+}
+
+}  // namespace wheelfix::cli

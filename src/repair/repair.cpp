@@ -1,0 +1,259 @@
+// repair_wheel: one read (analyse, check, plan and splice each extension), then
+// shim, retag and platform tag decided on the whole picture, one write, and the
+// output read back and judged.
+#include "wheelfix/repair/repair.hpp"
+
+#include "wheelfix/analysis/wheel_report.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
+#include "wheelfix/wheel/rewrite.hpp"
+#include "wheelfix/wheel/scan.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace wheelfix::repair {
+namespace {
+
+// An extension that needs the shim: kept inflated, with its own relink options,
+// until the shim is named.
+struct PendingMember {
+    std::string name;
+    int depth = 0;
+    RelinkOptions options;
+    zip::InflatedMember inflated;
+};
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
+    return out;
+}
+
+bool excluded(const RepairOptions& options, const std::string& member) {
+    if (options.exclude.empty()) return false;
+    RelinkOptions patterns;
+    patterns.only = options.exclude;
+    return matches_only(patterns, member);
+}
+
+// The profile used for judging: the one given, or an empty one (honest tag only).
+policy::Profile profile_or_none(const RepairOptions& options) {
+    if (options.profile) return *options.profile;
+    policy::Profile none;
+    none.name = "(no target)";
+    return none;
+}
+
+// The relink an extension gets from the profile and the general rules.
+RelinkOptions member_relink(const policy::Profile& profile, const analysis::ElfReport& report, int depth) {
+    RelinkOptions options;
+    options.drop_absolute = true;
+    options.add_rpath = policy::missing_search_path(profile, report, depth);
+    for (const auto& replacement : profile.replace_needed)
+        if (std::find(report.needed.begin(), report.needed.end(), replacement.from) != report.needed.end())
+            options.replace_needed.emplace_back(replacement.from, replacement.to);
+    return options;
+}
+
+void add_shim_links(RelinkOptions& options, const RelinkOptions& shim_links) {
+    options.add_needed.insert(options.add_needed.end(), shim_links.add_needed.begin(), shim_links.add_needed.end());
+    options.add_rpath.insert(options.add_rpath.end(), shim_links.add_rpath.begin(), shim_links.add_rpath.end());
+}
+
+std::string platform_part(const wheel::Wheel& wheel) { return join(wheel.filename().platform_tags, "."); }
+
+// Everything one read of the wheel gathers.
+class Reader {
+public:
+    Reader(const wheel::Wheel& wheel, const abi::SymbolIndex& index, const RepairOptions& options,
+           const policy::Profile& profile)
+        : wheel_(wheel),
+          options_(options),
+          profile_(profile),
+          label_(wheel.archive().path().string()),
+          planner_(index, label_, options.maps) {}
+
+    std::vector<wheel::MemberDigest> read() {
+        auto wants = [&](const zip::Member& member) {
+            return !member.is_symlink && !member.name.starts_with(wheel_.dist_info() + "/");
+        };
+        auto digests = wheel::scan_members_indexed(wheel_.archive(), wants,
+                                                   [&](const zip::Member& member, const zip::InflatedMember& inflated) {
+                                                       if (member_error_) return;
+                                                       try {
+                                                           take(member.name, inflated);
+                                                       } catch (const InputError& error) {
+                                                           member_error_ = error;
+                                                       }
+                                                   });
+        wheel::require_record_matches(wheel_, digests);  // a tampered member explains a broken ELF: RECORD first
+        if (member_error_) throw *member_error_;
+        return digests;
+    }
+
+    std::vector<analysis::ElfReport> elves;
+    std::vector<PendingMember> pending;
+    std::map<std::string, zip::PrecompressedMember> edited;
+    std::vector<MemberChange> changed;
+    ShimPlanner& planner() { return planner_; }
+
+private:
+    void take(const std::string& name, const zip::InflatedMember& inflated) {
+        if (!elf::is_elf(inflated.data)) return;
+        auto report = analysis::analyze_member(wheel_, name, inflated.data);
+        int depth = wheel::directory_depth(name);
+        auto relink = member_relink(profile_, report, depth);
+        bool needs_shim = planner_.take(name, parse(name, inflated.data));
+        elves.push_back(std::move(report));
+        if (excluded(options_, name)) return;
+        if (needs_shim) {
+            pending.push_back({name, depth, std::move(relink), inflated});
+            return;
+        }
+        auto member_edit = relink_member(relink, label_, name, inflated, depth);
+        if (!member_edit) return;
+        changed.push_back(std::move(member_edit->change));
+        edited.emplace(name, std::move(member_edit->data));
+    }
+
+    elf::ElfFile parse(const std::string& name, std::span<const std::uint8_t> image) const {
+        try {
+            return elf::ElfFile::parse(image);
+        } catch (const elf::ElfError& error) {
+            throw InputError(label_ + ": " + name, std::string("invalid ELF: ") + error.what());
+        }
+    }
+
+    const wheel::Wheel& wheel_;
+    const RepairOptions& options_;
+    const policy::Profile& profile_;
+    std::string label_;
+    ShimPlanner planner_;
+    std::optional<InputError> member_error_;
+};
+
+RetagOptions retag_options(const RepairOptions& options, const abi::SymbolIndex& index,
+                           std::optional<std::string> platform) {
+    RetagOptions retag;
+    retag.request = {wheel::Version::parse(index.torch_version), std::nullopt, options.local_format};
+    retag.pin = options.pin;
+    retag.platform = std::move(platform);
+    retag.overwrite = options.overwrite;
+    return retag;
+}
+
+// The shim named, the extensions that need it get their edits.
+// The shim's RUNPATH: the profile's directories seen from "<dist>.libs/", torch's
+// always among them.
+std::string shim_runpath(const policy::Profile& profile) {
+    constexpr int kShimDepth = 1;
+    std::vector<std::string> entries;
+    for (const auto& path : profile.rpaths) entries.push_back(expand_root(path, kShimDepth));
+    if (std::find(entries.begin(), entries.end(), kShimRunpath) == entries.end()) entries.push_back(kShimRunpath);
+    return join(entries, ":");
+}
+
+std::vector<wheel::AddedMember> wire_shim(const wheel::Wheel& wheel, const policy::Profile& profile, Reader& read,
+                                          RepairReport& report) {
+    auto library = read.planner().finish(report.shim, shim_runpath(profile));
+    if (!library) return {};
+    report.shim.shim_member = shim_directory(wheel) + "/" + library->file_name;
+    auto links = shim_link_options(wheel, *library);
+    for (auto& member : read.pending) {
+        add_shim_links(member.options, links);
+        auto member_edit = relink_member(member.options, report.input.string(), member.name, member.inflated, member.depth);
+        if (!member_edit) continue;
+        report.shim.changed.push_back(member_edit->change);
+        read.changed.push_back(std::move(member_edit->change));
+        read.edited.emplace(member.name, std::move(member_edit->data));
+    }
+    read.pending.clear();
+    std::vector<wheel::AddedMember> added{{report.shim.shim_member, std::move(library->bytes), 0100755}};
+    library->bytes.clear();
+    report.shim.shim = std::move(library);
+    return added;
+}
+
+void note_what_was_wrong(const analysis::WheelReport& wheel_report, const policy::Profile& profile,
+                         RepairReport& report) {
+    report.findings_before = policy::evaluate(profile, wheel_report);
+    for (const auto& elf : wheel_report.elves)
+        for (const auto& entry : elf.search_path)
+            if (entry.absolute || entry.outside_wheel) report.absolute_rpath_entries.push_back(elf.name + ": " + entry.path);
+    report.platform_lied = std::any_of(wheel_report.platform_claims.begin(), wheel_report.platform_claims.end(),
+                                       [](const analysis::PlatformClaim& claim) { return claim.lies; });
+}
+
+void note_stubs(RepairReport& report) {
+    for (const auto& symbol : report.shim.symbols) {
+        if (symbol.decision == ShimDecision::stub) report.stubbed.push_back(symbol.symbol.demangled);
+        else ++report.unresolved_torch_symbols;
+    }
+    report.unresolved_torch_symbols += report.stubbed.size() + report.shim.not_shimmed.size();
+}
+
+// What the plan leaves: the findings repair cannot fix.
+std::vector<policy::Finding> unfixable(const std::vector<policy::Finding>& findings) {
+    std::vector<policy::Finding> left;
+    std::copy_if(findings.begin(), findings.end(), std::back_inserter(left),
+                 [](const policy::Finding& finding) { return !finding.repair_fixes; });
+    return left;
+}
+
+// Reads the output back: RECORD must hold (our own write), the profile judges it.
+void prove_output(const policy::Profile& profile, RepairReport& report) {
+    auto written = analysis::inspect_wheel(report.output);
+    report.output_record_findings = written.record_findings;
+    report.remaining = policy::evaluate(profile, written);
+    if (!report.output_record_findings.empty())
+        throw std::logic_error(report.output.string() + ": the written wheel fails its own RECORD: " +
+                               report.output_record_findings.front().member + ": " + report.output_record_findings.front().problem);
+}
+
+}  // namespace
+
+RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::SymbolIndex& index,
+                          const RepairOptions& options, const std::filesystem::path& out_dir) {
+    if (index.torch_version.empty())
+        throw InputError(index.source, "torch version unknown (no torch/version.py); repair retags for one version");
+    auto wheel = wheel::Wheel::open(wheel_path);
+    require_agreeing_versions(wheel, false);
+    auto profile = profile_or_none(options);
+    RepairReport report;
+    report.input = wheel_path;
+    report.torch_version = index.torch_version;
+    report.platform_before = platform_part(wheel);
+    auto early = plan_retag(wheel, retag_options(options, index, std::nullopt), out_dir);  // refuse before reading
+    refuse_output_over_input(wheel, early.result.output);
+
+    Reader read(wheel, index, options, profile);
+    auto digests = read.read();
+    auto wheel_report = analysis::wheel_report(wheel, digests, std::move(read.elves));
+    note_what_was_wrong(wheel_report, profile, report);
+    auto added = wire_shim(wheel, profile, read, report);
+    note_stubs(report);
+    report.relinked = std::move(read.changed);
+
+    auto target_tag = policy::target_platform_tag(profile, wheel_report);
+    std::optional<std::string> platform;
+    if (!target_tag.empty() && target_tag != report.platform_before) platform = target_tag;
+    report.platform_after = platform.value_or(report.platform_before);
+    auto retag = plan_retag(wheel, retag_options(options, index, platform), out_dir);
+    report.retag = retag.result;
+    report.output = retag.result.output;
+    refuse_output_over_input(wheel, report.output);
+    report.remaining = unfixable(report.findings_before);
+    if (options.dry_run || (options.strict && !report.clean())) return report;
+
+    refuse_existing_output(report.output, options.overwrite);
+    wheel::WheelChanges changes{std::move(read.edited), std::move(added), std::move(retag.dist_info)};
+    std::filesystem::create_directories(out_dir);
+    wheel::write_wheel_changes(wheel, std::move(changes), report.output,
+                               wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
+    report.written = true;
+    prove_output(profile, report);
+    return report;
+}
+
+}  // namespace wheelfix::repair
