@@ -104,7 +104,7 @@ std::string appended_problem(const Signature& old_signature, const Signature& ne
 }
 
 std::size_t integer_registers(const Signature& signature, std::size_t count) {
-    std::size_t used = signature.const_member ? 1 : 0;
+    std::size_t used = signature.has_this ? 1 : 0;
     for (std::size_t i = 0; i < count && i < signature.params.size(); ++i)
         if (is_integer_register(signature.params[i])) ++used;
     return used;
@@ -130,6 +130,7 @@ std::optional<Signature> parse_signature(std::string_view mangled) {
     Signature signature;
     signature.qualified_name = parsed->name.qualified;
     signature.const_member = parsed->name.const_member;
+    signature.has_this = parsed->name.const_member || parsed->name.is_ctor_dtor_or_conversion;
     for (const detail::Node& node : parsed->params) signature.params.push_back(to_param(node));
     return signature;
 }

@@ -184,7 +184,7 @@ std::optional<std::string> make_forwarder(ShimmedSymbol& shimmed, const Successo
     symbol.target = successor.name;
     symbol.target_library = successor.library;
     symbol.appended_zero_params = successor.appended;
-    symbol.passes_this = successor.passes_this.value_or(old_signature && old_signature->const_member);
+    symbol.passes_this = successor.passes_this.value_or(old_signature && old_signature->has_this);
     symbol.returns_in_memory = successor.returns_in_memory.value_or(false);
     if (successor.appended > 0) {
         auto registers = old_signature ? integer_registers(*old_signature) : std::nullopt;

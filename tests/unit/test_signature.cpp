@@ -175,6 +175,10 @@ TEST_CASE("pointer qualifiers may change, pointees may not") {
                                     parsed("_ZNK2at10TensorBase11remove_hookEjb"));
     CHECK(member.forwardable);
     CHECK(member.integer_params_before == 2);
+    // So does a constructor: the appended bool of MessageLogger goes to the fifth register.
+    Compatibility constructor = classify(parsed("_ZN3c1013MessageLoggerC1EPKcii"), parsed("_ZN3c1013MessageLoggerC1EPKciib"));
+    CHECK(constructor.forwardable);
+    CHECK(constructor.integer_params_before == 4);
     CHECK_FALSE(classify(parsed("_ZNK2at10TensorBase11remove_hookEj"), parsed("_ZN2at10TensorBase11remove_hookEj"))
                     .forwardable);
 }
@@ -225,5 +229,13 @@ TEST_CASE("spellings agree with __cxa_demangle on real torch exports") {
     }
     CHECK(parsed("_ZNK2at6Tensor4itemIfEET_v").qualified_name == "at::Tensor::item<float>");
     CHECK(parsed("_ZNK2at6Tensor4itemIfEET_v").const_member);
+    CHECK(parsed("_ZNK2at6Tensor4itemIfEET_v").has_this);
+    // Constructors, destructors and conversions always take `this` first: torch
+    // 2.10's c10::MessageLogger(const char*, int, int, bool) gained a parameter.
+    auto constructor = parsed("_ZN3c1013MessageLoggerC1EPKcii");
+    CHECK(constructor.has_this);
+    CHECK_FALSE(constructor.const_member);
+    CHECK(parsed("_ZN3c1013MessageLoggerD1Ev").has_this);
+    CHECK_FALSE(parsed("_ZN3c104cuda9SetDeviceEa").has_this);
     CHECK(parsed("_ZN2at4cuda24getCurrentCUDABlasHandleEv").params.empty());
 }

@@ -40,6 +40,8 @@ struct Signature {
     std::string qualified_name;  // "c10::cuda::SetDevice"
     std::vector<Param> params;   // empty for (void)
     bool const_member = false;   // ...K...: a const member function (has `this`)
+    bool has_this = false;       // const member, constructor, destructor or conversion:
+                                 // `this` takes the first integer register
 };
 
 std::optional<Signature> parse_signature(std::string_view mangled);
@@ -48,9 +50,10 @@ struct Compatibility {
     bool forwardable = false;
     std::size_t appended_zero_params = 0;  // trailing params the forwarder zeroes
     // Integer-class registers (integers, bools, pointers, references, and `this` of
-    // a const member) the old call fills, when forwardable: the forwarder zeroes
-    // the next appended_zero_params registers. Assumes no hidden `this` (non-const
-    // member) or return slot, which a mangled name cannot show.
+    // a const member, constructor, destructor or conversion) the old call fills,
+    // when forwardable: the forwarder zeroes the next appended_zero_params
+    // registers. Assumes no hidden `this` (other non-const members) or return
+    // slot, which a mangled name cannot show.
     std::size_t integer_params_before = 0;
     std::string reason;                    // one line
 };
