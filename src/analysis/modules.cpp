@@ -3,6 +3,7 @@
 
 #include "wheelfix/cuda/coverage.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace wheelfix::analysis {
@@ -82,9 +83,14 @@ std::vector<ModuleSupport> module_support(const CudaModule& module, const std::v
 std::string module_code_summary(const CudaModule& module, const std::vector<ElfReport>& elves) {
     std::string out;
     for (auto index : module.variants) {
+        std::vector<std::string> seen;  // a library holds many fatbins: name each kind of code once
         std::string codes;
-        for (const auto& entry : elves[index].fatbin)
-            codes += (codes.empty() ? "" : ", ") + cuda::describe_entry(entry);
+        for (const auto& entry : elves[index].fatbin) {
+            auto text = cuda::describe_entry(entry);
+            if (std::find(seen.begin(), seen.end(), text) != seen.end()) continue;
+            seen.push_back(text);
+            codes += (codes.empty() ? "" : ", ") + text;
+        }
         if (module.variants.size() > 1) codes += " in " + split_member(elves[index].name).directory + "/";
         out += (out.empty() ? "" : "; ") + codes;
     }

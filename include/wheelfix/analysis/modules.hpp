@@ -39,7 +39,7 @@ std::vector<CudaModule> group_cuda_modules(const std::vector<ElfReport>& elves);
 std::vector<ModuleSupport> module_support(const CudaModule& module, const std::vector<ElfReport>& elves,
                                           std::span<const std::uint32_t> sms);
 
-// Every fatbin entry of the module's variants, as "cubin sm_90a (sm90), cubin sm_100a (sm100), ..."
+// Each kind of code in the module's variants once, as "cubin sm_90a (sm90), cubin sm_100a (sm100), ..."
 // (the variant's directory names it when the module has several).
 std::string module_code_summary(const CudaModule& module, const std::vector<ElfReport>& elves);
 
