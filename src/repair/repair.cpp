@@ -15,13 +15,14 @@
 namespace wheelfix::repair {
 namespace {
 
-// An extension that needs the shim: kept inflated, with its own relink options,
-// until the shim is named.
+// An extension that needs the shim, with its own relink options: its edits wait
+// for the shim's name. It is not kept inflated meanwhile (a wheel's extensions
+// together can be gigabytes) but inflated again once the shim exists, so memory
+// stays that of the largest member.
 struct PendingMember {
-    std::string name;
+    const zip::Member* member = nullptr;
     int depth = 0;
     RelinkOptions options;
-    zip::InflatedMember inflated;
 };
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
@@ -82,15 +83,21 @@ public:
                                                    [&](const zip::Member& member, const zip::InflatedMember& inflated) {
                                                        if (member_error_) return;
                                                        try {
-                                                           take(member.name, inflated);
+                                                           take(member, inflated);
                                                        } catch (const InputError& error) {
                                                            member_error_ = error;
                                                        }
                                                    });
-        wheel::require_record_matches(wheel_, digests);  // a tampered member explains a broken ELF: RECORD first
+        // A tampered member explains a broken ELF: RECORD first. WHEEL's Tag lines
+        // disagreeing with the file name is what repair rewrites anyway.
+        auto findings = wheel::verify_wheel(wheel_, digests);
+        tags_disagree = std::erase_if(findings, [](const auto& f) { return f.kind == wheel::FindingKind::tags; }) > 0;
+        wheel::refuse_findings(wheel_, findings);
         if (member_error_) throw *member_error_;
         return digests;
     }
+
+    bool tags_disagree = false;
 
     std::vector<analysis::ElfReport> elves;
     std::vector<PendingMember> pending;
@@ -99,7 +106,8 @@ public:
     ShimPlanner& planner() { return planner_; }
 
 private:
-    void take(const std::string& name, const zip::InflatedMember& inflated) {
+    void take(const zip::Member& member, const zip::InflatedMember& inflated) {
+        const std::string& name = member.name;
         if (!elf::is_elf(inflated.data)) return;
         auto report = analysis::analyze_member(wheel_, name, inflated.data);
         int depth = wheel::directory_depth(name);
@@ -108,7 +116,7 @@ private:
         elves.push_back(std::move(report));
         if (excluded(options_, name)) return;
         if (needs_shim) {
-            pending.push_back({name, depth, std::move(relink), inflated});
+            pending.push_back({&member, depth, std::move(relink)});
             return;
         }
         auto member_edit = relink_member(relink, label_, name, inflated, depth);
@@ -162,11 +170,12 @@ std::vector<wheel::AddedMember> wire_shim(const wheel::Wheel& wheel, const polic
     auto links = shim_link_options(wheel, *library);
     for (auto& member : read.pending) {
         add_shim_links(member.options, links);
-        auto member_edit = relink_member(member.options, report.input.string(), member.name, member.inflated, member.depth);
+        auto inflated = zip::inflate_indexed(wheel.archive(), *member.member, [](std::span<const std::uint8_t>) {}, true);
+        auto member_edit = relink_member(member.options, report.input.string(), member.member->name, inflated, member.depth);
         if (!member_edit) continue;
         report.shim.changed.push_back(member_edit->change);
         read.changed.push_back(std::move(member_edit->change));
-        read.edited.emplace(member.name, std::move(member_edit->data));
+        read.edited.emplace(member.member->name, std::move(member_edit->data));
     }
     read.pending.clear();
     std::vector<wheel::AddedMember> added{{report.shim.shim_member, std::move(library->bytes), 0100755}};
@@ -238,6 +247,8 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
     auto target_tag = policy::target_platform_tag(profile, wheel_report);
     std::optional<std::string> platform;
     if (!target_tag.empty() && target_tag != report.platform_before) platform = target_tag;
+    report.wheel_tags_disagreed = read.tags_disagree;
+    if (read.tags_disagree && !platform) platform = target_tag.empty() ? report.platform_before : target_tag;
     report.platform_after = platform.value_or(report.platform_before);
     auto retag = plan_retag(wheel, retag_options(options, index, platform), out_dir);
     report.retag = retag.result;

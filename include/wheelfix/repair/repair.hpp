@@ -3,7 +3,8 @@
 //
 // Contract: repair_wheel(wheel, index, options, out_dir) reads the wheel once
 // (wheel::scan_members_indexed; a wheel whose RECORD does not match is refused,
-// InputError) and, from that one pass:
+// InputError — except WHEEL Tag lines that disagree with the file name, which
+// repair rewrites) and, from that one pass:
 // - analyses every ELF member (analysis/elf_report.hpp) and checks it against the
 //   torch `index` (abi/check.hpp) through a ShimPlanner (repair/shim_wheel.hpp);
 // - plans each extension's relink: search path entries that are absolute or climb
@@ -11,7 +12,8 @@
 //   are added ({root} expanded for its depth), NEEDED entries the profile maps with
 //   replace-needed are swapped; an extension that needs the shim also gets the
 //   shim's SONAME and {root}/<dist>.libs (one edit plan per member, applied in one
-//   splice);
+//   splice); extensions that need the shim are inflated a second time once the
+//   shim is named, rather than all kept in memory meanwhile;
 // - retags (repair/retag.hpp): the local version records the index's torch, METADATA
 //   pins it (options.pin), and the platform tag becomes the honest one raised to the
 //   profile's min-platform (policy::target_platform_tag) when that differs;
@@ -70,6 +72,7 @@ struct RepairReport {
     std::vector<std::string> absolute_rpath_entries;  // "member: entry"
     std::string platform_before;                // the file name's platform part
     bool platform_lied = false;
+    bool wheel_tags_disagreed = false;          // WHEEL's Tag lines vs the file name: rewritten
 
     // What was done.
     std::vector<MemberChange> relinked;
