@@ -157,6 +157,32 @@ class FieldCase(unittest.TestCase):
             self.assertFalse((tmp / "strict").exists() and any((tmp / "strict").iterdir()))
 
 
+class RenamedWithoutWheelTags(unittest.TestCase):
+    """sgl-kernel 0.3.21 on PyPI: renamed to manylinux2014 while WHEEL still says linux_x86_64."""
+
+    def test_tag_lines_are_rewritten_not_refused(self):
+        wheel_file = "sgl_kernel-0.3.21+cu130.dist-info/WHEEL"
+        def edit(name, data):
+            return data.replace(b"manylinux2014_x86_64", b"linux_x86_64") if name == wheel_file else data
+        def fix_record(text):
+            with zipfile.ZipFile(wfx.SGL_WHEEL) as zf:
+                new = zf.read(wheel_file).replace(b"manylinux2014_x86_64", b"linux_x86_64")
+            lines = [f"{wheel_file},{wfx.record_hash(new)},{len(new)}" if l.startswith(wheel_file + ",") else l
+                     for l in text.splitlines()]
+            return "\n".join(lines) + "\n"
+        with wfx.TempDir() as tmp:
+            renamed = wfx.rewrite_wheel(wfx.SGL_WHEEL, tmp / wfx.SGL_WHEEL.name, edit_member=edit, record_edit=fix_record)
+            wfx.run("verify", renamed, check_status=1)
+            proc = repair(renamed, "--torch", TORCH_210, "-o", tmp / "out", check_status=0)
+            self.assertIn("WHEEL's Tag lines disagree with the file name: rewritten", proc.stdout)
+            output = tmp / "out" / REPAIRED_NAME
+            wfx.run("verify", output, check_status=0)
+            with zipfile.ZipFile(output) as zf:
+                tags = [l for l in zf.read("sgl_kernel-0.3.21+cu130.torch2.10.dist-info/WHEEL").decode().splitlines()
+                        if l.startswith("Tag:")]
+            self.assertEqual(tags, ["Tag: cp310-abi3-manylinux_2_34_x86_64"])
+
+
 class ManyWheels(unittest.TestCase):
     def test_parallel_gives_the_same_bytes_as_one_at_a_time(self):
         wheels = [wfx.SGL_WHEEL, *sorted(wfx.SAMPLES.glob("plainext-*.whl")), *sorted(wfx.SAMPLES.glob("purepy-*.whl"))]
