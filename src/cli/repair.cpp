@@ -13,7 +13,10 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 #include <variant>
 
@@ -33,8 +36,37 @@ struct RepairArguments {
     bool strict = false;
     bool dry_run = false;
     bool overwrite = false;
+    bool no_load_test = false;
     unsigned jobs = 1;
 };
+
+// The load test's loader: python3 with ctypes, the way `import` loads an
+// extension (in a process that provides libpython's symbols), RTLD_NOW so every
+// symbol is bound at once. One line per path: "ok PATH" or "fail PATH: why".
+constexpr const char* kLoaderScript = R"(import ctypes, os, sys
+for path in sys.argv[1:]:
+    try:
+        ctypes.CDLL(path, mode=os.RTLD_NOW)
+        print("ok " + path, flush=True)
+    except OSError as error:
+        reason = str(error)
+        if reason.startswith(path + ": "):
+            reason = reason[len(path) + 2:]
+        print("fail " + path + ": " + reason, flush=True)
+)";
+
+// python3 from PATH, or "" when there is none.
+std::string find_python() {
+    const char* path = std::getenv("PATH");
+    std::string_view rest = path ? path : "";
+    while (!rest.empty()) {
+        auto colon = rest.find(':');
+        std::filesystem::path candidate = std::filesystem::path(rest.substr(0, colon)) / "python3";
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+    return {};
+}
 
 using Outcome = std::variant<repair::RepairReport, InputError>;
 
@@ -48,6 +80,9 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     options.strict = args.strict;
     options.dry_run = args.dry_run;
     options.overwrite = args.overwrite;
+    if (!args.no_load_test)
+        if (auto python = find_python(); !python.empty()) options.loader = {python, "-c", kLoaderScript};
+    if (std::filesystem::is_directory(args.torch)) options.torch_dir = args.torch;
     return options;
 }
 
@@ -122,8 +157,21 @@ std::vector<std::string> done_lines(const repair::RepairReport& report, bool ver
     return lines;
 }
 
+std::vector<std::string> load_lines(const repair::RepairReport& report) {
+    std::vector<std::string> lines;
+    for (const auto& load : report.loads) {
+        if (load.status == repair::LoadOutcome::Status::loaded) lines.push_back("loads " + load.member + " (RTLD_NOW)");
+        else if (load.status == repair::LoadOutcome::Status::not_tested) lines.push_back("not tested " + load.member + ": " + load.reason);
+    }
+    if (report.written && report.loads.empty() && !report.load_test_skipped.empty())
+        lines.push_back("load test skipped: " + report.load_test_skipped);
+    return lines;
+}
+
 std::vector<std::string> left_lines(const repair::RepairReport& report) {
     auto lines = finding_lines(report.remaining);
+    for (const auto& load : report.loads)
+        if (load.status == repair::LoadOutcome::Status::failed) lines.push_back("does not load: " + load.member + ": " + load.reason);
     for (const auto& symbol : report.stubbed) lines.push_back("stub (aborts when called): " + symbol);
     for (const auto& skipped : report.shim.not_shimmed) lines.push_back("not shimmed: " + skipped.demangled + ": " + skipped.reason);
     return lines;
@@ -149,6 +197,7 @@ void render_text(const repair::RepairReport& report, const repair::RepairOptions
         auto wrong = wrong_lines(report);
         print_section("wrong", wrong.empty() ? std::vector<std::string>{"nothing found"} : wrong);
         print_section("done", done_lines(report, global.verbose));
+        print_section("proof", load_lines(report));
     }
     print_section("left", left_lines(report));
     fmt::print("  {}\n", verdict(report, options));
@@ -192,6 +241,14 @@ void write_json(JsonWriter& json, const repair::RepairReport& report) {
     for (const auto& skipped : report.shim.not_shimmed)
         json.begin_object().field("name", skipped.name).field("demangled", skipped.demangled)
             .field("reason", skipped.reason).end_object();
+    json.end_array().end_object().key("load_test").begin_object().field("skipped", report.load_test_skipped);
+    json.key("results").begin_array();
+    for (const auto& load : report.loads) {
+        const char* status = load.status == repair::LoadOutcome::Status::loaded   ? "loaded"
+                             : load.status == repair::LoadOutcome::Status::failed ? "failed"
+                                                                                  : "not_tested";
+        json.begin_object().field("member", load.member).field("status", status).field("reason", load.reason).end_object();
+    }
     json.end_array().end_object().end_object();
 }
 
@@ -263,6 +320,8 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
     command->add_option("-j,--jobs", args->jobs, "Repair this many wheels at a time")->check(CLI::Range(1u, 256u))
         ->capture_default_str();
     command->add_flag("--overwrite", args->overwrite, "Replace output files that exist (refused otherwise)");
+    command->add_flag("--no-load-test", args->no_load_test,
+                      "Do not load the edited extensions with the dynamic loader (loading runs their initialisers)");
     return [args, &global] { return run_repair(*args, global); };
 }
 

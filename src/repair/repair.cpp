@@ -9,6 +9,8 @@
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
 
+#include <sys/utsname.h>
+
 #include <algorithm>
 #include <map>
 
@@ -38,12 +40,15 @@ bool excluded(const RepairOptions& options, const std::string& member) {
     return matches_only(patterns, member);
 }
 
-// The profile used for judging: the one given, or an empty one (honest tag only).
-policy::Profile profile_or_none(const RepairOptions& options) {
+// The profile used for judging: the one given, or, without one, only what every
+// torch extension needs: torch's libraries where pip installs them.
+policy::Profile profile_or_default(const RepairOptions& options) {
     if (options.profile) return *options.profile;
-    policy::Profile none;
-    none.name = "(no target)";
-    return none;
+    policy::Profile torch_only;
+    torch_only.name = "torch's pip layout";
+    torch_only.source = "built-in";
+    torch_only.rpaths = {"{root}/torch/lib"};
+    return torch_only;
 }
 
 // The relink an extension gets from the profile and the general rules.
@@ -211,13 +216,39 @@ std::vector<policy::Finding> unfixable(const std::vector<policy::Finding>& findi
 }
 
 // Reads the output back: RECORD must hold (our own write), the profile judges it.
-void prove_output(const policy::Profile& profile, RepairReport& report) {
+// Returns the output's ELF members (the load test lays them all out).
+std::vector<std::string> prove_output(const policy::Profile& profile, RepairReport& report) {
     auto written = analysis::inspect_wheel(report.output);
     report.output_record_findings = written.record_findings;
     report.remaining = policy::evaluate(profile, written);
     if (!report.output_record_findings.empty())
         throw std::logic_error(report.output.string() + ": the written wheel fails its own RECORD: " +
                                report.output_record_findings.front().member + ": " + report.output_record_findings.front().problem);
+    std::vector<std::string> elf_members;
+    for (const auto& elf : written.elves) elf_members.push_back(elf.name);
+    return elf_members;
+}
+
+std::string host_machine() {
+    utsname names{};
+    return ::uname(&names) == 0 ? names.machine : "";
+}
+
+// The last rung of the ladder, where it can run here.
+void load_edited_extensions(const RepairOptions& options, const std::string& machine,
+                            const std::vector<std::string>& elf_members, RepairReport& report) {
+    std::error_code ignored;
+    if (options.loader.empty()) report.load_test_skipped = "load test not asked for";
+    else if (!options.torch_dir || !std::filesystem::is_directory(*options.torch_dir, ignored))
+        report.load_test_skipped = "--torch is not an installed torch directory";
+    else if (machine != host_machine()) report.load_test_skipped = "extensions for " + machine + ", this machine is " + host_machine();
+    else if (report.relinked.empty()) report.load_test_skipped = "no extension was edited";
+    if (!report.load_test_skipped.empty()) return;
+    std::vector<std::string> members;
+    for (const auto& change : report.relinked) members.push_back(change.member);
+    std::filesystem::path torch_dir = *options.torch_dir;  // the torch package, or the directory holding it
+    if (!std::filesystem::is_directory(torch_dir / "lib", ignored)) torch_dir /= "torch";
+    report.loads = load_test(report.output, elf_members, members, torch_dir, options.loader);
 }
 
 }  // namespace
@@ -228,7 +259,7 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
         throw InputError(index.source, "torch version unknown (no torch/version.py); repair retags for one version");
     auto wheel = wheel::Wheel::open(wheel_path);
     require_agreeing_versions(wheel, false);
-    auto profile = profile_or_none(options);
+    auto profile = profile_or_default(options);
     RepairReport report;
     report.input = wheel_path;
     report.torch_version = index.torch_version;
@@ -239,6 +270,7 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
     Reader read(wheel, index, options, profile);
     auto digests = read.read();
     auto wheel_report = analysis::wheel_report(wheel, digests, std::move(read.elves));
+    std::string machine = wheel_report.elves.empty() ? "" : wheel_report.elves.front().machine;
     note_what_was_wrong(wheel_report, profile, report);
     auto added = wire_shim(wheel, profile, read, report);
     note_stubs(report);
@@ -263,7 +295,8 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
     wheel::write_wheel_changes(wheel, std::move(changes), report.output,
                                wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
     report.written = true;
-    prove_output(profile, report);
+    auto elf_members = prove_output(profile, report);
+    load_edited_extensions(options, machine, elf_members, report);
     return report;
 }
 

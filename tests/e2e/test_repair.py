@@ -12,6 +12,7 @@ gives the same bytes as -j 1."""
 import difflib
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -64,6 +65,9 @@ class SampleWheel(unittest.TestCase):
         self.assertIn("platform manylinux2014_x86_64 -> manylinux_2_34_x86_64", text)
         self.assertIn("version 0.3.21+cu130 -> 0.3.21+cu130.torch2.10", text)
         self.assertNotIn("left ", text)
+        if CUDART.exists():  # the load test: python ctypes, RTLD_NOW, beside the stand-in torch
+            self.assertIn(f"proof loads {SM100} (RTLD_NOW)", text)
+            self.assertIn(f"loads {SM90} (RTLD_NOW)", text)
 
     def test_verify_wheel_unpack_and_pip_accept_it(self):
         wfx.run("verify", self.output, check_status=0)
@@ -134,6 +138,29 @@ class SampleWheel(unittest.TestCase):
         self.assertIn("would write", proc.stdout)
         self.assertIn(REPAIRED_NAME, proc.stdout)
         self.assertFalse((self.tmp / "dry").exists() and any((self.tmp / "dry").iterdir()))
+
+
+class LoadTest(unittest.TestCase):
+    def test_an_extension_that_does_not_load_is_left_and_named(self):
+        with wfx.TempDir() as tmp:
+            broken_torch = tmp / "torch-2.10.0" / "torch"
+            shutil.copytree(TORCH_210, broken_torch)
+            (broken_torch / "lib" / "libc10_cuda.so").unlink()
+            proc = repair(wfx.SGL_WHEEL, "--torch", broken_torch, "-o", tmp / "out", check_status=1)
+            self.assertIn(f"does not load: {SM100}: libc10_cuda.so: cannot open shared object file", proc.stdout)
+            self.assertIn("wrote (findings left)", proc.stdout)
+            doc = wfx.run_json("repair", wfx.SGL_WHEEL, "--torch", broken_torch, "-o", tmp / "json", check_status=1)
+            statuses = {r["member"]: r["status"] for r in doc["wheels"][0]["load_test"]["results"]}
+            self.assertEqual(statuses, {SM90: "failed", SM100: "failed"})
+
+    def test_skipped_for_an_index_and_on_request(self):
+        with wfx.TempDir() as tmp:
+            index = tmp / "torch-2.10.index"
+            wfx.run("index", TORCH_210, "-o", index, check_status=0)
+            proc = repair(wfx.SGL_WHEEL, "--torch", index, "-o", tmp / "a", check_status=0)
+            self.assertIn("load test skipped: --torch is not an installed torch directory", proc.stdout)
+            proc = repair(wfx.SGL_WHEEL, "--torch", TORCH_210, "-o", tmp / "b", "--no-load-test", check_status=0)
+            self.assertIn("load test skipped: load test not asked for", proc.stdout)
 
 
 class FieldCase(unittest.TestCase):

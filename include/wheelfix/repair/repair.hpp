@@ -22,7 +22,11 @@
 // - proves the output: it is read back (analysis::inspect_wheel: RECORD verified,
 //   every ELF parsed) and judged against the profile again; what the profile still
 //   finds, the torch functions only a stub provides and the symbols no shim can
-//   provide are `remaining`.
+//   provide are `remaining`. Then, when options.loader and options.torch_dir (an
+//   installed torch directory) are set and the extensions are for this machine's
+//   architecture, the edited extensions are loaded by the real dynamic loader from a
+//   pip-style layout beside that torch (repair/load_test.hpp); one that fails to
+//   load makes the report unclean. Otherwise load_test_skipped says why not.
 // Members matching options.exclude (globs as relink's --only) are never edited.
 // Members are not edited when nothing changes; a wheel with nothing to fix is still
 // retagged. With dry_run nothing is written (the plan is reported: output names the
@@ -38,10 +42,12 @@
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/policy/evaluate.hpp"
 #include "wheelfix/policy/profile.hpp"
+#include "wheelfix/repair/load_test.hpp"
 #include "wheelfix/repair/relink.hpp"
 #include "wheelfix/repair/retag.hpp"
 #include "wheelfix/repair/shim_wheel.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -50,7 +56,7 @@
 namespace wheelfix::repair {
 
 struct RepairOptions {
-    std::optional<policy::Profile> profile;  // nullopt: no target checks, honest tag only
+    std::optional<policy::Profile> profile;  // nullopt: only {root}/torch/lib for extensions linking torch, honest tag
     wheel::TorchPin pin = wheel::TorchPin::minor;
     wheel::LocalFormat local_format = wheel::LocalFormat::dotted;
     SymbolMap maps;                          // --map OLD=NEW for the shim
@@ -58,6 +64,10 @@ struct RepairOptions {
     bool dry_run = false;
     bool strict = false;
     bool overwrite = false;
+    // The loader program for the load test (repair/load_test.hpp; empty: none) and
+    // the installed torch it loads beside (the --torch directory, when it is one).
+    std::vector<std::string> loader;
+    std::optional<std::filesystem::path> torch_dir;
 };
 
 struct RepairReport {
@@ -84,8 +94,13 @@ struct RepairReport {
     std::vector<policy::Finding> remaining;
     std::vector<std::string> stubbed;           // demangled torch functions only a stub provides
     std::vector<wheel::VerifyFinding> output_record_findings;  // must be empty: our own check
+    std::vector<LoadOutcome> loads;             // the load test, when it ran
+    std::string load_test_skipped;              // why it did not run, when it did not
 
-    bool clean() const { return remaining.empty() && stubbed.empty() && shim.not_shimmed.empty(); }
+    bool loads_failed() const {
+        return std::any_of(loads.begin(), loads.end(), [](const LoadOutcome& o) { return o.status == LoadOutcome::Status::failed; });
+    }
+    bool clean() const { return remaining.empty() && stubbed.empty() && shim.not_shimmed.empty() && !loads_failed(); }
 };
 
 RepairReport repair_wheel(const std::filesystem::path& wheel, const abi::SymbolIndex& index,
