@@ -56,7 +56,10 @@ void locate_dynamic(const ElfFile& elf, const ElfWriter& writer, Layout& layout)
     layout.dynamic_writable = (dynamic->flags & PF_W) != 0;
     const auto& sections = elf.sections();
     for (std::size_t i = 0; i < sections.size(); ++i) {
-        if (sections[i].type != SHT_DYNAMIC || sections[i].offset != dynamic->offset) continue;
+        // By type, or by name when the type is damaged: a header left behind would
+        // show readelf (which reads .dynamic by name) the old table.
+        if ((sections[i].type != SHT_DYNAMIC && sections[i].name != ".dynamic") || sections[i].offset != dynamic->offset)
+            continue;
         layout.dynamic_section = i;
         size = std::min(size, sections[i].size);
         layout.dynamic_writable = (sections[i].flags & SHF_WRITE) != 0;
@@ -81,6 +84,14 @@ void locate_strings(const ElfFile& elf, Layout& layout) {
         if (sections[i].type == SHT_STRTAB && sections[i].offset == layout.strings_offset &&
             !layout.strings_section)
             layout.strings_section = i;
+    // A damaged file whose .dynstr header is not where DT_STRTAB points: the header
+    // .dynamic links (readelf reads the strings through it) still follows the table
+    // we write, so readelf and ld.so agree afterwards.
+    if (!layout.strings_section && layout.dynamic_section) {
+        const std::uint32_t link = sections[*layout.dynamic_section].link;
+        if (link < sections.size() && sections[link].type == SHT_STRTAB && sections[link].name == ".dynstr")
+            layout.strings_section = link;
+    }
 }
 
 // Sections that may name strings in .dynstr, and how the editor accounts for them.

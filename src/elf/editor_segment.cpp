@@ -33,6 +33,7 @@ namespace {
 
 constexpr std::uint64_t kSegmentStartAlignment = 16;
 constexpr std::uint64_t kSpareDynamicSlots = 4;
+constexpr std::uint64_t kMaxAppendPadding = std::uint64_t(64) << 20;  // between the file's end and a new segment
 
 // What the segment holds and where, relative to its start.
 struct SegmentContents {
@@ -159,8 +160,14 @@ Placement placement(const ElfFile& elf, const Layout& layout, const SegmentConte
     const std::uint64_t limit = elf.elf_class() == Class::elf64
                                     ? std::numeric_limits<std::uint64_t>::max()
                                     : std::numeric_limits<std::uint32_t>::max();
-    if (place.vaddr > limit - contents.size || place.offset > limit - contents.size)
+    if (place.vaddr > limit - contents.size || place.offset > limit - contents.size ||
+        (!layout.appended && place.vaddr < highest_load_end(elf)))  // alignment arithmetic wrapped
         throw EditError("no room in the address space for an appended segment");
+    // An executable's new segment sits where its memory image ends; a p_memsz far
+    // beyond the file (hostile, or absurd) would have us write that much padding.
+    if (place.offset > layout.file_size && place.offset - layout.file_size > kMaxAppendPadding)
+        throw EditError("the memory image ends far beyond the file: an appended segment would need " +
+                        std::to_string(place.offset - layout.file_size) + " bytes of padding");
     return place;
 }
 
@@ -285,7 +292,7 @@ std::vector<SectionMove> write_section_headers(const ElfFile& elf, const Layout&
     const auto move = [&](std::size_t index, std::uint64_t at, std::uint64_t size) {
         SectionHeader header = elf.sections()[index];
         if (header.addr != place.vaddr + at)
-            moves.push_back({index, header.addr, place.vaddr + at, header.type == SHT_DYNAMIC});
+            moves.push_back({index, header.addr, place.vaddr + at, index == layout.dynamic_section});
         header.offset = place.offset + at;
         header.addr = place.vaddr + at;
         header.size = size;

@@ -36,6 +36,7 @@ Extent ElfBytes::table(std::uint64_t offset, std::uint64_t count, std::uint64_t 
 
 std::uint64_t ElfBytes::read_uint(std::uint64_t offset, unsigned width, const char* what) const {
     range(offset, width, what);
+    require_present(present_, offset, offset + width);
     const std::uint8_t* p = bytes_.data() + offset;
     std::uint64_t value = 0;
     for (unsigned i = 0; i < width; ++i) {
@@ -77,12 +78,19 @@ std::string_view ElfBytes::string_at(Extent strings, std::uint64_t offset, const
     const char* start = reinterpret_cast<const char*>(bytes_.data() + strings.offset + offset);
     const std::uint64_t room = strings.size - offset;
     const void* nul = std::memchr(start, 0, room);
-    if (nul == nullptr) fail(std::string(what) + " is not NUL-terminated");
-    return {start, static_cast<std::size_t>(static_cast<const char*>(nul) - start)};
+    const std::uint64_t begin = strings.offset + offset;
+    if (nul == nullptr) {
+        require_present(present_, begin, begin + room);
+        fail(std::string(what) + " is not NUL-terminated");
+    }
+    const std::uint64_t length = static_cast<std::uint64_t>(static_cast<const char*>(nul) - start);
+    require_present(present_, begin, begin + length + 1);
+    return {start, static_cast<std::size_t>(length)};
 }
 
 std::span<const std::uint8_t> ElfBytes::span(Extent extent) const {
     range(extent.offset, extent.size, "byte range");
+    require_present(present_, extent.offset, extent.offset + extent.size);
     return bytes_.subspan(extent.offset, extent.size);
 }
 

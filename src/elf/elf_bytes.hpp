@@ -6,10 +6,13 @@
 // untrusted offsets/sizes/counts is overflow-checked here, so callers never add
 // or multiply raw file values themselves. The byte order is the file's
 // (EI_DATA), applied in one place — the idea of mold's lib/integers.h (ul32,
-// ub64, ...), done as a reader instead of typed structs.
+// ub64, ...), done as a reader instead of typed structs. Over a partial image
+// (`present` set, util/byte_ranges.hpp) every read first requires its bytes to be
+// present and throws BytesNotKept otherwise; range() and table() only check bounds.
 #pragma once
 
 #include <wheelfix/elf/elf_file.hpp>
+#include <wheelfix/util/byte_ranges.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -30,8 +33,9 @@ struct Extent {
 
 class ElfBytes {
 public:
-    ElfBytes(std::span<const std::uint8_t> bytes, Class elf_class, Endian endian)
-        : bytes_(bytes), class_(elf_class), endian_(endian) {}
+    ElfBytes(std::span<const std::uint8_t> bytes, Class elf_class, Endian endian,
+             const ByteRanges* present = nullptr)
+        : bytes_(bytes), class_(elf_class), endian_(endian), present_(present) {}
 
     std::uint64_t file_size() const { return bytes_.size(); }
     bool is64() const { return class_ == Class::elf64; }
@@ -56,6 +60,7 @@ public:
     // The NUL-terminated string at `offset` inside the string table `strings`.
     std::string_view string_at(Extent strings, std::uint64_t offset, const char* what) const;
 
+    // The bytes of `extent`, all of them present.
     std::span<const std::uint8_t> span(Extent extent) const;
 
 private:
@@ -64,6 +69,7 @@ private:
     std::span<const std::uint8_t> bytes_;
     Class class_;
     Endian endian_;
+    const ByteRanges* present_;
 };
 
 }  // namespace wheelfix::elf

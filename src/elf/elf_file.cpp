@@ -9,12 +9,17 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
 namespace wheelfix::elf {
 
-ElfFile ElfFile::parse(std::span<const std::uint8_t> bytes) { return Parser(bytes).run(); }
+ElfFile ElfFile::parse(std::span<const std::uint8_t> bytes) { return Parser(bytes, nullptr).run(); }
+
+ElfFile ElfFile::parse(std::span<const std::uint8_t> bytes, const ByteRanges* present) {
+    return Parser(bytes, present).run();
+}
 
 bool is_elf(std::span<const std::uint8_t> bytes) {
     return bytes.size() >= SELFMAG && std::memcmp(bytes.data(), ELFMAG, SELFMAG) == 0;
@@ -28,8 +33,21 @@ const SectionHeader* ElfFile::section(std::string_view name) const {
 
 std::span<const std::uint8_t> ElfFile::section_bytes(const SectionHeader& section) const {
     if (section.type == SHT_NOBITS) return {};
+    const ElfBytes in(bytes_, class_, endian_, present_);
+    return in.span(in.range(section.offset, section.size, "section data"));
+}
+
+std::span<const std::uint8_t> ElfFile::section_image(const SectionHeader& section) const {
+    if (section.type == SHT_NOBITS) return {};
     const ElfBytes in(bytes_, class_, endian_);
     return in.span(in.range(section.offset, section.size, "section data"));
+}
+
+std::span<const std::uint8_t> ElfFile::bytes_at(std::uint64_t offset, std::uint64_t size) const {
+    if (offset >= bytes_.size()) return {};
+    size = std::min<std::uint64_t>(size, bytes_.size() - offset);
+    require_present(present_, offset, offset + size);
+    return bytes_.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(size));
 }
 
 std::vector<std::string_view> ElfFile::needed() const {
@@ -63,7 +81,7 @@ std::uint64_t ElfFile::dt_flags_1() const {
 
 std::string_view ElfFile::dynstr_at(std::uint64_t offset) const {
     if (dynstr_size_ == 0) fail("dynamic entry refers to a string but there is no DT_STRTAB");
-    const ElfBytes in(bytes_, class_, endian_);
+    const ElfBytes in(bytes_, class_, endian_, present_);
     return in.string_at({dynstr_offset_, dynstr_size_}, offset, "dynamic string");
 }
 

@@ -10,8 +10,11 @@
 // without section headers, or with e_shstrndx SHN_UNDEF, has unnamed sections.
 #include "elf_parser.hpp"
 
+#include "wheelfix/util/error.hpp"
+
 #include <elf.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace wheelfix::elf {
@@ -26,8 +29,10 @@ std::uint64_t section_header_size(bool is64) { return is64 ? 64 : 40; }
 
 }  // namespace
 
-Parser::Parser(std::span<const std::uint8_t> bytes) : in_(bytes, Class::elf64, Endian::little) {
+Parser::Parser(std::span<const std::uint8_t> bytes, const ByteRanges* present)
+    : in_(bytes, Class::elf64, Endian::little, present), present_(present) {
     file_.bytes_ = bytes;
+    file_.present_ = present;
 }
 
 ElfFile Parser::run() {
@@ -44,6 +49,7 @@ ElfFile Parser::run() {
 }
 
 void Parser::read_identification() {
+    require_present(present_, 0, std::min<std::uint64_t>(SELFMAG, file_.bytes_.size()));
     if (!is_elf(file_.bytes_)) fail("not an ELF file (bad magic)");
     in_.range(0, kIdentSize, "ELF identification");
     const std::uint8_t elf_class = in_.u8(EI_CLASS, "EI_CLASS");
@@ -55,7 +61,7 @@ void Parser::read_identification() {
     file_.class_ = static_cast<Class>(elf_class);
     file_.endian_ = static_cast<Endian>(data);
     file_.os_abi_ = in_.u8(EI_OSABI, "EI_OSABI");
-    in_ = ElfBytes(file_.bytes_, file_.class_, file_.endian_);
+    in_ = ElfBytes(file_.bytes_, file_.class_, file_.endian_, present_);
 }
 
 void Parser::read_file_header() {
@@ -169,7 +175,7 @@ void Parser::check_file_extents() const {
     for (std::size_t i = 0; i < file_.sections_.size(); ++i) {
         const SectionHeader& section = file_.sections_[i];
         if (section.type == SHT_NOBITS || inside(section.offset, section.size)) continue;
-        fail("section " + std::to_string(i) + (section.name.empty() ? std::string() : " (" + std::string(section.name) + ")") + ": file data " +
+        fail("section " + std::to_string(i) + (section.name.empty() ? std::string() : " (" + printable(section.name) + ")") + ": file data " +
              hex(section.offset) + "+" + hex(section.size) + " past end of file");
     }
 }

@@ -42,7 +42,7 @@ struct VersionTableLocation {
 
 class Parser {
 public:
-    explicit Parser(std::span<const std::uint8_t> bytes);
+    Parser(std::span<const std::uint8_t> bytes, const ByteRanges* present);
     ElfFile run();
 
 private:
@@ -91,6 +91,7 @@ private:
     StringTable dynamic_strings() const;
 
     ElfBytes in_;
+    const ByteRanges* present_;
     ElfFile file_;
     std::uint64_t phoff_ = 0;
     std::uint64_t shoff_ = 0;

@@ -90,6 +90,8 @@ def collect_files(workdir):
         for wheel in sorted(root.rglob("*.whl")):
             files.extend(wfx.extract_wheel_elves(wheel, workdir / "wheels", root))
     for path in sorted(TEST_DATA.rglob("*")):
+        if "fuzz-regressions" in path.parts:  # hostile inputs (test_fuzz_outputs), not editing fixtures
+            continue
         if path.is_file() and not path.is_symlink() and is_elf_file(path):
             files.append((f"data/{path.relative_to(TEST_DATA)}", path))
     for path in sorted(SAMPLES.glob("torch-*/torch/lib/*.so")):

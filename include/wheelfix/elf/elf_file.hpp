@@ -15,7 +15,15 @@
 //   DT_HASH / DT_GNU_HASH when a file has none. A file without a dynamic section
 //   (an object file, a static executable) parses fine with empty dynamic data.
 // - is_elf(bytes) only checks the magic; use it to tell "not ELF" from "bad ELF".
+// - A partial image (elf/streamed_elf.hpp) parses with parse(bytes, present): only
+//   the `present` ranges hold the file's bytes, and every read, in parse() and in
+//   the accessors, first requires its bytes present and otherwise throws
+//   wheelfix::BytesNotKept (util/byte_ranges.hpp), so a partial image either gives
+//   exactly what the whole file gives or says which bytes it lacks. `present` must
+//   outlive the ElfFile, like `bytes`.
 #pragma once
+
+#include "wheelfix/util/byte_ranges.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -106,6 +114,7 @@ struct VersionDef {
 class ElfFile {
 public:
     static ElfFile parse(std::span<const std::uint8_t> bytes);
+    static ElfFile parse(std::span<const std::uint8_t> bytes, const ByteRanges* present);
 
     Class elf_class() const { return class_; }
     Endian endian() const { return endian_; }
@@ -121,6 +130,11 @@ public:
     const SectionHeader* section(std::string_view name) const;  // first with that name
     // The bytes of a section (empty for SHT_NOBITS); ElfError if out of bounds.
     std::span<const std::uint8_t> section_bytes(const SectionHeader& section) const;
+    // The same without requiring the bytes present, for readers that check
+    // present() themselves as they go (cuda::parse_fatbin_section).
+    std::span<const std::uint8_t> section_image(const SectionHeader& section) const;
+    // [offset, offset + size) clamped to the file (empty past its end), all present.
+    std::span<const std::uint8_t> bytes_at(std::uint64_t offset, std::uint64_t size) const;
 
     bool has_dynamic() const { return has_dynamic_; }
     const std::vector<DynamicEntry>& dynamic() const { return dynamic_; }  // up to DT_NULL
@@ -138,10 +152,13 @@ public:
     // File offset of a virtual address inside a PT_LOAD segment's file image.
     std::optional<std::uint64_t> vaddr_to_offset(std::uint64_t vaddr) const;
     std::span<const std::uint8_t> bytes() const { return bytes_; }
+    // The ranges of bytes() that are real; nullptr for a whole image.
+    const ByteRanges* present() const { return present_; }
 
 private:
     friend class Parser;
     std::span<const std::uint8_t> bytes_;
+    const ByteRanges* present_ = nullptr;
     Class class_ = Class::elf64;
     Endian endian_ = Endian::little;
     std::uint8_t os_abi_ = 0;

@@ -4,11 +4,14 @@
 // InputError carrying the file it concerns and a one-line description of the
 // problem. The CLI prints it as `wheelfix: <file>: <problem>` and exits with
 // status 2. Nothing else is thrown across module boundaries on bad input; a
-// std::bad_alloc or a logic_error is a bug, not an input problem.
+// std::bad_alloc or a logic_error is a bug, not an input problem. Text taken from
+// a file (a name, a version) goes into a message through printable(), so that a
+// hostile file cannot break the one line or write control sequences to a terminal.
 #pragma once
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace wheelfix {
 
@@ -27,5 +30,8 @@ private:
     std::string file_;
     std::string problem_;
 };
+
+// `text` with every control character (below 0x20, and 0x7f) written as \xNN.
+std::string printable(std::string_view text);
 
 }  // namespace wheelfix

@@ -1,0 +1,88 @@
+// Fuzz target: the zip reader and the wheel built on it.
+//
+// The input is written to a file named like a wheel and read the way the commands
+// read it: Archive::open (central directory, names, limits), every member through
+// read(), stream(), open_raw() and inflate_indexed(); then Wheel::open, the
+// one-pass scan, verify and the whole inspect report. Every refusal must be an
+// InputError. What a member delivers must agree with the central directory (size,
+// CRC, compressed size), and the block index must be ordered. The inflate limits
+// are lowered (64 MiB in all) so that a lying size cannot make one run slow.
+#include "fuzz_support.hpp"
+
+#include "wheelfix/analysis/wheel_report.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/wheel/verify.hpp"
+#include "wheelfix/wheel/wheel.hpp"
+#include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/inflate_index.hpp"
+
+#include <cstdlib>
+#include <vector>
+
+using namespace wheelfix;
+using fuzz::expect_clean;
+using fuzz::fuzz_bug;
+
+namespace {
+
+void check_index(const zip::Member& member, const zip::InflatedMember& inflated) {
+    if (inflated.size != member.size) fuzz_bug("inflate_indexed size differs from the central directory");
+    if (inflated.crc32 != member.crc32) fuzz_bug("inflate_indexed CRC differs from the central directory");
+    for (std::size_t i = 1; i < inflated.blocks.size(); ++i) {
+        const auto& before = inflated.blocks[i - 1];
+        const auto& after = inflated.blocks[i];
+        if (after.compressed_bit < before.compressed_bit || after.uncompressed < before.uncompressed)
+            fuzz_bug("block index out of order");
+        if (after.uncompressed > inflated.size) fuzz_bug("access point past the member's end");
+    }
+}
+
+void read_member_every_way(const zip::Archive& archive, const zip::Member& member) {
+    expect_clean<InputError>([&] {
+        if (archive.read(member).size() != member.size) fuzz_bug("read() size differs from the central directory");
+    });
+    expect_clean<InputError>([&] {
+        std::uint64_t seen = 0;
+        const auto total = archive.stream(member, [&](std::span<const std::uint8_t> chunk) { seen += chunk.size(); }, 4096);
+        if (total != seen || total != member.size) fuzz_bug("stream() delivered a size other than declared");
+    });
+    expect_clean<InputError>([&] {
+        auto raw = archive.open_raw(member);
+        std::vector<std::uint8_t> buffer(1000);
+        std::uint64_t total = 0;
+        while (auto got = raw.read(buffer)) total += got;
+        if (total != member.compressed_size) fuzz_bug("open_raw() delivered a size other than declared");
+    });
+    expect_clean<InputError>([&] {
+        check_index(member, zip::inflate_indexed(archive, member, [](std::span<const std::uint8_t>) {}, false));
+    });
+}
+
+void read_as_wheel(const std::filesystem::path& path) {
+    expect_clean<InputError>([&] {
+        const auto wheel = wheel::Wheel::open(path);
+        const auto digests = wheel::scan_members(wheel.archive());
+        (void)wheel::verify_wheel(wheel, digests);
+    });
+    expect_clean<InputError>([&] { (void)analysis::inspect_wheel(path); });
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    ::setenv("WHEELFIX_MAX_INFLATED", "64M", 1);
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static fuzz::InputFile file("fuzz_pkg-1.0-cp310-abi3-manylinux2014_x86_64.whl");
+    const auto& path = file.write({data, size});
+    expect_clean<InputError>([&] {
+        const auto archive = zip::Archive::open(path);
+        for (const auto& member : archive.members())
+            if (!member.is_directory) read_member_every_way(archive, member);
+    });
+    read_as_wheel(path);
+    return 0;
+}

@@ -1,0 +1,218 @@
+// StreamedElf: learn which byte ranges of an ELF file the readers need while the
+// file streams past once, and keep only those (streamed_elf.hpp has the contract).
+// The reads here touch only bytes already kept; every offset and size taken from
+// the stream is clamped to the file before it becomes a range.
+#include "wheelfix/elf/streamed_elf.hpp"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+namespace wheelfix::elf {
+
+namespace {
+
+constexpr std::uint64_t kShstrtabWindow = 64 * 1024;
+
+std::uint64_t clamp_add(std::uint64_t a, std::uint64_t b) {
+    return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;
+}
+
+std::uint64_t clamp_mul(std::uint64_t a, std::uint64_t b) {
+    if (a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a) return std::numeric_limits<std::uint64_t>::max();
+    return a * b;
+}
+
+bool is_dynamic_table_section(std::uint32_t type) {
+    return type == SHT_DYNSYM || type == SHT_DYNAMIC || type == SHT_GNU_versym || type == SHT_GNU_verneed ||
+           type == SHT_GNU_verdef || type == SHT_GNU_HASH || type == SHT_HASH;
+}
+
+}  // namespace
+
+// The ELF rules of the contract, as a learner over the stream's kept bytes.
+class StreamedElf::Learner : public SparseStream::Learner {
+public:
+    explicit Learner(StreamedElf::Needs needs) : needs_(needs) {}
+
+    void learn(SparseStream& stream) override {
+        stream_ = &stream;
+        if (not_elf_) return;
+        if (!header_done_) learn_header();
+        if (header_done_ && !program_headers_done_) learn_program_headers();
+        if (program_headers_done_ && has_dynamic_ && !dynamic_done_) learn_dynamic();
+        if (header_done_ && !sections_done_) learn_sections();
+    }
+
+private:
+    struct Load {
+        std::uint64_t offset, vaddr, filesz;
+    };
+
+    bool kept(std::uint64_t begin, std::uint64_t end) const {
+        return stream_->has(std::min(begin, size()), std::min(end, size()));
+    }
+    std::uint64_t size() const { return stream_->size(); }
+    void want(std::uint64_t begin, std::uint64_t length) { stream_->want(begin, length); }
+
+    std::uint64_t read(std::uint64_t offset, unsigned width) const {
+        if (offset > size() || width > size() - offset) return 0;
+        const std::uint8_t* at = stream_->image().data() + offset;
+        std::uint64_t value = 0;
+        for (unsigned i = 0; i < width; ++i) {
+            const unsigned shift = little_ ? 8 * i : 8 * (width - 1 - i);
+            value |= static_cast<std::uint64_t>(at[i]) << shift;
+        }
+        return value;
+    }
+    std::uint64_t word(std::uint64_t offset) const { return read(offset, is64_ ? 8 : 4); }
+
+    void learn_header() {
+        if (!kept(0, EI_NIDENT)) return;
+        const auto image = stream_->image();
+        if (size() < EI_NIDENT || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) {
+            not_elf_ = true;
+            return;
+        }
+        is64_ = image[EI_CLASS] == ELFCLASS64;
+        little_ = image[EI_DATA] != ELFDATA2MSB;
+        if (!kept(0, is64_ ? 64 : 52)) return;
+        phoff_ = word(is64_ ? 32 : 28);
+        shoff_ = word(is64_ ? 40 : 32);
+        phentsize_ = read(is64_ ? 54 : 42, 2);
+        phnum_ = read(is64_ ? 56 : 44, 2);
+        shentsize_ = read(is64_ ? 58 : 46, 2);
+        shnum_ = read(is64_ ? 60 : 48, 2);
+        shstrndx_ = read(is64_ ? 62 : 50, 2);
+        want(phoff_, clamp_mul(phnum_, phentsize_));
+        if (shoff_ != 0) {
+            want(shoff_, shnum_ == 0 ? shentsize_ : clamp_mul(shnum_, shentsize_));
+            const std::uint64_t window = std::min(shoff_, kShstrtabWindow);
+            want(shoff_ - window, window);
+        }
+        header_done_ = true;
+    }
+
+    void learn_program_headers() {
+        if (!kept(phoff_, clamp_add(phoff_, clamp_mul(phnum_, phentsize_)))) return;
+        program_headers_done_ = true;
+        if (phentsize_ < (is64_ ? 56u : 32u)) return;  // the ELF reader reports it
+        for (std::uint64_t i = 0; i < phnum_; ++i) {
+            const std::uint64_t at = phoff_ + i * phentsize_;
+            const std::uint64_t type = read(at, 4);
+            const std::uint64_t offset = is64_ ? read(at + 8, 8) : read(at + 4, 4);
+            const std::uint64_t vaddr = is64_ ? read(at + 16, 8) : read(at + 8, 4);
+            const std::uint64_t filesz = is64_ ? read(at + 32, 8) : read(at + 16, 4);
+            if (type == PT_LOAD) loads_.push_back({offset, vaddr, filesz});
+            if (type == PT_INTERP && needs_ == StreamedElf::Needs::inspection) want(offset, filesz);
+            if (type == PT_DYNAMIC && !has_dynamic_) {
+                has_dynamic_ = true;
+                dynamic_offset_ = offset;
+                dynamic_size_ = filesz;
+            }
+        }
+        if (!loads_.empty()) {
+            const Load& first = *std::min_element(loads_.begin(), loads_.end(),
+                                                  [](const Load& a, const Load& b) { return a.offset < b.offset; });
+            want(first.offset, std::min(first.filesz, StreamedElf::kFirstLoadWindow));
+        }
+        if (has_dynamic_) want(dynamic_offset_, dynamic_size_);
+    }
+
+    std::optional<std::uint64_t> file_offset(std::uint64_t vaddr, std::uint64_t& segment_end) const {
+        for (const Load& load : loads_) {
+            if (vaddr < load.vaddr || vaddr - load.vaddr >= load.filesz) continue;
+            segment_end = clamp_add(load.offset, load.filesz);
+            return load.offset + (vaddr - load.vaddr);
+        }
+        return std::nullopt;
+    }
+
+    void learn_dynamic() {
+        if (!kept(dynamic_offset_, clamp_add(dynamic_offset_, dynamic_size_))) return;
+        dynamic_done_ = true;
+        const std::uint64_t entry = is64_ ? 16 : 8;
+        std::optional<std::uint64_t> strtab, strsz;
+        std::vector<std::uint64_t> tables;
+        for (std::uint64_t at = dynamic_offset_; at + entry <= dynamic_offset_ + dynamic_size_; at += entry) {
+            const std::uint64_t tag = word(at);
+            const std::uint64_t value = word(at + entry / 2);
+            if (tag == DT_NULL) break;
+            if (tag == DT_STRTAB) strtab = value;
+            else if (tag == DT_STRSZ) strsz = value;
+            else if (tag == DT_SYMTAB || tag == DT_GNU_HASH || tag == DT_HASH || tag == DT_VERSYM ||
+                     tag == DT_VERNEED || tag == DT_VERDEF)
+                tables.push_back(value);
+        }
+        std::uint64_t segment_end = 0;
+        if (strtab && strsz)
+            if (auto offset = file_offset(*strtab, segment_end)) want(*offset, *strsz);
+        for (std::uint64_t address : tables)
+            if (auto offset = file_offset(address, segment_end))
+                want(*offset, std::min(segment_end - *offset, StreamedElf::kMaxTableGuess));
+    }
+
+    void learn_sections() {
+        if (shoff_ == 0 || shentsize_ < (is64_ ? 64u : 40u)) {
+            sections_done_ = true;
+            return;
+        }
+        if (shnum_ == 0) {  // extended numbering: the count is section 0's sh_size
+            if (!kept(shoff_, clamp_add(shoff_, shentsize_))) return;
+            shnum_ = word(shoff_ + (is64_ ? 32 : 20));
+            if (shnum_ == 0) {
+                sections_done_ = true;
+                return;
+            }
+            want(shoff_, clamp_mul(shnum_, shentsize_));
+        }
+        if (!kept(shoff_, clamp_add(shoff_, clamp_mul(shnum_, shentsize_)))) return;
+        sections_done_ = true;
+        for (std::uint64_t i = 0; i < shnum_; ++i) {
+            const std::uint64_t at = shoff_ + i * shentsize_;
+            const std::uint64_t type = read(at + 4, 4);
+            const std::uint64_t offset = word(at + (is64_ ? 24 : 16));
+            const std::uint64_t size = word(at + (is64_ ? 32 : 20));
+            const std::uint64_t link = read(at + (is64_ ? 40 : 24), 4);
+            if (i == shstrndx_) want(offset, size);
+            if (!is_dynamic_table_section(static_cast<std::uint32_t>(type))) continue;
+            want(offset, size);
+            if (link != 0 && link < shnum_) {
+                const std::uint64_t linked = shoff_ + link * shentsize_;
+                want(word(linked + (is64_ ? 24 : 16)), word(linked + (is64_ ? 32 : 20)));
+            }
+        }
+    }
+
+    StreamedElf::Needs needs_;
+    SparseStream* stream_ = nullptr;
+    bool not_elf_ = false;
+    bool is64_ = true;
+    bool little_ = true;
+    bool header_done_ = false;
+    bool program_headers_done_ = false;
+    bool dynamic_done_ = false;
+    bool sections_done_ = false;
+    std::uint64_t phoff_ = 0, phentsize_ = 0, phnum_ = 0;
+    std::uint64_t shoff_ = 0, shentsize_ = 0, shnum_ = 0, shstrndx_ = 0;
+    std::uint64_t dynamic_offset_ = 0, dynamic_size_ = 0;
+    bool has_dynamic_ = false;
+    std::vector<Load> loads_;
+};
+
+StreamedElf::StreamedElf(std::uint64_t size, Needs needs, const ByteRanges& want_first)
+    : needs_(needs), stream_(size) {
+    stream_.want(0, 64);
+    for (const auto& [begin, end] : want_first.ranges()) stream_.want(begin, end - begin);
+    stream_.add(std::make_unique<Learner>(needs));
+}
+
+
+bool StreamedElf::is_elf() const {
+    return size() >= SELFMAG && kept().covers(0, SELFMAG) && std::memcmp(image().data(), ELFMAG, SELFMAG) == 0;
+}
+
+}  // namespace wheelfix::elf

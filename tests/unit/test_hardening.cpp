@@ -1,0 +1,122 @@
+// Unit tests: what fuzzing and the crash-safety work (issue 6) fixed, one case per
+// fix, on the inputs that found them (tests/data/fuzz-regressions/, also replayed
+// through the fuzz targets by ctest's fuzz.* tests), plus the stale-temporary rule
+// of OutputFile.
+#include "wheelfix/abi/signature.hpp"
+#include "wheelfix/elf/editor.hpp"
+#include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/output_file.hpp"
+#include "wheelfix/zip/archive.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace wheelfix;
+
+namespace {
+
+std::vector<std::uint8_t> regression(const std::string& name) {
+    std::ifstream in(std::string(WHEELFIX_TEST_DATA) + "/fuzz-regressions/" + name, std::ios::binary);
+    REQUIRE_MESSAGE(in.good(), name);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct TempDir {
+    fs::path path = fs::temp_directory_path() / ("wfhard-" + std::to_string(::getpid()));
+    TempDir() { fs::create_directories(path); }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+void touch(const fs::path& path) { std::ofstream(path) << "x"; }
+
+}  // namespace
+
+TEST_CASE("hardening: a symbol name with control characters is not a signature") {
+    // fuzz_symbol: the reason classify() gives spelled the parameter with a newline.
+    CHECK(abi::parse_signature("_ZN3c104cuda9SetDeviceEa").has_value());
+    CHECK_FALSE(abi::parse_signature("_ZN3c104cuda9Set\nDviceEa").has_value());
+    CHECK_FALSE(abi::parse_signature(std::string("_ZN3c104cuda9Set\0DviceEa", 24)).has_value());
+    CHECK_FALSE(abi::parse_signature("_ZN3c104cuda9Set\x1b" "DviceEa").has_value());
+    CHECK(abi::parse_signature("_ZN3c104cuda9Set$DviceEa").has_value());  // '$' and '.' are identifier bytes
+}
+
+TEST_CASE("hardening: printable() keeps one line and no terminal control") {
+    CHECK(printable("sgl_kernel/x.so") == "sgl_kernel/x.so");
+    CHECK(printable("a\nb\x1b[2J") == "a\\x0ab\\x1b[2J");
+    CHECK(printable(std::string("\0\x7f", 2)) == "\\x00\\x7f");
+    CHECK(printable("caf\xc3\xa9") == "caf\xc3\xa9");  // UTF-8 passes
+}
+
+TEST_CASE("hardening: a member name with a control character is unsafe") {
+    CHECK(zip::unsafe_name_reason("pkg/evil\nwheelfix: all fine.py") == "control character");
+    CHECK(zip::unsafe_name_reason("pkg/\x1b[2Jevil.py") == "control character");
+    CHECK(zip::unsafe_name_reason("pkg/caf\xc3\xa9.py") == std::nullopt);
+}
+
+TEST_CASE("hardening: an ELF error naming a section keeps to one line") {
+    // fuzz_elf: a section whose name holds a newline and whose data lies past the end.
+    auto bytes = regression("elf/section-name-with-newline");
+    try {
+        (void)elf::ElfFile::parse(bytes);
+        FAIL("the damaged file parsed");
+    } catch (const elf::ElfError& error) {
+        CHECK(std::string(error.what()).find('\n') == std::string::npos);
+        CHECK(std::string(error.what()).find("\\x0a") != std::string::npos);
+    }
+}
+
+TEST_CASE("hardening: an executable whose memory image ends far past the file is not padded to it") {
+    // fuzz_edit: p_memsz 0x800000000000054 put the appended segment (and so the
+    // output size) 2^59 bytes out: a 4 EiB allocation. Now a one-line EditError.
+    auto bytes = regression("edit/executable-memsz-far-beyond-file");
+    auto elf = elf::ElfFile::parse(bytes);
+    elf::EditRequest request;
+    request.add_needed = {"libwf1.so", "libwf2.so", "libwf3.so", "libwf4.so", "libwf5.so"};
+    CHECK_THROWS_AS((void)elf::plan_edits(elf, request), elf::EditError);
+}
+
+TEST_CASE("hardening: stale temporaries of dead writers go, live and foreign files stay") {
+    TempDir dir;
+    const auto mine = dir.path / (".a.whl.wheelfix-" + std::to_string(::getpid()) + "-1");
+    const auto dead = dir.path / ".b.whl.wheelfix-999999998-2";
+    const auto locked = dir.path / ".c.whl.wheelfix-999999997-3";
+    const auto other_name = dir.path / ".notes.wheelfix-old";
+    const auto visible = dir.path / "b.whl.wheelfix-999999996-4";
+    for (const auto& path : {mine, dead, locked, other_name, visible}) touch(path);
+    const int holder = ::open(locked.c_str(), O_RDONLY);
+    REQUIRE(holder >= 0);
+    REQUIRE(::flock(holder, LOCK_EX) == 0);  // a writer on another machine holds it
+
+    remove_stale_temporaries(dir.path);
+    ::close(holder);
+    CHECK(fs::exists(mine));
+    CHECK_FALSE(fs::exists(dead));
+    CHECK(fs::exists(locked));
+    CHECK(fs::exists(other_name));
+    CHECK(fs::exists(visible));
+
+    // A new output names its temporary with our pid, and a commit leaves only the result.
+    {
+        OutputFile output(dir.path / "new.whl");
+        bool found = false;
+        for (const auto& entry : fs::directory_iterator(dir.path))
+            found |= entry.path().filename().string().starts_with(".new.whl.wheelfix-" + std::to_string(::getpid()) + "-");
+        CHECK(found);
+        output.write(std::vector<std::uint8_t>{1, 2, 3});
+        output.commit();
+    }
+    CHECK(fs::file_size(dir.path / "new.whl") == 3);
+    for (const auto& entry : fs::directory_iterator(dir.path))
+        CHECK_FALSE(entry.path().filename().string().starts_with(".new.whl.wheelfix-"));
+}
