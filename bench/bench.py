@@ -18,6 +18,26 @@ Scenarios (default: all):
                  300-character path) and in place (a short one), vs the auditwheel
                  way (bench/auditwheel_way.py: unzip all, patchelf, re-zip all at
                  level 6, fresh RECORD) and vs the floor `unzip -p | sha256sum`
+  retag-big      wheelfix retag --torch 2.10.0 of that wheel (default: members copied
+                 as stored, sizes checked against RECORD) and with --verify (every
+                 member inflated and hashed), vs `cp` of the wheel (one raw copy)
+  inspect-mid    wheelfix inspect of a wheel of 15 mid-size CUDA libraries (0.7-110 MB
+                 each, 579 MB) vs `unzip -p` of those members (one inflate)
+  check-mid      wheelfix check of that wheel against the shipped torch 2.10.0 index
+                 vs the nm way: extract the libraries, then `nm -D` them (and `nm -D`
+                 alone on the extracted files)
+  check-big      the same on the wheel holding libcublasLt.so.13
+  check-index    check of the sample sgl_kernel wheel against an index of the
+                 torch-2.10.0 stand-in (target: under 50 ms), vs the same against
+                 the stand-in tree, vs `true` (process start-up)
+  check-real-index  the sample wheel against data/torch-index/torch-2.10.0+cu128.index.gz
+                 (the shipped index of the real torch 2.10.0: 111k symbols)
+  check-real-wheel  the sample wheel against a real torch wheel (~900 MB; --torch-wheel,
+                 default ~/.cache/wheelfix-torch/torch-2.10.0*.whl, see
+                 data/torch-index/README.md) vs `unzip -p` of exactly the libraries
+                 check inflates, vs check against the same torch unpacked
+                 (default set: all but check-real-wheel, which runs when that wheel exists)
+`--prepare` only builds the benchmark wheels into the cache.
 """
 import argparse
 import hashlib
@@ -97,6 +117,116 @@ def extracted_member(cache, wheel, member):
     return out
 
 
+# Mid-size CUDA libraries for the "many mid-size members" wheel (those present are used).
+MID_LIBRARIES = [
+    "libcublas.so.13", "libnvJitLink.so.13", "libnvrtc.so.13", "libnvvm.so.4", "libcusolverMg.so.12",
+    "libcudnn_ops.so.9", "libcudnn_heuristic.so.9", "libcudnn_engines_runtime_compiled.so.9",
+    "libcudnn_graph.so.9", "libcudnn_cnn.so.9", "libcupti.so.13", "libnvrtc-builtins.so.13.0",
+    "libcufftw.so.12", "libcudart.so.13", "libnvblas.so.13",
+]
+MID_PREFIX = "bench_mid/lib/"
+REAL_INDEX = REPO / "data" / "torch-index" / "torch-2.10.0+cu128.index.gz"
+SAMPLES = REPO / "sample_wheels" / "dist"
+SGL = SAMPLES / "sgl_kernel-0.3.21+cu130-cp310-abi3-manylinux2014_x86_64.whl"
+TORCH_CACHE = Path.home() / ".cache" / "wheelfix-torch"
+
+
+def mid_wheel(cache):
+    path = cache / "bench_mid-13.0-py3-none-manylinux_2_28_x86_64.whl"
+    if not path.exists():
+        libs = [CUDA_LIB / name for name in MID_LIBRARIES if (CUDA_LIB / name).exists()]
+        if len(libs) < 8:
+            sys.exit(f"bench: the mid-size wheel needs at least 8 of {', '.join(MID_LIBRARIES)} in {CUDA_LIB}")
+        print(f"bench: building {path.name} from {len(libs)} libraries (one-time, ~1 min)", file=sys.stderr)
+        write_wheel(path, "bench_mid", "13.0", [(MID_PREFIX + lib.name, lib.read_bytes(), 0o755) for lib in libs])
+    return path
+
+
+def scenario_retag_big(args, wheelfix):
+    wheel = big_wheel(args.cache)
+    out = args.cache / "out"
+    out.mkdir(exist_ok=True)
+    retag = [wheelfix, "retag", str(wheel), "--torch", "2.10.0", "-o", str(out / "retag"), "--overwrite"]
+    return run_scenario("retag-big", [
+        ("cp of the wheel (one raw copy)", ["cp", str(wheel), str(out / "cp.whl")]),
+        ("wheelfix retag --torch 2.10.0", retag),
+        ("wheelfix retag --torch 2.10.0 --verify", retag + ["--verify"]),
+    ], args.runs)
+
+
+def wheelfix_may_find(wheelfix, *args):
+    """argv for a wheelfix run whose exit status 1 (findings) is a success here."""
+    return ["sh", "-c", '"$0" "$@"; [ $? -le 1 ]', wheelfix, *map(str, args)]
+
+
+def scenario_inspect_mid(args, wheelfix):
+    wheel = mid_wheel(args.cache)
+    return run_scenario("inspect-mid", [
+        ("unzip -p of the ELF members (floor: one inflate)",
+         ["sh", "-c", f"unzip -p '{wheel}' '{MID_PREFIX}*' > /dev/null"]),
+        ("wheelfix inspect", [wheelfix, "inspect", str(wheel)]),
+        ("wheelfix inspect --json", [wheelfix, "inspect", "--json", str(wheel)]),
+    ], args.runs)
+
+
+def scenario_check_nm(name, args, wheelfix, wheel, pattern):
+    """check of `wheel` against the shipped real torch index, beside the nm way:
+    extract the libraries (`pattern`), `nm -D` them."""
+    out = args.cache / "out" / name
+    extract = f"rm -rf '{out}' && mkdir -p '{out}' && unzip -qo '{wheel}' '{pattern}' -d '{out}'"
+    return run_scenario(name, [
+        ("extract + nm -D (the nm way)", ["sh", "-c", f"{extract} && nm -D '{out}'/{pattern} > /dev/null"]),
+        ("nm -D of the extracted files", ["sh", "-c", f"nm -D '{out}'/{pattern} > /dev/null"]),
+        ("wheelfix check --torch torch-2.10.0+cu128.index.gz", wheelfix_may_find(wheelfix, "check", wheel,
+                                                                                   "--torch", REAL_INDEX)),
+    ], args.runs)
+
+
+def scenario_check_index(args, wheelfix):
+    index = args.cache / "out" / "standin-2.10.0.idx"
+    index.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([wheelfix, "index", str(SAMPLES / "torch-2.10.0" / "torch"), "-o", str(index), "--overwrite"],
+                   check=True, capture_output=True)
+    return run_scenario("check-index", [
+        ("true (process start-up)", ["true"]),
+        ("check --torch standin.idx", wheelfix_may_find(wheelfix, "check", SGL, "--torch", index)),
+        ("check --torch standin tree",
+         wheelfix_may_find(wheelfix, "check", SGL, "--torch", SAMPLES / "torch-2.10.0" / "torch")),
+    ], args.runs)
+
+
+def scenario_check_real_index(args, wheelfix):
+    return run_scenario("check-real-index", [
+        ("true (process start-up)", ["true"]),
+        ("check --torch torch-2.10.0+cu128.index.gz", wheelfix_may_find(wheelfix, "check", SGL, "--torch", REAL_INDEX)),
+    ], args.runs)
+
+
+def torch_wheel_for(args):
+    return args.torch_wheel or next(iter(sorted(TORCH_CACHE.glob("torch-2.10.0*.whl"))), None)
+
+
+def scenario_check_real_wheel(args, wheelfix):
+    torch_wheel = torch_wheel_for(args)
+    if torch_wheel is None:
+        sys.exit("bench: no torch wheel; pass --torch-wheel (see data/torch-index/README.md)")
+    # The members `check -v` reports it inflated (one "wheelfix:   MEMBER ..." line each).
+    proc = subprocess.run([wheelfix, "-v", "check", str(SGL), "--torch", str(torch_wheel)], capture_output=True, text=True)
+    members = [line.split()[1] for line in proc.stderr.splitlines() if line.startswith("wheelfix:   ")]
+    if not members:
+        sys.exit(f"bench: check -v did not report what it read:\n{proc.stderr}")
+    tree = args.cache / "out" / "torch-tree"
+    if not (tree / "torch" / "version.py").exists():
+        with zipfile.ZipFile(torch_wheel) as wheel:
+            for member in members + ["torch/version.py"]:
+                wheel.extract(member, tree)
+    return run_scenario("check-real-wheel", [
+        ("unzip -p (same libraries)", ["sh", "-c", f"unzip -p '{torch_wheel}' {' '.join(members)} > /dev/null"]),
+        ("check --torch WHEEL", wheelfix_may_find(wheelfix, "check", SGL, "--torch", torch_wheel)),
+        ("check --torch unpacked tree", wheelfix_may_find(wheelfix, "check", SGL, "--torch", tree / "torch")),
+    ], args.runs)
+
+
 # One inflate of one member through zlib itself, in 1 MiB reads: the same inflate
 # code wheelfix uses, so the ratio shows what wheelfix adds on top of it.
 ZLIB_INFLATE = """
@@ -135,12 +265,22 @@ def run_scenario(name, commands, runs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("scenarios", nargs="*", default=["inspect-big", "inspect-small", "relink-big"])
+    ap.add_argument("scenarios", nargs="*", default=["inspect-big", "inspect-small", "relink-big", "retag-big"])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "wheelfix-bench")
     ap.add_argument("--build", type=Path, default=REPO / "build")
+    ap.add_argument("--torch-wheel", type=Path, default=None, help="a torch 2.10.0 wheel for check-real-wheel")
+    ap.add_argument("--prepare", action="store_true", help="only build the benchmark wheels into the cache")
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
+    if args.prepare:
+        for build in (big_wheel, small_wheel, mid_wheel):
+            print(build(args.cache))
+        return
+    if args.scenarios == ap.get_default("scenarios"):
+        args.scenarios = args.scenarios + ["inspect-mid", "check-mid", "check-big", "check-index", "check-real-index"]
+        if torch_wheel_for(args):
+            args.scenarios.append("check-real-wheel")
     wheelfix = str(args.build / "wheelfix")
     lief = str(args.build / "tests" / "elf_dump_lief")
 
@@ -169,10 +309,10 @@ def main():
                   str(out / "auditwheel-way.whl")]),
                 ("floor: unzip -p member | sha256sum", ["sh", "-c", f"unzip -p '{wheel}' '{member}' | sha256sum"]),
                 ("wheelfix relink (RUNPATH grows)", [wheelfix, "relink", str(wheel), "-o", str(out / "grow"),
-                                                     "--set-rpath", long_rpath]),
+                                                     "--set-rpath", long_rpath, "--overwrite"]),
                 # the member's RUNPATH is "$ORIGIN": a new value of the same length fits in place
                 ("wheelfix relink (in place)", [wheelfix, "relink", str(wheel), "-o", str(out / "inplace"),
-                                                "--set-rpath", "/nv/lib"]),
+                                                "--set-rpath", "/nv/lib", "--overwrite"]),
             ], args.runs)
         elif scenario == "inspect-small":
             wheel = small_wheel(args.cache)
@@ -181,6 +321,20 @@ def main():
                 ("unzip -t", ["unzip", "-tqq", str(wheel)]),
                 ("wheelfix inspect", [wheelfix, "inspect", str(wheel)]),
             ], args.runs)
+        elif scenario == "retag-big":
+            rows += scenario_retag_big(args, wheelfix)
+        elif scenario == "inspect-mid":
+            rows += scenario_inspect_mid(args, wheelfix)
+        elif scenario == "check-mid":
+            rows += scenario_check_nm(scenario, args, wheelfix, mid_wheel(args.cache), MID_PREFIX + "*")
+        elif scenario == "check-big":
+            rows += scenario_check_nm(scenario, args, wheelfix, big_wheel(args.cache), "bench_cublaslt/lib/*")
+        elif scenario == "check-index":
+            rows += scenario_check_index(args, wheelfix)
+        elif scenario == "check-real-index":
+            rows += scenario_check_real_index(args, wheelfix)
+        elif scenario == "check-real-wheel":
+            rows += scenario_check_real_wheel(args, wheelfix)
         else:
             sys.exit(f"bench: unknown scenario {scenario}")
 

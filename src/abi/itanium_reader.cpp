@@ -11,6 +11,7 @@
 #include "itanium_reader.hpp"
 #include "itanium_nodes.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <utility>
@@ -24,6 +25,17 @@ struct ParseFailure {};
 [[noreturn]] void fail() { throw ParseFailure{}; }
 
 constexpr int kMaxDepth = 256;
+
+// What a compiler puts in a <source-name>: identifier characters ('$' and '.' from
+// GCC's clones and some ABIs, UTF-8 for extended identifiers). Anything else — a
+// space, a control character, a newline a hostile symbol could carry into `check`
+// output — is not a name we read.
+bool is_identifier(std::string_view name) {
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        auto byte = static_cast<unsigned char>(c);
+        return std::isalnum(byte) || c == '_' || c == '$' || c == '.' || byte >= 0x80;
+    });
+}
 
 class Reader {
 public:
@@ -251,6 +263,7 @@ private:
         if (length == 0 || pos_ + length > in_.size()) fail();
         std::string name(in_.substr(pos_, length));
         pos_ += length;
+        if (!is_identifier(name)) fail();
         if (name.starts_with("_GLOBAL__N")) name = "(anonymous namespace)";
         Node node = plain(name);
         node.simple_name = name;

@@ -25,6 +25,7 @@
 #include "symbol_index_internal.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/output_file.hpp"
 
 #include <zlib.h>
 
@@ -301,25 +302,9 @@ private:
 
 void save_index(const SymbolIndex& index, const fs::path& destination) {
     const std::string bytes = gzip(index_text(index));
-    fs::path temporary = destination;
-    temporary += ".wheelfix-tmp";
-    {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError(destination.string(), "cannot write (directory missing or not writable)");
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        out.close();
-        if (!out) {
-            std::error_code ignored;
-            fs::remove(temporary, ignored);
-            throw InputError(destination.string(), "write failed");
-        }
-    }
-    std::error_code error;
-    fs::rename(temporary, destination, error);
-    if (error) {
-        fs::remove(temporary, error);
-        throw InputError(destination.string(), "cannot move the index into place");
-    }
+    OutputFile output(destination);  // a hidden temporary beside it, renamed when complete
+    output.write({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+    output.commit();
 }
 
 SymbolIndex load_index_file(const fs::path& index_file, const IndexOptions& options) {

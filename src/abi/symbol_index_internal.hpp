@@ -7,8 +7,6 @@
 // - read_libraries() applies IndexOptions to a list of candidate libraries that are
 //   read only on demand: glob filter first, then, with roots, a breadth-first walk
 //   through NEEDED by file name or SONAME, reading each candidate at most once.
-// - SparseImage is an anonymous, zero-filled, lazily backed
-//   mapping of a given size (only written pages use memory).
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
@@ -41,20 +39,5 @@ std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candida
 
 // Keeps only what IndexOptions allows of an index already in memory (index files).
 void apply_options(SymbolIndex& index, const IndexOptions& options);
-
-class SparseImage {
-public:
-    explicit SparseImage(std::uint64_t size);  // std::bad_alloc when the address space is short
-    SparseImage(SparseImage&& other) noexcept;
-    SparseImage(const SparseImage&) = delete;
-    SparseImage& operator=(const SparseImage&) = delete;
-    ~SparseImage();
-    std::uint8_t* data() { return data_; }
-    std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
-
-private:
-    std::uint8_t* data_ = nullptr;
-    std::size_t size_ = 0;
-};
 
 }  // namespace wheelfix::abi::detail

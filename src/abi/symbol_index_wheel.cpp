@@ -2,9 +2,12 @@
 // members under torch/lib/ (or, in a wheel without torch/lib/, every member named
 // like a shared library); the version comes from torch/version.py. Each library
 // member is inflated once, streaming, through a StreamedElf that keeps only the
-// byte ranges of its dynamic tables (streamed_elf.hpp); members are read one at a
-// time, so memory peaks at the largest kept set, not at any library's size.
-#include "streamed_elf.hpp"
+// byte ranges of its dynamic tables (elf/streamed_elf.hpp;
+// a layout that needs more is read again); members are read one at a time, so memory peaks at the
+// largest kept set, not at any library's size.
+#include "symbol_index_internal.hpp"
+
+#include "wheelfix/elf/streamed_elf.hpp"
 
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/zip/archive.hpp"
@@ -54,18 +57,22 @@ void record(WheelReadStats* stats, const zip::Member& member, std::uint64_t kept
     if (stats != nullptr) stats->members.push_back({member.name, member.size, kept});
 }
 
-// Inflates one member once; returns its exports (empty library when it is not ELF).
+// Inflates one member once (again only when its layout needs it); returns its
+// exports (empty library when it is not ELF).
 LibraryExports read_member(const zip::Archive& archive, const zip::Member& member, WheelReadStats* stats) {
     const std::string where = archive.path().string();
+    auto restream = [&](const std::function<void(std::span<const std::uint8_t>)>& sink) {
+        archive.stream(member, sink, kChunk);
+    };
     try {
-        detail::StreamedElf streamed(member.size);
-        archive.stream(member, [&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); }, kChunk);
+        elf::StreamedElf streamed(member.size, elf::StreamedElf::Needs::dynamic_linking);
+        restream([&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); });
         record(stats, member, streamed.kept_bytes());
         if (!streamed.is_elf()) return LibraryExports{base_name(member.name), {}, {}, {}};
-        streamed.check_kept();
-        const elf::ElfFile elf = elf::ElfFile::parse(streamed.image());
-        streamed.check_symbols(elf);
-        return exports_of(base_name(member.name), elf);
+        return elf::read_streamed(streamed, restream, {},
+                                  [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
+                                      return exports_of(base_name(member.name), elf::ElfFile::parse(image, present));
+                                  });
     } catch (const elf::ElfError& error) {
         throw InputError(where, member.name + ": " + error.what());
     }

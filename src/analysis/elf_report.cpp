@@ -110,7 +110,7 @@ std::vector<cuda::FatbinEntry> fatbin_entries(const elf::ElfFile& elf) {
     std::vector<cuda::FatbinEntry> entries;
     for (const auto& section : elf.sections()) {
         if (section.name != ".nv_fatbin" || section.type == SHT_NOBITS) continue;
-        auto found = cuda::parse_fatbin_section(elf.section_bytes(section));
+        auto found = cuda::parse_fatbin_section(elf.section_image(section), elf.present(), section.offset);
         entries.insert(entries.end(), found.begin(), found.end());
     }
     return entries;
@@ -190,11 +190,12 @@ SearchPathEntry classify_search_path(std::string path, std::optional<int> direct
     return entry;
 }
 
-ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std::optional<int> directory_depth) {
+ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std::optional<int> directory_depth,
+                      const ByteRanges* present) {
     ElfReport report;
     report.name = std::move(name);
     report.size = bytes.size();
-    auto elf = elf::ElfFile::parse(bytes);
+    auto elf = elf::ElfFile::parse(bytes, present);
     report.elf_class = elf.elf_class() == elf::Class::elf64 ? "ELF64" : "ELF32";
     report.endian = elf.endian() == elf::Endian::little ? "little" : "big";
     report.machine = policy::platform_arch(elf);

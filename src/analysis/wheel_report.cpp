@@ -1,9 +1,15 @@
 // inspect_wheel / inspect_file: assemble reports from one read of the input.
+// inspect_wheel streams the ELF members (elf/streamed_elf.hpp with
+// cuda/fatbin_scan.hpp riding along): memory follows what the reports read, not
+// the size of the members.
 #include "wheelfix/analysis/wheel_report.hpp"
 
+#include "wheelfix/cuda/fatbin_scan.hpp"
+#include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/wheel/scan_streaming.hpp"
 #include "wheelfix/wheel/version.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 
@@ -14,9 +20,9 @@ namespace wheelfix::analysis {
 namespace {
 
 ElfReport analyze_or_throw(const std::string& file, std::string name, std::span<const std::uint8_t> bytes,
-                           std::optional<int> depth) {
+                           std::optional<int> depth, const ByteRanges* present = nullptr) {
     try {
-        return analyze_elf(std::move(name), bytes, depth);
+        return analyze_elf(std::move(name), bytes, depth, present);
     } catch (const elf::ElfError& error) {
         throw InputError(file, std::string("invalid ELF: ") + error.what());
     } catch (const cuda::FatbinError& error) {
@@ -29,8 +35,28 @@ std::string local_segment(const std::string& version_text) {
     return plus == std::string::npos ? std::string() : version_text.substr(plus + 1);
 }
 
+// Whether a host binary (a library or executable of a known machine: cubins and
+// other device code are "EM_<n>" and object files are not loaded) can be loaded on
+// a platform tag's architecture: same machine and the class the architecture's
+// Python runs (an i686 or x32 library in an x86_64 wheel cannot be).
+bool loadable_on(const ElfReport& elf, const std::string& arch) {
+    if (elf.type == "REL" || elf.machine.starts_with("EM_")) return true;  // not ours to judge
+    const bool arm32 = arch.starts_with("armv");
+    const bool wants64 = !(arm32 || arch == "i686" || arch == "i386" || arch == "ppc" || arch == "s390" ||
+                           arch == "riscv32" || arch == "mips" || arch == "mipsel");
+    return (arm32 ? elf.machine == "arm" : elf.machine == arch) && (elf.elf_class == "ELF64") == wants64;
+}
+
+// The first member the architecture cannot load, or nullptr.
+const ElfReport* foreign_binary(const WheelReport& report, const std::string& arch) {
+    for (const auto& elf : report.elves)
+        if (!loadable_on(elf, arch)) return &elf;
+    return nullptr;
+}
+
 // Lowest tag every member fits, for the wheel's architecture: the member needs
-// combined, then one policy lookup.
+// combined, then one policy lookup. A claim whose architecture cannot load one of
+// the binaries lies whatever the symbol versions say.
 void judge_platform(WheelReport& report, const std::vector<std::string>& platform_tags) {
     std::string arch;
     for (const auto& elf : report.elves) {
@@ -42,7 +68,7 @@ void judge_platform(WheelReport& report, const std::vector<std::string>& platfor
 
     for (const auto& text : platform_tags) {
         auto tag = policy::parse_platform_tag(text);
-        PlatformClaim claim{text, {}, false, {}};
+        PlatformClaim claim{text, {}, false, {}, {}};
         if (tag.kind == policy::PlatformTag::Kind::manylinux) {
             claim.glibc_floor = std::to_string(tag.major) + "." + std::to_string(tag.minor);
             for (const auto& row : policy::manylinux_policy()) {
@@ -59,6 +85,10 @@ void judge_platform(WheelReport& report, const std::vector<std::string>& platfor
         } else if (tag.kind == policy::PlatformTag::Kind::musllinux && !report.needs.musl.empty() &&
                    policy::compare_dotted(report.needs.musl, std::to_string(tag.major) + "." + std::to_string(tag.minor)) > 0) {
             claim.violation = "musl " + report.needs.musl + " (64-bit time_t)";
+        }
+        if (const ElfReport* foreign = tag.arch.empty() ? nullptr : foreign_binary(report, tag.arch)) {
+            claim.foreign_binary = foreign->name;  // "i686 (pkg/lib32.so is ELF32 i686)"
+            claim.violation = foreign->machine + " (" + foreign->name + " is " + foreign->elf_class + " " + foreign->machine + ")";
         }
         claim.lies = !claim.violation.empty();
         report.platform_claims.push_back(std::move(claim));
@@ -106,12 +136,36 @@ ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, s
     return analyze_or_throw(wheel.archive().path().string() + ": " + member, member, image, wheel::directory_depth(member));
 }
 
+namespace {
+
+void add_fatbin_scanner(elf::StreamedElf& streamed) { streamed.stream().add(std::make_unique<cuda::FatbinScanner>()); }
+
+// The stream one ELF member goes through; its report is added when the member ends
+// (read again only when its layout needs it: elf::read_streamed).
+wheel::ElfStream stream_member(const wheel::Wheel& wheel, const zip::Member& member, std::vector<ElfReport>& elves) {
+    auto streamed = std::make_shared<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::inspection);
+    add_fatbin_scanner(*streamed);
+    auto finish = [&wheel, &member, &elves, streamed] {
+        auto restream = [&](const std::function<void(std::span<const std::uint8_t>)>& sink) {
+            wheel.archive().stream(member, sink);
+        };
+        elves.push_back(elf::read_streamed(*streamed, restream, add_fatbin_scanner,
+                                           [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
+                                               return analyze_or_throw(wheel.archive().path().string() + ": " + member.name,
+                                                                       member.name, image,
+                                                                       wheel::directory_depth(member.name), present);
+                                           }));
+    };
+    return {[streamed](std::span<const std::uint8_t> chunk) { streamed->consume(chunk); }, finish};
+}
+
+}  // namespace
+
 WheelReport inspect_wheel(const std::filesystem::path& path) {
     auto wheel = wheel::Wheel::open(path);
     std::vector<ElfReport> elves;
-    auto digests = wheel::scan_members(wheel.archive(), [&](const zip::Member& member, std::span<const std::uint8_t> image) {
-        elves.push_back(analyze_member(wheel, member.name, image));
-    });
+    auto digests = wheel::scan_members_streaming(
+        wheel.archive(), [&](const zip::Member& member) { return stream_member(wheel, member, elves); });
     return wheel_report(wheel, digests, std::move(elves));
 }
 

@@ -31,11 +31,31 @@ std::uint64_t read_u64(std::span<const std::uint8_t> b, std::size_t at) {
            (static_cast<std::uint64_t>(read_u32(b, at + 4)) << 32);
 }
 
-bool all_zero(std::span<const std::uint8_t> b) {
-    for (std::uint8_t byte : b)
-        if (byte != 0) return false;
-    return true;
-}
+// The section being walked: reads of a partial image (util/byte_ranges.hpp) first
+// require their bytes present; `file_offset` is where the section starts in it.
+struct Walk {
+    std::span<const std::uint8_t> section;
+    const ByteRanges* present = nullptr;
+    std::uint64_t file_offset = 0;
+
+    void require(std::uint64_t at, std::uint64_t size) const {
+        require_present(present, file_offset + at, file_offset + at + size);
+    }
+    // The first non-zero byte in [at, end), or `end`; the zeros and that byte are
+    // read. Over a partial image the scan stops at the first byte not present and
+    // names a small range from there as missing.
+    std::uint64_t skip_zeros(std::uint64_t at, std::uint64_t end) const {
+        std::uint64_t limit = end;
+        if (present != nullptr) limit = present->first_gap(file_offset + at, file_offset + end).first - file_offset;
+        std::uint64_t next = at;
+        while (next < limit && section[next] == 0) ++next;
+        if (next == limit && limit < end) {
+            const std::uint64_t missing = file_offset + limit;
+            throw BytesNotKept(missing, missing + std::min<std::uint64_t>(64, end - limit));
+        }
+        return next;
+    }
+};
 
 ArchVariant variant_from_flags(std::uint64_t flags) {
     if (flags & fatbin_flag::arch_specific) return ArchVariant::arch_specific;
@@ -43,18 +63,20 @@ ArchVariant variant_from_flags(std::uint64_t flags) {
     return ArchVariant::plain;
 }
 
-// One entry whose header starts at `at` inside `container` (which starts at
-// section offset `base`). Returns the entry; its header and payload sizes are
-// known to fit in `container` from `at` on.
-FatbinEntry read_entry(std::span<const std::uint8_t> container, std::size_t at, std::uint64_t base) {
-    const std::uint64_t left = container.size() - at;
+// One entry whose header starts at section offset `at` inside the container
+// payload that ends at `end`. Returns the entry; its header and payload sizes are
+// known to fit before `end`.
+FatbinEntry read_entry(const Walk& walk, std::uint64_t at, std::uint64_t end) {
+    const std::uint64_t left = end - at;
     if (left < 16)
-        throw FatbinError(fmt::format("fatbin entry header at offset {} truncated", base + at));
+        throw FatbinError(fmt::format("fatbin entry header at offset {} truncated", at));
+    const auto section = walk.section;
+    walk.require(at, 16);
     FatbinEntry e;
-    e.kind = static_cast<EntryKind>(read_u16(container, at));
-    e.header_size = read_u32(container, at + 4);
-    e.payload_size = read_u64(container, at + 8);
-    e.offset = base + at;
+    e.kind = static_cast<EntryKind>(read_u16(section, at));
+    e.header_size = read_u32(section, at + 4);
+    e.payload_size = read_u64(section, at + 8);
+    e.offset = at;
     if (e.header_size < entry_header_min)
         throw FatbinError(fmt::format("fatbin entry at offset {} has header size {} (at least {} needed)",
                                       e.offset, e.header_size, entry_header_min));
@@ -64,35 +86,37 @@ FatbinEntry read_entry(std::span<const std::uint8_t> container, std::size_t at, 
     if (e.payload_size > left - e.header_size)
         throw FatbinError(fmt::format("fatbin entry at offset {}: payload size {} past the container end",
                                       e.offset, e.payload_size));
-    e.version_minor = read_u16(container, at + 24);
-    e.version_major = read_u16(container, at + 26);
-    e.sm = read_u32(container, at + 28);
-    e.flags = read_u64(container, at + 40);
+    walk.require(at + 24, entry_header_min - 24);
+    e.version_minor = read_u16(section, at + 24);
+    e.version_major = read_u16(section, at + 26);
+    e.sm = read_u32(section, at + 28);
+    e.flags = read_u64(section, at + 40);
     e.variant = variant_from_flags(e.flags);
     e.compressed = (e.flags & (fatbin_flag::compressed_lz4 | fatbin_flag::compressed_zstd)) != 0;
     e.uncompressed_size = e.payload_size;
-    if (e.compressed && e.header_size >= uncompressed_size_end)
-        e.uncompressed_size = read_u64(container, at + 56);
+    if (e.compressed && e.header_size >= uncompressed_size_end) {
+        walk.require(at + 56, 8);
+        e.uncompressed_size = read_u64(section, at + 56);
+    }
     return e;
 }
 
-// The entries filling one container's payload; trailing zero padding is allowed.
-void read_entries(std::span<const std::uint8_t> payload, std::uint64_t base,
-                  std::vector<FatbinEntry>& out) {
-    std::size_t at = 0;
-    while (at < payload.size() && !all_zero(payload.subspan(at))) {
-        FatbinEntry e = read_entry(payload, at, base);
-        at += static_cast<std::size_t>(e.header_size + e.payload_size);
+// The entries filling one container's payload [at, end); trailing zero padding is allowed.
+void read_entries(const Walk& walk, std::uint64_t at, std::uint64_t end, std::vector<FatbinEntry>& out) {
+    while (at < end && walk.skip_zeros(at, end) < end) {
+        FatbinEntry e = read_entry(walk, at, end);
+        at += e.header_size + e.payload_size;
         out.push_back(e);
     }
 }
 
-// Reads the container at `at`; returns the offset just past it.
-std::size_t read_container(std::span<const std::uint8_t> bytes, std::size_t at,
-                           std::vector<FatbinEntry>& out) {
+// Reads the container at section offset `at`; returns the offset just past it.
+std::uint64_t read_container(const Walk& walk, std::uint64_t at, std::vector<FatbinEntry>& out) {
+    const auto bytes = walk.section;
     const std::uint64_t left = bytes.size() - at;
     if (left < container_header_min)
         throw FatbinError(fmt::format("fatbin container header at offset {} truncated", at));
+    walk.require(at, container_header_min);
     const std::uint32_t magic = read_u32(bytes, at);
     if (magic != fatbin_magic)
         throw FatbinError(fmt::format("bad fatbin magic 0x{:08X} at offset {}", magic, at));
@@ -103,14 +127,9 @@ std::size_t read_container(std::span<const std::uint8_t> bytes, std::size_t at,
     if (payload_size > left - header_size)
         throw FatbinError(fmt::format("fatbin container at offset {}: payload size {} past the section end",
                                       at, payload_size));
-    const std::size_t payload_at = at + static_cast<std::size_t>(header_size);
-    read_entries(bytes.subspan(payload_at, static_cast<std::size_t>(payload_size)), payload_at, out);
-    return payload_at + static_cast<std::size_t>(payload_size);
-}
-
-std::size_t skip_zeros(std::span<const std::uint8_t> bytes, std::size_t at) {
-    while (at < bytes.size() && bytes[at] == 0) ++at;
-    return at;
+    const std::uint64_t payload_at = at + header_size;
+    read_entries(walk, payload_at, payload_at + payload_size, out);
+    return payload_at + payload_size;
 }
 
 const char* arch_prefix(EntryKind kind) {
@@ -163,11 +182,17 @@ const char* FatbinEntry::kind_name() const {
 }
 
 std::vector<FatbinEntry> parse_fatbin_section(std::span<const std::uint8_t> bytes) {
+    return parse_fatbin_section(bytes, nullptr, 0);
+}
+
+std::vector<FatbinEntry> parse_fatbin_section(std::span<const std::uint8_t> bytes, const ByteRanges* present,
+                                              std::uint64_t file_offset) {
+    const Walk walk{bytes, present, file_offset};
     std::vector<FatbinEntry> entries;
-    std::size_t at = skip_zeros(bytes, 0);
+    std::uint64_t at = walk.skip_zeros(0, bytes.size());
     while (at < bytes.size()) {
-        at = read_container(bytes, at, entries);
-        at = skip_zeros(bytes, at);
+        at = read_container(walk, at, entries);
+        at = walk.skip_zeros(at, bytes.size());
     }
     return entries;
 }

@@ -85,10 +85,19 @@ std::string new_metadata(const wheel::Wheel& wheel, const RetagOptions& options,
     return pinned.text;
 }
 
+// METADATA's Version parsed; an invalid one is an InputError naming the wheel.
+wheel::Version metadata_version_of(const wheel::Wheel& wheel) {
+    try {
+        return wheel::Version::parse(wheel.metadata_version());
+    } catch (const InputError& error) {
+        throw InputError(wheel.archive().path().string(), "METADATA Version: " + error.problem());
+    }
+}
+
 }  // namespace
 
 void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version) {
-    auto metadata = wheel::Version::parse(wheel.metadata_version());
+    auto metadata = metadata_version_of(wheel);
     const auto& file_name = wheel.filename().version;
     auto directory = dist_info_version(wheel);
     if (fix_version || (same_version(file_name, metadata) && same_version(directory, metadata))) return;
@@ -101,7 +110,7 @@ void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version) {
 
 RetagPlan plan_retag(const wheel::Wheel& wheel, const RetagOptions& options, const std::filesystem::path& out_dir) {
     require_agreeing_versions(wheel, options.fix_version);
-    auto metadata_version = wheel::Version::parse(wheel.metadata_version());
+    auto metadata_version = metadata_version_of(wheel);
     auto version = wheel::retag_version(metadata_version, options.request);
     auto file_name = new_file_name(wheel, version, options.platform);
 
@@ -125,6 +134,14 @@ RetagPlan plan_retag(const wheel::Wheel& wheel, const RetagOptions& options, con
 void refuse_output_over_input(const wheel::Wheel& wheel, const std::filesystem::path& output) {
     if (same_file(wheel.archive().path(), output))
         throw InputError(output.string(), "output would overwrite the input wheel; choose another -o directory");
+}
+
+std::vector<wheel::MemberDigest> retag_digests(const wheel::Wheel& wheel, bool verify) {
+    if (verify) return wheel::scan_members(wheel.archive());
+    const auto& dist_info = wheel.dist_info();
+    return wheel::scan_sizes(wheel.archive(), [&](const zip::Member& member) {
+        return member.name == dist_info + "/METADATA" || member.name == dist_info + "/WHEEL";
+    });
 }
 
 RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,

@@ -5,7 +5,6 @@
 #include "wheelfix/util/sha256.hpp"
 
 #include <algorithm>
-#include <thread>
 
 namespace wheelfix::wheel {
 
@@ -35,19 +34,17 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
     return digest;
 }
 
-// The member is kept whole anyway, so its SHA-256 runs on a second thread while
-// `on_indexed` parses and plans on this one (both only read the bytes): on a 541 MB
-// library that hides the hash behind the ELF work instead of adding to the inflate.
+// The member is kept whole anyway, so inflate_indexed hashes it on a second
+// thread that follows the inflate (zip/inflate_index.hpp): on a 541 MB library
+// the SHA-256 is done when the last byte is inflated, before `on_indexed` runs.
 MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member, const IndexedSink& on_indexed) {
     MemberDigest digest;
     digest.member = &member;
-    auto inflated = zip::inflate_indexed(archive, member, [](std::span<const std::uint8_t>) {}, /*keep=*/true);
+    auto inflated = zip::inflate_indexed(archive, member, {}, zip::InflateOptions{.keep = true, .sha256 = true});
     digest.size = inflated.size;
+    digest.sha256 = *inflated.sha256;
     digest.is_elf = !member.is_symlink && elf::is_elf(inflated.data);
-    {
-        std::jthread hashing([&] { digest.sha256 = sha256(inflated.data); });
-        on_indexed(member, inflated);
-    }
+    on_indexed(member, inflated);
     return digest;
 }
 
@@ -61,6 +58,24 @@ std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSin
     for (const auto& member : archive.members()) {
         if (member.is_directory) continue;
         digests.push_back(scan_one(archive, member, on_elf));
+    }
+    return digests;
+}
+
+std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it) {
+    std::vector<MemberDigest> digests;
+    digests.reserve(archive.members().size());
+    for (const auto& member : archive.members()) {
+        if (member.is_directory) continue;
+        if (hash_it(member)) {
+            digests.push_back(scan_one(archive, member, {}));
+            continue;
+        }
+        MemberDigest sized;
+        sized.member = &member;
+        sized.size = member.size;
+        sized.hashed = false;
+        digests.push_back(sized);
     }
     return digests;
 }

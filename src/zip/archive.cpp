@@ -15,21 +15,33 @@
 //   space, the raw central directory is scanned (bounds-checked) for NUL bytes.
 // Every failure becomes InputError(<archive path>, "<one line>").
 //
+// Raw (compressed) bytes do not go through libzip: its layered sources read the
+// file into a buffer of their own and copy it again into ours. open_raw() reads
+// them with pread from where the member's stored bytes begin (the central
+// directory and local headers walked once per archive, stored_offsets.hpp), on a
+// descriptor of our own opened with the archive.
+//
 // Before anything is inflated, open() also applies the inflate limits (a zip bomb
 // is refused from its central directory, never discovered by running out of
 // memory or disk: a member cannot deliver more than its declared size), and reads
 // each symlink entry's target to refuse one that leaves the archive.
 #include "wheelfix/zip/archive.hpp"
 
+#include "stored_offsets.hpp"
 #include "wheelfix/util/error.hpp"
 
 #include <zip.h>
+#include <zlib.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -42,9 +54,12 @@ namespace wheelfix::zip {
 struct Archive::Handle {
     zip_t* archive = nullptr;
     std::map<std::string, std::size_t, std::less<>> position_by_name;  // index into members_
+    int fd = -1;                                       // the same file, for pread of raw bytes
+    std::optional<std::vector<std::uint64_t>> data_offsets;  // per member; found on the first open_raw
 
     ~Handle() {
         if (archive) zip_discard(archive);
+        if (fd >= 0) ::close(fd);
     }
 };
 
@@ -419,13 +434,26 @@ auto append_to(std::vector<std::uint8_t>& bytes) {
 // ---- raw reader -------------------------------------------------------------------
 
 struct RawReader::State {
-    State(const std::filesystem::path& path, zip_t* archive, const Member& member)
-        : path(path), member(member), file(path, archive, member, ZIP_FL_COMPRESSED) {}
-
     std::filesystem::path path;  // copies: the reader may outlive a moved-from Archive object
     Member member;
-    OpenMember file;
+    int fd = -1;                 // the Archive's; valid while it lives
+    std::uint64_t data_offset = 0;
     std::uint64_t position = 0;
+    std::uint32_t crc = 0;       // of a stored member's bytes so far (they are its content)
+
+    [[noreturn]] void fail_member(const std::string& problem) const { fail(path, member_problem(member.name, problem)); }
+
+    // Exactly `buffer.size()` bytes from `offset`, or InputError.
+    void read_fully(std::span<std::uint8_t> buffer, std::uint64_t offset) const {
+        while (!buffer.empty()) {
+            ssize_t got = ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(offset));
+            if (got < 0 && errno == EINTR) continue;
+            if (got < 0) fail_member(std::string("cannot read (") + std::strerror(errno) + ")");
+            if (got == 0) fail_member("truncated (the file ends inside its stored bytes)");
+            buffer = buffer.subspan(static_cast<std::size_t>(got));
+            offset += static_cast<std::uint64_t>(got);
+        }
+    }
 };
 
 RawReader::RawReader(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -437,16 +465,15 @@ std::uint64_t RawReader::position() const { return state_->position; }
 
 std::size_t RawReader::read(std::span<std::uint8_t> buffer) {
     auto& s = *state_;
-    std::uint64_t expected = s.member.compressed_size;
-    std::size_t got = s.file.read(s.path, s.member, buffer);
-    s.position += got;
-    if (s.position > expected)
-        fail(s.path, member_problem(s.member.name, "size mismatch (more than the " + std::to_string(expected) +
-                                                       " compressed bytes the central directory says)"));
-    if (got == 0 && !buffer.empty() && s.position != expected)
-        fail(s.path, member_problem(s.member.name, "size mismatch (central directory says " + std::to_string(expected) +
-                                                       " compressed bytes, read " + std::to_string(s.position) + ")"));
-    return got;
+    auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), s.member.compressed_size - s.position));
+    if (want == 0) return 0;
+    s.read_fully(buffer.first(want), s.data_offset + s.position);
+    s.position += want;
+    if (s.member.method == Method::stored) {
+        s.crc = static_cast<std::uint32_t>(crc32_z(s.crc, buffer.data(), want));
+        if (s.position == s.member.compressed_size && s.crc != s.member.crc32) s.fail_member("CRC mismatch");
+    }
+    return want;
 }
 
 // ---- public interface -----------------------------------------------------------
@@ -461,6 +488,8 @@ InflateLimits inflate_limits_from_environment() {
 std::optional<std::string> unsafe_name_reason(std::string_view name) {
     if (name.empty()) return "empty name";
     if (name.find('\0') != std::string_view::npos) return "NUL byte";
+    if (std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+        return "control character";  // a newline or terminal escape would reach messages and listings
     if (name.find('\\') != std::string_view::npos) return "backslash";
     if (name.front() == '/') return "absolute path";
     if (name.size() >= 2 && name[1] == ':' && std::isalpha(static_cast<unsigned char>(name[0])))
@@ -495,6 +524,8 @@ Archive Archive::open(const std::filesystem::path& path) {
     }
     reject_nul_in_names(path, result.members_);
     enforce_limits(path, result.members_, inflate_limits_from_environment());
+    result.handle_->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (result.handle_->fd < 0) fail(path, std::strerror(errno));
     for (const auto& member : result.members_) {
         if (!member.is_symlink) continue;
         constexpr std::uint64_t kMaxTarget = 4096;  // PATH_MAX
@@ -528,8 +559,37 @@ std::vector<std::uint8_t> Archive::read(const Member& member) const {
     return bytes;
 }
 
+// Where each member's stored bytes begin, from the archive mapped once (nothing is
+// copied: only the central directory and local headers are touched).
+std::uint64_t Archive::data_offset(const Member& member) const {
+    auto position = static_cast<std::size_t>(&member - members_.data());
+    if (position >= members_.size()) throw std::invalid_argument("Archive: a member of another archive (" + member.name + ")");
+    if (!handle_->data_offsets) {
+        struct stat info {};
+        if (::fstat(handle_->fd, &info) != 0) fail(path_, std::strerror(errno));
+        auto size = static_cast<std::size_t>(info.st_size);
+        void* mapped = size ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, handle_->fd, 0) : nullptr;
+        if (mapped == MAP_FAILED) fail(path_, std::string("cannot map: ") + std::strerror(errno));
+        struct Unmap {
+            void* at;
+            std::size_t size;
+            ~Unmap() {
+                if (at) ::munmap(at, size);
+            }
+        } unmap{mapped, size};
+        handle_->data_offsets =
+            stored_data_offsets(std::span(static_cast<const std::uint8_t*>(mapped), size), members_, path_);
+    }
+    return (*handle_->data_offsets)[position];
+}
+
 RawReader Archive::open_raw(const Member& member) const {
-    return RawReader(std::make_unique<RawReader::State>(path_, handle_->archive, member));
+    auto state = std::make_unique<RawReader::State>();
+    state->path = path_;
+    state->member = member;
+    state->fd = handle_->fd;
+    state->data_offset = data_offset(member);
+    return RawReader(std::move(state));
 }
 
 std::vector<std::uint8_t> Archive::read_raw(const Member& member) const {

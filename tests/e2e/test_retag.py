@@ -173,14 +173,53 @@ class FixVersionAndRefusals(unittest.TestCase):
             doc = wfx.run_json("retag", renamed, "--torch", "2.10", "-o", tmp / "out2", "--fix-version")
             self.assertEqual(doc["fixed_file_name_version"], "0.3.22+cu130")
 
-    def test_tampered_wheel_is_refused(self):
+    def test_size_changing_tamper_is_refused_by_default(self):
+        """The cheap check (central-directory size against RECORD) catches it without --verify."""
         with wfx.TempDir() as tmp:
             tampered = wfx.rewrite_wheel(wfx.SGL_WHEEL, tmp / wfx.SGL_WHEEL.name,
                                          edit_member=lambda n, d: d + b"#" if n.endswith("__init__.py") else d)
-            proc = retag(tampered, "--torch", "2.10", "-o", tmp / "out", check_status=2)
+            for extra in ([], ["--verify"]):
+                proc = retag(tampered, "--torch", "2.10", "-o", tmp / "out", *extra, check_status=2)
+                self.assertIn("does not match its RECORD", proc.stderr)
+                # by default only the size can tell (the first finding); --verify reports the hash first
+                self.assertIn("__init__.py: size mismatch" if not extra else "__init__.py: sha256 mismatch", proc.stderr)
+                self.assertEqual(len(proc.stderr.splitlines()), 1)
+                self.assertFalse((tmp / "out").exists())
+
+    def test_same_size_tamper_is_refused_with_verify_and_never_laundered_without(self):
+        def same_size(name, data):
+            if not name.endswith("sgl_kernel/__init__.py"):
+                return data
+            return data[:-1] + (b"#" if data[-1:] != b"#" else b"!")
+        with wfx.TempDir() as tmp:
+            tampered = wfx.rewrite_wheel(wfx.SGL_WHEEL, tmp / wfx.SGL_WHEEL.name, edit_member=same_size)
+            self.assertEqual(wfx.run("verify", tampered).returncode, 1)  # the input is really tampered
+            # --verify inflates and hashes every member: refused, nothing written.
+            proc = retag(tampered, "--torch", "2.10", "-o", tmp / "verified", "--verify", check_status=2)
             self.assertIn("does not match its RECORD", proc.stderr)
-            self.assertEqual(len(proc.stderr.splitlines()), 1)
-            self.assertFalse((tmp / "out").exists())
+            self.assertIn("sgl_kernel/__init__.py: sha256 mismatch", proc.stderr)
+            self.assertFalse((tmp / "verified").exists())
+            # Without it the member is copied as stored with its RECORD line as it was
+            # (stale hash): the output still fails `wheelfix verify` and `wheel unpack`.
+            retag(tampered, "--torch", "2.10", "-o", tmp / "out")
+            out = tmp / "out" / RETAGGED
+            proc = wfx.run("verify", out, check_status=1)
+            self.assertIn("sgl_kernel/__init__.py: sha256 mismatch", proc.stdout)
+            line = lambda wheel, dist_info: next(l for l in member_text(wheel, f"{dist_info}/RECORD").splitlines()
+                                                 if l.startswith("sgl_kernel/__init__.py,"))
+            self.assertEqual(line(out, dist_info_of(out)), line(tampered, OLD_DIST_INFO))
+            unpack = subprocess.run([sys.executable, "-m", "wheel", "unpack", "-d", str(tmp / "u"), str(out)],
+                                    capture_output=True, text=True)
+            self.assertNotEqual(unpack.returncode, 0)
+
+    def test_verify_on_a_clean_wheel_writes_the_same_wheel(self):
+        with wfx.TempDir() as tmp:
+            env = dict(os.environ, SOURCE_DATE_EPOCH="315532800")
+            for d, extra in (("a", []), ("b", ["--verify"])):
+                subprocess.run([wfx.WHEELFIX, "retag", str(wfx.SGL_WHEEL), "--torch", "2.10", "-o", str(tmp / d)]
+                               + extra, check=True, env=env, capture_output=True)
+            self.assertEqual((tmp / "a" / RETAGGED).read_bytes(), (tmp / "b" / RETAGGED).read_bytes())
+            wfx.run("verify", tmp / "b" / RETAGGED, check_status=0)
 
     def test_output_over_the_input_is_refused(self):
         with wfx.TempDir() as tmp:

@@ -1,9 +1,7 @@
 // Unit tests: resolution the way ld.so does it (check.hpp) against the sample
 // stand-in torches and hand-made indexes; the symbol index (directory, options,
-// index file round trip and damage, the streamed one-pass ELF reader); the torch
-// drift knowledge base.
-#include "../../src/abi/streamed_elf.hpp"
-
+// index file round trip and damage; the streamed ELF reader is in test_streamed.cpp);
+// the torch drift knowledge base.
 #include "wheelfix/abi/check.hpp"
 #include "wheelfix/abi/drifts.hpp"
 #include "wheelfix/abi/symbol_index.hpp"
@@ -12,8 +10,6 @@
 
 #include <doctest/doctest.h>
 #include <zlib.h>
-
-#include <link.h>
 
 #include <algorithm>
 #include <cstring>
@@ -95,31 +91,12 @@ abi::ElfImports imports(std::vector<std::string> needed, std::vector<abi::Import
     return {std::move(needed), std::move(symbols)};
 }
 
-// The path of the libstdc++ this test process has loaded: a real, mid-sized library.
-fs::path loaded_libstdcxx() {
-    std::string found;
-    dl_iterate_phdr(
-        [](dl_phdr_info* info, std::size_t, void* data) {
-            if (std::strstr(info->dlpi_name, "libstdc++") != nullptr)
-                *static_cast<std::string*>(data) = info->dlpi_name;
-            return 0;
-        },
-        &found);
-    return found;
-}
-
 std::vector<std::string> names_of(const abi::LibraryExports& library) {
     std::vector<std::string> names;
     for (const auto& symbol : library.symbols) names.push_back(symbol.name + "@" + symbol.version);
     return names;
 }
 
-abi::detail::StreamedElf stream_in_chunks(const std::vector<std::uint8_t>& bytes, std::size_t chunk) {
-    abi::detail::StreamedElf streamed(bytes.size());
-    for (std::size_t at = 0; at < bytes.size(); at += chunk)
-        streamed.consume(std::span(bytes).subspan(at, std::min(chunk, bytes.size() - at)));
-    return streamed;
-}
 
 }  // namespace
 
@@ -307,53 +284,6 @@ TEST_CASE("damaged or foreign index files are InputErrors") {
     const auto plain = abi::load_index(dir.path / "plain.idx");
     CHECK(plain.torch_version == "9.9");
     CHECK(plain.libraries.at(0).symbols.at(0).version == "V");
-}
-
-TEST_CASE("streamed in one pass, any chunking: the same exports, a fraction of the bytes kept") {
-    const fs::path path = loaded_libstdcxx();
-    REQUIRE_FALSE(path.empty());
-    const auto bytes = read_bytes(path);
-    const auto whole = abi::exports_of("libstdc++.so.6", elf::ElfFile::parse(bytes));
-    REQUIRE(whole.symbols.size() > 1000);
-    for (std::size_t chunk : {std::size_t(1) << 20, std::size_t(4096), std::size_t(4093), std::size_t(7)}) {
-        CAPTURE(chunk);
-        const auto streamed = stream_in_chunks(bytes, chunk);
-        REQUIRE(streamed.is_elf());
-        streamed.check_kept();
-        const auto elf = elf::ElfFile::parse(streamed.image());
-        streamed.check_symbols(elf);
-        const auto exports = abi::exports_of("libstdc++.so.6", elf);
-        CHECK(names_of(exports) == names_of(whole));
-        CHECK(exports.soname == whole.soname);
-        CHECK(exports.needed == whole.needed);
-        CHECK(streamed.kept_bytes() < bytes.size() / 2);
-    }
-}
-
-TEST_CASE("tables that stream past before they are known make the one pass fail loudly") {
-    auto bytes = read_bytes(loaded_libstdcxx());
-    REQUIRE(bytes.size() > 64);
-    // Shrink the first PT_LOAD's p_filesz to the headers: .dynsym and .dynstr then lie
-    // in bytes nothing marked as needed until the section headers arrive at the end.
-    const auto elf = elf::ElfFile::parse(bytes);
-    REQUIRE(elf.elf_class() == elf::Class::elf64);
-    std::uint64_t phoff = 0;
-    std::memcpy(&phoff, bytes.data() + 32, 8);
-    for (std::size_t i = 0; i < elf.program_headers().size(); ++i) {
-        if (elf.program_headers()[i].type != 1 /* PT_LOAD */) continue;
-        const std::uint64_t tiny = 0x200;
-        std::memcpy(bytes.data() + phoff + i * 56 + 32, &tiny, 8);
-        break;
-    }
-    const auto streamed = stream_in_chunks(bytes, 1 << 16);
-    CHECK_THROWS_WITH_AS(streamed.check_kept(), doctest::Contains("cannot be indexed in one pass"), elf::ElfError);
-}
-
-TEST_CASE("a stream that is not ELF keeps nothing") {
-    std::vector<std::uint8_t> text(100000, 'x');
-    const auto streamed = stream_in_chunks(text, 4096);
-    CHECK_FALSE(streamed.is_elf());
-    CHECK(streamed.kept_bytes() <= 64);
 }
 
 TEST_CASE("the embedded drift knowledge base parses and every drift is forwardable") {

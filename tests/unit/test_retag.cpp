@@ -3,6 +3,7 @@
 // renamed, metadata replaced, payload raw) and retag_wheel's refusals.
 #include "wheelfix/repair/retag.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/sha256.hpp"
 #include "wheelfix/wheel/local_label.hpp"
 #include "wheelfix/wheel/metadata_edit.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
@@ -270,4 +271,82 @@ TEST_CASE("retag_wheel refuses disagreeing versions unless fix_version, tampered
     done.metadata = "Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0+torch2.10\n\n";
     auto over = error_from([&] { retag_file(done.write(dir.path()), options_for("2.10"), dir.path()); });
     CHECK(over.problem().find("overwrite the input") != std::string::npos);
+}
+
+// ---- what retag proves of its input ---------------------------------------------------------
+
+namespace {
+
+// A wheel whose `member` was changed after RECORD was made: `grow` appends a byte,
+// otherwise the last byte is replaced (same size).
+fs::path tampered_wheel(const fs::path& dir, const std::string& member, bool grow) {
+    WheelBuilder builder;
+    builder.edit_members = [&](std::vector<ZipEntry>& members) {
+        for (auto& entry : members)
+            if (entry.name == member) {
+                if (grow) entry.data += "#";
+                else entry.data.back() = entry.data.back() == '#' ? '!' : '#';
+            }
+    };
+    fs::create_directories(dir);
+    return builder.write(dir);
+}
+
+std::string record_line(const Wheel& wheel, const std::string& member) {
+    for (const auto& entry : wheel.record())
+        if (entry.path == member) return entry.hash_algorithm + "=" + entry.hash_value + "," + std::to_string(entry.size.value_or(0));
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("retag_digests: sizes only by default, METADATA and WHEEL hashed; every member hashed with verify") {
+    TempDir dir;
+    auto wheel = Wheel::open(WheelBuilder{}.write(dir.path()));
+    for (bool verify : {false, true}) {
+        CAPTURE(verify);
+        auto digests = repair::retag_digests(wheel, verify);
+        REQUIRE(digests.size() == 5);  // two payload files, METADATA, WHEEL, RECORD
+        for (const auto& digest : digests) {
+            CAPTURE(digest.member->name);
+            bool rewritten = digest.member->name.ends_with("/METADATA") || digest.member->name.ends_with("/WHEEL");
+            CHECK(digest.hashed == (verify || rewritten));
+            CHECK(digest.size == digest.member->size);
+            if (digest.hashed) {
+                auto bytes = wheel.archive().read(*digest.member);
+                CHECK(digest.sha256 == sha256(bytes));
+            }
+        }
+        CHECK(problems(verify_wheel(wheel, digests)) == "");
+    }
+}
+
+TEST_CASE("retag: a size-changing tamper is refused by default; a same-size one only with verify, never laundered") {
+    TempDir dir;
+    auto retag_with = [&](const fs::path& path, bool verify, const fs::path& out) {
+        auto wheel = Wheel::open(path);
+        return repair::retag_wheel(wheel, repair::retag_digests(wheel, verify), options_for("2.10"), out);
+    };
+    auto grown = tampered_wheel(dir.path() / "grown", "demo_pkg/core.py", true);
+    for (bool verify : {false, true}) {
+        auto error = error_from([&] { retag_with(grown, verify, dir.path() / "g"); });
+        CHECK(error.problem().find("does not match its RECORD") != std::string::npos);
+        CHECK(error.problem().find("demo_pkg/core.py") != std::string::npos);
+        CHECK_FALSE(fs::exists(dir.path() / "g"));
+    }
+    // METADATA is rewritten, so it is hashed even by default.
+    auto metadata = tampered_wheel(dir.path() / "metadata", "demo_pkg-1.0.dist-info/METADATA", false);
+    CHECK(error_from([&] { retag_with(metadata, false, dir.path() / "m"); }).problem().find("sha256 mismatch") !=
+          std::string::npos);
+
+    auto same_size = tampered_wheel(dir.path() / "same", "demo_pkg/core.py", false);
+    auto refused = error_from([&] { retag_with(same_size, true, dir.path() / "v"); });
+    CHECK(refused.problem().find("demo_pkg/core.py: sha256 mismatch") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir.path() / "v"));
+
+    auto result = retag_with(same_size, false, dir.path() / "out");
+    auto input = Wheel::open(same_size);
+    auto output = Wheel::open(result.output);
+    CHECK(record_line(output, "demo_pkg/core.py") == record_line(input, "demo_pkg/core.py"));  // the stale line, kept
+    CHECK(problems(verify_wheel(output)).find("demo_pkg/core.py: sha256 mismatch") != std::string::npos);
 }

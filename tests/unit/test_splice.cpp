@@ -298,7 +298,7 @@ TEST_CASE("inflate_indexed: every access point restarts inflation (zran-style) w
         CAPTURE(std::string(name_of(producer)));
         const Original& original = cached_original(*data, producer);
         const auto& inflated = original.inflated;
-        CHECK(inflated.data == *data);
+        CHECK(std::ranges::equal(inflated.data, *data));
         CHECK(inflated.size == data->size());
         CHECK(inflated.crc32 == original.member().crc32);
         REQUIRE(inflated.blocks.size() > 10);
@@ -428,6 +428,111 @@ TEST_CASE("inflate_indexed: wrong CRC, wrong size, corrupt and truncated streams
             CHECK(error.problem().find(problem) != std::string::npos);
         }
     }
+}
+
+namespace {
+
+// `size` bytes that deflate to many blocks of varied kinds: real ELF bytes where
+// there are some, else a mixed pattern.
+Bytes varied_bytes(std::size_t size) {
+    const Bytes* elf = elf_sample();
+    Bytes bytes(size);
+    for (std::size_t i = 0; i < size; ++i)
+        bytes[i] = elf && (i >> 20) % 2 == 0 ? (*elf)[i % elf->size()]
+                                              : static_cast<std::uint8_t>((i * 2654435761u) >> ((i >> 12) % 24));
+    return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("inflate_indexed: the sha256 option gives the SHA-256 of the data, digested here or on the follower") {
+    TempDir dir;
+    Bytes big = varied_bytes(static_cast<std::size_t>(zip::kFollowedFrom) + (std::size_t(3) << 20));  // followed when kept
+    Bytes small = varied_bytes(300000);
+    write_python_style_zip(dir / "a.zip", {deflated_member("big.so", big, zlib_raw_deflate(big, 6)),
+                                           deflated_member("small.so", small, zlib_raw_deflate(small, 1)),
+                                           {"big.bin", big, 0, crc_of(big), big.size()},
+                                           {"empty.bin", {}, 0, crc_of({}), 0}});
+    auto archive = Archive::open(dir / "a.zip");
+    std::map<std::string, const Bytes*> expected{{"big.so", &big}, {"small.so", &small}, {"big.bin", &big}};
+    Bytes empty;
+    for (const auto& member : archive.members()) {
+        CAPTURE(member.name);
+        const Bytes& data = expected.count(member.name) ? *expected[member.name] : empty;
+        Bytes seen;
+        auto sink = [&](auto chunk) { seen.insert(seen.end(), chunk.begin(), chunk.end()); };
+        auto kept = zip::inflate_indexed(archive, member, sink, zip::InflateOptions{.keep = true, .sha256 = true});
+        CHECK(seen == data);  // the sink sees every byte in order when keeping too
+        REQUIRE(kept.sha256.has_value());
+        CHECK(*kept.sha256 == sha256(data));
+        CHECK(kept.size == data.size());
+        CHECK(kept.crc32 == crc_of(data));
+        CHECK(std::ranges::equal(kept.data, data));
+        // Streamed (digested on this thread): the same digest and the same index.
+        auto streamed = zip::inflate_indexed(archive, member, {}, zip::InflateOptions{.keep = false, .sha256 = true});
+        CHECK(streamed.data.empty());
+        CHECK(streamed.sha256 == kept.sha256);
+        CHECK(streamed.crc32 == kept.crc32);
+        REQUIRE(streamed.blocks.size() == kept.blocks.size());
+        for (std::size_t i = 0; i < kept.blocks.size(); ++i) {
+            CHECK(streamed.blocks[i].compressed_bit == kept.blocks[i].compressed_bit);
+            CHECK(streamed.blocks[i].uncompressed == kept.blocks[i].uncompressed);
+            CHECK(streamed.blocks[i].prefix_crc32 == kept.blocks[i].prefix_crc32);
+            auto at = static_cast<std::size_t>(kept.blocks[i].uncompressed);
+            CHECK(kept.blocks[i].prefix_crc32 == static_cast<std::uint32_t>(crc32_z(0, data.data(), at)));
+        }
+        if (member.method == zip::Method::deflated) CHECK(kept.blocks.size() > (member.size > (1 << 20) ? 10u : 2u));
+        CHECK_FALSE(zip::inflate_indexed(archive, member, {}, true).sha256.has_value());  // not asked
+    }
+}
+
+TEST_CASE("inflate_indexed: a big kept member failing mid-way stops the follower cleanly") {
+    // Run under ASan too (the asan preset): the follower must never read the image
+    // after a failure freed it, and every failure must be an InputError naming the member.
+    TempDir dir;
+    Bytes data = varied_bytes(static_cast<std::size_t>(zip::kFollowedFrom) * 2);
+    Bytes good = zlib_raw_deflate(data, 6);
+    Bytes corrupt = good;
+    for (std::size_t i = good.size() / 2; i < good.size() / 2 + 64; ++i) corrupt[i] = 0xff;
+    Bytes truncated(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(good.size() / 2));
+    struct Case {
+        StoredMember member;
+        std::vector<const char*> problems;  // any of them
+    };
+    std::vector<Case> cases{
+        {{"corrupt.so", corrupt, 8, crc_of(data), data.size()}, {"corrupt compressed data", "CRC mismatch", "size mismatch"}},
+        {{"cut.so", truncated, 8, crc_of(data), data.size()}, {"truncated"}},
+        {{"crc.so", good, 8, crc_of(data) ^ 1, data.size()}, {"CRC mismatch"}},
+        {{"short.so", good, 8, crc_of(data), data.size() - 1}, {"size mismatch (inflates to more than"}},
+        {{"long.so", good, 8, crc_of(data), data.size() + 1}, {"size mismatch (central directory says"}},
+    };
+    for (const auto& [stored, problems] : cases) {
+        CAPTURE(stored.name);
+        write_python_style_zip(dir / "bad.zip", {stored});
+        auto archive = Archive::open(dir / "bad.zip");
+        std::size_t seen = 0;
+        try {
+            zip::inflate_indexed(archive, archive.members()[0], [&](auto chunk) { seen += chunk.size(); },
+                                 zip::InflateOptions{.keep = true, .sha256 = true});
+            FAIL("no InputError");
+        } catch (const InputError& error) {
+            CHECK(error.problem().find("member " + stored.name + ": ") == 0);
+            CHECK(std::any_of(problems.begin(), problems.end(),
+                              [&](const char* problem) { return error.problem().find(problem) != std::string::npos; }));
+        }
+        CHECK(seen > (std::size_t(1) << 20));  // it failed mid-way, with the follower at work
+    }
+    // The caller's sink throwing mid-way unwinds through the follower the same way.
+    write_python_style_zip(dir / "good.zip", {deflated_member("good.so", data, good)});
+    auto archive = Archive::open(dir / "good.zip");
+    std::size_t seen = 0;
+    auto throwing = [&](auto chunk) {
+        if ((seen += chunk.size()) > data.size() / 2) throw std::runtime_error("sink gave up");
+    };
+    CHECK_THROWS_WITH(zip::inflate_indexed(archive, archive.members()[0], throwing, zip::InflateOptions{.keep = true, .sha256 = true}),
+                      "sink gave up");
+    auto fine = zip::inflate_indexed(archive, archive.members()[0], {}, zip::InflateOptions{.keep = true, .sha256 = true});
+    CHECK(fine.sha256 == sha256(data));
 }
 
 // ---- plan_splice ----------------------------------------------------------------------

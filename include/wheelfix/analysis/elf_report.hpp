@@ -8,11 +8,13 @@
 // directories deep the member sits inside the wheel (0 for a top-level file); it
 // lets RPATH entries that climb out of the wheel through $ORIGIN/.. be flagged.
 // For a bare file outside a wheel pass std::nullopt: then only absolute entries
-// are flagged.
+// are flagged. `present` makes `bytes` a partial image (elf/streamed_elf.hpp): the
+// report is then the whole file's, or BytesNotKept says what to keep and read again.
 #pragma once
 
 #include "wheelfix/cuda/fatbin.hpp"
 #include "wheelfix/policy/manylinux.hpp"
+#include "wheelfix/util/byte_ranges.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -77,7 +79,8 @@ struct ElfReport {
 // The Blackwell compute capabilities inspect reports on.
 inline constexpr std::uint32_t kBlackwellSms[] = {100, 103, 120, 121};
 
-ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std::optional<int> directory_depth);
+ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std::optional<int> directory_depth,
+                      const ByteRanges* present = nullptr);
 
 // Classifies one RPATH/RUNPATH entry of a file `directory_depth` levels below the
 // wheel root.

@@ -1,8 +1,10 @@
 // What `inspect` says about a wheel: its identity, its torch requirement, whether
 // RECORD holds, the honest platform tag, and an ElfReport per ELF member.
 //
-// Contract: inspect_wheel() reads every member exactly once (wheel/scan.hpp):
-// RECORD is checked from the same pass that parses the ELF members. A member with
+// Contract: inspect_wheel() reads every member exactly once (wheel/scan_streaming.hpp):
+// RECORD is checked from the same pass that parses the ELF members, which are
+// streamed, keeping only what the report reads (elf/streamed_elf.hpp; a member
+// whose layout defeats that is read again), so memory does not grow with them. A member with
 // the ELF magic that does not parse is an InputError naming the wheel and member;
 // a member named like a shared library (*.so, *.so.N) without the ELF magic is
 // listed in not_elf (a linker script or text file is a finding, not a failure).
@@ -31,7 +33,9 @@ struct PlatformClaim {
     std::string tag;           // as in the file name, e.g. "manylinux2014_x86_64"
     std::string glibc_floor;   // "2.17" for manylinux tags, empty otherwise
     bool lies = false;         // the binaries need more than the tag promises
-    std::string violation;     // first symbol version the tag does not allow
+    std::string violation;     // first symbol version the tag does not allow, or the foreign machine
+    std::string foreign_binary;  // a member the tag's architecture cannot load at all (an i686
+                                 // library in an x86_64 wheel): no platform tag fixes that
 };
 
 struct WheelReport {

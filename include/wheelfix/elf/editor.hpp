@@ -22,7 +22,13 @@
 // - The RPATH kind is kept: a DT_RPATH stays DT_RPATH, DT_RUNPATH stays DT_RUNPATH,
 //   a file with neither gets DT_RUNPATH; force_kind overrides (and converts).
 // - Works on ET_DYN and ET_EXEC of either class and byte order; errors (no dynamic
-//   section, a request that cannot be satisfied) are EditError with one line.
+//   section, a request that cannot be satisfied, an executable whose memory image
+//   ends more than 64 MiB past the file, so that the appended segment would need
+//   that much padding) are EditError with one line.
+// - Damaged section headers do not hide the tables from the edit: the .dynamic
+//   header is found by type or by name at PT_DYNAMIC's offset, and when no string
+//   section sits where DT_STRTAB points, the ".dynstr" header .dynamic links
+//   follows the table written (readelf reads both through those headers).
 // An empty request, or one that changes nothing, yields no edits.
 #pragma once
 

@@ -7,9 +7,24 @@
 //   version; otherwise an InputError naming the wheel and both versions, unless
 //   fix_version (then METADATA wins: the file name and the directory follow it).
 //   Reads nothing: call it before the members are read.
-// - retag_wheel(wheel, digests, options, out_dir): `digests` come from the caller's
-//   one read of every member (scan.hpp); a wheel that does not match its RECORD is
-//   refused (version findings set aside with fix_version). The new version is
+// - retag_digests(wheel, verify) is the read retag makes before retag_wheel, and
+//   what it proves of the input. By default retag does not inflate the members it
+//   copies as stored: it checks every member against its RECORD line by what is
+//   cheap and sure — present in both, the size from the central directory, the
+//   line well formed — and fully hashes the members it rewrites (METADATA and
+//   WHEEL; RECORD itself is parsed by Wheel::open). Every other RECORD line is
+//   copied verbatim, so a member tampered without changing its size keeps its
+//   stale hash in the output: retag never launders a wheel into a fresh matching
+//   RECORD, and `wheelfix verify` or `wheel unpack` of the output still fails.
+//   Why: issue 5 wants retag at the cost of one raw copy of the wheel (0.11 s for
+//   the 375 MB bench wheel here), and inflating and hashing every member costs
+//   ~2.5 s there. With `verify` every member is inflated and hashed (scan_members)
+//   and a mismatch is refused, the proof relink makes.
+// - retag_wheel(wheel, digests, options, out_dir): `digests` come from
+//   retag_digests() or from any full read of every member (scan.hpp; --torch auto
+//   reads every member anyway, to check its extensions); a wheel whose digests
+//   disagree with its RECORD is refused (version findings set aside with
+//   fix_version). The new version is
 //   METADATA's Version retagged (local_label.hpp); METADATA gets it and the torch
 //   pin (metadata_edit.hpp); with `platform` (a tag, or a compressed set
 //   "manylinux_2_17_x86_64.manylinux2014_x86_64") the file name's platform part
@@ -74,6 +89,8 @@ struct RetagPlan {
 
 RetagPlan plan_retag(const wheel::Wheel& wheel, const RetagOptions& options, const std::filesystem::path& out_dir);
 void refuse_output_over_input(const wheel::Wheel& wheel, const std::filesystem::path& output);
+
+std::vector<wheel::MemberDigest> retag_digests(const wheel::Wheel& wheel, bool verify);
 
 RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
                         const RetagOptions& options, const std::filesystem::path& out_dir);

@@ -8,6 +8,12 @@
 // symlink entries are listed with their stored bytes hashed (a symlink's bytes are
 // its target, as RECORD tools hash them). Errors reading a member (CRC, truncation)
 // are InputErrors naming the archive and member; `on_elf` may throw too.
+//
+// scan_sizes() is the pass for a writer that copies members as stored and does
+// not prove their content (retag without --verify): only the members `hash_it`
+// picks are inflated and hashed as above; every other file member gets its size
+// from the central directory and no hash (MemberDigest::hashed is false), and not
+// one of its bytes is read. verify_wheel() checks such a digest by size only.
 #pragma once
 
 #include "wheelfix/zip/archive.hpp"
@@ -26,6 +32,7 @@ struct MemberDigest {
     const zip::Member* member = nullptr;
     std::uint64_t size = 0;
     std::array<std::uint8_t, 32> sha256{};
+    bool hashed = true;  // false: size from the central directory, sha256 unknown (scan_sizes)
     bool is_elf = false;
 
     std::string record_hash() const;  // "sha256=<urlsafe b64 nopad>"
@@ -34,12 +41,13 @@ struct MemberDigest {
 using ElfSink = std::function<void(const zip::Member&, std::span<const std::uint8_t>)>;
 
 std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSink& on_elf = {});
+std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it);
 
 // The same single pass for writers: a member for which `wants_index` is true is
-// read with zip::inflate_indexed (deflate block boundaries recorded, bytes kept) and
-// handed whole to `on_indexed`, which may keep what it needs (plan a splice) before
-// the next member is read; is_elf is set from its first bytes. Other members are
-// only hashed.
+// read with zip::inflate_indexed (deflate block boundaries recorded, bytes kept,
+// SHA-256 computed on a second thread while it inflates) and handed whole to
+// `on_indexed`, which may keep what it needs (plan a splice) before the next member
+// is read; is_elf is set from its first bytes. Other members are only hashed.
 using IndexedSink = std::function<void(const zip::Member&, const zip::InflatedMember&)>;
 std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
                                                const std::function<bool(const zip::Member&)>& wants_index,

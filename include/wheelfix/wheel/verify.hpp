@@ -17,7 +17,9 @@
 // The one-argument form reads every member once (a member that cannot be read —
 // CRC mismatch, corrupt data — is a finding). The two-argument form takes the
 // digests scan_members() already computed and reads nothing again except members
-// whose RECORD hash is sha384/sha512; members without a digest are not hash-checked.
+// whose RECORD hash is sha384/sha512; members without a digest are not hash-checked,
+// and a digest without a hash (MemberDigest::hashed false, scan_sizes) is checked
+// by size only.
 #pragma once
 
 #include "wheelfix/wheel/scan.hpp"

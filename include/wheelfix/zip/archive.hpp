@@ -2,8 +2,8 @@
 //
 // Contract:
 // - Archive::open() reads the central directory once and validates it: every member
-//   name must be safe (relative, no "..", no backslash, no NUL, no duplicates, no
-//   absolute or drive paths) and every member must be stored or deflated and not
+//   name must be safe (relative, no "..", no backslash, no NUL or other control
+//   character, no duplicates, no absolute or drive paths) and every member must be stored or deflated and not
 //   encrypted. Any violation, or a file that is not a zip, is an InputError naming
 //   the archive (and the member) — a wheel with such a name is never processed.
 // - members() lists every entry in central-directory order, with what a writer
@@ -14,7 +14,10 @@
 //   throw InputError on a damaged member. stream() inflates in chunks for consumers
 //   that only need to see the bytes once (hashing), so memory stays bounded.
 //   open_raw() pulls the compressed bytes as stored in pieces of any size, for code
-//   that inflates or copies them itself (zip/inflate_index.hpp, zip/writer.hpp).
+//   that inflates or copies them itself (zip/inflate_index.hpp): read with pread
+//   from data_offset(), where the member's stored bytes begin in the file (found
+//   once per archive by walking the central directory and local headers; an
+//   InputError when they disagree with what open() read).
 // - Inflate limits (zip bombs): open() refuses an archive whose members would
 //   inflate to more than InflateLimits::max_inflated bytes in total, or a member
 //   of at least ratio_floor bytes that inflates more than max_ratio times its
@@ -64,9 +67,10 @@ public:
     RawReader& operator=(RawReader&&) noexcept;
     ~RawReader();
 
-    // Fills up to buffer.size() bytes and returns how many; 0 only at the end.
-    // InputError on a damaged member or when the stored byte count disagrees with
-    // the central directory (a stored member's CRC is checked at the end).
+    // Fills up to buffer.size() bytes and returns how many (less only at the end of
+    // the member's compressed_size bytes); 0 only at the end. InputError when the
+    // file ends early or cannot be read (a stored member's CRC is checked when its
+    // last byte is read).
     std::size_t read(std::span<std::uint8_t> buffer);
     std::uint64_t position() const;  // bytes delivered so far
 
@@ -99,6 +103,8 @@ public:
                          const std::function<void(std::span<const std::uint8_t>)>& sink,
                          std::size_t chunk_size = 1 << 20) const;
     RawReader open_raw(const Member& member) const;
+    // Offset in the archive file of the member's first stored byte.
+    std::uint64_t data_offset(const Member& member) const;
 
 private:
     Archive() = default;

@@ -1,30 +1,51 @@
 // Inflating a member once while recording where its deflate blocks start.
 //
-// Contract: inflate_indexed() streams the member's raw (compressed) bytes from the
-// archive and inflates them with zlib (raw deflate, Z_BLOCK), calling `sink` with
-// each inflated chunk in order (hash it there), keeping the inflated bytes only
-// when `keep` is true, and recording every deflate block boundary as an
-// AccessPoint (the zran.c technique: the compressed bit offset where a block starts
-// and the uncompressed offset it decodes to). The CRC-32 and size are checked
-// against the central directory; a mismatch, truncated or corrupt data is an
-// InputError naming the archive and member. Stored members have no blocks: their
-// index is empty (plan_splice then deflates the new content whole). Each access
-// point also keeps the compressed byte its block starts in, whose low bits end the
-// previous block: a splice restarting there needs them (deflatePrime) and so never
-// re-reads the archive. Each access point also carries the CRC-32 of the inflated
-// bytes before it (computed as they pass, not in a second pass), so a splice gets
-// the CRC of any unchanged span between access points, or between one and the
-// member's end (whose prefix CRC is the member's CRC), with crc32_combine
-// arithmetic instead of reading the span. Memory: the kept bytes (if any), the index (24 bytes per
-// block, a block is typically 10-100 KB) and fixed buffers — the compressed stream
-// is never held whole.
+// Contract: inflate_indexed() reads the member's raw (compressed) bytes from the
+// archive (Archive::open_raw) and inflates them with zlib (raw deflate, Z_BLOCK),
+// calling `sink` (when given) with each inflated chunk in order, and recording
+// every deflate block boundary as an AccessPoint (the zran.c technique: the
+// compressed bit offset where a block starts and the uncompressed offset it
+// decodes to). The CRC-32 and size are checked against the central directory; a
+// mismatch, truncated or corrupt data is an InputError naming the archive and
+// member. Stored members have no blocks: their index is empty (plan_splice then
+// deflates the new content whole). Each access point also keeps the compressed
+// byte its block starts in, whose low bits end the previous block: a splice
+// restarting there needs them (deflatePrime) and so never re-reads the archive.
+// Each access point also carries the CRC-32 of the inflated bytes before it, so a
+// splice gets the CRC of any unchanged span between access points, or between one
+// and the member's end (whose prefix CRC is the member's CRC), with crc32_combine
+// arithmetic instead of reading the span. Every byte is CRC'd exactly once.
+//
+// Options:
+// - keep: the inflated bytes are kept in InflatedMember::data. They are inflated
+//   straight into it (never copied from a staging buffer), and it is sized once:
+//   its bytes never move while the inflate runs.
+// - sha256: InflatedMember::sha256 holds the SHA-256 of the inflated bytes.
+// A kept member of at least kFollowedFrom bytes is digested (CRC-32, prefix CRCs,
+// SHA-256) on a second thread that follows the inflate through the kept bytes as
+// they become final, and prefaults the pages just ahead of it, so neither the
+// hashing nor the page faults of a fresh buffer are on the inflating thread. That
+// thread belongs to the call: it is joined before inflate_indexed returns or
+// throws (a failure mid-inflate stops it before the bytes it reads are freed),
+// and its own failure is rethrown. Smaller or streamed members are digested on
+// the calling thread as the bytes pass.
+//
+// Memory: the kept bytes (if any), the index (24 bytes per block, a block is
+// typically 10-100 KB) and fixed buffers — the compressed stream is never held
+// whole.
 #pragma once
 
 #include "wheelfix/zip/archive.hpp"
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <new>
+#include <optional>
 #include <span>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace wheelfix::zip {
@@ -36,15 +57,52 @@ struct AccessPoint {
     std::uint32_t prefix_crc32 = 0;    // CRC-32 of the inflated bytes [0, uncompressed)
 };
 
+// An allocator whose value-less construct() leaves the bytes as they are: resizing
+// a vector for bytes about to be written over does not zero (and so touch) them.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+        using other = UninitializedAllocator<U>;
+    };
+    UninitializedAllocator() = default;
+    template <typename U>
+    UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+
+    template <typename U>
+    void construct(U* at) noexcept(std::is_nothrow_default_constructible_v<U>) {
+        ::new (static_cast<void*>(at)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* at, Args&&... args) {
+        ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+    }
+};
+
+using InflatedBytes = std::vector<std::uint8_t, UninitializedAllocator<std::uint8_t>>;
+
 struct InflatedMember {
     const Member* member = nullptr;
-    std::vector<std::uint8_t> data;       // the inflated bytes when kept, else empty
+    InflatedBytes data;                   // the inflated bytes with InflateOptions::keep, else empty
     std::vector<AccessPoint> blocks;      // in stream order; the first is {0, 0}
     std::uint64_t size = 0;               // inflated size
     std::uint32_t crc32 = 0;
+    std::optional<std::array<std::uint8_t, 32>> sha256;  // with InflateOptions::sha256
 };
 
-InflatedMember inflate_indexed(const Archive& archive, const Member& member,
-                               const std::function<void(std::span<const std::uint8_t>)>& sink, bool keep);
+struct InflateOptions {
+    bool keep = false;    // keep the inflated bytes in InflatedMember::data
+    bool sha256 = false;  // compute InflatedMember::sha256
+};
+
+// Kept members from this size on are digested on a second thread (see above).
+inline constexpr std::uint64_t kFollowedFrom = std::uint64_t(4) << 20;
+
+using InflateSink = std::function<void(std::span<const std::uint8_t>)>;
+
+InflatedMember inflate_indexed(const Archive& archive, const Member& member, const InflateSink& sink,
+                               InflateOptions options);
+// Shorthand: InflateOptions{keep}.
+InflatedMember inflate_indexed(const Archive& archive, const Member& member, const InflateSink& sink, bool keep);
 
 }  // namespace wheelfix::zip

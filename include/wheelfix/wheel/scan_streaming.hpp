@@ -1,0 +1,34 @@
+// One pass over a wheel's members for readers that keep only parts of the ELF
+// members (inspect): wheel/scan.hpp's pass, with ELF members streamed instead of
+// collected whole.
+//
+// Contract: scan_members_streaming() reads every file member of the archive exactly
+// once, in archive order, computing its size and SHA-256 while the bytes pass
+// (MemberDigest, as scan_members() does, so RECORD can be checked from it). For a
+// member whose first bytes are the ELF magic (not a symlink entry), `open(member)`
+// is called at its first chunk and returns an ElfStream: `consume` sees every chunk
+// of the member, the first included, as it passes; `finish` runs once the member
+// has been read and its CRC and size checked, before the next member is read. So
+// what an ELF member costs in memory is what its ElfStream keeps. Errors reading a
+// member are InputErrors naming the archive and member; `finish` may throw too.
+#pragma once
+
+#include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/zip/archive.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+namespace wheelfix::wheel {
+
+struct ElfStream {
+    std::function<void(std::span<const std::uint8_t>)> consume;
+    std::function<void()> finish;
+};
+using ElfStreamOpener = std::function<ElfStream(const zip::Member&)>;
+
+std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open);
+
+}  // namespace wheelfix::wheel

@@ -1,0 +1,46 @@
+// scan_members_streaming: hash every member once, streaming ELF members to their
+// readers as they pass (scan_streaming.hpp has the contract).
+#include "wheelfix/wheel/scan_streaming.hpp"
+
+#include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/util/sha256.hpp"
+
+#include <optional>
+
+namespace wheelfix::wheel {
+
+namespace {
+
+MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, const ElfStreamOpener& open) {
+    MemberDigest digest;
+    digest.member = &member;
+    Sha256 hasher;
+    std::optional<ElfStream> elf;
+    bool first_chunk = true;
+    digest.size = archive.stream(member, [&](std::span<const std::uint8_t> chunk) {
+        hasher.update(chunk);
+        if (first_chunk) {
+            first_chunk = false;
+            digest.is_elf = !member.is_symlink && elf::is_elf(chunk);
+            if (digest.is_elf) elf = open(member);
+        }
+        if (elf) elf->consume(chunk);
+    });
+    digest.sha256 = hasher.digest();
+    if (elf) elf->finish();
+    return digest;
+}
+
+}  // namespace
+
+std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open) {
+    std::vector<MemberDigest> digests;
+    digests.reserve(archive.members().size());
+    for (const auto& member : archive.members()) {
+        if (member.is_directory) continue;
+        digests.push_back(scan_one(archive, member, open));
+    }
+    return digests;
+}
+
+}  // namespace wheelfix::wheel
