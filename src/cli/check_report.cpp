@@ -5,6 +5,7 @@
 
 #include "wheelfix/abi/drifts.hpp"
 #include "wheelfix/util/json.hpp"
+#include "wheelfix/util/table.hpp"
 
 #include <fmt/format.h>
 
@@ -42,12 +43,27 @@ const abi::Drift* known_drift(const std::string& symbol, const std::string& succ
     return nullptr;
 }
 
-std::string member_counts(const abi::ElfCheck& check) {
-    std::string text = fmt::format("{} resolved, {} left to the system", check.resolved, check.system);
-    if (check.weak_missing) text += fmt::format(", {} weak undefined", check.weak_missing);
-    if (!check.unresolved.empty()) text += fmt::format(", {} UNRESOLVED", check.unresolved.size());
-    if (!check.missing_libraries.empty()) text += ", missing " + join(check.missing_libraries, " ");
-    return text;
+bool member_fails(const abi::ElfCheck& check) { return !check.unresolved.empty() || !check.missing_libraries.empty(); }
+
+// The members' counts, one row each: all with -v, the failing ones otherwise.
+std::string member_table(const TorchResult& torch, const GlobalOptions& global, const Palette& colour) {
+    bool any_missing_library = std::any_of(torch.members.begin(), torch.members.end(),
+                                           [](const abi::ElfCheck& check) { return !check.missing_libraries.empty(); });
+    std::vector<std::string> headers{"member", "resolved", "system", "weak", "unresolved"};
+    if (any_missing_library) headers.push_back("missing libraries");
+    Table table(std::move(headers));
+    table.indent(2);
+    for (std::size_t column = 1; column <= 4; ++column) table.align(column, Align::right);
+    for (const abi::ElfCheck& check : torch.members) {
+        if (!global.verbose && (global.quiet || !member_fails(check))) continue;
+        std::string unresolved = std::to_string(check.unresolved.size());
+        std::vector<std::string> row{check.member, std::to_string(check.resolved), std::to_string(check.system),
+                                     std::to_string(check.weak_missing),
+                                     check.unresolved.empty() ? unresolved : colour.bad(unresolved)};
+        if (any_missing_library) row.push_back(colour.bad(join(check.missing_libraries, " ")));
+        table.add_row(std::move(row));
+    }
+    return table.empty() ? std::string() : table.render_text();
 }
 
 std::string near_miss_text(const GroupedSymbol& group, const abi::NearMiss& miss) {
@@ -58,8 +74,8 @@ std::string near_miss_text(const GroupedSymbol& group, const abi::NearMiss& miss
     return out;
 }
 
-std::string unresolved_text(const GroupedSymbol& group, const GlobalOptions& global) {
-    std::string out = fmt::format("  unresolved{}: {}\n", group.symbol.is_torch ? "" : " (not torch)",
+std::string unresolved_text(const GroupedSymbol& group, const GlobalOptions& global, const Palette& colour) {
+    std::string out = fmt::format("  {}{}: {}\n", colour.bad("unresolved"), group.symbol.is_torch ? "" : " (not torch)",
                                   group.symbol.demangled);
     if (group.symbol.demangled != group.symbol.name || global.verbose)
         out += fmt::format("    symbol: {}{}\n", group.symbol.name,
@@ -71,15 +87,14 @@ std::string unresolved_text(const GroupedSymbol& group, const GlobalOptions& glo
     return out;
 }
 
-std::string torch_text(const TorchResult& torch, const GlobalOptions& global) {
-    std::string out = fmt::format("torch {} ({}){}\n", torch.label, torch.source,
-                                  torch.loads() ? ": everything resolves" : "");
-    for (const abi::ElfCheck& check : torch.members)
-        if (global.verbose || (!global.quiet && !(check.unresolved.empty() && check.missing_libraries.empty())))
-            out += fmt::format("  {}: {}\n", check.member, member_counts(check));
+std::string torch_text(const TorchResult& torch, const GlobalOptions& global, const Palette& colour) {
+    std::string out = fmt::format("{} ({}){}\n", colour.strong("torch " + torch.label), torch.source,
+                                  torch.loads() ? ": " + colour.good("everything resolves") : "");
+    out += member_table(torch, global, colour);
     for (const GroupedLibrary& library : torch.missing_libraries)
-        out += fmt::format("  missing library: {} (needed by {})\n", library.name, join(library.needed_by, ", "));
-    for (const GroupedSymbol& group : torch.unresolved) out += unresolved_text(group, global);
+        out += fmt::format("  {}: {} (needed by {})\n", colour.bad("missing library"), library.name,
+                           join(library.needed_by, ", "));
+    for (const GroupedSymbol& group : torch.unresolved) out += unresolved_text(group, global, colour);
     return out;
 }
 
@@ -144,18 +159,19 @@ TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::E
     return result;
 }
 
-std::string matrix_text(const CheckReport& report) {
+std::string matrix_text(const CheckReport& report, const Palette& colour) {
     std::vector<std::string> cells;
     for (const TorchResult& torch : report.torches)
-        cells.push_back(torch.loads() ? torch.label + " yes"
-                                      : fmt::format("{} NO ({} missing)", torch.label, torch.missing()));
+        cells.push_back(torch.loads() ? torch.label + " " + colour.good("yes")
+                                      : fmt::format("{} {} ({} missing)", torch.label, colour.bad("NO"), torch.missing()));
     return "loads against: " + join(cells, ", ") + "\n";
 }
 
 std::string render_check_text(const CheckReport& report, const GlobalOptions& global) {
+    const Palette colour = palette(global);
     std::string out;
-    for (const TorchResult& torch : report.torches) out += torch_text(torch, global);
-    return out + matrix_text(report);
+    for (const TorchResult& torch : report.torches) out += torch_text(torch, global, colour);
+    return out + matrix_text(report, colour);
 }
 
 std::string write_check_json(const CheckReport& report) {

@@ -5,8 +5,8 @@
 // Contract: build_torch_result() groups the ElfChecks of one torch: unresolved
 // symbols by (name, version) with the members needing each, sorted by demangled
 // name; missing libraries by name. A torch "loads" when nothing is missing.
-// render_check_text() prints, per torch, the members' counts (all with -v, the
-// ones with misses otherwise), each miss with the members needing it and its near
+// render_check_text() prints, per torch, a table of the members' counts (all with
+// -v, the ones with misses otherwise, none with -q), each miss with the members needing it and its near
 // misses with their classification (and the known drift when the knowledge base
 // has one), then the matrix "loads against: 2.9.0+cu130 yes, 2.10.0+cu130 NO (1 missing)".
 // matrix_text() is that last line alone (retag --torch auto prints it).
@@ -15,6 +15,7 @@
 #pragma once
 
 #include "commands.hpp"
+#include "style.hpp"
 
 #include "wheelfix/abi/check.hpp"
 
@@ -55,7 +56,7 @@ struct CheckReport {
 
 TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members);
 std::string render_check_text(const CheckReport& report, const GlobalOptions& global);
-std::string matrix_text(const CheckReport& report);
+std::string matrix_text(const CheckReport& report, const Palette& colour = Palette(false));
 std::string write_check_json(const CheckReport& report);
 
 }  // namespace wheelfix::cli

@@ -2,8 +2,10 @@
 #include "check_targets.hpp"
 
 #include "wheelfix/analysis/wheel_report.hpp"
+#include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/progress.hpp"
 #include "wheelfix/zip/archive.hpp"
 
 #include <set>
@@ -17,19 +19,54 @@ std::string base_name(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-void add_target(Targets& targets, const std::string& member, std::span<const std::uint8_t> bytes) {
-    const elf::ElfFile elf = elf::ElfFile::parse(bytes);
+void add_target(Targets& targets, const std::string& member, const elf::ElfFile& elf) {
     if (!elf.has_dynamic()) return;
     targets.elves.push_back({member, abi::imports_of(elf)});
     targets.bundled.libraries.push_back(abi::exports_of(base_name(member), elf));
 }
 
+void add_target(Targets& targets, const std::string& member, std::span<const std::uint8_t> bytes) {
+    add_target(targets, member, elf::ElfFile::parse(bytes));
+}
+
+// One library member, streamed: only its dynamic tables are kept (elf/streamed_elf.hpp),
+// so memory does not grow with the member.
+void add_streamed_member(Targets& targets, const std::string& wheel, const zip::Archive& archive,
+                         const zip::Member& member) {
+    auto restream = [&](const std::function<void(std::span<const std::uint8_t>)>& sink) { archive.stream(member, sink); };
+    elf::StreamedElf streamed(member.size, elf::StreamedElf::Needs::dynamic_linking);
+    restream([&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); });
+    if (!streamed.is_elf()) return;
+    try {
+        // Imports and exports are copies, so the partial image can go afterwards.
+        Targets found = elf::read_streamed(streamed, restream, {},
+                                           [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
+                                               Targets one;
+                                               add_target(one, member.name, elf::ElfFile::parse(image, present));
+                                               return one;
+                                           });
+        for (auto& target : found.elves) targets.elves.push_back(std::move(target));
+        for (auto& library : found.bundled.libraries) targets.bundled.libraries.push_back(std::move(library));
+    } catch (const elf::ElfError& error) {
+        throw InputError(wheel, member.name + ": invalid ELF: " + error.what());
+    }
+}
+
+bool is_library_member(const zip::Member& member) {
+    return !member.is_directory && !member.is_symlink && analysis::looks_like_shared_library(member.name);
+}
+
 Targets read_wheel_targets(const std::string& path) {
     Targets targets;
     const zip::Archive archive = zip::Archive::open(path);
+    std::uint64_t total = 0;
+    for (const zip::Member& member : archive.members())
+        if (is_library_member(member)) total += member.size;
+    const ProgressTask progress("reading " + archive.path().filename().string(), total);
     for (const zip::Member& member : archive.members()) {
-        if (member.is_directory || member.is_symlink || !analysis::looks_like_shared_library(member.name)) continue;
-        add_wheel_member(targets, path, member.name, archive.read(member));
+        if (!is_library_member(member)) continue;
+        add_streamed_member(targets, path, archive, member);
+        progress.advance(member.size);
     }
     return targets;
 }

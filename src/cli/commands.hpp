@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
 
 namespace wheelfix::cli {
 
@@ -14,6 +15,7 @@ struct GlobalOptions {
     bool json = false;
     bool quiet = false;
     bool verbose = false;
+    std::string color = "auto";  // --color auto|always|never (style.hpp decides)
 };
 
 // Registers a subcommand and returns the function that runs it once parsed.
@@ -27,5 +29,7 @@ CommandRunner register_index(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_shim(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_retag(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_repair(CLI::App& app, const GlobalOptions& global);
+// `wheelfix completion bash|zsh`: walks `app` when it runs, so it lists every command registered.
+CommandRunner register_completion(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace wheelfix::cli

@@ -12,6 +12,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/json.hpp"
+#include "wheelfix/util/table.hpp"
 
 #include <fmt/format.h>
 
@@ -51,9 +52,12 @@ void render(const abi::SymbolIndex& index, const IndexArguments& args, const Glo
     fmt::print("{}: {} libraries, {} symbols, torch {}{}, {}\n", args.output, index.libraries.size(),
                symbol_count(index), index.torch_version.empty() ? "version unknown" : index.torch_version,
                index.cuda_version.empty() ? "" : " (CUDA " + index.cuda_version + ")", human_size(size));
-    if (global.verbose)
-        for (const abi::LibraryExports& library : index.libraries)
-            fmt::print("  {}: {} symbols\n", library.file_name, library.symbols.size());
+    if (!global.verbose) return;
+    Table table({"library", "soname", "symbols"});
+    table.indent(2).align(2, Align::right);
+    for (const abi::LibraryExports& library : index.libraries)
+        table.add_row({library.file_name, library.soname.empty() ? "-" : library.soname, std::to_string(library.symbols.size())});
+    fmt::print("{}", table.render_text());
 }
 
 int run_index(const IndexArguments& args, const GlobalOptions& global) {

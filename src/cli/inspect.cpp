@@ -1,8 +1,13 @@
-// `wheelfix inspect WHEEL|ELF... [--target PROFILE] [--json]`: report what is inside,
-// changing nothing; with --target, also what keeps each input from the profile
-// (policy/evaluate.hpp), and exit 1 when anything does.
+// `wheelfix inspect|show WHEEL|ELF... [--target PROFILE] [--format text|json|markdown]`:
+// report what is inside, changing nothing; with --target (or $WHEELFIX_TARGET),
+// also what keeps each input from the profile (policy/evaluate.hpp), and exit 1
+// when anything does. --json is --format json; markdown is for CI job summaries.
 #include "commands.hpp"
+#include "markdown.hpp"
+#include "options.hpp"
 #include "render.hpp"
+
+#include "wheelfix/util/error.hpp"
 
 #include <fmt/format.h>
 
@@ -12,14 +17,42 @@ namespace wheelfix::cli {
 
 namespace {
 
+enum class Format { text, json, markdown };
+
 bool is_wheel_path(const std::string& path) { return path.ends_with(".whl"); }
 
-int run_inspect(const std::vector<std::string>& inputs, const std::string& target, const GlobalOptions& global) {
+Format output_format(const std::string& format, const GlobalOptions& global) {
+    if (global.json && !format.empty() && format != "json")
+        throw InputError("--format " + format, "conflicts with --json (which is --format json)");
+    if (global.json || format == "json") return Format::json;
+    return format == "markdown" ? Format::markdown : Format::text;
+}
+
+// One input rendered in `format` (JSON goes into `json`, the rest is returned).
+template <typename Report>
+std::string render_input(const Report& report, const TargetFindings& judged, Format format, JsonWriter& json,
+                         const GlobalOptions& global) {
+    if (format == Format::markdown) return render_markdown(report, judged);
+    if (format == Format::text) return render_text(report, global.verbose, palette(global)) + render_text(judged, palette(global));
+    if constexpr (std::is_same_v<Report, analysis::WheelReport>) {
+        write_json(json, report, &judged);
+    } else {
+        json.begin_object().field("kind", "elf").key("file");
+        write_json(json, report);
+        write_json(json, judged);
+        json.end_object();
+    }
+    return {};
+}
+
+int run_inspect(const std::vector<std::string>& inputs, const std::string& target, const std::string& format_name,
+                const GlobalOptions& global) {
+    const Format format = output_format(format_name, global);
     std::optional<policy::Profile> profile;
     if (!target.empty()) profile = policy::load_profile(target);
     bool found_any = false;
     JsonWriter json;
-    if (global.json) json.begin_object().field("schema", "wheelfix.inspect/1").key("inputs").begin_array();
+    if (format == Format::json) json.begin_object().field("schema", "wheelfix.inspect/1").key("inputs").begin_array();
     bool first = true;
     for (const auto& input : inputs) {
         std::string text;
@@ -27,25 +60,17 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
         if (is_wheel_path(input)) {
             auto report = analysis::inspect_wheel(input);
             if (profile) judged.findings = policy::evaluate(*profile, report);
-            if (global.json) write_json(json, report, &judged);
-            else text = render_text(report, global.verbose) + render_text(judged);
+            text = render_input(report, judged, format, json, global);
         } else {
             auto report = analysis::inspect_file(input);
             if (profile) judged.findings = policy::evaluate(*profile, report);
-            if (global.json) {
-                json.begin_object().field("kind", "elf").key("file");
-                write_json(json, report);
-                write_json(json, judged);
-                json.end_object();
-            } else {
-                text = render_text(report, global.verbose) + render_text(judged);
-            }
+            text = render_input(report, judged, format, json, global);
         }
-        if (!global.json) fmt::print("{}{}", first ? "" : "\n", text);
+        if (format != Format::json) fmt::print("{}{}", first ? "" : "\n", text);
         found_any = found_any || !judged.findings.empty();
         first = false;
     }
-    if (global.json) {
+    if (format == Format::json) {
         json.end_array().end_object();
         fmt::print("{}", json.str());
     }
@@ -58,13 +83,18 @@ CommandRunner register_inspect(CLI::App& app, const GlobalOptions& global) {
     auto* command = app.add_subcommand("inspect", "Report what is inside wheels or ELF files: linkage, RPATH/RUNPATH, "
                                                   "glibc/libstdc++ floor and honest manylinux tag, CUDA runtime, "
                                                   "fatbin architectures, torch imports");
+    command->alias("show");  // auditwheel's spelling
     auto inputs = std::make_shared<std::vector<std::string>>();
     auto target = std::make_shared<std::string>();
+    auto format = std::make_shared<std::string>();
     command->add_option("inputs", *inputs, "Wheel files (*.whl) or ELF files")->required();
-    command->add_option("--target", *target,
-                        "Also judge against a target profile: a built-in name (cuda13-blackwell, "
-                        "cuda13-blackwell-all, cuda12-hopper) or a profile file; exit 1 on findings");
-    return [inputs, target, &global] { return run_inspect(*inputs, *target, global); };
+    add_target_option(*command, *target,
+                      "Also judge against a target profile: a built-in name (cuda13-blackwell, "
+                      "cuda13-blackwell-all, cuda12-hopper) or a profile file; exit 1 on findings");
+    command->add_option("--format", *format,
+                        "Output format: text (default), json (the same as --json), markdown (for CI job summaries)")
+        ->check(CLI::IsMember({"text", "json", "markdown"}));
+    return [inputs, target, format, &global] { return run_inspect(*inputs, *target, *format, global); };
 }
 
 }  // namespace wheelfix::cli

@@ -1,11 +1,15 @@
 // wheelfix entry point: builds the command line, runs the chosen command and maps
 // errors to exit statuses (DESIGN.md "CLI contract").
 #include "commands.hpp"
+#include "options.hpp"
+#include "progress_bar.hpp"
 
+#include "wheelfix/util/argfile.hpp"
 #include "wheelfix/util/error.hpp"
 
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <vector>
@@ -20,12 +24,21 @@ void add_global_options(CLI::App& app, wheelfix::cli::GlobalOptions& global) {
     app.add_flag("--json", global.json, "Write one JSON document to stdout instead of text")->configurable(false);
     app.add_flag("-q,--quiet", global.quiet, "Print only findings and errors");
     app.add_flag("-v,--verbose", global.verbose, "Print more detail");
+    wheelfix::cli::add_color_option(app, global.color);
     app.set_version_flag("--version", "wheelfix " WHEELFIX_VERSION);
+}
+
+// argv without the program name, every @FILE replaced by its arguments (util/argfile.hpp).
+std::vector<std::string> expanded_arguments(int argc, char** argv) {
+    return wheelfix::expand_argument_files(std::vector<std::string>(argv + 1, argv + argc));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Past `ulimit -f` write() then fails with EFBIG, which OutputFile reports as an
+    // input error naming the output, instead of the signal killing us silently.
+    std::signal(SIGXFSZ, SIG_IGN);
     CLI::App app{kDescription, "wheelfix"};
     app.require_subcommand(1);
     app.fallthrough();
@@ -45,9 +58,20 @@ int main(int argc, char** argv) {
     add(wheelfix::cli::register_shim);
     add(wheelfix::cli::register_retag);
     add(wheelfix::cli::register_repair);
+    add(wheelfix::cli::register_completion);
+
+    std::vector<std::string> arguments;
+    try {
+        arguments = expanded_arguments(argc, argv);
+    } catch (const wheelfix::InputError& e) {
+        fmt::print(stderr, "wheelfix: {}\n", e.what());
+        return 2;
+    }
+    std::vector<const char*> expanded_argv{argv[0]};
+    for (const auto& argument : arguments) expanded_argv.push_back(argument.c_str());
 
     try {
-        app.parse(argc, argv);
+        app.parse(static_cast<int>(expanded_argv.size()), expanded_argv.data());
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
@@ -59,6 +83,7 @@ int main(int argc, char** argv) {
         return 2;
     }
 
+    wheelfix::cli::ScopedProgressBar progress_bar(global);
     try {
         for (auto& [subcommand, run] : commands)
             if (subcommand->parsed()) return run();

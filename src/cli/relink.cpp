@@ -1,6 +1,7 @@
 // `wheelfix relink WHEEL|ELF -o DIR|FILE [...]`: RPATH/RUNPATH, NEEDED and SONAME
 // edits, patchelf-grade, inside a wheel or on one ELF file.
 #include "commands.hpp"
+#include "options.hpp"
 #include "render.hpp"
 
 #include "wheelfix/repair/relink.hpp"
@@ -84,9 +85,8 @@ CommandRunner register_relink(CLI::App& app, const GlobalOptions& global) {
     auto args = std::make_shared<RelinkArguments>();
     auto& o = args->options;
     command->add_option("input", args->input, "Wheel (*.whl) or ELF file")->required();
-    command->add_option("-o,--output", args->output,
-                        "Output directory for a wheel (same file name), output file for an ELF file")
-        ->required();
+    add_wheel_dir_option(*command, args->output,
+                         "Output directory for a wheel (same file name), output file for an ELF file");
     command->add_option("--set-rpath", args->set_rpath,
                         "Replace the search path ('{root}' = the wheel root, e.g. '{root}/torch/lib')");
     command->add_option("--add-rpath", o.add_rpath, "Append search path entries (repeatable, ':'-separated)");
@@ -101,6 +101,7 @@ CommandRunner register_relink(CLI::App& app, const GlobalOptions& global) {
     command->add_option("--remove-needed", o.remove_needed, "Remove a NEEDED entry (repeatable)");
     command->add_option("--set-soname", args->set_soname, "Set the SONAME");
     command->add_option("--only", o.only, "Edit only members matching GLOB (repeatable; no '/' = base name)");
+    add_exclude_option(*command, o.exclude);
     command->add_flag("--overwrite", o.overwrite, "Replace the output file if it exists (refused otherwise)");
     return [args, &global] { return run_relink(*args, global); };
 }

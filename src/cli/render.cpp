@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "wheelfix/util/table.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -10,11 +12,15 @@ namespace wheelfix::cli {
 
 namespace {
 
-constexpr int kLabelWidth = 11;
+constexpr std::size_t kLabelWidth = 11;
 
 std::string line(std::string_view label, std::string_view value, int indent = 2) {
-    return fmt::format("{:{}}{:<{}} {}\n", "", indent, label, kLabelWidth, value);
+    const std::size_t width = visible_width(label);
+    std::string padding(width < kLabelWidth ? kLabelWidth - width : 0, ' ');
+    return fmt::format("{:{}}{}{} {}\n", "", indent, label, padding, value);
 }
+
+}  // namespace
 
 std::string needs_text(const policy::NeededVersions& needs) {
     std::vector<std::string> parts;
@@ -44,12 +50,15 @@ std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries) {
     return join(parts, ", ");
 }
 
-std::string blackwell_text(const std::vector<analysis::GpuSupport>& support) {
+std::string blackwell_text(const std::vector<analysis::GpuSupport>& support, const Palette& colour) {
     std::vector<std::string> parts;
     for (const auto& row : support)
-        parts.push_back(row.runs ? fmt::format("sm_{} yes ({})", row.sm, row.how) : fmt::format("sm_{} NO", row.sm));
+        parts.push_back(row.runs ? fmt::format("sm_{} {} ({})", row.sm, colour.good("yes"), row.how)
+                                 : fmt::format("sm_{} {}", row.sm, colour.bad("NO")));
     return join(parts, "; ");
 }
+
+namespace {
 
 // "sm100/" for sgl_kernel/sm100/x.so: which variant serves an SM.
 std::string variant_directory(const std::string& member) {
@@ -59,23 +68,27 @@ std::string variant_directory(const std::string& member) {
     return member.substr(up == std::string::npos ? 0 : up + 1, slash - (up == std::string::npos ? 0 : up + 1)) + "/";
 }
 
-std::string module_support_text(const analysis::CudaModule& module) {
+}  // namespace
+
+std::string module_support_text(const analysis::CudaModule& module, const Palette& colour) {
     std::vector<std::string> parts;
     for (const auto& row : module.blackwell) {
-        if (!row.runs) parts.push_back(fmt::format("sm_{} NO", row.sm));
+        if (!row.runs) parts.push_back(fmt::format("sm_{} {}", row.sm, colour.bad("NO")));
         else if (module.variants.size() > 1)
-            parts.push_back(fmt::format("sm_{} yes ({}: {})", row.sm, variant_directory(row.member), row.how));
-        else parts.push_back(fmt::format("sm_{} yes ({})", row.sm, row.how));
+            parts.push_back(fmt::format("sm_{} {} ({}: {})", row.sm, colour.good("yes"), variant_directory(row.member), row.how));
+        else parts.push_back(fmt::format("sm_{} {} ({})", row.sm, colour.good("yes"), row.how));
     }
     return join(parts, "; ");
 }
 
-std::string modules_text(const analysis::WheelReport& report) {
+namespace {
+
+std::string modules_text(const analysis::WheelReport& report, const Palette& colour) {
     std::string out;
     for (const auto& module : report.modules) {
         std::string variants = module.variants.size() > 1 ? fmt::format("  ({} variants)", module.variants.size()) : "";
         out += line("module", module.name + variants);
-        out += line("", module_support_text(module));
+        out += line("", module_support_text(module, colour));
     }
     return out;
 }
@@ -112,10 +125,14 @@ std::string torch_imports_text(const std::vector<analysis::TorchImport>& imports
     return out;
 }
 
+}  // namespace
+
 std::string record_text(const analysis::WheelReport& report) {
     if (report.record_findings.empty()) return fmt::format("ok ({} files hashed)", report.member_count);
     return fmt::format("{} problem(s), run 'wheelfix verify' for the list", report.record_findings.size());
 }
+
+namespace {
 
 void write_needs(JsonWriter& json, const policy::NeededVersions& needs) {
     auto optional_text = [](const std::string& text) { return text.empty() ? std::optional<std::string>() : text; };
@@ -279,8 +296,8 @@ void write_json(JsonWriter& json, const analysis::WheelReport& report, const Tar
     json.end_object();
 }
 
-std::string render_text(const analysis::ElfReport& report, bool verbose) {
-    std::string out = fmt::format("{}  ({} {}-endian {} {}, {})\n", report.name, report.elf_class, report.endian,
+std::string render_text(const analysis::ElfReport& report, bool verbose, const Palette& colour) {
+    std::string out = fmt::format("{}  ({} {}-endian {} {}, {})\n", colour.strong(report.name), report.elf_class, report.endian,
                                   report.machine, report.type, human_size(report.size));
     if (report.soname) out += line("soname", *report.soname);
     out += line("needed", report.needed.empty() ? "-" : join(report.needed, " "));
@@ -295,7 +312,7 @@ std::string render_text(const analysis::ElfReport& report, bool verbose) {
     if (!report.cuda_libraries.empty() && verbose) out += line("cuda libs", join(report.cuda_libraries, " "));
     if (!report.fatbin.empty()) {
         out += line("fatbin", fatbin_text(report.fatbin));
-        out += line("blackwell", blackwell_text(report.blackwell));
+        out += line("blackwell", blackwell_text(report.blackwell, colour));
     }
     out += line("symbols", fmt::format("{} defined, {} undefined, {} from torch", report.defined_symbols,
                                        report.undefined_symbols, report.torch_imports.size()));
@@ -307,8 +324,8 @@ std::string render_text(const analysis::ElfReport& report, bool verbose) {
     return out;
 }
 
-std::string render_text(const analysis::WheelReport& report, bool verbose) {
-    std::string out = report.path + "\n";
+std::string render_text(const analysis::WheelReport& report, bool verbose, const Palette& colour) {
+    std::string out = colour.strong(report.path) + "\n";
     out += line("name", report.distribution);
     std::string version = report.version;
     if (!report.local_version.empty()) version += fmt::format("  (local: {})", report.local_version);
@@ -316,29 +333,30 @@ std::string render_text(const analysis::WheelReport& report, bool verbose) {
     out += line("version", version);
     out += line("tags", join(report.tags, " "));
     out += line("torch", report.torch_requirements.empty() ? "no Requires-Dist on torch" : join(report.torch_requirements, "; "));
-    out += line("RECORD", record_text(report));
+    out += line("RECORD", report.record_findings.empty() ? record_text(report) : colour.bad(record_text(report)));
     if (!report.elves.empty()) {
         std::string platform = "needs " + needs_text(report.needs) + " -> " +
                                (report.honest_tag.empty() ? "no manylinux tag fits" : report.honest_tag);
         out += line("platform", platform);
         for (const auto& claim : report.platform_claims)
-            if (claim.lies) out += line("", fmt::format("tag {} LIES: needs {}", claim.tag, claim.violation));
+            if (claim.lies) out += line("", fmt::format("tag {} {}: needs {}", claim.tag, colour.bad("LIES"), claim.violation));
     }
     for (const auto& name : report.not_elf) out += line("not ELF", name + " is named like a library but is not ELF");
     out += line("ELF files", std::to_string(report.elves.size()));
-    out += modules_text(report);
-    for (const auto& elf : report.elves) out += "\n" + render_text(elf, verbose);
+    out += modules_text(report, colour);
+    for (const auto& elf : report.elves) out += "\n" + render_text(elf, verbose, colour);
     return out;
 }
 
-std::string render_text(const TargetFindings& target) {
+std::string render_text(const TargetFindings& target, const Palette& colour) {
     if (!target.profile) return {};
     const auto& profile = *target.profile;
     std::string heading = fmt::format("\ntarget {} ({})", profile.name, profile.source);
-    if (target.findings.empty()) return heading + ": no findings\n";
+    if (target.findings.empty()) return heading + ": " + colour.good("no findings") + "\n";
     auto fixable = std::count_if(target.findings.begin(), target.findings.end(),
                                  [](const policy::Finding& finding) { return finding.repair_fixes; });
-    std::string out = fmt::format("{}: {} finding(s), {} fixed by repair\n", heading, target.findings.size(), fixable);
+    std::string out = fmt::format("{}: {}, {} fixed by repair\n", heading,
+                                  colour.bad(fmt::format("{} finding(s)", target.findings.size())), fixable);
     for (const auto& finding : target.findings) out += line(policy::kind_name(finding.kind), finding.message);
     return out;
 }

@@ -2,6 +2,8 @@
 // (schema "wheelfix.<command>/1") and text formatting for people.
 #pragma once
 
+#include "style.hpp"
+
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/policy/evaluate.hpp"
 #include "wheelfix/util/json.hpp"
@@ -27,8 +29,17 @@ void write_json(JsonWriter& json, const analysis::WheelReport& report, const Tar
 void write_json(JsonWriter& json, const TargetFindings& target);  // the "target" key and its object
 void write_json(JsonWriter& json, const wheel::VerifyFinding& finding);
 
-std::string render_text(const analysis::ElfReport& report, bool verbose);
-std::string render_text(const analysis::WheelReport& report, bool verbose);
-std::string render_text(const TargetFindings& target);
+// Text for people; `colour` marks what fails and passes (style.hpp), off by default.
+std::string render_text(const analysis::ElfReport& report, bool verbose, const Palette& colour = Palette(false));
+std::string render_text(const analysis::WheelReport& report, bool verbose, const Palette& colour = Palette(false));
+std::string render_text(const TargetFindings& target, const Palette& colour = Palette(false));
+
+// The phrases the text renderings are made of, for other renderings (Markdown).
+std::string needs_text(const policy::NeededVersions& needs);            // "GLIBC_2.34 GLIBCXX_3.4.29"
+std::string search_path_text(const analysis::ElfReport& report);        // entries with [absolute] marks
+std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries);  // "cubin sm_100a, PTX sm_90"
+std::string blackwell_text(const std::vector<analysis::GpuSupport>& support, const Palette& colour = Palette(false));
+std::string module_support_text(const analysis::CudaModule& module, const Palette& colour = Palette(false));
+std::string record_text(const analysis::WheelReport& report);          // "ok (12 files hashed)"
 
 }  // namespace wheelfix::cli

@@ -5,6 +5,7 @@
 // with --strict / --dry-run, would be) with findings left, 2 when a wheel could
 // not be repaired at all (usage or input error: its line says why).
 #include "commands.hpp"
+#include "options.hpp"
 #include "render.hpp"
 
 #include "wheelfix/abi/symbol_index.hpp"
@@ -299,13 +300,10 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
                   "what does not resolve, retag to the torch, set the honest platform tag; write once and verify");
     auto args = std::make_shared<RepairArguments>();
     command->add_option("wheels", args->wheels, "Wheels (*.whl)")->required();
-    command->add_option("--torch", args->torch, "Target torch: package directory, torch wheel, or index file")
-        ->required()
-        ->envname("WHEELFIX_TORCH");
-    command->add_option("-o,--output", args->output, "Output directory (wheels get their new file names)")->required();
-    command->add_option("--target", args->target,
-                        "Target profile: cuda13-blackwell, cuda13-blackwell-all, cuda12-hopper, or a profile file")
-        ->envname("WHEELFIX_TARGET");
+    add_torch_option(*command, args->torch, "Target torch: package directory, torch wheel, or index file")->required();
+    add_wheel_dir_option(*command, args->output, "Output directory (wheels get their new file names)");
+    add_target_option(*command, args->target,
+                      "Target profile: cuda13-blackwell, cuda13-blackwell-all, cuda12-hopper, or a profile file");
     command->add_option("--pin", args->pin, "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==2.10.0), none")
         ->check(CLI::IsMember({"minor", "exact", "none"}))
         ->capture_default_str();
@@ -314,7 +312,7 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
         ->check(CLI::IsMember({"dotted", "compact", "full"}))
         ->capture_default_str();
     command->add_option("--map", args->maps, "Shim: forward OLD to NEW (mangled names), OLD=NEW (repeatable)");
-    command->add_option("--exclude", args->exclude, "Never edit members matching GLOB (repeatable; no '/' = base name)");
+    add_exclude_option(*command, args->exclude);
     command->add_flag("--strict", args->strict, "Write nothing when findings would be left");
     command->add_flag("--dry-run", args->dry_run, "Print the plan, write nothing");
     command->add_option("-j,--jobs", args->jobs, "Repair this many wheels at a time")->check(CLI::Range(1u, 256u))

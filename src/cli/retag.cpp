@@ -1,16 +1,20 @@
 // `wheelfix retag WHEEL --torch VERSION|auto -o DIR [--torch-from PATH]... [--cuda V]
 // [--platform TAG] [--pin minor|exact|none] [--local-format dotted|compact|full]
-// [--fix-version] [--json]`: record the torch (and CUDA) a wheel needs in its local
-// version, pin torch in METADATA, optionally set the platform tag.
+// [--fix-version] [--verify] [--json]`: record the torch (and CUDA) a wheel needs in
+// its local version, pin torch in METADATA, optionally set the platform tag.
 //
-// The wheel is read once: every member is hashed for RECORD and, with --torch
-// auto, its extensions are reduced to their imports on the way (check_targets.hpp)
+// What is read (repair/retag.hpp, retag_digests): by default only METADATA and
+// WHEEL are inflated and hashed, every other member is checked against RECORD by
+// its central-directory size and copied as stored; --verify inflates and hashes
+// every member. With --torch auto every member is read once anyway: hashed for
+// RECORD, its extensions reduced to their imports on the way (check_targets.hpp)
 // and resolved against each --torch-from; the newest torch they load against is
 // the one retagged for. Exit 0 when written, 1 when --torch auto found no torch the
 // wheel loads against (nothing written), 2 on usage or input errors.
 #include "check_report.hpp"
 #include "check_targets.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "render.hpp"
 #include "torch_input.hpp"
 
@@ -36,6 +40,7 @@ struct RetagArguments {
     std::string local_format = "dotted";
     bool fix_version = false;
     bool overwrite = false;
+    bool verify = false;
 };
 
 // The torch picked by --torch auto: the newest release the wheel loads against.
@@ -166,7 +171,7 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     auto collect = [&](const zip::Member& member, std::span<const std::uint8_t> bytes) {
         add_wheel_member(targets, args.wheel, member.name, bytes);
     };
-    auto digests = automatic ? wheel::scan_members(wheel.archive(), collect) : wheel::scan_members(wheel.archive());
+    auto digests = automatic ? wheel::scan_members(wheel.archive(), collect) : repair::retag_digests(wheel, args.verify);
 
     std::optional<AutoPick> pick;
     if (automatic) {
@@ -198,7 +203,7 @@ CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
     command->add_option("--torch-from", args->torch_from,
                         "With --torch auto: torch directory, torch wheel or wheelfix index to check against (repeatable)")
         ->take_all();
-    command->add_option("-o,--output", args->output, "Output directory (the wheel gets its new file name)")->required();
+    add_wheel_dir_option(*command, args->output, "Output directory (the wheel gets its new file name)");
     command->add_option("--cuda", args->cuda, "Set or replace the cuXYZ local segment (13.0 -> cu130)");
     command->add_option("--platform", args->platform,
                         "New platform tag or compressed tag set (manylinux_2_17_x86_64.manylinux2014_x86_64)");
@@ -212,6 +217,9 @@ CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
     command->add_flag("--fix-version", args->fix_version,
                       "Accept a file name whose version disagrees with METADATA: METADATA's version wins");
     command->add_flag("--overwrite", args->overwrite, "Replace the output file if it exists (refused otherwise)");
+    command->add_flag("--verify", args->verify,
+                      "Inflate and hash every member against RECORD before writing (default: sizes only, "
+                      "METADATA and WHEEL hashed; other members are copied with their RECORD lines as they were)");
     return [args, &global] { return run_retag(*args, global); };
 }
 

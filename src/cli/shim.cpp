@@ -4,6 +4,7 @@
 // missing), 1 when the written wheel still has stubs, unshimmable symbols or missing
 // torch libraries, 2 on usage or input errors.
 #include "commands.hpp"
+#include "options.hpp"
 #include "render.hpp"
 
 #include "wheelfix/abi/signature.hpp"
@@ -143,9 +144,8 @@ CommandRunner register_shim(CLI::App& app, const GlobalOptions& global) {
                 "ABI-compatible successors of missing torch functions, loud stubs for the rest");
     auto args = std::make_shared<ShimArguments>();
     command->add_option("wheel", args->wheel, "Wheel (*.whl)")->required();
-    command->add_option("--torch", args->torch, "Target torch: package directory, torch wheel, or index file")
-        ->required();
-    command->add_option("-o,--output", args->output, "Output directory (the wheel keeps its file name)")->required();
+    add_torch_option(*command, args->torch, "Target torch: package directory, torch wheel, or index file")->required();
+    add_wheel_dir_option(*command, args->output, "Output directory (the wheel keeps its file name)");
     command->add_option("--map", args->maps, "Forward OLD to NEW (mangled names), OLD=NEW (repeatable)");
     command->add_flag("--overwrite", args->overwrite, "Replace the output wheel if it exists (refused otherwise)");
     return [args, &global] { return run_shim(*args, global); };

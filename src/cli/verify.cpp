@@ -1,6 +1,7 @@
 // `wheelfix verify WHEEL...`: RECORD hashes and sizes, names, versions and tags.
 #include "commands.hpp"
 #include "render.hpp"
+#include "style.hpp"
 
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/verify.hpp"
@@ -16,6 +17,7 @@ int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& glob
     JsonWriter json;
     if (global.json) json.begin_object().field("schema", "wheelfix.verify/1").key("wheels").begin_array();
     bool all_clean = true;
+    const Palette colour = palette(global);
     for (const auto& input : inputs) {
         auto wheel = wheel::Wheel::open(input);
         auto findings = wheel::verify_wheel(wheel, wheel::scan_members(wheel.archive()));
@@ -26,9 +28,11 @@ int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& glob
             json.end_array().end_object();
             continue;
         }
-        for (const auto& finding : findings) fmt::print("{}: {}: {}\n", input, finding.member, finding.problem);
+        for (const auto& finding : findings)
+            fmt::print("{}: {}: {}\n", input, finding.member, colour.bad(finding.problem));
         if (findings.empty() && !global.quiet)
-            fmt::print("{}: OK ({} files, RECORD, names, version and tags agree)\n", input, wheel.record().size());
+            fmt::print("{}: {} ({} files, RECORD, names, version and tags agree)\n", input, colour.good("OK"),
+                       wheel.record().size());
     }
     if (global.json) {
         json.end_array().end_object();

@@ -103,8 +103,8 @@ std::optional<Finding> platform_finding(const Profile& profile, const WheelRepor
         reasons.push_back(fmt::format("older than {}, the oldest {} allows", profile.min_platform_name(), profile.name));
     if (claim.lies) reasons.push_back("the binaries need " + claim.violation);
     if (reasons.empty()) return std::nullopt;
-    bool fixable = !target.empty() && (report.needs.links_musl == (parse_platform_tag(target).kind ==
-                                                                   PlatformTag::Kind::musllinux));
+    bool fixable = !target.empty() && claim.foreign_binary.empty() &&  // no tag makes a foreign binary load
+                   (report.needs.links_musl == (parse_platform_tag(target).kind == PlatformTag::Kind::musllinux));
     std::string message = fmt::format("tag {}: {}", claim.tag, join(reasons, "; "));
     if (fixable) message += fmt::format("; repair sets {}", target);
     return Finding{Finding::Kind::platform, claim.tag, std::move(message), fixable};

@@ -142,12 +142,9 @@ NeededVersions needed_versions(const elf::ElfFile& elf) {
         if (library.starts_with("libc.musl-")) needs.links_musl = true;
     for (const auto& header : elf.program_headers()) {
         if (header.type != PT_INTERP) continue;
-        auto bytes = elf.bytes();
-        if (header.offset < bytes.size()) {
-            std::string_view interp(reinterpret_cast<const char*>(bytes.data()) + header.offset,
-                                    std::min<std::uint64_t>(header.filesz, bytes.size() - header.offset));
-            if (interp.find("ld-musl-") != std::string_view::npos) needs.links_musl = true;
-        }
+        auto bytes = elf.bytes_at(header.offset, header.filesz);
+        std::string_view interp(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+        if (interp.find("ld-musl-") != std::string_view::npos) needs.links_musl = true;
     }
     if (!needs.links_musl) needs.links_musl = built_by_musl_toolchain(elf, needs);
     if (calls_musl_time64(elf)) needs.musl = "1.2";

@@ -138,18 +138,26 @@ elf::EditRequest request_for(const RelinkOptions& options, const elf::ElfFile& e
     return request;
 }
 
-bool matches_only(const RelinkOptions& options, std::string_view member) {
-    if (options.only.empty()) return true;
+bool matches_any(const std::vector<std::string>& globs, std::string_view member) {
     std::string path(member);
     std::string base = base_name(member);
-    return std::any_of(options.only.begin(), options.only.end(), [&](const std::string& pattern) {
+    return std::any_of(globs.begin(), globs.end(), [&](const std::string& pattern) {
         const std::string& subject = pattern.find('/') == std::string::npos ? base : path;
         return ::fnmatch(pattern.c_str(), subject.c_str(), 0) == 0;
     });
 }
 
+bool matches_only(const RelinkOptions& options, std::string_view member) {
+    return options.only.empty() || matches_any(options.only, member);
+}
+
+bool is_selected(const RelinkOptions& options, std::string_view member) {
+    return matches_only(options, member) && !matches_any(options.exclude, member);
+}
+
 std::optional<EditedMember> relink_member(const RelinkOptions& options, const std::string& wheel_label,
                                           const std::string& member, const zip::InflatedMember& inflated, int depth) {
+    if (!is_selected(options, member)) return std::nullopt;
     auto plan = plan_for(options, wheel_label + ": " + member, inflated.data, depth);
     if (!plan) return std::nullopt;
     EditedMember edited{change_record(member, *plan, inflated.size), zip::plan_splice(inflated, plan->edits)};
@@ -170,7 +178,7 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkO
     std::map<std::string, zip::PrecompressedMember> edited;
     std::optional<InputError> member_error;  // reported after RECORD: a tampered member explains a broken ELF
     auto wants = [&](const zip::Member& member) {
-        return !member.is_symlink && !member.name.starts_with(wheel.dist_info() + "/") && matches_only(options, member.name);
+        return !member.is_symlink && !member.name.starts_with(wheel.dist_info() + "/") && is_selected(options, member.name);
     };
     auto on_member = [&](const zip::Member& member, const zip::InflatedMember& inflated) {
         if (member_error || !elf::is_elf(inflated.data)) return;
@@ -189,7 +197,8 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkO
     wheel::require_record_matches(wheel, digests);
     if (member_error) throw *member_error;
     if (!options.only.empty() && result.elf_members == 0)
-        throw InputError(wheel_path.string(), "--only matches no ELF member");
+        throw InputError(wheel_path.string(), options.exclude.empty() ? "--only matches no ELF member"
+                                                                      : "--only matches no ELF member --exclude leaves");
 
     std::filesystem::create_directories(out_dir);
     wheel::write_wheel(wheel, std::move(edited), result.output,

@@ -33,12 +33,7 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     return out;
 }
 
-bool excluded(const RepairOptions& options, const std::string& member) {
-    if (options.exclude.empty()) return false;
-    RelinkOptions patterns;
-    patterns.only = options.exclude;
-    return matches_only(patterns, member);
-}
+bool excluded(const RepairOptions& options, const std::string& member) { return matches_any(options.exclude, member); }
 
 // The profile used for judging: the one given, or, without one, only what every
 // torch extension needs: torch's libraries where pip installs them.

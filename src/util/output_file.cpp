@@ -4,6 +4,8 @@
 #include "wheelfix/util/error.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,24 +13,68 @@
 #include <cstring>
 #include <algorithm>
 #include <random>
+#include <string_view>
 
 namespace wheelfix {
 namespace {
 
 constexpr std::size_t kBufferSize = std::size_t(1) << 20;
+constexpr std::string_view kTemporaryMarker = ".wheelfix-";
+
+// The writer's pid in a temporary's name ".<name>.wheelfix-<pid>-<n>", or 0 when
+// the name is not one of ours.
+pid_t writer_of(std::string_view name) {
+    auto marker = name.rfind(kTemporaryMarker);
+    if (name.size() < 2 || name.front() != '.' || marker == std::string_view::npos || marker < 2) return 0;
+    auto rest = name.substr(marker + kTemporaryMarker.size());
+    auto dash = rest.find('-');
+    if (dash == std::string_view::npos || dash == 0 || dash + 1 == rest.size()) return 0;
+    auto all_digits = [](std::string_view text) {
+        return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (!all_digits(rest.substr(0, dash)) || !all_digits(rest.substr(dash + 1)) || dash > 9) return 0;
+    return static_cast<pid_t>(std::stol(std::string(rest.substr(0, dash))));
+}
+
+bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+// Removes `name` when it is a regular file of ours whose lock nobody holds.
+void remove_if_abandoned(const std::filesystem::path& directory, const std::string& name) {
+    auto path = directory / name;
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return;
+    struct stat status {};
+    if (::fstat(fd, &status) == 0 && S_ISREG(status.st_mode) && status.st_uid == ::geteuid() &&
+        ::flock(fd, LOCK_EX | LOCK_NB) == 0)
+        ::unlink(path.c_str());
+    ::close(fd);
+}
 
 }  // namespace
 
+void remove_stale_temporaries(const std::filesystem::path& directory) {
+    std::error_code error;
+    std::filesystem::directory_iterator entries(directory, error), end;
+    for (; !error && entries != end; entries.increment(error)) {
+        const std::string name = entries->path().filename().string();
+        const pid_t pid = writer_of(name);
+        if (pid > 0 && pid != ::getpid() && !process_exists(pid)) remove_if_abandoned(directory, name);
+    }
+}
+
 OutputFile::OutputFile(const std::filesystem::path& destination) : destination_(destination) {
     auto directory = destination.parent_path().empty() ? std::filesystem::path(".") : destination.parent_path();
+    remove_stale_temporaries(directory);
     std::random_device seed;
     std::mt19937_64 random(seed());
+    const std::string prefix = "." + destination.filename().string() + std::string(kTemporaryMarker) + std::to_string(::getpid()) + "-";
     int error = EEXIST;
     for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
-        auto candidate = directory / ("." + destination.filename().string() + ".wheelfix-" + std::to_string(random() % 1000000000));
+        auto candidate = directory / (prefix + std::to_string(random() % 1000000000));
         fd_ = ::open(candidate.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);  // 0666 & ~umask
         if (fd_ >= 0) {
             temporary_ = candidate;
+            ::flock(fd_, LOCK_EX | LOCK_NB);  // held until we exit: tells other hosts we are alive
             buffer_.reserve(kBufferSize);
             return;
         }

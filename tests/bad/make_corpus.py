@@ -31,14 +31,18 @@ PLAINEXT = SAMPLES / "plainext-1.0.0-cp311-cp311-linux_x86_64.whl"
 ELF32 = SOURCE / "tests" / "data" / "elf" / "libwfbase32.so"
 SGL_SO = "sgl_kernel/sm100/common_ops.abi3.so"
 
-COMMANDS = ("inspect", "verify", "relink", "check", "index", "shim")
+COMMANDS = ("inspect", "verify", "relink", "check", "index", "shim", "retag", "repair")
 FATAL = {c: 2 for c in COMMANDS}
 # A wheel that reads fine but whose RECORD/names disagree: a finding for verify, a
 # refusal for every command that writes a wheel, reported (not fatal) by readers.
-FINDING = {"inspect": 0, "verify": 1, "relink": 2, "check": [0, 1], "index": [0, 2], "shim": 2}
+FINDING = {"inspect": 0, "verify": 1, "relink": 2, "check": [0, 1], "index": [0, 2], "shim": 2, "retag": 2,
+           "repair": 2}
 # A bad ELF member inside an otherwise consistent wheel: verify checks the wheel's
-# integrity (fine), every command that parses the ELF refuses.
-ELF_IN_WHEEL = dict(FATAL, verify=0)
+# integrity (fine), every command that parses the ELF refuses; retag parses none
+# (it copies every member but METADATA, WHEEL and RECORD as stored).
+ELF_IN_WHEEL = dict(FATAL, verify=0, retag=0)
+# Commands that take wheels only: a bare ELF file is a usage error for them.
+WHEEL_ONLY = ("shim", "retag", "repair")
 # `check` has nothing to check in a wheel without ELF files (purepy): that is its 2.
 NO_ELF = {"check": 2}
 # Defects in parts of an ELF file that a command does not read are not its business
@@ -53,8 +57,10 @@ TOLERATED = {
     "fatbin_entry_header_zero": {"relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1]},
     "fatbin_entry_payload_lie": {"relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1]},
     "strtab_unmapped": {"inspect": 0, "check": [0, 1], "index": [0, 2]},
-    "vernaux_count_huge": {"inspect": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1]},
-    "gnu_hash_buckets_huge": {"inspect": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1]},
+    "vernaux_count_huge": {"inspect": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1],
+                           "repair": [0, 1]},
+    "gnu_hash_buckets_huge": {"inspect": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1],
+                              "repair": [0, 1]},
 }
 
 DOS_TIME, DOS_DATE = 0, (0 << 9) | (1 << 5) | 1  # 1980-01-01 00:00
@@ -336,12 +342,17 @@ def zip_cases(c):
     z("local_central_size_differ", zip_of(pure, **{"purepy/__init__.py": {"local_csize": 5, "local_size": 7}}))
     z("overlapping_entries", make_zip([Entry(n, d, mode=m) for n, d, m in pure] +
                                       [Entry("purepy/other.py", pure[0][1], offset=0)]))
-    z("crc_mismatch", zip_of(pure, **{"purepy/__init__.py": {"crc": 0x12345678}}))
-    z("crc_mismatch_elf", zip_of(sgl, **{SGL_SO: {"crc": 0x12345678}}), W)
+    # Open for retag: by default it hashes METADATA and WHEEL only and checks the
+    # other members by size, so a member whose bytes disagree with its CRC (or with
+    # RECORD at the same size) is copied as stored instead of refused.
+    retag_by_size = {"retag": "retag checks members by size only (without --verify): a damaged member is copied"}
+    z("crc_mismatch", zip_of(pure, **{"purepy/__init__.py": {"crc": 0x12345678}}), open_defect=retag_by_size)
+    z("crc_mismatch_elf", zip_of(sgl, **{SGL_SO: {"crc": 0x12345678}}), W, open_defect=retag_by_size)
     z("size_lie_inflates_more", zip_of(pure, **{"purepy/__init__.py": {"size": 10, "local_size": 10}}))
     for case, bad in (("name_dotdot", "purepy/../../evil.py"), ("name_absolute", "/tmp/evil.py"),
                       ("name_backslash", "purepy\\evil.py"), ("name_drive", "C:/evil.py"),
-                      ("name_nul", b"purepy/evil\0.py"), ("name_empty_component", "purepy//evil.py")):
+                      ("name_nul", b"purepy/evil\0.py"), ("name_empty_component", "purepy//evil.py"),
+                      ("name_newline", "purepy/evil\nwheelfix: all fine.py"), ("name_escape", "purepy/\x1b[2Jevil.py")):
         z(case, zip_of(wheel_members(PUREPY, add=[(bad if isinstance(bad, str) else bad.decode("latin1"),
                                                    b"x = 1\n", 0o100644)])))
     z("name_duplicate", zip_of(wheel_members(PUREPY, add=[("purepy/__init__.py", b"evil = 1\n", 0o100644)])))
@@ -428,7 +439,8 @@ def wheel_cases(c):
     w("library_not_elf", wheel_members(SGL, add=[
         ("sgl_kernel/libfoo.so", b"/* GNU ld script */\nINPUT ( libfoo.so.1 -lbar )\n", 0o100644),
         ("sgl_kernel/libtext.so.1", b"just some text\n", 0o100644)]), name=W,
-      expect={"inspect": 0, "verify": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1]},
+      expect={"inspect": 0, "verify": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1], "retag": 0,
+              "repair": [0, 1]},
       note="libfoo.so")
 
 
@@ -436,28 +448,32 @@ def elf_cases_into(c):
     so = dict((n, d) for n, d, _ in read_wheel(SGL))[SGL_SO]
     for case, data in elf_cases(so).items():
         tolerated = TOLERATED.get(case, {})
-        bare = {k: v for k, v in tolerated.items() if k != "shim"}  # shim takes wheels only
+        bare = {k: v for k, v in tolerated.items() if k not in WHEEL_ONLY}
         c.add("elf_" + case, "elf", data, "common_ops.abi3.so", dict(FATAL, **bare))
         c.add("elf_in_wheel_" + case, "elf-in-wheel", zip_of(wheel_members(SGL, replace={SGL_SO: data})), SGL.name,
               dict(ELF_IN_WHEEL, **tolerated))
-    # A 32-bit i386 library in an x86_64 wheel. Open: the platform judgement
-    # (analysis/wheel_report.cpp judge_platform, policy) does not compare ELF class
-    # and machine with the platform tag yet; the test reports it without failing,
-    # and fails once it is fixed so that this marker goes.
+    # A 32-bit i386 library in an x86_64 wheel: a valid ELF file no x86_64 Python can
+    # load. The platform tag lies about it (analysis/wheel_report.cpp judge_platform):
+    # inspect names it on the tag's LIES line (and `inspect --target` counts it as a
+    # finding, exit 1); the commands that only edit what they are told (relink, shim,
+    # retag) go ahead, since refusing would also block fixing the loadable members;
+    # repair reports it as a finding no tag can fix (exit 1; --strict writes nothing).
     c.add("elf_in_wheel_32bit_in_64bit_wheel", "elf-in-wheel",
           zip_of(wheel_members(SGL, add=[("sgl_kernel/libwfbase32.so", ELF32.read_bytes(), 0o100755)])), SGL.name,
-          ELF_IN_WHEEL, open_defect="ELF class/machine not checked against the platform tag")
+          {"inspect": 0, "verify": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1], "retag": 0,
+           "repair": 1}, note="sgl_kernel/libwfbase32.so is ELF32 i686")
 
 
 def control_cases(c):
     """The generator's own zips of the untouched samples: every command must accept
     them, so a refusal elsewhere is the defect's doing, not the zip writer's."""
-    fine = {"inspect": 0, "verify": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1]}
+    fine = {"inspect": 0, "verify": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1], "retag": 0,
+            "repair": [0, 1]}
     for source in (PUREPY, SGL, PLAINEXT):
         c.add("control_" + source.name.split("-")[0], "control", zip_of(wheel_members(source)), source.name,
               dict(fine, **(NO_ELF if source == PUREPY else {})))
     c.add("control_elf", "control", dict((n, d) for n, d, _ in read_wheel(SGL))[SGL_SO], "common_ops.abi3.so",
-          {"inspect": 0, "verify": 2, "relink": 0, "check": [0, 1], "index": 2, "shim": 2})
+          {"inspect": 0, "verify": 2, "relink": 0, "check": [0, 1], "index": 2, "shim": 2, "retag": 2, "repair": 2})
 
 
 def main():

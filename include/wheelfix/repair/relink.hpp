@@ -4,8 +4,9 @@
 // Contract:
 // - relink_wheel(wheel, options, out_dir) reads the wheel once: every member is
 //   hashed for RECORD (a wheel whose RECORD does not match is refused, InputError),
-//   every ELF member with a dynamic section that matches options.only (all of them
-//   when only is empty) is edited with one EditRequest built for its place in the
+//   every ELF member with a dynamic section that is_selected() (matches
+//   options.only, all of them when only is empty, and matches no options.exclude)
+//   is edited with one EditRequest built for its place in the
 //   wheel, and the result goes to out_dir/<same file name> through
 //   wheel/rewrite.hpp (edited members spliced, everything else copied raw).
 //   Writing over the input file itself is refused, and so is writing over any
@@ -18,8 +19,12 @@
 //   $ORIGIN/.. climbs above the wheel root.
 // - relink_file(path, options, out_file) edits one ELF file into out_file (written
 //   to a temporary file beside it and renamed; permission bits kept).
-// - Option values with NUL or newline characters, and GLOB patterns that match no
-//   ELF member, are InputErrors.
+// - Option values with NUL or newline characters, and --only patterns that select
+//   no ELF member, are InputErrors; --exclude patterns may match nothing.
+// - relink_member() returns nullopt for a member is_selected() rejects, so every
+//   caller (relink, shim, repair) honours --only and --exclude the same way.
+// - Globs are fnmatch(3) patterns without flags ('*' crosses '/'); a pattern
+//   without '/' is matched against the base name, one with '/' against the path.
 #pragma once
 
 #include "wheelfix/elf/editor.hpp"
@@ -44,7 +49,8 @@ struct RelinkOptions {
     std::vector<std::string> add_needed;
     std::vector<std::string> remove_needed;
     std::optional<std::string> set_soname;
-    std::vector<std::string> only;  // globs on member paths (a pattern without '/' matches the base name)
+    std::vector<std::string> only;     // globs on member paths (a pattern without '/' matches the base name)
+    std::vector<std::string> exclude;  // globs of members never touched, even when `only` matches them
     bool overwrite = false;         // replace an existing output file (refused otherwise)
 };
 
@@ -87,5 +93,9 @@ std::string expand_root(std::string_view search_path, int depth);
 elf::EditRequest request_for(const RelinkOptions& options, const elf::ElfFile& elf, std::optional<int> depth);
 // Whether the member path matches the --only globs (true when there are none).
 bool matches_only(const RelinkOptions& options, std::string_view member);
+// Whether the member path matches any of `globs` (false when there are none).
+bool matches_any(const std::vector<std::string>& globs, std::string_view member);
+// matches_only() and not matches_any(options.exclude): the members relink may touch.
+bool is_selected(const RelinkOptions& options, std::string_view member);
 
 }  // namespace wheelfix::repair

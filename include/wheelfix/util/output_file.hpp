@@ -1,8 +1,9 @@
 // The file a writer fills before it becomes the destination: created empty and
 // unique next to the destination, written sequentially, renamed into place.
 //
-// Contract: the constructor creates "<dir>/.<name>.wheelfix-<random>" with O_EXCL
-// and mode 0666 & ~umask (so the result gets the permissions a new file would).
+// Contract: the constructor creates "<dir>/.<name>.wheelfix-<pid>-<random>" with
+// O_EXCL and mode 0666 & ~umask (so the result gets the permissions a new file
+// would), and holds an exclusive flock on it while the process lives.
 // write() buffers small pieces and hands big ones to the kernel directly; every
 // system-call failure (ENOSPC, EFBIG under `ulimit -f`, EIO, ...) is an InputError
 // naming the destination. copy_from() appends a range of another file in the
@@ -14,6 +15,14 @@
 // cut is the file system's business). An OutputFile destroyed without commit() removes its file, so a
 // failed write leaves nothing behind (a process killed outright may leave the
 // hidden temporary, never a partial destination).
+// Stale temporaries: before creating its own, the constructor calls
+// remove_stale_temporaries(dir), which deletes every ".<name>.wheelfix-<pid>-<n>"
+// there that is a regular file owned by this user, whose <pid> is not a running
+// process on this machine AND whose flock nobody holds (the second test covers a
+// directory shared with other machines or pid namespaces, where the pid means
+// nothing; a file is only ever opened with O_NOFOLLOW and unlinked, never
+// followed). So what a killed run left is cleaned by the next write into the same
+// directory, and a live writer's temporary is never touched.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +32,8 @@
 #include <vector>
 
 namespace wheelfix {
+
+void remove_stale_temporaries(const std::filesystem::path& directory);
 
 class OutputFile {
 public:

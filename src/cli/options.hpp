@@ -1,0 +1,43 @@
+// Options several commands share, so each is spelled, described and defaulted
+// the same everywhere (man/wheelfix.1 OPTIONS and ENVIRONMENT).
+//
+// Contract:
+// - add_wheel_dir_option(): "-o,--output" with auditwheel's "-w,--wheel-dir" as
+//   the same option (either spelling, once), required.
+// - add_target_option(): "--target PROFILE", defaulting to $WHEELFIX_TARGET when
+//   the option is not given (an empty variable counts as unset).
+// - add_torch_option(): "--torch PATH" (a torch directory, torch wheel or index),
+//   defaulting to $WHEELFIX_TORCH the same way; only for commands whose --torch is
+//   a PATH (check, shim, repair), not retag's --torch VERSION. The caller adds
+//   ->required() / ->take_all() as its command needs: the variable satisfies
+//   "required".
+// - add_exclude_option(): "--exclude GLOB" (repeatable) into a glob list such as
+//   repair::RelinkOptions::exclude: members matching it are never touched.
+// - add_color_option(): the global "--color auto|always|never" (style.hpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace wheelfix::cli {
+
+inline constexpr const char* kTargetEnvironment = "WHEELFIX_TARGET";
+inline constexpr const char* kTorchEnvironment = "WHEELFIX_TORCH";
+
+CLI::Option* add_wheel_dir_option(CLI::App& command, std::string& output, const std::string& description);
+CLI::Option* add_exclude_option(CLI::App& command, std::vector<std::string>& globs);
+CLI::Option* add_color_option(CLI::App& app, std::string& color);
+
+template <typename Destination>  // std::string or std::optional<std::string>
+CLI::Option* add_target_option(CLI::App& command, Destination& target, const std::string& description) {
+    return command.add_option("--target", target, description)->envname(kTargetEnvironment);
+}
+
+template <typename Destination>  // std::string, or std::vector<std::string> for a repeatable --torch
+CLI::Option* add_torch_option(CLI::App& command, Destination& torch, const std::string& description) {
+    return command.add_option("--torch", torch, description)->envname(kTorchEnvironment);
+}
+
+}  // namespace wheelfix::cli
