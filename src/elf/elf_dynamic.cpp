@@ -7,6 +7,9 @@
 // if DT_STRTAB maps to no segment, the string table the SHT_DYNAMIC section links
 // to is used instead. Every string-valued entry (NEEDED, SONAME, RPATH, RUNPATH,
 // AUXILIARY, FILTER) is validated here, so the ElfFile accessors never throw.
+// A table that gives one of the tags locating the string, symbol, hash or version
+// tables (or SONAME) twice with different values is refused: ld.so takes the last
+// one, readers and editors the first, so no reading of such a file is safe.
 #include "elf_parser.hpp"
 
 #include <elf.h>
@@ -25,6 +28,25 @@ bool is_string_tag(std::int64_t tag) {
     case DT_RUNPATH:
     case DT_AUXILIARY:
     case DT_FILTER: return true;
+    default: return false;
+    }
+}
+
+// Tags that name one table each: a second, different value makes the file ambiguous.
+bool is_single_valued(std::int64_t tag) {
+    switch (tag) {
+    case DT_STRTAB:
+    case DT_STRSZ:
+    case DT_SYMTAB:
+    case DT_SYMENT:
+    case DT_HASH:
+    case DT_GNU_HASH:
+    case DT_SONAME:
+    case DT_VERSYM:
+    case DT_VERNEED:
+    case DT_VERNEEDNUM:
+    case DT_VERDEF:
+    case DT_VERDEFNUM: return true;
     default: return false;
     }
 }
@@ -57,12 +79,22 @@ std::optional<Extent> Parser::locate_dynamic_table() const {
 void Parser::read_dynamic_entries(Extent table) {
     const std::uint64_t entsize = 2 * in_.word_size();
     const std::uint64_t capacity = table.size / entsize;
+    std::vector<DynamicEntry> first_of_single;  // at most one per single-valued tag
     for (std::uint64_t i = 0; i < capacity; ++i) {
         const std::uint64_t at = table.offset + i * entsize;
         DynamicEntry entry;
         entry.tag = in_.sword(at, "d_tag");
         entry.value = in_.word(at + in_.word_size(), "d_val");
         if (entry.tag == DT_NULL) return;
+        if (is_single_valued(entry.tag)) {
+            auto earlier = std::find_if(first_of_single.begin(), first_of_single.end(),
+                                        [&](const DynamicEntry& seen) { return seen.tag == entry.tag; });
+            if (earlier == first_of_single.end())
+                first_of_single.push_back(entry);
+            else if (earlier->value != entry.value)
+                fail("dynamic tag " + hex(static_cast<std::uint64_t>(entry.tag)) + " given twice, " +
+                     hex(earlier->value) + " and " + hex(entry.value));
+        }
         file_.dynamic_.push_back(entry);
     }
     fail("dynamic section has no DT_NULL terminator");

@@ -265,6 +265,10 @@ def elf_cases(so):
     cases["dynstr_unterminated"] = x.put("<B", s["off"] + s["size"] - 1, ord("A")).bytes()
     x = e()
     cases["strtab_unmapped"] = x.set_dyn(DT_STRTAB, 0xDEAD0000).bytes()
+    x = e()  # a second DT_STRTAB (in RELACOUNT's slot): ld.so reads the last, we would read the first
+    strtab = next(value for _, tag, value in x.dynamic() if tag == DT_STRTAB)
+    relacount = next(at for at, tag, _ in x.dynamic() if tag == 0x6FFFFFF9)
+    cases["strtab_twice"] = x.put("<qQ", relacount, DT_STRTAB, strtab + 4).bytes()
     x = e()
     s = x.section(".gnu.version")
     for i in range(s["size"] // 2):

@@ -120,3 +120,15 @@ TEST_CASE("hardening: stale temporaries of dead writers go, live and foreign fil
     for (const auto& entry : fs::directory_iterator(dir.path))
         CHECK_FALSE(entry.path().filename().string().starts_with(".new.whl.wheelfix-"));
 }
+
+TEST_CASE("hardening: a dynamic table naming two string tables is refused") {
+    // fuzz_edit: DT_STRTAB twice (0x2c50, then 0x710). ld.so takes the last, our
+    // reader and editor took the first: the editor rewrote a table ld.so never reads.
+    auto bytes = regression("edit/dt-strtab-given-twice");
+    try {
+        (void)elf::ElfFile::parse(bytes);
+        FAIL("the ambiguous file parsed");
+    } catch (const elf::ElfError& error) {
+        CHECK(std::string(error.what()) == "dynamic tag 0x5 given twice, 0x2c50 and 0x710");
+    }
+}
