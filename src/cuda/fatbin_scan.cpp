@@ -81,7 +81,7 @@ void FatbinScanner::see(SparseStream& stream, std::span<const std::uint8_t> chun
 
 void FatbinScanner::found_magic(SparseStream& stream, std::uint64_t offset, std::uint64_t zero_run_start,
                                 std::uint64_t chunk_at) {
-    if (containers_found_ >= kMaxContainers) return;
+    if (containers_found_ >= kMaxContainers || walks_.size() >= kMaxActiveWalks) return;
     ++containers_found_;
     // The parser reaches the container through the zeros before it; a magic that
     // began in an earlier chunk is kept from the bytes remembered here.

@@ -13,8 +13,9 @@
 // Once the section headers are known, parse_fatbin_section(section image, kept
 // ranges, section offset) gives the whole-section answer or throws BytesNotKept
 // (a layout this scan did not anticipate: the caller reads the file again). A
-// hostile stream full of magics is capped (kMaxContainers): past that, nothing more
-// is walked and the parser's BytesNotKept says so.
+// hostile stream full of magics is capped (kMaxContainers walked in all,
+// kMaxActiveWalks at a time): past that, nothing more is walked and the parser's
+// BytesNotKept says so.
 #pragma once
 
 #include "wheelfix/util/sparse_stream.hpp"
@@ -29,6 +30,7 @@ namespace wheelfix::cuda {
 class FatbinScanner : public SparseStream::Learner {
 public:
     static constexpr std::uint64_t kMaxContainers = 1 << 18;
+    static constexpr std::size_t kMaxActiveWalks = 4096;
 
     void see(SparseStream& stream, std::span<const std::uint8_t> chunk, std::uint64_t at) override;
     void learn(SparseStream& stream) override;
