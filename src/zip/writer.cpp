@@ -12,9 +12,7 @@
 #include "wheelfix/zip/writer.hpp"
 
 #include "raw_deflate.hpp"
-#include "stored_offsets.hpp"
 #include "wheelfix/util/error.hpp"
-#include "wheelfix/util/files.hpp"
 #include "wheelfix/util/output_file.hpp"
 #include "zip_records.hpp"
 
@@ -60,8 +58,8 @@ PrecompressedMember deflate_content(std::span<const std::uint8_t> bytes) {
     return result;
 }
 
-// The input archive as a file: its descriptor and where each member's stored
-// bytes begin, both found on the first raw copy.
+// The input archive as a file: its descriptor, opened on the first raw copy, and
+// where each member's stored bytes begin (Archive::data_offset).
 class InputFile {
 public:
     explicit InputFile(const Archive& archive) : archive_(archive) {}
@@ -72,29 +70,16 @@ public:
     InputFile& operator=(const InputFile&) = delete;
 
     int fd() {
-        open();
+        if (fd_ < 0) fd_ = ::open(archive_.path().c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd_ < 0) throw InputError(archive_.path().string(), std::strerror(errno));
         return fd_;
     }
 
-    std::uint64_t data_offset(const Member& member) {
-        open();
-        auto position = static_cast<std::size_t>(&member - archive_.members().data());
-        if (position >= offsets_.size()) throw std::invalid_argument("write_archive: a member of another archive (" + member.name + ")");
-        return offsets_[position];
-    }
+    std::uint64_t data_offset(const Member& member) const { return archive_.data_offset(member); }
 
 private:
-    void open() {
-        if (fd_ >= 0) return;
-        MappedFile mapped(archive_.path());
-        offsets_ = stored_data_offsets(mapped.bytes(), archive_.members(), archive_.path());
-        fd_ = ::open(archive_.path().c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd_ < 0) throw InputError(archive_.path().string(), std::strerror(errno));
-    }
-
     const Archive& archive_;
     int fd_ = -1;
-    std::vector<std::uint64_t> offsets_;
 };
 
 class ArchiveWriter {
