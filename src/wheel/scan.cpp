@@ -2,6 +2,7 @@
 #include "wheelfix/wheel/scan.hpp"
 
 #include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/util/progress.hpp"
 #include "wheelfix/util/sha256.hpp"
 
 #include <algorithm>
@@ -14,7 +15,8 @@ namespace {
 // (it is untrusted), so the reservation is capped and the vector grows if needed.
 constexpr std::uint64_t kMaxUpfrontReservation = std::uint64_t(4) << 30;
 
-MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, const ElfSink& on_elf) {
+MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, const ElfSink& on_elf,
+                      const ProgressTask& progress) {
     MemberDigest digest;
     digest.member = &member;
     Sha256 hasher;
@@ -22,6 +24,7 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
     bool first_chunk = true;
     digest.size = archive.stream(member, [&](std::span<const std::uint8_t> chunk) {
         hasher.update(chunk);
+        progress.advance(chunk.size());
         if (first_chunk) {
             first_chunk = false;
             digest.is_elf = on_elf && !member.is_symlink && elf::is_elf(chunk);
@@ -37,10 +40,12 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
 // The member is kept whole anyway, so inflate_indexed hashes it on a second
 // thread that follows the inflate (zip/inflate_index.hpp): on a 541 MB library
 // the SHA-256 is done when the last byte is inflated, before `on_indexed` runs.
-MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member, const IndexedSink& on_indexed) {
+MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member, const IndexedSink& on_indexed,
+                          const ProgressTask& progress) {
     MemberDigest digest;
     digest.member = &member;
     auto inflated = zip::inflate_indexed(archive, member, {}, zip::InflateOptions{.keep = true, .sha256 = true});
+    progress.advance(inflated.size);
     digest.size = inflated.size;
     digest.sha256 = *inflated.sha256;
     digest.is_elf = !member.is_symlink && elf::is_elf(inflated.data);
@@ -50,14 +55,21 @@ MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member
 
 }  // namespace
 
+ProgressTask reading_progress(const zip::Archive& archive) {
+    std::uint64_t total = 0;
+    for (const auto& member : archive.members()) total += member.size;
+    return ProgressTask("reading " + archive.path().filename().string(), total);
+}
+
 std::string MemberDigest::record_hash() const { return "sha256=" + urlsafe_b64_nopad(sha256); }
 
 std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSink& on_elf) {
     std::vector<MemberDigest> digests;
     digests.reserve(archive.members().size());
+    const ProgressTask progress = reading_progress(archive);
     for (const auto& member : archive.members()) {
         if (member.is_directory) continue;
-        digests.push_back(scan_one(archive, member, on_elf));
+        digests.push_back(scan_one(archive, member, on_elf, progress));
     }
     return digests;
 }
@@ -65,12 +77,14 @@ std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSin
 std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it) {
     std::vector<MemberDigest> digests;
     digests.reserve(archive.members().size());
+    const ProgressTask progress = reading_progress(archive);
     for (const auto& member : archive.members()) {
         if (member.is_directory) continue;
         if (hash_it(member)) {
-            digests.push_back(scan_one(archive, member, {}));
+            digests.push_back(scan_one(archive, member, {}, progress));
             continue;
         }
+        progress.advance(member.size);
         MemberDigest sized;
         sized.member = &member;
         sized.size = member.size;
@@ -85,9 +99,11 @@ std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
                                                const IndexedSink& on_indexed) {
     std::vector<MemberDigest> digests;
     digests.reserve(archive.members().size());
+    const ProgressTask progress = reading_progress(archive);
     for (const auto& member : archive.members()) {
         if (member.is_directory) continue;
-        digests.push_back(wants_index(member) ? scan_indexed(archive, member, on_indexed) : scan_one(archive, member, {}));
+        digests.push_back(wants_index(member) ? scan_indexed(archive, member, on_indexed, progress)
+                                              : scan_one(archive, member, {}, progress));
     }
     return digests;
 }

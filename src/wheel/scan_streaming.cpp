@@ -11,7 +11,8 @@ namespace wheelfix::wheel {
 
 namespace {
 
-MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, const ElfStreamOpener& open) {
+MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, const ElfStreamOpener& open,
+                      const ProgressTask& progress) {
     MemberDigest digest;
     digest.member = &member;
     Sha256 hasher;
@@ -19,6 +20,7 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
     bool first_chunk = true;
     digest.size = archive.stream(member, [&](std::span<const std::uint8_t> chunk) {
         hasher.update(chunk);
+        progress.advance(chunk.size());
         if (first_chunk) {
             first_chunk = false;
             digest.is_elf = !member.is_symlink && elf::is_elf(chunk);
@@ -36,9 +38,10 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
 std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open) {
     std::vector<MemberDigest> digests;
     digests.reserve(archive.members().size());
+    const ProgressTask progress = reading_progress(archive);
     for (const auto& member : archive.members()) {
         if (member.is_directory) continue;
-        digests.push_back(scan_one(archive, member, open));
+        digests.push_back(scan_one(archive, member, open, progress));
     }
     return digests;
 }

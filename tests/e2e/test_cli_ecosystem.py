@@ -8,6 +8,7 @@ import pty
 import re
 import subprocess
 import sys
+import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 import zipfile
@@ -219,6 +220,21 @@ class ProgressBar(unittest.TestCase):
         self.assertRegex(terminal, r"^\r.*\[[#.]{24}\] +\d+%")
         self.assertTrue(terminal.endswith("\r" + ESC + "K"), repr(terminal))
         self.assertIn("everything resolves", stdout)
+
+    def test_every_command_that_reads_a_wheel_draws_it(self):
+        """inspect and verify (the streaming and the plain pass), relink (the indexed
+        pass), retag (sizes only), repair (its read and the read-back of its output)."""
+        with tempfile.TemporaryDirectory(prefix="wfbar-") as out:
+            for args in [("inspect", wfx.SGL_WHEEL), ("verify", wfx.SGL_WHEEL),
+                         ("relink", wfx.SGL_WHEEL, "-o", out, "--set-rpath", "$ORIGIN", "--overwrite"),
+                         ("retag", wfx.SGL_WHEEL, "--torch", "2.10", "-o", out, "--overwrite"),
+                         ("repair", wfx.SGL_WHEEL, "--torch", TORCH["2.10.0"], "-o", out, "--no-load-test",
+                          "--overwrite")]:
+                with self.subTest(command=args[0]):
+                    _, terminal, _ = run_on_terminal(*args, env={"WHEELFIX_PROGRESS_DELAY_MS": "0"}, stream="stderr")
+                    # the label ("reading <wheel>") is cut from the left to the terminal's width
+                    self.assertRegex(terminal, r"\r.*\.whl  \[[#.]{24}\] +\d+%  \d")
+                    self.assertTrue(terminal.endswith("\r" + ESC + "K"), repr(terminal))
 
     def test_not_drawn_when_piped_quiet_or_quick(self):
         self.assertEqual(run(*self.ARGS, env={"WHEELFIX_PROGRESS_DELAY_MS": "0"}, status=0).stderr, "")

@@ -274,7 +274,7 @@ TEST_CASE("evaluate: CUDA runtime, SM coverage, platform and RUNPATH findings") 
     };
     report.modules = analysis::group_cuda_modules(report.elves);
     report.honest_tag = "manylinux_2_34";
-    report.platform_claims = {{"manylinux2014_x86_64", "2.17", true, "GLIBC_2.34"}};
+    report.platform_claims = {{"manylinux2014_x86_64", "2.17", true, "GLIBC_2.34", ""}};
 
     auto findings = policy::evaluate(profile, report);
     REQUIRE(findings.size() == 4);
@@ -310,12 +310,12 @@ TEST_CASE("evaluate: a wheel that fits has no findings; the platform target") {
                         {"$ORIGIN/../../nvidia/cu13/lib", "$ORIGIN/../../torch/lib", "$ORIGIN/../../nvidia/nccl/lib"})};
     report.modules = analysis::group_cuda_modules(report.elves);
     report.honest_tag = "manylinux_2_17";
-    report.platform_claims = {{"manylinux_2_28_x86_64", "2.28", false, ""}};
+    report.platform_claims = {{"manylinux_2_28_x86_64", "2.28", false, "", ""}};
     CHECK(policy::evaluate(profile, report).empty());
     CHECK(policy::target_platform_tag(profile, report) == "manylinux_2_28_x86_64");  // raised to the floor
     report.honest_tag = "manylinux_2_34";
     CHECK(policy::target_platform_tag(profile, report) == "manylinux_2_34_x86_64");
-    report.platform_claims = {{"linux_x86_64", "", false, ""}};
+    report.platform_claims = {{"linux_x86_64", "", false, "", ""}};
     auto findings = policy::evaluate(profile, report);
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].message ==

@@ -14,8 +14,13 @@
 // picks are inflated and hashed as above; every other file member gets its size
 // from the central directory and no hash (MemberDigest::hashed is false), and not
 // one of its bytes is read. verify_wheel() checks such a digest by size only.
+//
+// Every pass here (and scan_members_streaming) reports its progress as one
+// ProgressTask, "reading <wheel>", over the inflated sizes the central directory
+// declares (util/progress.hpp), advanced as the bytes pass.
 #pragma once
 
+#include "wheelfix/util/progress.hpp"
 #include "wheelfix/zip/archive.hpp"
 #include "wheelfix/zip/inflate_index.hpp"
 
@@ -37,6 +42,10 @@ struct MemberDigest {
 
     std::string record_hash() const;  // "sha256=<urlsafe b64 nopad>"
 };
+
+// The progress task of one pass over `archive`: "reading <file name>", its total
+// the inflated sizes of the central directory (an estimate: it is untrusted).
+ProgressTask reading_progress(const zip::Archive& archive);
 
 using ElfSink = std::function<void(const zip::Member&, std::span<const std::uint8_t>)>;
 
