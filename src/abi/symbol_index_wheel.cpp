@@ -8,6 +8,7 @@
 #include "symbol_index_internal.hpp"
 
 #include "wheelfix/elf/streamed_elf.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
 
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/zip/archive.hpp"
@@ -57,19 +58,18 @@ void record(WheelReadStats* stats, const zip::Member& member, std::uint64_t kept
     if (stats != nullptr) stats->members.push_back({member.name, member.size, kept});
 }
 
-// Inflates one member once (again only when its layout needs it); returns its
-// exports (empty library when it is not ELF).
+// Inflates one member once (and the ranges its layout hid from the stream again);
+// returns its exports (empty library when it is not ELF).
 LibraryExports read_member(const zip::Archive& archive, const zip::Member& member, WheelReadStats* stats) {
     const std::string where = archive.path().string();
-    auto restream = [&](const std::function<void(std::span<const std::uint8_t>)>& sink) {
-        archive.stream(member, sink, kChunk);
-    };
     try {
         elf::StreamedElf streamed(member.size, elf::StreamedElf::Needs::dynamic_linking);
-        restream([&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); });
+        const zip::SeekableMember seekable(archive, member,
+                                           [&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); });
         record(stats, member, streamed.kept_bytes());
         if (!streamed.is_elf()) return LibraryExports{base_name(member.name), {}, {}, {}};
-        return elf::read_streamed(streamed, restream, {},
+        auto fetch = [&](std::uint64_t begin, std::uint64_t end, const elf::FetchSink& sink) { seekable.read(begin, end, sink); };
+        return elf::read_streamed(streamed, fetch,
                                   [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
                                       return exports_of(base_name(member.name), elf::ElfFile::parse(image, present));
                                   });

@@ -138,23 +138,17 @@ ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, s
 
 namespace {
 
-void add_fatbin_scanner(elf::StreamedElf& streamed) { streamed.stream().add(std::make_unique<cuda::FatbinScanner>()); }
-
 // The stream one ELF member goes through; its report is added when the member ends
-// (read again only when its layout needs it: elf::read_streamed).
+// (ranges its layout hid from the stream are fetched again: elf::read_streamed).
 wheel::ElfStream stream_member(const wheel::Wheel& wheel, const zip::Member& member, std::vector<ElfReport>& elves) {
     auto streamed = std::make_shared<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::inspection);
-    add_fatbin_scanner(*streamed);
-    auto finish = [&wheel, &member, &elves, streamed] {
-        auto restream = [&](const std::function<void(std::span<const std::uint8_t>)>& sink) {
-            wheel.archive().stream(member, sink);
-        };
-        elves.push_back(elf::read_streamed(*streamed, restream, add_fatbin_scanner,
-                                           [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
-                                               return analyze_or_throw(wheel.archive().path().string() + ": " + member.name,
-                                                                       member.name, image,
-                                                                       wheel::directory_depth(member.name), present);
-                                           }));
+    streamed->stream().add(std::make_unique<cuda::FatbinScanner>());
+    auto finish = [&wheel, &member, &elves, streamed](const zip::SeekableMember& seekable) {
+        auto fetch = [&](std::uint64_t begin, std::uint64_t end, const elf::FetchSink& sink) { seekable.read(begin, end, sink); };
+        elves.push_back(elf::read_streamed(*streamed, fetch, [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
+            return analyze_or_throw(wheel.archive().path().string() + ": " + member.name, member.name, image,
+                                    wheel::directory_depth(member.name), present);
+        }));
     };
     return {[streamed](std::span<const std::uint8_t> chunk) { streamed->consume(chunk); }, finish};
 }

@@ -3,6 +3,7 @@
 
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/elf/streamed_elf.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/progress.hpp"
@@ -33,13 +34,13 @@ void add_target(Targets& targets, const std::string& member, std::span<const std
 // so memory does not grow with the member.
 void add_streamed_member(Targets& targets, const std::string& wheel, const zip::Archive& archive,
                          const zip::Member& member) {
-    auto restream = [&](const std::function<void(std::span<const std::uint8_t>)>& sink) { archive.stream(member, sink); };
     elf::StreamedElf streamed(member.size, elf::StreamedElf::Needs::dynamic_linking);
-    restream([&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); });
+    const zip::SeekableMember seekable(archive, member, [&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); });
     if (!streamed.is_elf()) return;
+    auto fetch = [&](std::uint64_t begin, std::uint64_t end, const elf::FetchSink& sink) { seekable.read(begin, end, sink); };
     try {
         // Imports and exports are copies, so the partial image can go afterwards.
-        Targets found = elf::read_streamed(streamed, restream, {},
+        Targets found = elf::read_streamed(streamed, fetch,
                                            [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
                                                Targets one;
                                                add_target(one, member.name, elf::ElfFile::parse(image, present));

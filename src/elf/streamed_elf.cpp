@@ -211,6 +211,21 @@ StreamedElf::StreamedElf(std::uint64_t size, Needs needs, const ByteRanges& want
 }
 
 
+ByteRanges StreamedElf::to_fetch(const BytesNotKept& missing) const {
+    ByteRanges wanted = stream_.wanted();
+    if (missing.begin() < size()) wanted.add(missing.begin(), std::min(missing.end(), size()));
+    ByteRanges gaps;
+    for (const auto& [begin, end] : wanted.ranges()) {
+        for (std::uint64_t at = begin; at < end;) {
+            const auto [gap_begin, gap_end] = kept().first_gap(at, end);
+            if (gap_begin >= gap_end) break;
+            gaps.add(gap_begin, gap_end);
+            at = gap_end;
+        }
+    }
+    return gaps;
+}
+
 bool StreamedElf::is_elf() const {
     return size() >= SELFMAG && kept().covers(0, SELFMAG) && std::memcmp(image().data(), ELFMAG, SELFMAG) == 0;
 }

@@ -48,12 +48,26 @@ void SparseStream::consume(std::span<const std::uint8_t> chunk) {
     consuming_ = true;
     for (auto& learner : learners_) learner->see(*this, chunk, chunk_begin_);
     for (const auto& [from, to] : wanted_.intersect(chunk_begin_, position_)) keep(from, to);
+    learn_until_settled();
+    chunk_ = {};
+    consuming_ = false;
+}
+
+void SparseStream::fill(std::uint64_t begin, std::span<const std::uint8_t> bytes) {
+    if (consuming_ || begin >= size_) return;
+    bytes = bytes.first(static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), size_ - begin)));
+    if (bytes.empty()) return;
+    store(begin, bytes);
+    wanted_.add(begin, begin + bytes.size());
+    kept_.add(begin, begin + bytes.size());
+    learn_until_settled();
+}
+
+void SparseStream::learn_until_settled() {
     for (std::uint64_t before = wanted_.total() + 1; wanted_.total() != before;) {
         before = wanted_.total();
         for (auto& learner : learners_) learner->learn(*this);
     }
-    chunk_ = {};
-    consuming_ = false;
 }
 
 void SparseStream::want(std::uint64_t begin, std::uint64_t size) {
@@ -84,17 +98,22 @@ bool SparseStream::lost(std::uint64_t begin, std::uint64_t end) const {
     return kept_.first_gap(begin, end).first < (consuming_ ? chunk_begin_ : position_);
 }
 
-// Copies [begin, end) of the current chunk into the image, skipping zero blocks.
+// Copies [begin, end) of the current chunk into the image.
 void SparseStream::keep(std::uint64_t begin, std::uint64_t end) {
-    const std::uint8_t* source = chunk_.data() + (begin - chunk_begin_);
-    for (std::uint64_t at = begin; at < end;) {
+    store(begin, chunk_.subspan(static_cast<std::size_t>(begin - chunk_begin_), static_cast<std::size_t>(end - begin)));
+    kept_.add(begin, end);
+}
+
+// Writes `bytes` into the image at `at`, skipping zero blocks (the image is zero).
+void SparseStream::store(std::uint64_t at, std::span<const std::uint8_t> bytes) {
+    const std::uint8_t* source = bytes.data();
+    for (const std::uint64_t end = at + bytes.size(); at < end;) {
         const std::uint64_t block_end = std::min(end, (at / kBlock + 1) * kBlock);
         const std::size_t length = static_cast<std::size_t>(block_end - at);
         if (!all_zero(source, length)) std::memcpy(data_ + at, source, length);
         source += length;
         at = block_end;
     }
-    kept_.add(begin, end);
 }
 
 }  // namespace wheelfix

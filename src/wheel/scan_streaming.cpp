@@ -18,7 +18,7 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
     Sha256 hasher;
     std::optional<ElfStream> elf;
     bool first_chunk = true;
-    digest.size = archive.stream(member, [&](std::span<const std::uint8_t> chunk) {
+    const zip::SeekableMember seekable(archive, member, [&](std::span<const std::uint8_t> chunk) {
         hasher.update(chunk);
         progress.advance(chunk.size());
         if (first_chunk) {
@@ -28,8 +28,9 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
         }
         if (elf) elf->consume(chunk);
     });
+    digest.size = seekable.size();
     digest.sha256 = hasher.digest();
-    if (elf) elf->finish();
+    if (elf) elf->finish(seekable);
     return digest;
 }
 

@@ -440,6 +440,7 @@ struct RawReader::State {
     std::uint64_t data_offset = 0;
     std::uint64_t position = 0;
     std::uint32_t crc = 0;       // of a stored member's bytes so far (they are its content)
+    bool whole = true;           // read front to back, so the CRC can be checked
 
     [[noreturn]] void fail_member(const std::string& problem) const { fail(path, member_problem(member.name, problem)); }
 
@@ -463,13 +464,19 @@ RawReader::~RawReader() = default;
 
 std::uint64_t RawReader::position() const { return state_->position; }
 
+void RawReader::skip_to(std::uint64_t position) {
+    auto& s = *state_;
+    s.position = std::min(position, s.member.compressed_size);
+    s.whole = s.whole && s.position == 0;
+}
+
 std::size_t RawReader::read(std::span<std::uint8_t> buffer) {
     auto& s = *state_;
     auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), s.member.compressed_size - s.position));
     if (want == 0) return 0;
     s.read_fully(buffer.first(want), s.data_offset + s.position);
     s.position += want;
-    if (s.member.method == Method::stored) {
+    if (s.member.method == Method::stored && s.whole) {
         s.crc = static_cast<std::uint32_t>(crc32_z(s.crc, buffer.data(), want));
         if (s.position == s.member.compressed_size && s.crc != s.member.crc32) s.fail_member("CRC mismatch");
     }

@@ -57,6 +57,7 @@ constexpr std::uint64_t kPublishEvery = std::uint64_t(512) << 10;  // bytes betw
 constexpr std::uint64_t kPrefaultLead = std::uint64_t(32) << 20;   // how far ahead of the inflate pages are faulted
 constexpr std::uint64_t kMaxDeflateRatio = 1032;  // deflate cannot expand more than this
 constexpr int kBlockEnd = 128, kLastBlock = 64, kUnusedBits = 7;
+constexpr std::size_t kWindowSize = std::size_t(32) << 10;  // deflate's window
 
 std::uint64_t plausible_size(std::uint64_t compressed_size) {
     if (compressed_size > UINT64_MAX / kMaxDeflateRatio) return UINT64_MAX;
@@ -222,7 +223,12 @@ std::size_t buffer_size(std::uint64_t member_bytes, std::size_t chunk) {
 class Delivery {
 public:
     Delivery(const Archive& archive, const Member& member, const InflateSink& sink, InflateOptions options)
-        : archive_(archive), member_(member), sink_(sink), keep_(options.keep), digest_(options.sha256) {
+        : archive_(archive),
+          member_(member),
+          sink_(sink),
+          keep_(options.keep),
+          window_every_(options.window_every),
+          digest_(options.sha256) {
         if (!keep_) {
             buffer_.resize(buffer_size(member.size, kOutputChunk));
             return;
@@ -264,6 +270,27 @@ public:
     void block_start() {
         if (follower_) block_starts_.push_back(total_);
         else digest_.mark_block_start();
+    }
+
+    // Whether a block starting here gets a Window (InflateOptions::window_every).
+    bool wants_window() const { return window_every_ != 0 && total_ - last_window_ >= window_every_; }
+
+    // The (up to) kWindowSize bytes produced last: in the image, or in what was
+    // handed to the sink (tail_) followed by the buffer.
+    std::vector<std::uint8_t> window() {
+        last_window_ = total_;
+        if (keep_) {
+            const auto begin = static_cast<std::size_t>(total_ - std::min<std::uint64_t>(total_, kWindowSize));
+            return {image_.begin() + static_cast<std::ptrdiff_t>(begin), image_.begin() + static_cast<std::ptrdiff_t>(total_)};
+        }
+        const std::size_t from_buffer = std::min(buffered_, kWindowSize);
+        const std::size_t from_tail = std::min(tail_.size(), kWindowSize - from_buffer);
+        std::vector<std::uint8_t> bytes;
+        bytes.reserve(from_tail + from_buffer);  // exactly: a window is kept for the member's whole reading
+        bytes.insert(bytes.end(), tail_.end() - static_cast<std::ptrdiff_t>(from_tail), tail_.end());
+        bytes.insert(bytes.end(), buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_ - from_buffer),
+                     buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_));
+        return bytes;
     }
 
     // Bytes that need no inflating (a stored member), copied through room().
@@ -321,7 +348,17 @@ private:
 
     void flush() {
         if (sink_ && buffered_) sink_(std::span<const std::uint8_t>(buffer_.data(), buffered_));
+        if (window_every_ != 0) keep_tail();
         buffered_ = 0;
+    }
+
+    // Remembers the last kWindowSize bytes handed on, for window().
+    void keep_tail() {
+        const std::size_t from_buffer = std::min(buffered_, kWindowSize);
+        const std::size_t from_tail = std::min(tail_.size(), kWindowSize - from_buffer);
+        tail_.erase(tail_.begin(), tail_.end() - static_cast<std::ptrdiff_t>(from_tail));
+        tail_.insert(tail_.end(), buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_ - from_buffer),
+                     buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_));
     }
 
     [[noreturn]] void too_long() const {
@@ -333,6 +370,9 @@ private:
     const Member& member_;
     const InflateSink& sink_;
     bool keep_;
+    std::uint64_t window_every_;
+    std::uint64_t last_window_ = 0;            // where the last Window was taken
+    std::vector<std::uint8_t> tail_;           // streaming with windows: the last bytes handed on
     RunningDigest digest_;                     // when there is no follower
     std::uint64_t total_ = 0;                  // bytes produced
     std::vector<std::uint8_t> buffer_;         // streaming: the bytes not yet handed to the sink
@@ -359,7 +399,7 @@ public:
     BlockIndexer(const BlockIndexer&) = delete;
     BlockIndexer& operator=(const BlockIndexer&) = delete;
 
-    void run(Delivery& deliver, std::vector<AccessPoint>& blocks) {
+    void run(Delivery& deliver, std::vector<AccessPoint>& blocks, std::vector<Window>& windows) {
         blocks.push_back({0, 0, 0, 0});
         for (bool done = false; !done;) {
             refill();
@@ -371,6 +411,7 @@ public:
             if (!done && at_block_boundary()) {
                 blocks.push_back(boundary());
                 deliver.block_start();
+                if (deliver.wants_window()) windows.push_back({blocks.back(), deliver.window()});
             }
         }
     }
@@ -431,7 +472,7 @@ InflatedMember inflate_indexed(const Archive& archive, const Member& member, con
     if (member.method == Method::stored)
         inflate_stored(archive, member, deliver);
     else
-        BlockIndexer(archive, member).run(deliver, result.blocks);
+        BlockIndexer(archive, member).run(deliver, result.blocks, result.windows);
     deliver.finish(result);
     return result;
 }

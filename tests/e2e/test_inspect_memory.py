@@ -4,7 +4,10 @@ a large section added (objcopy --add-section) and goes into a wheel; inspect of 
 wheel must peak no more than a few MiB above inspect of a wheel holding the library
 without that section (the process's own baseline, large under a sanitizer), far
 below the member's size, and must say about the member exactly what inspect of the
-same file outside the wheel (read whole, mapped) says."""
+same file outside the wheel (read whole, mapped) says. The same holds for the library
+relinked with a RUNPATH that no longer fits (the editor moves the program and section
+headers to the end of the file, so the stream learns what it needs last: the ranges
+are read again from the nearest seek window, not by inflating the member twice)."""
 import base64
 import hashlib
 import json
@@ -28,8 +31,9 @@ def record_line(name, data):
     return f"{name},sha256={digest},{len(data)}\n"
 
 
-def write_wheel(path, members):
-    """members: [(name, bytes)]; the library is stored (no deflate: the test stays fast)."""
+def write_wheel(path, members, compress_type=zipfile.ZIP_STORED):
+    """members: [(name, bytes)]; the library is stored by default (no deflate: the
+    test stays fast), deflated at level 1 when asked."""
     dist_info = "bigmember-1.0.dist-info"
     members = members + [
         (f"{dist_info}/METADATA", b"Metadata-Version: 2.1\nName: bigmember\nVersion: 1.0\n"),
@@ -41,7 +45,7 @@ def write_wheel(path, members):
         for name, data in members:
             info = zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0))
             info.external_attr = 0o100755 << 16
-            zf.writestr(info, data, compress_type=zipfile.ZIP_STORED)
+            zf.writestr(info, data, compress_type=compress_type, compresslevel=1)
         zf.writestr(f"{dist_info}/RECORD", record, compress_type=zipfile.ZIP_DEFLATED)
 
 
@@ -102,6 +106,34 @@ class InspectMemory(unittest.TestCase):
         record = in_wheel["inputs"][0]["record"]  # hashed in the same pass
         self.assertTrue(record["ok"], record)
         self.assertEqual(record["files"], 4)
+
+    def test_headers_at_the_end_read_as_the_whole_file(self):
+        with tempfile.TemporaryDirectory(prefix="wheelfix-e2e-") as tmp:
+            tmp = Path(tmp)
+            deflated = tmp / "in" / self.wheel.name
+            deflated.parent.mkdir()
+            write_wheel(deflated, [("bigmember/libbig.so", self.library.read_bytes())], zipfile.ZIP_DEFLATED)
+            long_path = "$ORIGIN/../torch/lib:" + "/opt/a/rather/long/build/tree" * 12
+            wfx.run("relink", deflated, "-o", tmp / "out", "--set-rpath", long_path, check_status=0)
+            [relinked] = (tmp / "out").iterdir()
+            extracted = tmp / "libbig.so"
+            with zipfile.ZipFile(relinked) as zf:
+                extracted.write_bytes(zf.read("bigmember/libbig.so"))
+            header = extracted.read_bytes()[:64]
+            phoff, shoff = int.from_bytes(header[32:40], "little"), int.from_bytes(header[40:48], "little")
+            size = extracted.stat().st_size
+            self.assertGreater(min(phoff, shoff), size // 2, "the headers were meant to move to the end")
+            in_wheel = json.loads(wfx.run("inspect", "--json", relinked, check_status=0).stdout)
+            alone = json.loads(wfx.run("inspect", "--json", extracted, check_status=0).stdout)
+            member = in_wheel["inputs"][0]["elf_files"][0]
+            whole = alone["inputs"][0]["file"]
+            member.pop("name"), whole.pop("name")
+            self.assertEqual(member, whole)
+            self.assertEqual(member["runpath"], long_path)
+            _, baseline = peak_rss_mib(["inspect", self.small_wheel])
+            proc, rss = peak_rss_mib(["inspect", relinked])
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertLess(rss - baseline, GROWTH_BOUND_MIB, f"{rss:.0f} MiB against {baseline:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 // are refused with an InputError naming the archive (and the member).
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
 
 #include "zip_test_support.hpp"
 
@@ -330,4 +331,48 @@ TEST_CASE("a moved-from archive finds nothing and the moved-to one works") {
     CHECK(moved.find("testzlib-0.0.1.dist-info/WHEEL") != nullptr);
     CHECK(archive.find("testzlib-0.0.1.dist-info/WHEEL") == nullptr);  // NOLINT(bugprone-use-after-move)
     CHECK(moved.read(*moved.find("testzlib-0.0.1.dist-info/WHEEL")).size() == 104);
+}
+
+TEST_CASE("a seekable member: streamed once, then any range inflated again from the nearest window") {
+    // 20 MiB that deflate codes in many blocks (text with a random walk through it),
+    // so there are windows every SeekableMember::kMinSpacing; and the same stored.
+    std::string content;
+    content.reserve(20u << 20);
+    std::uint64_t state = 6;
+    while (content.size() < (20u << 20)) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        content += "symbol_" + std::to_string(state >> 40) + (state & 1 ? "\n" : " ");
+    }
+    content.resize(20u << 20);
+    TempDir dir;
+    write_zip(dir / "seek.zip", {{"big.bin", content, ZIP_CM_DEFLATE}, {"stored.bin", content.substr(0, 3u << 20), ZIP_CM_STORE}});
+    auto archive = Archive::open(dir / "seek.zip");
+    for (const auto& member : archive.members()) {
+        CAPTURE(member.name);
+        const std::string expected = member.name == "big.bin" ? content : content.substr(0, 3u << 20);
+        std::string streamed;
+        const zip::SeekableMember seekable(archive, member, [&](std::span<const std::uint8_t> chunk) {
+            streamed.append(chunk.begin(), chunk.end());
+        });
+        CHECK(streamed == expected);
+        CHECK(seekable.size() == expected.size());
+        if (member.method == zip::Method::deflated) CHECK(seekable.window_count() >= 3);
+        CHECK(seekable.window_count() <= zip::SeekableMember::kMaxWindows);
+        const std::uint64_t size = expected.size();
+        for (auto [begin, end] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+                 {0, 1}, {0, 100000}, {size - 10, size}, {size - 10, size + 50}, {4u << 20, (4u << 20) + 1},
+                 {(9u << 20) + 12345, (13u << 20) + 7}, {size / 2, size / 2}, {size + 1, size + 9}}) {
+            CAPTURE(begin);
+            CAPTURE(end);
+            std::string got;
+            std::uint64_t next = begin;
+            seekable.read(begin, end, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) {
+                CHECK(at == next);
+                next += chunk.size();
+                got.append(chunk.begin(), chunk.end());
+            });
+            const std::uint64_t clamped = std::min<std::uint64_t>(end, size);
+            CHECK(got == (begin < clamped ? expected.substr(begin, clamped - begin) : std::string()));
+        }
+    }
 }

@@ -18,14 +18,17 @@
 //   section header table  -> .shstrtab and the dynamic symbol, string, hash and
 //                            version sections
 // Other learners ride along on stream() (cuda/fatbin_scan.hpp for inspect). Ranges
-// learned after their bytes went by are not recovered; nothing is checked while
-// streaming. Instead the readers run on the partial image with kept() as the present
-// ranges (parse(), or any reader taking a `present`), which either gives exactly
-// what the whole file gives or throws BytesNotKept. read_streamed() turns that into
-// a result: it runs the reader on the first pass and, on BytesNotKept, streams the
-// file again with every range wanted so far plus the missing one wanted from the
-// first byte, up to kMaxPasses readings; past that (a layout nothing here
-// anticipates) it reads the file whole, so the answer is always the whole file's.
+// learned after their bytes went by are not recovered by the stream itself; nothing
+// is checked while streaming. Instead the readers run on the partial image with
+// kept() as the present ranges (parse(), or any reader taking a `present`), which
+// either gives exactly what the whole file gives or throws BytesNotKept.
+// read_streamed() turns that into a result: it runs the reader on the first pass
+// and, on BytesNotKept, fetches every range wanted so far but not kept plus the
+// missing one (a Fetch: zip/seekable_member.hpp reads a range of a wheel member
+// for a few MiB of inflate) into the same image, where the learners learn from
+// them (SparseStream::fill) and may want more, and runs the reader again, up to
+// kMaxRounds times; past that (a layout nothing here anticipates) it fetches the
+// file whole, so the answer is always the whole file's.
 // Offsets and sizes read from the stream are clamped to the file size, so hostile
 // headers cannot make it keep more than the file. is_elf() says whether the file
 // starts with the ELF magic (elf::is_elf); when not, nothing but the first 64 bytes
@@ -49,7 +52,7 @@ public:
     enum class Needs { dynamic_linking, inspection };
     static constexpr std::uint64_t kFirstLoadWindow = 16ull << 20;
     static constexpr std::uint64_t kMaxTableGuess = 16ull << 20;
-    static constexpr int kMaxPasses = 3;
+    static constexpr int kMaxRounds = 8;
 
     StreamedElf(std::uint64_t size, Needs needs, const ByteRanges& want_first = {});
     StreamedElf(const StreamedElf&) = delete;
@@ -67,6 +70,10 @@ public:
     std::uint64_t kept_bytes() const { return stream_.kept().total(); }
     // ElfFile::parse over the partial image (BytesNotKept when it lacks something).
     ElfFile parse() const { return ElfFile::parse(image(), &kept()); }
+    // After the stream: bytes of the file fetched again (SparseStream::fill).
+    void fill(std::uint64_t begin, std::span<const std::uint8_t> bytes) { stream_.fill(begin, bytes); }
+    // What a reader found missing, with everything wanted so far, less what is kept.
+    ByteRanges to_fetch(const BytesNotKept& missing) const;
 
 private:
     class Learner;
@@ -75,35 +82,30 @@ private:
 
 };
 
-// Feeds the whole file, in order, to the sink it is given (a second reading).
-using Restream = std::function<void(const std::function<void(std::span<const std::uint8_t>)>&)>;
-// Adds the learners a reading needs besides the ELF one (called for every later reading).
-using PassSetup = std::function<void(StreamedElf&)>;
+// Calls the sink with the file's bytes [begin, end), in order, with their offsets.
+using FetchSink = std::function<void(std::span<const std::uint8_t>, std::uint64_t)>;
+using Fetch = std::function<void(std::uint64_t begin, std::uint64_t end, const FetchSink& sink)>;
 
-// `read(image, present)` -> result; see the contract above. `first` has been fed
-// the whole file already.
+// `read(image, present)` -> result; see the contract above. `streamed` has been fed
+// the whole file already; it grows by what is fetched.
 template <class Read>
-auto read_streamed(StreamedElf& first, const Restream& restream, const PassSetup& setup, Read&& read)
+auto read_streamed(StreamedElf& streamed, const Fetch& fetch, Read&& read)
     -> decltype(read(std::span<const std::uint8_t>(), static_cast<const ByteRanges*>(nullptr))) {
-    std::unique_ptr<StreamedElf> later;
-    StreamedElf* pass = &first;
-    for (int reading = 1;; ++reading) {
+    for (int round = 1;; ++round) {
         try {
-            return read(pass->image(), &pass->kept());
+            return read(streamed.image(), &streamed.kept());
         } catch (const BytesNotKept& missing) {
-            if (reading == StreamedElf::kMaxPasses) break;
-            ByteRanges wanted = pass->wanted();
-            wanted.add(missing.begin(), missing.end());
-            auto next = std::make_unique<StreamedElf>(first.size(), first.needs(), wanted);
-            if (setup) setup(*next);
-            restream([&](std::span<const std::uint8_t> chunk) { next->consume(chunk); });
-            later = std::move(next);
-            pass = later.get();
+            if (round == StreamedElf::kMaxRounds) break;
+            const ByteRanges ranges = streamed.to_fetch(missing);
+            if (ranges.empty()) break;
+            for (const auto& [begin, end] : ranges.ranges())
+                fetch(begin, end, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { streamed.fill(at, chunk); });
         }
     }
     std::vector<std::uint8_t> whole;
-    whole.reserve(static_cast<std::size_t>(first.size()));
-    restream([&](std::span<const std::uint8_t> chunk) { whole.insert(whole.end(), chunk.begin(), chunk.end()); });
+    whole.reserve(static_cast<std::size_t>(streamed.size()));
+    fetch(0, streamed.size(),
+          [&](std::span<const std::uint8_t> chunk, std::uint64_t) { whole.insert(whole.end(), chunk.begin(), chunk.end()); });
     return read(std::span<const std::uint8_t>(whole), nullptr);
 }
 

@@ -16,7 +16,10 @@
 // cost no memory. kept() is exactly the set of image bytes that equal the file's:
 // pass it as `present` (util/byte_ranges.hpp) to whatever reads the image.
 // A SparseStream can be primed with ranges to want from the start (the second
-// reading of a file, once the first taught what is needed).
+// reading of a file, once the first taught what is needed). fill() keeps bytes read
+// out of order after the stream (a range fetched again: zip/seekable_member.hpp)
+// and lets the learners learn from them; what they want then is wanted() minus
+// kept(), for the caller to fetch in turn.
 #pragma once
 
 #include "wheelfix/util/byte_ranges.hpp"
@@ -52,6 +55,9 @@ public:
     void want(std::uint64_t begin, std::uint64_t size);
     void vouch_zero(std::uint64_t begin, std::uint64_t end);
     void vouch(std::uint64_t begin, std::span<const std::uint8_t> bytes);
+    // The file's bytes from `begin` on (clamped to the file), kept and learnt from;
+    // not while consume() runs.
+    void fill(std::uint64_t begin, std::span<const std::uint8_t> bytes);
 
     std::uint64_t size() const { return size_; }
     // Bytes consumed so far (the end of the current chunk while it is consumed).
@@ -65,6 +71,8 @@ public:
 
 private:
     void keep(std::uint64_t begin, std::uint64_t end);
+    void store(std::uint64_t at, std::span<const std::uint8_t> bytes);
+    void learn_until_settled();
 
     std::uint64_t size_;
     std::uint8_t* data_ = nullptr;

@@ -8,13 +8,16 @@
 // member whose first bytes are the ELF magic (not a symlink entry), `open(member)`
 // is called at its first chunk and returns an ElfStream: `consume` sees every chunk
 // of the member, the first included, as it passes; `finish` runs once the member
-// has been read and its CRC and size checked, before the next member is read. So
-// what an ELF member costs in memory is what its ElfStream keeps. Errors reading a
+// has been read and its CRC and size checked, before the next member is read, and
+// is handed the member as a zip::SeekableMember, to read ranges of it again for a
+// few MiB of inflate each. So what an ELF member costs in memory is what its
+// ElfStream keeps (plus the seek index: at most 8 MiB). Errors reading a
 // member are InputErrors naming the archive and member; `finish` may throw too.
 #pragma once
 
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -25,7 +28,7 @@ namespace wheelfix::wheel {
 
 struct ElfStream {
     std::function<void(std::span<const std::uint8_t>)> consume;
-    std::function<void()> finish;
+    std::function<void(const zip::SeekableMember&)> finish;
 };
 using ElfStreamOpener = std::function<ElfStream(const zip::Member&)>;
 

@@ -81,10 +81,18 @@ struct UninitializedAllocator : std::allocator<T> {
 
 using InflatedBytes = std::vector<std::uint8_t, UninitializedAllocator<std::uint8_t>>;
 
+// An access point with the inflated bytes just before it (deflate's 32 KiB window,
+// fewer at the start): enough to resume inflating there (zip/seekable_member.hpp).
+struct Window {
+    AccessPoint point;
+    std::vector<std::uint8_t> dictionary;
+};
+
 struct InflatedMember {
     const Member* member = nullptr;
     InflatedBytes data;                   // the inflated bytes with InflateOptions::keep, else empty
     std::vector<AccessPoint> blocks;      // in stream order; the first is {0, 0}
+    std::vector<Window> windows;          // with InflateOptions::window_every, ascending
     std::uint64_t size = 0;               // inflated size
     std::uint32_t crc32 = 0;
     std::optional<std::array<std::uint8_t, 32>> sha256;  // with InflateOptions::sha256
@@ -93,6 +101,9 @@ struct InflatedMember {
 struct InflateOptions {
     bool keep = false;    // keep the inflated bytes in InflatedMember::data
     bool sha256 = false;  // compute InflatedMember::sha256
+    // When not 0: a Window at the first block start at least this many inflated
+    // bytes past the previous one (32 KiB each; none for stored members).
+    std::uint64_t window_every = 0;
 };
 
 // Kept members from this size on are digested on a second thread (see above).
