@@ -9,7 +9,8 @@ time, the ratio to the scenario's baseline, and the peak RSS (/usr/bin/time -v).
     python3 bench/bench.py [--runs 5] [--cache DIR] [--build build] [scenario ...]
 
 Scenarios (default: all):
-  inspect-big    wheelfix inspect of a wheel holding the 541 MB libcublasLt.so.13,
+  inspect-big    wheelfix inspect of a wheel holding the 541 MB libcublasLt.so.13
+                 (and of it relinked: headers moved to the end of the member),
                  vs `unzip -p` of that member (the floor: one inflate), vs LIEF
                  parsing the extracted file (tests/tools/elf_dump_lief)
   inspect-small  wheelfix inspect of a wheel of 3000 small files and one small
@@ -30,6 +31,8 @@ Scenarios (default: all):
   check-index    check of the sample sgl_kernel wheel against an index of the
                  torch-2.10.0 stand-in (target: under 50 ms), vs the same against
                  the stand-in tree, vs `true` (process start-up)
+  repair-multi   wheelfix repair of 4 wheels (the sample extensions, shimmed and
+                 retagged, plus a quarter of the mid-size libraries each), -j 1 vs -j 2
   check-real-index  the sample wheel against data/torch-index/torch-2.10.0+cu128.index.gz
                  (the shipped index of the real torch 2.10.0: 111k symbols)
   check-real-wheel  the sample wheel against a real torch wheel (~900 MB; --torch-wheel,
@@ -95,6 +98,18 @@ def big_wheel(cache):
     return path
 
 
+def relinked_big_wheel(cache, wheelfix):
+    """The big wheel relinked with a RUNPATH that does not fit: the editor appends a
+    segment and moves the program and section headers to the end of the member."""
+    out = cache / "out" / "relinked"
+    if not out.is_dir() or not any(out.iterdir()):
+        out.mkdir(parents=True, exist_ok=True)
+        subprocess.run([wheelfix, "relink", str(big_wheel(cache)), "-o", str(out), "--overwrite",
+                        "--set-rpath", "$ORIGIN/../../nvidia/cu13/lib:" + "/opt/long/build/tree" * 14],
+                       check=True, capture_output=True)
+    return next(out.iterdir())
+
+
 def small_wheel(cache):
     path = cache / "bench_small-1.0-py3-none-manylinux_2_28_x86_64.whl"
     if not path.exists():
@@ -151,6 +166,47 @@ def scenario_retag_big(args, wheelfix):
         ("cp of the wheel (one raw copy)", ["cp", str(wheel), str(out / "cp.whl")]),
         ("wheelfix retag --torch 2.10.0", retag),
         ("wheelfix retag --torch 2.10.0 --verify", retag + ["--verify"]),
+    ], args.runs)
+
+
+MULTI_WHEELS = 4
+
+
+def multi_wheels(cache):
+    """MULTI_WHEELS wheels for repair -j: each the sample sgl_kernel extensions (built
+    against the torch 2.9.0 stand-in: repair shims and retags them) plus a quarter of
+    the mid-size CUDA libraries (~145 MB inflated each, copied as stored by repair but
+    inflated and hashed once for RECORD)."""
+    libs = [CUDA_LIB / name for name in MID_LIBRARIES if (CUDA_LIB / name).exists()]
+    if len(libs) < MULTI_WHEELS:
+        sys.exit(f"bench: the repair wheels need at least {MULTI_WHEELS} of {', '.join(MID_LIBRARIES)} in {CUDA_LIB}")
+    with zipfile.ZipFile(SGL) as zf:
+        sample = [(info.filename, zf.read(info), (info.external_attr >> 16) & 0o777 or 0o644)
+                  for info in zf.infolist() if ".dist-info/" not in info.filename and not info.is_dir()]
+    wheels = []
+    for i in range(MULTI_WHEELS):
+        dist = f"bench_multi_{'abcdefgh'[i]}"
+        path = cache / f"{dist}-1.0+cu130-cp310-abi3-manylinux2014_x86_64.whl"
+        if not path.exists():
+            print(f"bench: building {path.name} (one-time)", file=sys.stderr)
+            group = [(f"sgl_kernel/lib/{lib.name}", lib.read_bytes(), 0o755) for lib in libs[i::MULTI_WHEELS]]
+            write_wheel(path, dist, "1.0+cu130", sample + group, tag="cp310-abi3-manylinux2014_x86_64")
+        wheels.append(path)
+    return wheels
+
+
+def scenario_repair_multi(args, wheelfix):
+    """repair of MULTI_WHEELS wheels, -j 1 beside -j 2 (issue 7: -j 2 on 2 cores at
+    least 1.7x the throughput of -j 1), load test off (it needs the stand-in torch
+    installed beside python; the e2e tests run it)."""
+    wheels = multi_wheels(args.cache)
+    out = args.cache / "out" / "repair"
+    out.mkdir(parents=True, exist_ok=True)
+    repair = [wheelfix, "repair", *map(str, wheels), "--torch", str(SAMPLES / "torch-2.10.0" / "torch"),
+              "-o", str(out), "--no-load-test", "--overwrite"]
+    return run_scenario("repair-multi", [
+        ("wheelfix repair -j 1", wheelfix_may_find(*repair, "-j", "1")),
+        ("wheelfix repair -j 2", wheelfix_may_find(*repair, "-j", "2")),
     ], args.runs)
 
 
@@ -278,7 +334,8 @@ def main():
             print(build(args.cache))
         return
     if args.scenarios == ap.get_default("scenarios"):
-        args.scenarios = args.scenarios + ["inspect-mid", "check-mid", "check-big", "check-index", "check-real-index"]
+        args.scenarios = args.scenarios + ["inspect-mid", "check-mid", "check-big", "check-index", "check-real-index",
+                                          "repair-multi"]
         if torch_wheel_for(args):
             args.scenarios.append("check-real-wheel")
     wheelfix = str(args.build / "wheelfix")
@@ -295,6 +352,8 @@ def main():
                 ("zlib inflate of the member (python zipfile)", [sys.executable, "-c", ZLIB_INFLATE, str(wheel), member]),
                 ("wheelfix inspect", [wheelfix, "inspect", str(wheel)]),
                 ("wheelfix inspect --json", [wheelfix, "inspect", "--json", str(wheel)]),
+                ("wheelfix inspect, member relinked (headers at the end)",
+                 [wheelfix, "inspect", str(relinked_big_wheel(args.cache, wheelfix))]),
                 ("LIEF 0.9 parse of the extracted file", [lief, str(extracted)]),
             ], args.runs)
         elif scenario == "relink-big":
@@ -333,6 +392,8 @@ def main():
             rows += scenario_check_index(args, wheelfix)
         elif scenario == "check-real-index":
             rows += scenario_check_real_index(args, wheelfix)
+        elif scenario == "repair-multi":
+            rows += scenario_repair_multi(args, wheelfix)
         elif scenario == "check-real-wheel":
             rows += scenario_check_real_wheel(args, wheelfix)
         else:
