@@ -19,8 +19,6 @@ namespace wheelfix::abi {
 
 namespace {
 
-constexpr std::size_t kChunk = 256 * 1024;
-
 std::string base_name(std::string_view member) {
     const std::size_t slash = member.rfind('/');
     return std::string(slash == std::string_view::npos ? member : member.substr(slash + 1));
