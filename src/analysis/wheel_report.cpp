@@ -14,6 +14,7 @@
 #include "wheelfix/wheel/wheel.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace wheelfix::analysis {
 
@@ -160,6 +161,35 @@ WheelReport inspect_wheel(const std::filesystem::path& path) {
     std::vector<ElfReport> elves;
     auto digests = wheel::scan_members_streaming(
         wheel.archive(), [&](const zip::Member& member) { return stream_member(wheel, member, elves); });
+    return wheel_report(wheel, digests, std::move(elves));
+}
+
+WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers& known) {
+    auto wheel = wheel::Wheel::open(path);
+    std::map<const zip::Member*, KnownMember> known_members;
+    for (const auto& member : wheel.archive().members())
+        if (!member.is_directory)
+            if (auto knowledge = known(member)) known_members.emplace(&member, std::move(*knowledge));
+    std::vector<ElfReport> read_elves;  // of the members read, in member order
+    auto read = wheel::scan_members_streaming(
+        wheel.archive(), [&](const zip::Member& member) { return stream_member(wheel, member, read_elves); },
+        [&](const zip::Member& member) { return !known_members.contains(&member); });
+    // Both in member order again.
+    std::vector<wheel::MemberDigest> digests;
+    std::vector<ElfReport> elves;
+    auto next_read = read.begin();
+    auto next_read_elf = read_elves.begin();
+    for (const auto& member : wheel.archive().members()) {
+        if (member.is_directory) continue;
+        if (auto it = known_members.find(&member); it != known_members.end()) {
+            digests.push_back(it->second.digest);
+            digests.back().member = &member;
+            if (digests.back().is_elf && it->second.elf != nullptr) elves.push_back(*it->second.elf);
+            continue;
+        }
+        digests.push_back(*next_read++);
+        if (digests.back().is_elf) elves.push_back(std::move(*next_read_elf++));
+    }
     return wheel_report(wheel, digests, std::move(elves));
 }
 

@@ -12,7 +12,9 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <set>
 
 namespace wheelfix::repair {
 namespace {
@@ -210,10 +212,48 @@ std::vector<policy::Finding> unfixable(const std::vector<policy::Finding>& findi
     return left;
 }
 
-// Reads the output back: RECORD must hold (our own write), the profile judges it.
-// Returns the output's ELF members (the load test lays them all out).
-std::vector<std::string> prove_output(const policy::Profile& profile, RepairReport& report) {
-    auto written = analysis::inspect_wheel(report.output);
+// What the input's reading says of an output member that is a copy of an input
+// member as stored: same name, not rewritten, same method, CRC-32 and sizes (its
+// stored bytes were copied raw). Anything else is read back.
+class CopiedMembers {
+public:
+    CopiedMembers(const wheel::Wheel& input, const std::vector<wheel::MemberDigest>& digests,
+                  const analysis::WheelReport& input_report, std::set<std::string> rewritten)
+        : input_(input), rewritten_(std::move(rewritten)) {
+        for (const auto& digest : digests) digests_.emplace(digest.member->name, &digest);
+        for (const auto& elf : input_report.elves) elves_.emplace(elf.name, &elf);
+    }
+
+    std::optional<analysis::KnownMember> operator()(const zip::Member& written) const {
+        if (rewritten_.contains(written.name)) return std::nullopt;
+        const zip::Member* original = input_.archive().find(written.name);
+        auto digest = digests_.find(written.name);
+        if (original == nullptr || digest == digests_.end() || !digest->second->hashed) return std::nullopt;
+        if (original->method != written.method || original->crc32 != written.crc32 || original->size != written.size ||
+            original->compressed_size != written.compressed_size || original->is_symlink != written.is_symlink)
+            return std::nullopt;
+        analysis::KnownMember known{*digest->second, nullptr};
+        if (known.digest.is_elf) {
+            auto elf = elves_.find(written.name);
+            if (elf == elves_.end()) return std::nullopt;
+            known.elf = elf->second;
+        }
+        return known;
+    }
+
+private:
+    const wheel::Wheel& input_;
+    std::set<std::string> rewritten_;
+    std::map<std::string, const wheel::MemberDigest*> digests_;
+    std::map<std::string, const analysis::ElfReport*> elves_;
+};
+
+// Reads the output back — what this repair wrote (edited and added members, the
+// new dist-info); members copied as stored are the input's, read already — RECORD
+// must hold (our own write), the profile judges it. Returns the output's ELF
+// members (the load test lays them all out).
+std::vector<std::string> prove_output(const policy::Profile& profile, const CopiedMembers& copied, RepairReport& report) {
+    auto written = analysis::inspect_wheel(report.output, std::cref(copied));
     report.output_record_findings = written.record_findings;
     report.remaining = policy::evaluate(profile, written);
     if (!report.output_record_findings.empty())
@@ -285,12 +325,16 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
     if (options.dry_run || (options.strict && !report.clean())) return report;
 
     refuse_existing_output(report.output, options.overwrite);
+    std::set<std::string> rewritten;
+    for (const auto& [name, _] : read.edited) rewritten.insert(name);
+    for (const auto& member : added) rewritten.insert(member.name);
+    const CopiedMembers copied(wheel, digests, wheel_report, std::move(rewritten));
     wheel::WheelChanges changes{std::move(read.edited), std::move(added), std::move(retag.dist_info)};
     std::filesystem::create_directories(out_dir);
     wheel::write_wheel_changes(wheel, std::move(changes), report.output,
                                wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
     report.written = true;
-    auto elf_members = prove_output(profile, report);
+    auto elf_members = prove_output(profile, copied, report);
     load_edited_extensions(options, machine, elf_members, report);
     return report;
 }

@@ -37,12 +37,20 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
 }  // namespace
 
 std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open) {
+    return scan_members_streaming(archive, open, [](const zip::Member&) { return true; });
+}
+
+std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open,
+                                                 const std::function<bool(const zip::Member&)>& read_it) {
     std::vector<MemberDigest> digests;
     digests.reserve(archive.members().size());
     const ProgressTask progress = reading_progress(archive);
     for (const auto& member : archive.members()) {
         if (member.is_directory) continue;
-        digests.push_back(scan_one(archive, member, open, progress));
+        if (read_it(member))
+            digests.push_back(scan_one(archive, member, open, progress));
+        else
+            progress.advance(member.size);
     }
     return digests;
 }

@@ -369,4 +369,33 @@ TEST_CASE("musllinux: auditwheel's real musl wheels get musllinux tags, their gl
     CHECK(glibc.honest_tag.starts_with("manylinux_2_"));
 }
 
+TEST_CASE("inspect_wheel with known members reads only the others and reports as if it had read all") {
+    const auto path = kData / "auditwheel" / "glibc" / "testsimple-0.0.1-cp313-cp313-linux_x86_64.whl";
+    const auto whole = analysis::inspect_wheel(path);
+    REQUIRE(whole.record_findings.empty());
+    REQUIRE(whole.elves.size() == 1);
+    // Knowing nothing is reading everything.
+    const auto none = analysis::inspect_wheel(path, [](const zip::Member&) { return std::nullopt; });
+    CHECK(none.elves.size() == 1);
+    CHECK(none.record_findings.empty());
+    CHECK(none.honest_tag == whole.honest_tag);
+    // The extension known (with a report that says something else, and a digest that
+    // disagrees with RECORD): those are what the report holds, so it was not read.
+    const std::string extension = whole.elves.at(0).name;
+    analysis::ElfReport told = whole.elves.at(0);
+    told.soname = "libtold.so";
+    const auto known = analysis::inspect_wheel(path, [&](const zip::Member& member) -> std::optional<analysis::KnownMember> {
+        if (member.name != extension) return std::nullopt;
+        wheel::MemberDigest digest;
+        digest.size = member.size;
+        digest.is_elf = true;  // sha256 left all zero
+        return analysis::KnownMember{digest, &told};
+    });
+    REQUIRE(known.elves.size() == 1);
+    CHECK(known.elves.at(0).soname == "libtold.so");
+    REQUIRE(known.record_findings.size() == 1);
+    CHECK(known.record_findings.at(0).member == extension);
+    CHECK(known.record_findings.at(0).problem.find("sha256 mismatch") != std::string::npos);
+}
+
 }  // TEST_SUITE

@@ -14,6 +14,11 @@
 // member's ElfReport (errors as InputErrors naming wheel and member), and
 // wheel_report() assembles the report from the caller's digests and ElfReports
 // (in member order) exactly as inspect_wheel does.
+// inspect_wheel(path, known) is for a wheel some of whose members are byte-for-byte
+// copies of members the caller has read already (repair's output: members copied
+// as stored): known(member) gives the digest and ElfReport of such a member, or
+// nullopt for one to read; only those are read. The report is what inspect_wheel
+// gives when the caller's knowledge is right.
 #pragma once
 
 #include "wheelfix/analysis/elf_report.hpp"
@@ -23,6 +28,8 @@
 #include "wheelfix/wheel/wheel.hpp"
 
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -59,6 +66,13 @@ struct WheelReport {
 };
 
 WheelReport inspect_wheel(const std::filesystem::path& path);
+
+struct KnownMember {
+    wheel::MemberDigest digest;        // its `member` is set to the wheel's own
+    const ElfReport* elf = nullptr;    // for an ELF member (digest.is_elf)
+};
+using KnownMembers = std::function<std::optional<KnownMember>(const zip::Member&)>;
+WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers& known);
 ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, std::span<const std::uint8_t> image);
 WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
                          std::vector<ElfReport> elves);

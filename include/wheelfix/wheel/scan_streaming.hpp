@@ -33,5 +33,9 @@ struct ElfStream {
 using ElfStreamOpener = std::function<ElfStream(const zip::Member&)>;
 
 std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open);
+// The same pass over the members `read_it` picks only: not a byte of the others is
+// read, and they get no digest (for a caller that knows them already).
+std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open,
+                                                 const std::function<bool(const zip::Member&)>& read_it);
 
 }  // namespace wheelfix::wheel
