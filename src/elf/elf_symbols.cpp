@@ -1,7 +1,8 @@
 // The dynamic symbol table.
 //
 // Contract: the SHT_DYNSYM section is used when the file has one (its size gives
-// the count, its sh_link the string table). Without it, DT_SYMTAB is mapped through
+// the count, its sh_link the string table); a file with two is refused (readelf
+// refuses it too, and an editor adjusting symbols would write into the other). Without it, DT_SYMTAB is mapped through
 // the PT_LOAD segments and sized the way a loader-side tool must: nchain of DT_HASH,
 // else the highest symbol reachable through DT_GNU_HASH (the last bucket's chain
 // walked to its end bit), else DT_MIPS_SYMTABNO on MIPS. The whole table must lie
@@ -37,6 +38,9 @@ void Parser::read_dynamic_symbols() {
 }
 
 std::optional<SymbolTableLocation> Parser::symbol_table_from_sections() const {
+    const auto dynsym_count = std::count_if(file_.sections_.begin(), file_.sections_.end(),
+                                            [](const SectionHeader& section) { return section.type == SHT_DYNSYM; });
+    if (dynsym_count > 1) fail(std::to_string(dynsym_count) + " SHT_DYNSYM sections (one dynamic symbol table at most)");
     for (const SectionHeader& section : file_.sections_) {
         if (section.type != SHT_DYNSYM) continue;
         const std::uint64_t entsize =

@@ -132,3 +132,16 @@ TEST_CASE("hardening: a dynamic table naming two string tables is refused") {
         CHECK(std::string(error.what()) == "dynamic tag 0x5 given twice, 0x2c50 and 0x710");
     }
 }
+
+TEST_CASE("hardening: a file with two dynamic symbol tables is refused") {
+    // fuzz_edit: .gnu.version's type damaged to SHT_DYNSYM. The editor, shifting the
+    // st_value of symbols defined in the moved .dynstr, took its versym entries for
+    // symbols and wrote into them; the edited file then failed its own reading.
+    auto bytes = regression("edit/two-dynsym-sections");
+    try {
+        (void)elf::ElfFile::parse(bytes);
+        FAIL("the ambiguous file parsed");
+    } catch (const elf::ElfError& error) {
+        CHECK(std::string(error.what()) == "2 SHT_DYNSYM sections (one dynamic symbol table at most)");
+    }
+}
