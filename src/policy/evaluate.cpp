@@ -127,6 +127,7 @@ const char* kind_name(Finding::Kind kind) {
 }
 
 std::vector<std::string> missing_search_path(const Profile& profile, const ElfReport& elf, int depth) {
+    if (!links_cuda_or_torch(elf)) return {};
     std::vector<std::string> present;
     for (const auto& entry : elf.search_path) present.push_back(normalized(entry.path));
     std::vector<std::string> missing;

@@ -295,6 +295,9 @@ TEST_CASE("evaluate: CUDA runtime, SM coverage, platform and RUNPATH findings") 
     CHECK(findings[2].repair_fixes);
     CHECK(findings[3].kind == policy::Finding::Kind::runpath);
     CHECK(findings[3].member == "sgl_kernel/sm100/common_ops.abi3.so");
+    // What repair adds follows the same rule: nothing for libpure.so.
+    CHECK(policy::missing_search_path(profile, report.elves.back(), 1).empty());
+    CHECK(policy::missing_search_path(profile, report.elves.at(1), 1).size() == 3);
     CHECK(findings[3].message ==
           "sgl_kernel/sm100/common_ops.abi3.so: RUNPATH does not reach $ORIGIN/../../nvidia/cu13/lib, "
           "$ORIGIN/../../torch/lib, $ORIGIN/../../nvidia/nccl/lib, where cuda13-blackwell installs its libraries");

@@ -52,7 +52,9 @@ std::vector<Finding> evaluate(const Profile& profile, const analysis::ElfReport&
 std::string target_platform_tag(const Profile& profile, const analysis::WheelReport& report);
 
 // The profile's rpath directories that `elf`'s search path does not reach, expanded
-// for a member `depth` directories deep ("$ORIGIN/../../torch/lib").
+// for a member `depth` directories deep ("$ORIGIN/../../torch/lib"); none for a
+// member that links neither torch nor CUDA (its search path is not the profile's
+// business, and repair leaves it alone).
 std::vector<std::string> missing_search_path(const Profile& profile, const analysis::ElfReport& elf, int depth);
 
 }  // namespace wheelfix::policy
