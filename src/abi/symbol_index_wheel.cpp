@@ -66,7 +66,7 @@ LibraryExports read_member(const zip::Archive& archive, const zip::Member& membe
                                            [&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); });
         record(stats, member, streamed.kept_bytes());
         if (!streamed.is_elf()) return LibraryExports{base_name(member.name), {}, {}, {}};
-        auto fetch = [&](std::uint64_t begin, std::uint64_t end, const elf::FetchSink& sink) { seekable.read(begin, end, sink); };
+        auto fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) { seekable.read(ranges, sink); };
         return elf::read_streamed(streamed, fetch,
                                   [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
                                       return exports_of(base_name(member.name), elf::ElfFile::parse(image, present));

@@ -145,7 +145,7 @@ wheel::ElfStream stream_member(const wheel::Wheel& wheel, const zip::Member& mem
     auto streamed = std::make_shared<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::inspection);
     streamed->stream().add(std::make_unique<cuda::FatbinScanner>());
     auto finish = [&wheel, &member, &elves, streamed](const zip::SeekableMember& seekable) {
-        auto fetch = [&](std::uint64_t begin, std::uint64_t end, const elf::FetchSink& sink) { seekable.read(begin, end, sink); };
+        auto fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) { seekable.read(ranges, sink); };
         elves.push_back(elf::read_streamed(*streamed, fetch, [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
             return analyze_or_throw(wheel.archive().path().string() + ": " + member.name, member.name, image,
                                     wheel::directory_depth(member.name), present);

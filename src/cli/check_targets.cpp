@@ -37,7 +37,7 @@ void add_streamed_member(Targets& targets, const std::string& wheel, const zip::
     elf::StreamedElf streamed(member.size, elf::StreamedElf::Needs::dynamic_linking);
     const zip::SeekableMember seekable(archive, member, [&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); });
     if (!streamed.is_elf()) return;
-    auto fetch = [&](std::uint64_t begin, std::uint64_t end, const elf::FetchSink& sink) { seekable.read(begin, end, sink); };
+    auto fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) { seekable.read(ranges, sink); };
     try {
         // Imports and exports are copies, so the partial image can go afterwards.
         Targets found = elf::read_streamed(streamed, fetch,

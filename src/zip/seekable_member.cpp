@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -102,17 +103,49 @@ const Window* SeekableMember::window_before(std::uint64_t offset) const {
 }
 
 void SeekableMember::read(std::uint64_t begin, std::uint64_t end, const RangeSink& sink) const {
-    end = std::min(end, size_);
-    if (begin >= end) return;
-    if (member_.method == Method::stored) return read_stored(begin, end, sink);
-    Resumed inflater(archive_, member_, window_before(begin));
-    std::vector<std::uint8_t> out(kChunk);
-    while (inflater.produced() < end) {
-        const std::uint64_t at = inflater.produced();
-        const std::size_t count = inflater.next(out);
-        if (count == 0) break;  // the stream ended early: the first read would have failed
-        deliver(std::span<const std::uint8_t>(out.data(), count), at, begin, end, sink);
+    ByteRanges ranges;
+    if (begin < end) ranges.add(begin, end);
+    read(ranges, sink);
+}
+
+std::uint64_t SeekableMember::read(const ByteRanges& ranges, const RangeSink& sink) const {
+    if (member_.method != Method::stored) return read_deflated(ranges, sink);
+    std::uint64_t read = 0;
+    for (const auto& [begin, end] : ranges.ranges()) {
+        if (begin >= std::min(end, size_)) continue;
+        read_stored(begin, std::min(end, size_), sink);
+        read += std::min(end, size_) - begin;
     }
+    return read;
+}
+
+std::uint64_t SeekableMember::read_deflated(const ByteRanges& ranges, const RangeSink& sink) const {
+    std::uint64_t inflated = 0;
+    std::unique_ptr<Resumed> inflater;
+    std::vector<std::uint8_t> out(kChunk);
+    std::uint64_t chunk_at = 0;  // `out` holds the inflated bytes [chunk_at, chunk_at + chunk_size)
+    std::size_t chunk_size = 0;
+    for (auto [begin, end] : ranges.ranges()) {
+        end = std::min(end, size_);
+        if (begin >= end) continue;
+        // Inflate on from the bytes at hand unless a window lies between them and `begin`.
+        const Window* window = window_before(begin);
+        const std::uint64_t window_at = window != nullptr ? window->point.uncompressed : 0;
+        if (!inflater || begin < chunk_at || window_at > chunk_at + chunk_size) {
+            inflater = std::make_unique<Resumed>(archive_, member_, window);
+            chunk_at = inflater->produced();
+            chunk_size = 0;
+        }
+        while (true) {
+            deliver(std::span<const std::uint8_t>(out.data(), chunk_size), chunk_at, begin, end, sink);
+            if (chunk_at + chunk_size >= end) break;
+            chunk_at = inflater->produced();
+            chunk_size = inflater->next(out);
+            inflated += chunk_size;
+            if (chunk_size == 0) return inflated;  // the stream ended early: the first read would have failed
+        }
+    }
+    return inflated;
 }
 
 void SeekableMember::read_stored(std::uint64_t begin, std::uint64_t end, const RangeSink& sink) const {

@@ -236,10 +236,12 @@ TEST_CASE("tables that stream past before they are known: fetched again, same an
     CHECK_THROWS_AS(first->parse(), BytesNotKept);
     std::uint64_t fetched = 0;
     int fetches = 0;
-    const elf::Fetch fetch = [&](std::uint64_t begin, std::uint64_t end, const elf::FetchSink& sink) {
+    const elf::Fetch fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) {
         ++fetches;
-        fetched += end - begin;
-        sink(std::span<const std::uint8_t>(bytes).subspan(begin, end - begin), begin);
+        for (const auto& [begin, end] : ranges.ranges()) {
+            fetched += end - begin;
+            sink(std::span<const std::uint8_t>(bytes).subspan(begin, end - begin), begin);
+        }
     };
     std::uint64_t kept = 0;
     const auto exports = elf::read_streamed(*first, fetch, [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
@@ -257,10 +259,11 @@ TEST_CASE("a layout no fetching can satisfy ends in a whole read, never in a wro
     const auto whole = abi::exports_of("libstdc++.so.6", elf::ElfFile::parse(bytes));
     const auto first = stream_elf(bytes, 1 << 20, elf::StreamedElf::Needs::dynamic_linking);
     int fetches = 0, whole_reads = 0;
-    const elf::Fetch fetch = [&](std::uint64_t begin, std::uint64_t end, const elf::FetchSink& sink) {
+    const elf::Fetch fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) {
         ++fetches;
-        if (begin == 0 && end == bytes.size()) ++whole_reads;
-        sink(std::span<const std::uint8_t>(bytes).subspan(begin, end - begin), begin);
+        if (ranges.covers(0, bytes.size())) ++whole_reads;
+        for (const auto& [begin, end] : ranges.ranges())
+            sink(std::span<const std::uint8_t>(bytes).subspan(begin, end - begin), begin);
     };
     // A reader that always finds something missing on a partial image (a new range
     // in the middle of .text each time, which it then gets: the rounds run out).

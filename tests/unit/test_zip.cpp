@@ -374,5 +374,24 @@ TEST_CASE("a seekable member: streamed once, then any range inflated again from 
             const std::uint64_t clamped = std::min<std::uint64_t>(end, size);
             CHECK(got == (begin < clamped ? expected.substr(begin, clamped - begin) : std::string()));
         }
+        // Many small ranges in one sweep (how a streaming reader fetches a table of
+        // entries), in order, each with its own bytes.
+        ByteRanges ranges;
+        for (std::uint64_t at = 1000; at + 100 < size; at += 9973) ranges.add(at, at + 100);
+        std::string got, wanted;
+        std::uint64_t last = 0;
+        const std::uint64_t cost = seekable.read(ranges, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) {
+            CHECK(at >= last);
+            last = at + chunk.size();
+            got.append(chunk.begin(), chunk.end());
+        });
+        for (const auto& [begin, end] : ranges.ranges()) wanted += expected.substr(begin, end - begin);
+        CHECK(got == wanted);
+        // One sweep: the span once, plus at most a chunk per window it resumes from.
+        CHECK(cost <= size + (seekable.window_count() + 1) * (256u << 10));
+        ByteRanges late;
+        late.add(size - 5000, size - 4000);
+        late.add(size - 3000, size - 2000);
+        CHECK(seekable.read(late, [](auto, auto) {}) <= zip::SeekableMember::spacing(size) + (512u << 10));
     }
 }

@@ -82,9 +82,9 @@ private:
 
 };
 
-// Calls the sink with the file's bytes [begin, end), in order, with their offsets.
+// Calls the sink with the file's bytes in `ranges`, in order, with their offsets.
 using FetchSink = std::function<void(std::span<const std::uint8_t>, std::uint64_t)>;
-using Fetch = std::function<void(std::uint64_t begin, std::uint64_t end, const FetchSink& sink)>;
+using Fetch = std::function<void(const ByteRanges& ranges, const FetchSink& sink)>;
 
 // `read(image, present)` -> result; see the contract above. `streamed` has been fed
 // the whole file already; it grows by what is fetched.
@@ -98,13 +98,14 @@ auto read_streamed(StreamedElf& streamed, const Fetch& fetch, Read&& read)
             if (round == StreamedElf::kMaxRounds) break;
             const ByteRanges ranges = streamed.to_fetch(missing);
             if (ranges.empty()) break;
-            for (const auto& [begin, end] : ranges.ranges())
-                fetch(begin, end, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { streamed.fill(at, chunk); });
+            fetch(ranges, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { streamed.fill(at, chunk); });
         }
     }
     std::vector<std::uint8_t> whole;
     whole.reserve(static_cast<std::size_t>(streamed.size()));
-    fetch(0, streamed.size(),
+    ByteRanges everything;
+    everything.add(0, streamed.size());
+    fetch(everything,
           [&](std::span<const std::uint8_t> chunk, std::uint64_t) { whole.insert(whole.end(), chunk.begin(), chunk.end()); });
     return read(std::span<const std::uint8_t>(whole), nullptr);
 }

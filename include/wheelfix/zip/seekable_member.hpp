@@ -17,11 +17,14 @@
 // kMaxWindows windows (8 MiB), plus fixed buffers. Afterwards read(begin, end,
 // sink) delivers the bytes [begin, end) (clamped to the member) as sink(chunk,
 // offset) in order, inflating from the last window at or before `begin`: at most
-// spacing() plus the range. A stored member is read in place. The bytes of a second read come from the
+// spacing() plus the range. read(ranges, sink) does the same for many ranges in
+// one sweep, so a thousand small ranges cost what their span costs, not a thousand
+// resumptions. A stored member is read in place. The bytes of a second read come from the
 // same file but are not CRC-checked again (only whole reads can be): a file
 // changed between the two reads is not detected. The Archive must outlive this.
 #pragma once
 
+#include "wheelfix/util/byte_ranges.hpp"
 #include "wheelfix/zip/archive.hpp"
 #include "wheelfix/zip/inflate_index.hpp"
 
@@ -46,11 +49,16 @@ public:
     SeekableMember(const Archive& archive, const Member& member, const InflateSink& sink);
 
     void read(std::uint64_t begin, std::uint64_t end, const RangeSink& sink) const;
+    // Every range of `ranges`, in order, in one forward sweep: inflating on through
+    // a gap, and resuming from a later window only where one lies in the gap.
+    // Returns how many bytes were inflated (or read, for a stored member) to do it.
+    std::uint64_t read(const ByteRanges& ranges, const RangeSink& sink) const;
     std::uint64_t size() const { return size_; }
     std::size_t window_count() const { return windows_.size(); }
 
 private:
     void read_stored(std::uint64_t begin, std::uint64_t end, const RangeSink& sink) const;
+    std::uint64_t read_deflated(const ByteRanges& ranges, const RangeSink& sink) const;
     const Window* window_before(std::uint64_t offset) const;
 
     const Archive& archive_;
