@@ -2,7 +2,8 @@
 //
 // The input is written to a file named like a wheel and read the way the commands
 // read it: Archive::open (central directory, names, limits), every member through
-// read(), stream(), open_raw() and inflate_indexed(); then Wheel::open, the
+// read(), stream(), open_raw(), inflate_indexed() and SeekableMember (ranges read
+// again must be the streamed bytes); then Wheel::open, the
 // one-pass scan, verify and the whole inspect report. Every refusal must be an
 // InputError. What a member delivers must agree with the central directory (size,
 // CRC, compressed size), and the block index must be ordered. The inflate limits
@@ -16,7 +17,9 @@
 #include "wheelfix/wheel/wheel.hpp"
 #include "wheelfix/zip/archive.hpp"
 #include "wheelfix/zip/inflate_index.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -38,6 +41,28 @@ void check_index(const zip::Member& member, const zip::InflatedMember& inflated)
     }
 }
 
+// Streamed once, then ranges of it read again from the seek windows: the same bytes.
+void read_seekable(const zip::Archive& archive, const zip::Member& member) {
+    constexpr std::uint64_t kCompared = std::uint64_t(1) << 20;
+    std::vector<std::uint8_t> streamed;
+    const zip::SeekableMember seekable(archive, member, [&](std::span<const std::uint8_t> chunk) {
+        if (streamed.size() < kCompared) streamed.insert(streamed.end(), chunk.begin(), chunk.end());
+    });
+    if (seekable.size() != member.size) fuzz_bug("SeekableMember size differs from the central directory");
+    const std::uint64_t size = std::min<std::uint64_t>(seekable.size(), kCompared);
+    ByteRanges ranges;
+    ranges.add(size / 3, size / 3 + 7);
+    ranges.add(size / 2, size);
+    std::uint64_t next = 0;
+    seekable.read(ranges, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) {
+        if (at < next || at + chunk.size() > size || !ranges.covers(at, at + chunk.size()))
+            fuzz_bug("SeekableMember::read delivered bytes out of order or outside the ranges");
+        if (!std::equal(chunk.begin(), chunk.end(), streamed.begin() + static_cast<std::ptrdiff_t>(at)))
+            fuzz_bug("SeekableMember::read delivered other bytes than the stream");
+        next = at + chunk.size();
+    });
+}
+
 void read_member_every_way(const zip::Archive& archive, const zip::Member& member) {
     expect_clean<InputError>([&] {
         if (archive.read(member).size() != member.size) fuzz_bug("read() size differs from the central directory");
@@ -57,6 +82,7 @@ void read_member_every_way(const zip::Archive& archive, const zip::Member& membe
     expect_clean<InputError>([&] {
         check_index(member, zip::inflate_indexed(archive, member, [](std::span<const std::uint8_t>) {}, false));
     });
+    expect_clean<InputError>([&] { read_seekable(archive, member); });
 }
 
 void read_as_wheel(const std::filesystem::path& path) {
