@@ -6,11 +6,18 @@
 //   existing .dynamic slots (and no wheelfix segment exists yet): only the changed
 //   bytes of .dynstr, .dynamic and verneed vn_file fields become edits;
 // - through the appended segment otherwise (editor_segment.cpp).
+// Either way an edit that would rewrite bytes of the section name table (a damaged
+// file whose .shstrtab overlaps the headers or dynamic tables) is refused.
 // A request without effect returns an empty plan with new_size equal to the size
 // of the input.
 #include "editor_internal.hpp"
 
+#include <elf.h>
+
+#include <algorithm>
 #include <limits>
+#include <string>
+#include <utility>
 
 namespace wheelfix::elf {
 
@@ -31,6 +38,31 @@ void write_in_place(const ElfFile& elf, const Layout& layout, const DynamicPlan&
     overlay.write(layout.dynamic_offset,
                   encode_dynamic(writer_for(elf), entries, layout.dynamic_capacity));
     write_verneed_files(elf, plan, overlay);
+}
+
+// The section name table's extent, if the file names its sections.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> section_names_extent(const ElfFile& elf) {
+    const ElfBytes in = reader_for(elf);
+    const auto& sections = elf.sections();
+    if (sections.empty()) return std::nullopt;
+    std::uint64_t index = in.u16(38 + 3 * in.word_size(), "e_shstrndx");
+    if (index == SHN_XINDEX) index = sections[0].link;
+    if (index == SHN_UNDEF || index >= sections.size() || sections[index].type == SHT_NOBITS) return std::nullopt;
+    return std::pair(sections[index].offset, sections[index].offset + sections[index].size);
+}
+
+// A name table sharing bytes with the ELF header, the program headers or the
+// dynamic tables (only a damaged file has one) would be rewritten along with them
+// and the edited file's section names would not read back: refused.
+void refuse_edits_of_section_names(const ElfFile& elf, const ByteEdits& edits) {
+    const auto names = section_names_extent(elf);
+    if (!names) return;
+    for (const ByteEdit& edit : edits) {
+        const std::uint64_t end = edit.offset + std::max<std::uint64_t>(edit.length, 1);
+        if (edit.offset < names->second && names->first < end && edit.offset < elf.bytes().size())
+            throw EditError("the section name table shares bytes with what the edit rewrites (at offset " +
+                            std::to_string(edit.offset) + ")");
+    }
 }
 
 }  // namespace
@@ -56,6 +88,7 @@ EditPlan plan_edits(const ElfFile& elf, const EditRequest& request) {
         plan.grew = segment.grew;
     }
     plan.edits = overlay.edits(plan.new_size);
+    refuse_edits_of_section_names(elf, plan.edits);
     plan.changes = std::move(dynamic.changes);
     return plan;
 }

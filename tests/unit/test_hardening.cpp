@@ -145,3 +145,21 @@ TEST_CASE("hardening: a file with two dynamic symbol tables is refused") {
         CHECK(std::string(error.what()) == "2 SHT_DYNSYM sections (one dynamic symbol table at most)");
     }
 }
+
+TEST_CASE("hardening: an edit that would rewrite the section name table is refused") {
+    // fuzz_edit: section headers whose .shstrtab lies over the ELF header. Moving the
+    // program headers rewrote e_phoff, so a section name lost its NUL and the edited
+    // file no longer read back.
+    auto bytes = regression("edit/shstrtab-over-elf-header");
+    const auto elf = elf::ElfFile::parse(bytes);
+    elf::EditRequest request;
+    request.set_soname = "libf.so";
+    request.drop_absolute = true;
+    request.force_kind = elf::SearchPathKind::rpath;
+    try {
+        (void)elf::plan_edits(elf, request);
+        FAIL("the edit was planned");
+    } catch (const elf::EditError& error) {
+        CHECK(std::string(error.what()).starts_with("the section name table shares bytes with what the edit rewrites"));
+    }
+}
