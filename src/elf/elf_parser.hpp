@@ -67,6 +67,7 @@ private:
 
     // elf_symbols.cpp
     void read_dynamic_symbols();
+    void require_dynamic_strings(const StringTable& linked) const;
     std::optional<SymbolTableLocation> symbol_table_from_sections() const;
     std::optional<SymbolTableLocation> symbol_table_from_dynamic() const;
     std::uint64_t symbol_count_from_dynamic() const;

@@ -2,7 +2,9 @@
 //
 // Contract: the SHT_DYNSYM section is used when the file has one (its size gives
 // the count, its sh_link the string table); a file with two is refused (readelf
-// refuses it too, and an editor adjusting symbols would write into the other). Without it, DT_SYMTAB is mapped through
+// refuses it too, and an editor adjusting symbols would write into the other), and
+// so is one whose linked string table is not DT_STRTAB/DT_STRSZ's (ld.so reads the
+// names there; an editor rebuilding that table would leave the other's names out). Without it, DT_SYMTAB is mapped through
 // the PT_LOAD segments and sized the way a loader-side tool must: nchain of DT_HASH,
 // else the highest symbol reachable through DT_GNU_HASH (the last bucket's chain
 // walked to its end bit), else DT_MIPS_SYMTABNO on MIPS. The whole table must lie
@@ -37,6 +39,17 @@ void Parser::read_dynamic_symbols() {
         file_.symbols_.push_back(read_symbol(*table, index));
 }
 
+// The names of the dynamic symbols are where ld.so reads them: a linked string
+// table other than DT_STRTAB/DT_STRSZ's makes readers and ld.so disagree.
+void Parser::require_dynamic_strings(const StringTable& linked) const {
+    const StringTable dynamic = dynamic_strings();
+    if (!linked.present || !dynamic.present) return;
+    if (linked.extent.offset != dynamic.extent.offset || linked.extent.size != dynamic.extent.size)
+        fail("the dynamic symbols' string table (offset " + hex(linked.extent.offset) + ", " +
+             std::to_string(linked.extent.size) + " bytes) is not DT_STRTAB's (offset " + hex(dynamic.extent.offset) +
+             ", " + std::to_string(dynamic.extent.size) + " bytes)");
+}
+
 std::optional<SymbolTableLocation> Parser::symbol_table_from_sections() const {
     const auto dynsym_count = std::count_if(file_.sections_.begin(), file_.sections_.end(),
                                             [](const SectionHeader& section) { return section.type == SHT_DYNSYM; });
@@ -49,6 +62,7 @@ std::optional<SymbolTableLocation> Parser::symbol_table_from_sections() const {
             fail("SHT_DYNSYM sh_entsize " + std::to_string(entsize) + " is too small");
         StringTable strings = linked_string_table(section);
         if (!strings.present) strings = dynamic_strings();
+        require_dynamic_strings(strings);
         return SymbolTableLocation{section.offset, entsize, section.size / entsize, strings};
     }
     return std::nullopt;

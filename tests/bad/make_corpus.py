@@ -269,6 +269,9 @@ def elf_cases(so):
     strtab = next(value for _, tag, value in x.dynamic() if tag == DT_STRTAB)
     relacount = next(at for at, tag, _ in x.dynamic() if tag == 0x6FFFFFF9)
     cases["strtab_twice"] = x.put("<qQ", relacount, DT_STRTAB, strtab + 4).bytes()
+    x = e()  # DT_STRTAB 8 bytes into .dynstr: ld.so and the section headers name the symbols differently
+    strtab = next(value for _, tag, value in x.dynamic() if tag == DT_STRTAB)
+    cases["dynsym_names_not_dt_strtab"] = x.set_dyn(DT_STRTAB, strtab + 8).bytes()
     x = e()  # .gnu.version typed SHT_DYNSYM: two dynamic symbol tables (fuzz_edit found the editor adjusting both)
     cases["dynsym_twice"] = x.put("<I", x.section(".gnu.version")["at"] + 4, 11).bytes()
     x = e()

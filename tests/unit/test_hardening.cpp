@@ -163,3 +163,17 @@ TEST_CASE("hardening: an edit that would rewrite the section name table is refus
         CHECK(std::string(error.what()).starts_with("the section name table shares bytes with what the edit rewrites"));
     }
 }
+
+TEST_CASE("hardening: dynamic symbols named from a string table other than DT_STRTAB's are refused") {
+    // fuzz_edit: DT_STRTAB damaged to 0x240 (112 bytes) while .dynsym links .dynstr
+    // at 0x4d8 (558 bytes). ld.so names the symbols from the first, readers from the
+    // second; the editor rebuilt the first and the symbols' names fell outside it.
+    auto bytes = regression("edit/dynsym-names-not-dt-strtab");
+    try {
+        (void)elf::ElfFile::parse(bytes);
+        FAIL("the ambiguous file parsed");
+    } catch (const elf::ElfError& error) {
+        CHECK(std::string(error.what()) ==
+              "the dynamic symbols' string table (offset 0x4d8, 558 bytes) is not DT_STRTAB's (offset 0x240, 112 bytes)");
+    }
+}
