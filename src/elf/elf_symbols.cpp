@@ -42,12 +42,11 @@ void Parser::read_dynamic_symbols() {
 // The names of the dynamic symbols are where ld.so reads them: a linked string
 // table other than DT_STRTAB/DT_STRSZ's makes readers and ld.so disagree.
 void Parser::require_dynamic_strings(const StringTable& linked) const {
-    const StringTable dynamic = dynamic_strings();
-    if (!linked.present || !dynamic.present) return;
-    if (linked.extent.offset != dynamic.extent.offset || linked.extent.size != dynamic.extent.size)
+    if (!linked.present || !dynamic_value(DT_STRTAB)) return;
+    if (linked.extent.offset != file_.dynstr_offset_ || linked.extent.size != file_.dynstr_size_)
         fail("the dynamic symbols' string table (offset " + hex(linked.extent.offset) + ", " +
-             std::to_string(linked.extent.size) + " bytes) is not DT_STRTAB's (offset " + hex(dynamic.extent.offset) +
-             ", " + std::to_string(dynamic.extent.size) + " bytes)");
+             std::to_string(linked.extent.size) + " bytes) is not DT_STRTAB's (offset " + hex(file_.dynstr_offset_) +
+             ", " + std::to_string(file_.dynstr_size_) + " bytes)");
 }
 
 std::optional<SymbolTableLocation> Parser::symbol_table_from_sections() const {
