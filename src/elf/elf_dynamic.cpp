@@ -1,7 +1,8 @@
 // The dynamic table and the dynamic string table.
 //
-// Contract: the table is found the way ld.so finds it, through PT_DYNAMIC; only a
-// file without PT_DYNAMIC falls back to its SHT_DYNAMIC section. Entries are read
+// Contract: the table is found the way ld.so finds it, through PT_DYNAMIC (a file
+// with two is refused: ld.so takes the last, readelf the first); only a file
+// without PT_DYNAMIC falls back to its SHT_DYNAMIC section. Entries are read
 // up to DT_NULL, which must occur inside the table. The strings come from
 // DT_STRTAB (a virtual address mapped through the PT_LOAD segments) and DT_STRSZ;
 // if DT_STRTAB maps to no segment, the string table the SHT_DYNAMIC section links
@@ -69,6 +70,10 @@ const SectionHeader* Parser::dynamic_section_header() const {
 }
 
 std::optional<Extent> Parser::locate_dynamic_table() const {
+    const auto dynamic_segments = std::count_if(file_.program_headers_.begin(), file_.program_headers_.end(),
+                                                [](const ProgramHeader& ph) { return ph.type == PT_DYNAMIC; });
+    if (dynamic_segments > 1)
+        fail(std::to_string(dynamic_segments) + " PT_DYNAMIC segments (ld.so reads the last, other readers the first)");
     for (const ProgramHeader& ph : file_.program_headers_)
         if (ph.type == PT_DYNAMIC) return in_.range(ph.offset, ph.filesz, "PT_DYNAMIC segment");
     if (const SectionHeader* section = dynamic_section_header())

@@ -269,6 +269,9 @@ def elf_cases(so):
     strtab = next(value for _, tag, value in x.dynamic() if tag == DT_STRTAB)
     relacount = next(at for at, tag, _ in x.dynamic() if tag == 0x6FFFFFF9)
     cases["strtab_twice"] = x.put("<qQ", relacount, DT_STRTAB, strtab + 4).bytes()
+    x = e()  # PT_GNU_STACK retyped PT_DYNAMIC: ld.so reads the last PT_DYNAMIC, readelf the first
+    stack = next(p for p in x.phdrs() if p[1] == 0x6474E551)
+    cases["pt_dynamic_twice"] = x.put("<I", stack[0], PT_DYNAMIC).bytes()
     x = e()  # DT_STRTAB 8 bytes into .dynstr: ld.so and the section headers name the symbols differently
     strtab = next(value for _, tag, value in x.dynamic() if tag == DT_STRTAB)
     cases["dynsym_names_not_dt_strtab"] = x.set_dyn(DT_STRTAB, strtab + 8).bytes()

@@ -177,3 +177,16 @@ TEST_CASE("hardening: dynamic symbols named from a string table other than DT_ST
               "the dynamic symbols' string table (offset 0x4d8, 558 bytes) is not DT_STRTAB's (offset 0x240, 112 bytes)");
     }
 }
+
+TEST_CASE("hardening: a file with two PT_DYNAMIC segments is refused") {
+    // fuzz_edit (a saved input re-edited by tests/e2e/test_fuzz_outputs.py): ld.so
+    // takes the last PT_DYNAMIC, readelf and we took the first; after the editor
+    // moved the table, readelf still listed the old one.
+    auto bytes = regression("edit/two-pt-dynamic");
+    try {
+        (void)elf::ElfFile::parse(bytes);
+        FAIL("the ambiguous file parsed");
+    } catch (const elf::ElfError& error) {
+        CHECK(std::string(error.what()) == "2 PT_DYNAMIC segments (ld.so reads the last, other readers the first)");
+    }
+}
