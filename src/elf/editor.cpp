@@ -7,10 +7,12 @@
 //   bytes of .dynstr, .dynamic and verneed vn_file fields become edits;
 // - through the appended segment otherwise (editor_segment.cpp).
 // Either way an edit that would rewrite bytes of the section name table (a damaged
-// file whose .shstrtab overlaps the headers or dynamic tables) is refused.
+// file whose .shstrtab overlaps the headers or dynamic tables) is refused, and so
+// is one whose result (up to 64 MiB) our reader does not read back.
 // A request without effect returns an empty plan with new_size equal to the size
 // of the input.
 #include "editor_internal.hpp"
+#include "wheelfix/util/byte_edit.hpp"
 
 #include <elf.h>
 
@@ -65,6 +67,22 @@ void refuse_edits_of_section_names(const ElfFile& elf, const ByteEdits& edits) {
     }
 }
 
+// The editor reads its own result back, as ld.so's stand-in: an edit of a damaged
+// file that the layout rules above did not foresee gives a file our reader refuses,
+// and is refused here instead of being written. Up to kReadBackLimit (the copy is
+// the cost); repair reads every edited member of its output back anyway.
+constexpr std::uint64_t kReadBackLimit = std::uint64_t(64) << 20;
+
+void read_back(const ElfFile& elf, const EditPlan& plan) {
+    if (plan.new_size > kReadBackLimit) return;
+    const std::vector<std::uint8_t> edited = apply_edits(elf.bytes(), plan.edits);
+    try {
+        (void)ElfFile::parse(edited);
+    } catch (const ElfError& error) {
+        throw EditError(std::string("the edited file would not read back (") + error.what() + "): not written");
+    }
+}
+
 }  // namespace
 
 EditPlan plan_edits(const ElfFile& elf, const EditRequest& request) {
@@ -89,6 +107,7 @@ EditPlan plan_edits(const ElfFile& elf, const EditRequest& request) {
     }
     plan.edits = overlay.edits(plan.new_size);
     refuse_edits_of_section_names(elf, plan.edits);
+    read_back(elf, plan);
     plan.changes = std::move(dynamic.changes);
     return plan;
 }
