@@ -4,6 +4,7 @@
 #include "wheelfix/abi/demangle.hpp"
 #include "wheelfix/cuda/coverage.hpp"
 #include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <elf.h>
 
@@ -14,18 +15,6 @@
 namespace wheelfix::analysis {
 
 namespace {
-
-std::vector<std::string> split(std::string_view text, char separator) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        auto end = text.find(separator, start);
-        if (end == std::string_view::npos) end = text.size();
-        if (end > start) parts.emplace_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return parts;
-}
 
 std::string type_name(std::uint16_t type) {
     switch (type) {
@@ -44,7 +33,7 @@ int origin_climb(std::string_view path) {
     else if (path.starts_with("${ORIGIN}")) rest = path.substr(9);
     else return -1;
     int depth = 0, climb = 0;
-    for (const auto& part : split(rest, '/')) {
+    for (const auto& part : split_nonempty(rest, '/')) {
         if (part == "..") --depth;
         else if (part != ".") ++depth;
         climb = std::min(climb, depth);
@@ -133,7 +122,7 @@ void fill_linkage(ElfReport& report, const elf::ElfFile& elf, std::optional<int>
     if (auto runpath = elf.runpath()) report.runpath = std::string(*runpath);
     const auto& effective = report.runpath ? report.runpath : report.rpath;
     if (effective)
-        for (auto& entry : split(*effective, ':'))
+        for (auto& entry : split_nonempty(*effective, ':'))
             report.search_path.push_back(classify_search_path(std::move(entry), directory_depth));
 }
 

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 
 #include "wheelfix/policy/profile.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -46,16 +47,7 @@ std::vector<std::string> choices_of(const CLI::Option& option) {
     auto open = type.find('{');
     auto close = type.find('}', open == std::string::npos ? 0 : open);
     if (open == std::string::npos || close == std::string::npos) return {};
-    std::vector<std::string> choices;
-    std::string inside = type.substr(open + 1, close - open - 1);
-    std::size_t start = 0;
-    while (start <= inside.size()) {
-        auto comma = inside.find(',', start);
-        if (comma == std::string::npos) comma = inside.size();
-        if (comma > start) choices.push_back(inside.substr(start, comma - start));
-        start = comma + 1;
-    }
-    return choices;
+    return split_nonempty(std::string_view(type).substr(open + 1, close - open - 1), ',');
 }
 
 // The first clause of a description: short enough for a completion menu.

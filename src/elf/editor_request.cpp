@@ -11,6 +11,7 @@
 // to the table, so no existing entry moves. Every effective change adds one
 // line to DynamicPlan::changes; a request that changes nothing adds none.
 #include "editor_internal.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <elf.h>
 
@@ -19,17 +20,6 @@
 namespace wheelfix::elf {
 
 namespace {
-
-std::vector<std::string> split_search_path(std::string_view value) {
-    std::vector<std::string> entries;
-    std::size_t start = 0;
-    while (start <= value.size()) {
-        const std::size_t colon = std::min(value.find(':', start), value.size());
-        if (colon > start) entries.emplace_back(value.substr(start, colon - start));
-        start = colon + 1;
-    }
-    return entries;
-}
 
 bool is_origin_relative(std::string_view entry) {
     return entry.starts_with("$ORIGIN") || entry.starts_with("${ORIGIN}");
@@ -57,13 +47,13 @@ std::string resulting_search_path(const std::optional<std::string>& current,
                                   const EditRequest& request) {
     std::vector<std::string> kept;
     for (std::string& entry :
-         split_search_path(request.set_search_path.value_or(current.value_or("")))) {
+         split_nonempty(request.set_search_path.value_or(current.value_or("")), ':')) {
         if (contains(request.remove_search_path, entry)) continue;
         if (request.drop_absolute && !is_origin_relative(entry)) continue;
         kept.push_back(std::move(entry));
     }
     for (const std::string& added : request.add_search_path)
-        for (std::string& entry : split_search_path(added))
+        for (std::string& entry : split_nonempty(added, ':'))
             if (!contains(kept, entry)) kept.push_back(std::move(entry));
     return join_search_path(kept);
 }

@@ -6,6 +6,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
 
@@ -24,22 +25,10 @@ std::string origin_for_depth(int depth) {
     return origin;
 }
 
-std::vector<std::string> split_path_list(const std::string& text) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        auto end = text.find(':', start);
-        if (end == std::string::npos) end = text.size();
-        if (end > start) parts.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return parts;
-}
-
 std::vector<std::string> expanded_entries(const std::vector<std::string>& values, int depth) {
     std::vector<std::string> entries;
     for (const auto& value : values)
-        for (auto& entry : split_path_list(expand_root(value, depth))) entries.push_back(std::move(entry));
+        for (auto& entry : split_nonempty(expand_root(value, depth), ':')) entries.push_back(std::move(entry));
     return entries;
 }
 
@@ -48,7 +37,7 @@ std::vector<std::string> entries_to_drop(const elf::ElfFile& elf, std::optional<
     std::vector<std::string> drop;
     auto current = elf.runpath() ? elf.runpath() : elf.rpath();
     if (!current) return drop;
-    for (auto& entry : split_path_list(std::string(*current))) {
+    for (auto& entry : split_nonempty(*current, ':')) {
         auto verdict = analysis::classify_search_path(entry, depth);
         if (verdict.absolute || verdict.outside_wheel) drop.push_back(std::move(entry));
     }

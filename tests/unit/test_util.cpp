@@ -3,6 +3,7 @@
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/json.hpp"
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <doctest/doctest.h>
 
@@ -78,4 +79,12 @@ TEST_CASE("refuse_existing_output: nothing is replaced without --overwrite") {
     CHECK_THROWS_AS(refuse_existing_output(dir / "dangling.whl", false), InputError);
     CHECK_THROWS_AS(refuse_existing_output(dir, true), InputError);  // a directory is never replaced
     fs::remove_all(dir);
+}
+
+TEST_CASE("split_nonempty: the parts between separators, empty ones left out") {
+    CHECK(split_nonempty("$ORIGIN/../lib::/opt/x:", ':') == std::vector<std::string>{"$ORIGIN/../lib", "/opt/x"});
+    CHECK(split_nonempty("a,b,c", ',') == std::vector<std::string>{"a", "b", "c"});
+    CHECK(split_nonempty("", ':').empty());
+    CHECK(split_nonempty(":::", ':').empty());
+    CHECK(split_nonempty("one", '/') == std::vector<std::string>{"one"});
 }
