@@ -36,10 +36,6 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
 
 }  // namespace
 
-std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open) {
-    return scan_members_streaming(archive, open, [](const zip::Member&) { return true; });
-}
-
 std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open,
                                                  const std::function<bool(const zip::Member&)>& read_it) {
     std::vector<MemberDigest> digests;

@@ -2,7 +2,7 @@
 // members (inspect): wheel/scan.hpp's pass, with ELF members streamed instead of
 // collected whole.
 //
-// Contract: scan_members_streaming() reads every file member of the archive exactly
+// Contract: scan_members_streaming() reads every file member the caller picks exactly
 // once, in archive order, computing its size and SHA-256 while the bytes pass
 // (MemberDigest, as scan_members() does, so RECORD can be checked from it). For a
 // member whose first bytes are the ELF magic (not a symlink entry), `open(member)`
@@ -32,9 +32,8 @@ struct ElfStream {
 };
 using ElfStreamOpener = std::function<ElfStream(const zip::Member&)>;
 
-std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open);
-// The same pass over the members `read_it` picks only: not a byte of the others is
-// read, and they get no digest (for a caller that knows them already).
+// Only the members `read_it` picks are read: not a byte of the others, and they get
+// no digest (for a caller that knows them already; pick every one to read all).
 std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open,
                                                  const std::function<bool(const zip::Member&)>& read_it);
 
