@@ -283,14 +283,7 @@ public:
             const auto begin = static_cast<std::size_t>(total_ - std::min<std::uint64_t>(total_, kWindowSize));
             return {image_.begin() + static_cast<std::ptrdiff_t>(begin), image_.begin() + static_cast<std::ptrdiff_t>(total_)};
         }
-        const std::size_t from_buffer = std::min(buffered_, kWindowSize);
-        const std::size_t from_tail = std::min(tail_.size(), kWindowSize - from_buffer);
-        std::vector<std::uint8_t> bytes;
-        bytes.reserve(from_tail + from_buffer);  // exactly: a window is kept for the member's whole reading
-        bytes.insert(bytes.end(), tail_.end() - static_cast<std::ptrdiff_t>(from_tail), tail_.end());
-        bytes.insert(bytes.end(), buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_ - from_buffer),
-                     buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_));
-        return bytes;
+        return last_streamed_bytes();
     }
 
     // Bytes that need no inflating (a stored member), copied through room().
@@ -353,12 +346,20 @@ private:
     }
 
     // Remembers the last kWindowSize bytes handed on, for window().
-    void keep_tail() {
+    void keep_tail() { tail_ = last_streamed_bytes(); }
+
+    // Streaming: the last (up to) kWindowSize bytes produced, from what was handed
+    // on (tail_) and the buffer, in a vector of exactly that size (a window is kept
+    // for the member's whole reading).
+    std::vector<std::uint8_t> last_streamed_bytes() const {
         const std::size_t from_buffer = std::min(buffered_, kWindowSize);
         const std::size_t from_tail = std::min(tail_.size(), kWindowSize - from_buffer);
-        tail_.erase(tail_.begin(), tail_.end() - static_cast<std::ptrdiff_t>(from_tail));
-        tail_.insert(tail_.end(), buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_ - from_buffer),
+        std::vector<std::uint8_t> bytes;
+        bytes.reserve(from_tail + from_buffer);
+        bytes.insert(bytes.end(), tail_.end() - static_cast<std::ptrdiff_t>(from_tail), tail_.end());
+        bytes.insert(bytes.end(), buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_ - from_buffer),
                      buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_));
+        return bytes;
     }
 
     [[noreturn]] void too_long() const {
