@@ -102,12 +102,6 @@ const Window* SeekableMember::window_before(std::uint64_t offset) const {
     return after == windows_.begin() ? nullptr : &*std::prev(after);
 }
 
-void SeekableMember::read(std::uint64_t begin, std::uint64_t end, const RangeSink& sink) const {
-    ByteRanges ranges;
-    if (begin < end) ranges.add(begin, end);
-    read(ranges, sink);
-}
-
 std::uint64_t SeekableMember::read(const ByteRanges& ranges, const RangeSink& sink) const {
     if (member_.method != Method::stored) return read_deflated(ranges, sink);
     std::uint64_t read = 0;

@@ -14,12 +14,12 @@
 // recording a Window (access point plus the 32 KiB before it) at the first deflate
 // block boundary every spacing() inflated bytes: kMinSpacing, or more for members
 // over kMaxWindows * kMinSpacing (1 GiB), so memory stays bounded: at most
-// kMaxWindows windows (8 MiB), plus fixed buffers. Afterwards read(begin, end,
-// sink) delivers the bytes [begin, end) (clamped to the member) as sink(chunk,
-// offset) in order, inflating from the last window at or before `begin`: at most
-// spacing() plus the range. read(ranges, sink) does the same for many ranges in
-// one sweep, so a thousand small ranges cost what their span costs, not a thousand
-// resumptions. A stored member is read in place. The bytes of a second read come from the
+// kMaxWindows windows (8 MiB), plus fixed buffers. Afterwards read(ranges, sink)
+// delivers the bytes of each range (clamped to the member) as sink(chunk, offset)
+// in order, inflating from the last window at or before a range's start: a range
+// costs at most spacing() plus its size, and many ranges go in one sweep, so a
+// thousand small ranges cost what their span costs, not a thousand resumptions.
+// A stored member is read in place. The bytes of a second read come from the
 // same file but are not CRC-checked again (only whole reads can be): a file
 // changed between the two reads is not detected. The Archive must outlive this.
 #pragma once
@@ -48,7 +48,6 @@ public:
 
     SeekableMember(const Archive& archive, const Member& member, const InflateSink& sink);
 
-    void read(std::uint64_t begin, std::uint64_t end, const RangeSink& sink) const;
     // Every range of `ranges`, in order, in one forward sweep: inflating on through
     // a gap, and resuming from a later window only where one lies in the gap.
     // Returns how many bytes were inflated (or read, for a stored member) to do it.
