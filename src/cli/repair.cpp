@@ -11,6 +11,7 @@
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/repair/repair.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/thread_budget.hpp"
 #include "wheelfix/zip/archive.hpp"
 
 #include <fmt/format.h>
@@ -40,7 +41,7 @@ struct RepairArguments {
     bool dry_run = false;
     bool overwrite = false;
     bool no_load_test = false;
-    unsigned jobs = 1;
+    unsigned jobs = 0;  // threads in all; 0: the CPUs this process may use
 };
 
 // The load test's loader: python3 with ctypes, the way `import` loads an
@@ -108,11 +109,16 @@ std::vector<std::size_t> largest_first(const std::vector<std::string>& wheels) {
     return order;
 }
 
-// Each wheel on its own; `jobs` at a time, largest first, results in the order given.
+// Each wheel on its own, largest first, results in the order given. The thread
+// budget is `jobs` (util/thread_budget.hpp): as many workers as wheels allow take
+// a wheel each, and shares no worker needs (fewer wheels than jobs, or workers that
+// found no wheel left) go to the helpers of the wheels still running.
 std::vector<Outcome> repair_all(const RepairArguments& args, const abi::SymbolIndex& index,
                                 const repair::RepairOptions& options) {
+    const unsigned jobs = args.jobs == 0 ? usable_cpus() : args.jobs;
+    set_thread_budget(jobs);
     std::vector<std::optional<Outcome>> outcomes(args.wheels.size());
-    const auto order = args.jobs > 1 ? largest_first(args.wheels) : std::vector<std::size_t>{};
+    const auto order = jobs > 1 ? largest_first(args.wheels) : std::vector<std::size_t>{};
     std::atomic<std::size_t> next{0};
     auto work = [&] {
         for (std::size_t taken; (taken = next.fetch_add(1)) < args.wheels.size();) {
@@ -127,10 +133,11 @@ std::vector<Outcome> repair_all(const RepairArguments& args, const abi::SymbolIn
         }
     };
     {
+        ThreadLoan waiting;  // this thread only waits for the workers
         std::vector<std::jthread> workers;
-        unsigned count = std::clamp<unsigned>(args.jobs, 1, static_cast<unsigned>(args.wheels.size()));
-        for (unsigned i = 1; i < count; ++i) workers.emplace_back(work);
-        work();
+        const auto count = std::min<std::size_t>(jobs, args.wheels.size());
+        // A worker's share goes back when its thread ends, with the lambda holding it.
+        for (std::size_t i = 0; i < count; ++i) workers.emplace_back([&work, claim = claim_thread()] { work(); });
     }
     std::vector<Outcome> done;
     for (auto& outcome : outcomes) done.push_back(std::move(*outcome));
@@ -338,7 +345,10 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
     add_exclude_option(*command, args->exclude);
     command->add_flag("--strict", args->strict, "Write nothing when findings would be left");
     command->add_flag("--dry-run", args->dry_run, "Print the plan, write nothing");
-    command->add_option("-j,--jobs", args->jobs, "Repair this many wheels at a time")->check(CLI::Range(1u, 256u))
+    command->add_option("-j,--jobs", args->jobs,
+                        "Threads in all (default 0: one per CPU): this many wheels at a time; spare threads "
+                        "help the wheels still running")
+        ->check(CLI::Range(0u, 256u))
         ->capture_default_str();
     command->add_flag("--overwrite", args->overwrite, "Replace output files that exist (refused otherwise)");
     command->add_flag("--no-load-test", args->no_load_test,

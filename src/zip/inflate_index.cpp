@@ -15,8 +15,9 @@
 // over, so an overlong stream shows at once) and written by inflate() directly.
 // Size and CRC-32 are checked against the central directory. The digest (CRC-32,
 // the prefix CRC at each block start, SHA-256 when asked) runs either on this
-// thread as the bytes pass, or, for a big kept image, on a Follower: a second
-// thread that digests the image up to where this one has published it final, in
+// thread as the bytes pass, or, for a big kept image when the thread budget
+// (util/thread_budget.hpp) has a share to spare, on a Follower: a second thread
+// that digests the image up to where this one has published it final, in
 // order, and prefaults the pages just ahead of the inflate (MADV_POPULATE_WRITE),
 // so a 541 MB member costs this thread its inflate and little else.
 //
@@ -28,6 +29,7 @@
 
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/thread_budget.hpp"
 
 #include <zlib.h>
 
@@ -121,8 +123,8 @@ private:
 // outlive the follower: destruction abandons it and joins.
 class Follower {
 public:
-    Follower(std::span<std::uint8_t> image, bool sha256)
-        : image_(image), digest_(sha256), thread_([this] { run(); }) {}
+    Follower(std::span<std::uint8_t> image, bool sha256, ThreadClaim claim)
+        : image_(image), digest_(sha256), claim_(std::move(claim)), thread_([this] { run(); }) {}
     ~Follower() { stop(State::abandoned); }
     Follower(const Follower&) = delete;
     Follower& operator=(const Follower&) = delete;
@@ -207,6 +209,7 @@ private:
     std::uint64_t published_ = 0;              // under mutex_
     std::vector<std::uint64_t> block_starts_;  // under mutex_
     std::exception_ptr failure_;
+    ThreadClaim claim_;   // the thread's share of the budget, returned after it is joined
     std::thread thread_;  // last: starts once the members it uses exist
 };
 
@@ -322,8 +325,10 @@ public:
 
 private:
     void start_follower(bool sha256) {
+        auto claim = try_claim_thread();
+        if (!claim) return;  // the budget is spent: digest here
         try {
-            follower_ = std::make_unique<Follower>(std::span(image_), sha256);
+            follower_ = std::make_unique<Follower>(std::span(image_), sha256, std::move(*claim));
         } catch (const std::system_error&) {
             follower_.reset();  // no thread to be had: digest here
         }

@@ -7,10 +7,12 @@
 // as a dictionary, so matches may still reach back across the cut and the ratio
 // stays that of a single stream. The last chunk ends with Z_FINISH. The chunking
 // does not depend on the thread count, so the output is the same on any machine.
-// Workers take chunks in any order; the caller's thread meanwhile computes the
-// SHA-256 (which cannot be split), and the chunk CRCs are joined with
+// Helper threads, as many as the thread budget spares (util/thread_budget.hpp),
+// take chunks in any order; the caller's thread meanwhile computes the SHA-256
+// (which cannot be split), then takes chunks too. The chunk CRCs are joined with
 // crc32_combine.
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/thread_budget.hpp"
 #include "wheelfix/zip/splice.hpp"
 
 #include "raw_deflate.hpp"
@@ -56,12 +58,13 @@ void deflate_chunk(RawDeflater& deflater, Chunk& chunk) {
     chunk.crc32 = static_cast<std::uint32_t>(crc32_z(0, chunk.data.data(), chunk.data.size()));
 }
 
-// Runs deflate_chunk over all chunks on `threads` workers; rethrows the first failure.
-void deflate_all(std::vector<Chunk>& chunks, int level, unsigned threads, Sha256& hash,
+// Runs deflate_chunk over all chunks on `helpers` threads and, once it has hashed
+// `data`, the calling thread; rethrows the first failure.
+void deflate_all(std::vector<Chunk>& chunks, int level, std::size_t helpers, Sha256& hash,
                  std::span<const std::uint8_t> data) {
     std::atomic<std::size_t> next{0};
-    std::vector<std::exception_ptr> failures(threads);
-    auto work = [&](unsigned id) {
+    std::vector<std::exception_ptr> failures(helpers + 1);
+    auto work = [&](std::size_t id) {
         try {
             RawDeflater deflater(level);
             for (std::size_t i; (i = next.fetch_add(1)) < chunks.size();) deflate_chunk(deflater, chunks[i]);
@@ -70,10 +73,12 @@ void deflate_all(std::vector<Chunk>& chunks, int level, unsigned threads, Sha256
             next = chunks.size();
         }
     };
-    std::vector<std::thread> workers;
-    for (unsigned id = 0; id < threads; ++id) workers.emplace_back(work, id);
-    hash.update(data);
-    for (auto& worker : workers) worker.join();
+    {
+        std::vector<std::jthread> workers;
+        for (std::size_t id = 1; id <= helpers; ++id) workers.emplace_back(work, id);
+        hash.update(data);
+        work(0);
+    }
     for (auto& failure : failures)
         if (failure) std::rethrow_exception(failure);
 }
@@ -82,10 +87,17 @@ void deflate_all(std::vector<Chunk>& chunks, int level, unsigned threads, Sha256
 
 PrecompressedMember parallel_deflate(std::span<const std::uint8_t> data, int level, unsigned threads) {
     auto chunks = split(data);
-    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    threads = static_cast<unsigned>(std::min<std::size_t>(threads, chunks.size()));
+    // The helpers' shares of the thread budget, held until they are joined.
+    std::vector<ThreadClaim> claims;
+    std::size_t helpers = 0;
+    if (threads == 0) {
+        claims = try_claim_threads(chunks.size() - 1);
+        helpers = claims.size();
+    } else {
+        helpers = std::min<std::size_t>(threads, chunks.size()) - 1;
+    }
     Sha256 hash;
-    deflate_all(chunks, level, threads, hash, data);
+    deflate_all(chunks, level, helpers, hash, data);
 
     PrecompressedMember result;
     result.size = data.size();

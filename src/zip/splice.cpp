@@ -22,7 +22,7 @@
 // q the middle runs to the end and ends with Z_FINISH. Regions whose [p, q]
 // meet are merged. The bytes before p never include the final block (p is a
 // block start). The new content is never materialized. Its SHA-256 runs on a
-// thread of its own over the content as a list of spans (subspans of the inflated
+// thread of its own (when the thread budget spares one) over the content as a list of spans (subspans of the inflated
 // original and the edits' bytes, apply_edits' order), while this thread deflates.
 // Its CRC-32 never reads the unchanged spans: they run between access points (or
 // to the member's end), whose prefix CRCs inflate_indexed recorded, so with
@@ -34,11 +34,13 @@
 #include "wheelfix/zip/splice.hpp"
 
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/thread_budget.hpp"
 
 #include "raw_deflate.hpp"
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -109,14 +111,18 @@ ContentSpans new_content(std::span<const std::uint8_t> data, const ByteEdits& ed
     return spans;
 }
 
-// SHA-256 of `spans`, in order, on a thread of its own from construction;
-// digest() joins it (so does destruction, on an early exit).
+// SHA-256 of `spans`, in order: on a thread of its own from construction when the
+// thread budget spares one, else in digest(). digest() joins the thread (so does
+// destruction, on an early exit).
 class BackgroundSha256 {
 public:
-    explicit BackgroundSha256(ContentSpans spans) : spans_(std::move(spans)), thread_([this] { hash_all(); }) {}
+    explicit BackgroundSha256(ContentSpans spans) : spans_(std::move(spans)), claim_(try_claim_thread()) {
+        if (claim_) thread_.emplace([this] { hash_all(); });
+    }
 
     std::array<std::uint8_t, 32> digest() {
-        thread_.join();
+        if (thread_) thread_->join();
+        else hash_all();
         if (failure_) std::rethrow_exception(failure_);
         return hash_.digest();
     }
@@ -133,7 +139,8 @@ private:
     ContentSpans spans_;
     Sha256 hash_;
     std::exception_ptr failure_;
-    std::jthread thread_;  // last: starts once the members it uses exist, joins before they go
+    std::optional<ThreadClaim> claim_;    // the thread's share of the budget, returned after the join
+    std::optional<std::jthread> thread_;  // last: starts once the members it uses exist, joins before they go
 };
 
 // CRC-32 of the span [s, e) given the CRCs of the prefixes [0, s) and [0, e).

@@ -9,6 +9,7 @@
 #include "wheelfix/util/byte_edit.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/thread_budget.hpp"
 #include "wheelfix/zip/archive.hpp"
 #include "wheelfix/zip/inflate_index.hpp"
 #include "wheelfix/zip/splice.hpp"
@@ -443,7 +444,42 @@ Bytes varied_bytes(std::size_t size) {
     return bytes;
 }
 
+// The threads of this process now (/proc/self/task).
+std::size_t threads_in_process() {
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator("/proc/self/task"), fs::directory_iterator{}));
+}
+
+// The thread budget set for a scope, the one before restored after it.
+class ScopedThreadBudget {
+public:
+    explicit ScopedThreadBudget(unsigned threads) : before_(thread_budget()) { set_thread_budget(threads); }
+    ScopedThreadBudget(const ScopedThreadBudget&) = delete;
+    ScopedThreadBudget& operator=(const ScopedThreadBudget&) = delete;
+    ~ScopedThreadBudget() { set_thread_budget(before_); }
+
+private:
+    unsigned before_;
+};
+
 }  // namespace
+
+TEST_CASE("inflate_indexed: the follower is a second thread only when the thread budget spares one") {
+    TempDir dir;
+    Bytes big = varied_bytes(static_cast<std::size_t>(zip::kFollowedFrom) * 2);
+    write_python_style_zip(dir / "a.zip", {deflated_member("big.so", big, zlib_raw_deflate(big, 6))});
+    auto archive = Archive::open(dir / "a.zip");
+    for (unsigned budget : {1u, 2u}) {
+        CAPTURE(budget);
+        ScopedThreadBudget scoped(budget);
+        const std::size_t before = threads_in_process();
+        std::size_t most = 0;
+        auto sink = [&](auto) { most = std::max(most, threads_in_process()); };
+        auto kept = zip::inflate_indexed(archive, archive.members()[0], sink, zip::InflateOptions{.keep = true, .sha256 = true});
+        CHECK(most == before + budget - 1);
+        CHECK(*kept.sha256 == sha256(big));
+        CHECK(kept.crc32 == crc_of(big));
+    }
+}
 
 TEST_CASE("inflate_indexed: the sha256 option gives the SHA-256 of the data, digested here or on the follower") {
     TempDir dir;
@@ -736,6 +772,11 @@ TEST_CASE("parallel_deflate: round trips at every size, same bytes whatever the 
                 CHECK(stream == *first);
             else
                 first = stream;
+        }
+        for (unsigned budget : {1u, 3u}) {  // threads = 0: as many as the thread budget spares
+            CAPTURE(budget);
+            ScopedThreadBudget scoped(budget);
+            CHECK(flatten(zip::parallel_deflate(data, 6)) == *first);
         }
         CHECK(zip::parallel_deflate(data, 6, 2).pieces.size() == std::max<std::size_t>(1, (size + (1 << 20) - 1) >> 20));
     }

@@ -4,6 +4,7 @@
 #include "wheelfix/util/json.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/text.hpp"
+#include "wheelfix/util/thread_budget.hpp"
 
 #include <doctest/doctest.h>
 
@@ -87,4 +88,32 @@ TEST_CASE("split_nonempty: the parts between separators, empty ones left out") {
     CHECK(split_nonempty("", ':').empty());
     CHECK(split_nonempty(":::", ':').empty());
     CHECK(split_nonempty("one", '/') == std::vector<std::string>{"one"});
+}
+
+TEST_CASE("thread budget: helpers get the shares nobody holds, workers always get theirs") {
+    const unsigned before = thread_budget();
+    CHECK(before >= 1);
+    set_thread_budget(3);  // this thread holds one share, two are spare
+    {
+        auto first = try_claim_thread();
+        auto second = try_claim_thread();
+        CHECK(first.has_value());
+        CHECK(second.has_value());
+        CHECK_FALSE(try_claim_thread().has_value());  // spent
+        second.reset();                              // a helper ends: its share is back at once
+        CHECK(try_claim_threads(5).size() == 1);     // the claims die with the vector
+        {
+            ThreadLoan waiting;  // this thread waits: its share is lent
+            CHECK(try_claim_threads(5).size() == 2);
+        }
+        auto worker = claim_thread();  // counted by its caller: granted though the budget is spent
+        CHECK_FALSE(try_claim_thread().has_value());
+        auto moved = std::move(worker);  // a moved claim is returned once, by its last holder
+    }
+    CHECK(try_claim_threads(5).size() == 2);  // every share is back
+    set_thread_budget(1);
+    CHECK_FALSE(try_claim_thread().has_value());
+    set_thread_budget(before);
+    CHECK(thread_budget() == before);
+    CHECK(usable_cpus() >= 1);
 }

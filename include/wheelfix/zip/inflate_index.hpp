@@ -22,13 +22,14 @@
 //   its bytes never move while the inflate runs.
 // - sha256: InflatedMember::sha256 holds the SHA-256 of the inflated bytes.
 // A kept member of at least kFollowedFrom bytes is digested (CRC-32, prefix CRCs,
-// SHA-256) on a second thread that follows the inflate through the kept bytes as
+// SHA-256), when the thread budget spares a share (util/thread_budget.hpp), on a
+// second thread that follows the inflate through the kept bytes as
 // they become final, and prefaults the pages just ahead of it, so neither the
 // hashing nor the page faults of a fresh buffer are on the inflating thread. That
 // thread belongs to the call: it is joined before inflate_indexed returns or
 // throws (a failure mid-inflate stops it before the bytes it reads are freed),
-// and its own failure is rethrown. Smaller or streamed members are digested on
-// the calling thread as the bytes pass.
+// and its own failure is rethrown. Other members, and all when the budget is
+// spent, are digested on the calling thread as the bytes pass.
 //
 // Memory: the kept bytes (if any), the index (24 bytes per block, a block is
 // typically 10-100 KB) and fixed buffers — the compressed stream is never held

@@ -18,7 +18,8 @@
 // invalid edits, std::invalid_argument). The result carries the new size, CRC-32
 // and SHA-256 of the new content: the CRC of unchanged spans comes from the access
 // points' prefix_crc32 (as inflate_indexed records them) without re-reading them,
-// and the SHA-256 runs on a second thread while the regions are deflated; `recompressed_bytes` counts what went through
+// and the SHA-256 runs on a second thread (when the thread budget spares one,
+// util/thread_budget.hpp) while the regions are deflated; `recompressed_bytes` counts what went through
 // deflate (typically the edit plus 32 KiB plus one or two blocks of 10-100 KB).
 // The stream produced inflates to apply_edits(original.data, edits) — tests prove
 // it by inflating.
@@ -54,7 +55,8 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
 // Deflates `data` as independent chunks on `threads` threads (each chunk primed with
 // the previous 32 KiB as dictionary, joined by Z_SYNC_FLUSH, the last Z_FINISH),
 // giving one valid raw deflate stream; used for new content and as the splice
-// fallback. threads = 0 means std::thread::hardware_concurrency().
+// fallback. threads = 0: the calling thread plus as many helpers as the thread
+// budget spares (util/thread_budget.hpp); else exactly that many threads in all.
 PrecompressedMember parallel_deflate(std::span<const std::uint8_t> data, int level = 6, unsigned threads = 0);
 
 }  // namespace wheelfix::zip
