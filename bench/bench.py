@@ -31,6 +31,9 @@ Scenarios (default: all):
   check-index    check of the sample sgl_kernel wheel against an index of the
                  torch-2.10.0 stand-in (target: under 50 ms), vs the same against
                  the stand-in tree, vs `true` (process start-up)
+  repair-sample  wheelfix repair of the sample sgl_kernel wheel against the torch
+                 2.10.0 stand-in, --target cuda13-blackwell (issue 5: under 0.5 s), with
+                 and without the load test, vs `true` (process start-up)
   repair-multi   wheelfix repair of 4 wheels (the sample extensions, shimmed and
                  retagged, plus a quarter of the mid-size libraries each), -j 1 vs -j 2
   check-real-index  the sample wheel against data/torch-index/torch-2.10.0+cu128.index.gz
@@ -210,6 +213,20 @@ def scenario_repair_multi(args, wheelfix):
     ], args.runs)
 
 
+def scenario_repair_sample(args, wheelfix):
+    """repair of the sample wheel (issue 5: under 0.5 s wall), the load test on (it
+    installs the output beside the stand-in torch and loads it with python3) and off."""
+    out = args.cache / "out" / "repair-sample"
+    out.mkdir(parents=True, exist_ok=True)
+    repair = [wheelfix, "repair", str(SGL), "--torch", str(SAMPLES / "torch-2.10.0" / "torch"),
+              "--target", "cuda13-blackwell", "-o", str(out), "--overwrite"]
+    return run_scenario("repair-sample", [
+        ("true (process start-up)", ["true"]),
+        ("wheelfix repair --target cuda13-blackwell", wheelfix_may_find(*repair)),
+        ("wheelfix repair --target cuda13-blackwell --no-load-test", wheelfix_may_find(*repair, "--no-load-test")),
+    ], args.runs)
+
+
 def wheelfix_may_find(wheelfix, *args):
     """argv for a wheelfix run whose exit status 1 (findings) is a success here."""
     return ["sh", "-c", '"$0" "$@"; [ $? -le 1 ]', wheelfix, *map(str, args)]
@@ -335,7 +352,7 @@ def main():
         return
     if args.scenarios == ap.get_default("scenarios"):
         args.scenarios = args.scenarios + ["inspect-mid", "check-mid", "check-big", "check-index", "check-real-index",
-                                          "repair-multi"]
+                                          "repair-sample", "repair-multi"]
         if torch_wheel_for(args):
             args.scenarios.append("check-real-wheel")
     wheelfix = str(args.build / "wheelfix")
@@ -392,6 +409,8 @@ def main():
             rows += scenario_check_index(args, wheelfix)
         elif scenario == "check-real-index":
             rows += scenario_check_real_index(args, wheelfix)
+        elif scenario == "repair-sample":
+            rows += scenario_repair_sample(args, wheelfix)
         elif scenario == "repair-multi":
             rows += scenario_repair_multi(args, wheelfix)
         elif scenario == "check-real-wheel":
