@@ -197,4 +197,12 @@ ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std
     return report;
 }
 
+bool links_torch_library(const ElfReport& report) {
+    return std::any_of(report.needed.begin(), report.needed.end(), [](const std::string& library) {
+        return library.starts_with("libc10") || library.starts_with("libtorch");
+    });
+}
+
+bool uses_torch(const ElfReport& report) { return !report.torch_imports.empty() || links_torch_library(report); }
+
 }  // namespace wheelfix::analysis

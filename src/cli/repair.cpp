@@ -181,7 +181,11 @@ std::vector<std::string> done_lines(const repair::RepairReport& report, bool ver
                                     counted(stubs, "stub", "stubs")));
     }
     const auto& retag = report.retag;
-    lines.push_back("version " + retag.version.before + " -> " + retag.version.after);
+    if (retag.version.before == retag.version.after)
+        lines.push_back("version " + retag.version.before + " kept" +
+                        (report.uses_torch ? "" : ": no extension links or imports torch"));
+    else
+        lines.push_back("version " + retag.version.before + " -> " + retag.version.after);
     if (retag.pin_specifier) lines.push_back("Requires-Dist: torch" + *retag.pin_specifier);
     if (report.platform_after != report.platform_before)
         lines.push_back("platform " + report.platform_before + " -> " + report.platform_after);
@@ -218,6 +222,8 @@ std::string verdict(const repair::RepairReport& report, const repair::RepairOpti
     auto name = report.output.string();
     if (report.written) return (report.clean() ? "wrote " : "wrote (findings left) ") + name;
     if (options.dry_run) return "would write " + name + " (dry run)";
+    if (report.withdrawn)
+        return "removed again (--strict, findings left once written): " + name;
     return "not written (--strict, findings left): " + name;
 }
 
@@ -244,7 +250,8 @@ void write_findings(JsonWriter& json, std::string_view key, const std::vector<po
 
 void write_json(JsonWriter& json, const repair::RepairReport& report) {
     json.begin_object().field("input", report.input.string()).field("output", report.output.string());
-    json.field("written", report.written).field("torch_version", report.torch_version).field("clean", report.clean());
+    json.field("written", report.written).field("torch_version", report.torch_version)
+        .field("uses_torch", report.uses_torch).field("clean", report.clean());
     json.key("wrong").begin_object();
     write_findings(json, "findings", report.findings_before);
     json.field("unresolved_torch_symbols", static_cast<std::uint64_t>(report.unresolved_torch_symbols));
@@ -334,7 +341,7 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
     add_wheel_dir_option(*command, args->output, "Output directory (wheels get their new file names)");
     add_target_option(*command, args->target,
                       "Target profile: cuda13-blackwell, cuda13-blackwell-all, cuda12-hopper, or a profile file");
-    command->add_option("--pin", args->pin, "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==2.10.0), none")
+    command->add_option("--pin", args->pin, "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==the torch version as given), none (left as it is)")
         ->check(CLI::IsMember({"minor", "exact", "none"}))
         ->capture_default_str();
     command->add_option("--local-format", args->local_format,

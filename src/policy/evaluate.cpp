@@ -56,10 +56,7 @@ std::optional<Finding> coverage_finding(const Profile& profile, const analysis::
 }
 
 bool links_cuda_or_torch(const ElfReport& elf) {
-    if (elf.cudart_major || !elf.cuda_libraries.empty()) return true;
-    return std::any_of(elf.needed.begin(), elf.needed.end(), [](const std::string& library) {
-        return library.starts_with("libc10") || library.starts_with("libtorch");
-    });
+    return elf.cudart_major || !elf.cuda_libraries.empty() || analysis::links_torch_library(elf);
 }
 
 // "${ORIGIN}/../x/" and "$ORIGIN/./../x" name the same directory as "$ORIGIN/../x".

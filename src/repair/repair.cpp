@@ -93,13 +93,11 @@ public:
         // A tampered member explains a broken ELF: RECORD first. WHEEL's Tag lines
         // disagreeing with the file name is what repair rewrites anyway.
         auto findings = wheel::verify_wheel(wheel_, digests);
-        tags_disagree = std::erase_if(findings, [](const auto& f) { return f.kind == wheel::FindingKind::tags; }) > 0;
+        std::erase_if(findings, [](const auto& f) { return f.kind == wheel::FindingKind::tags; });
         wheel::refuse_findings(wheel_, findings);
         if (member_error_) throw *member_error_;
         return digests;
     }
-
-    bool tags_disagree = false;
 
     std::vector<analysis::ElfReport> elves;
     std::vector<PendingMember> pending;
@@ -143,10 +141,12 @@ private:
     std::optional<InputError> member_error_;
 };
 
+// Retagged for the index's torch when the wheel uses torch, else torch is left out.
 RetagOptions retag_options(const RepairOptions& options, const abi::SymbolIndex& index,
-                           std::optional<std::string> platform) {
+                           std::optional<std::string> platform, bool uses_torch) {
     RetagOptions retag;
-    retag.request = {wheel::Version::parse(index.torch_version), std::nullopt, options.local_format};
+    retag.request = {std::nullopt, std::nullopt, options.local_format};
+    if (uses_torch) retag.request.torch = wheel::Version::parse(index.torch_version);
     retag.pin = options.pin;
     retag.platform = std::move(platform);
     retag.overwrite = options.overwrite;
@@ -276,6 +276,7 @@ void load_edited_extensions(const RepairOptions& options, const std::string& mac
     if (options.loader.empty()) report.load_test_skipped = "load test not asked for";
     else if (!options.torch_dir || !std::filesystem::is_directory(*options.torch_dir, ignored))
         report.load_test_skipped = "--torch is not an installed torch directory";
+    else if (elf_members.empty()) report.load_test_skipped = "no extension in the wheel";
     else if (machine != host_machine()) report.load_test_skipped = "extensions for " + machine + ", this machine is " + host_machine();
     else if (report.relinked.empty()) report.load_test_skipped = "no extension was edited";
     if (!report.load_test_skipped.empty()) return;
@@ -284,6 +285,15 @@ void load_edited_extensions(const RepairOptions& options, const std::string& mac
     std::filesystem::path torch_dir = *options.torch_dir;  // the torch package, or the directory holding it
     if (!std::filesystem::is_directory(torch_dir / "lib", ignored)) torch_dir /= "torch";
     report.loads = load_test(report.output, elf_members, members, torch_dir, options.loader);
+}
+
+// --strict, and what only the written wheel showed (its read-back, the load test)
+// is not clean: the output goes again, so --strict never leaves a wheel with
+// findings behind.
+void withdraw_output(RepairReport& report) {
+    std::filesystem::remove(report.output);
+    report.written = false;
+    report.withdrawn = true;
 }
 
 }  // namespace
@@ -299,7 +309,7 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
     report.input = wheel_path;
     report.torch_version = index.torch_version;
     report.platform_before = platform_part(wheel);
-    auto early = plan_retag(wheel, retag_options(options, index, std::nullopt), out_dir);  // refuse before reading
+    auto early = plan_retag(wheel, retag_options(options, index, std::nullopt, true), out_dir);  // refuse before reading
     refuse_output_over_input(wheel, early.result.output);
 
     Reader read(wheel, index, options, profile);
@@ -314,11 +324,12 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
     auto target_tag = policy::target_platform_tag(profile, wheel_report);
     std::optional<std::string> platform;
     if (!target_tag.empty() && target_tag != report.platform_before) platform = target_tag;
-    report.wheel_tags_disagreed = read.tags_disagree;
-    if (read.tags_disagree && !platform) platform = target_tag.empty() ? report.platform_before : target_tag;
     report.platform_after = platform.value_or(report.platform_before);
-    auto retag = plan_retag(wheel, retag_options(options, index, platform), out_dir);
+    report.uses_torch = report.shim.shim || std::any_of(wheel_report.elves.begin(), wheel_report.elves.end(),
+                                                        [](const auto& elf) { return analysis::uses_torch(elf); });
+    auto retag = plan_retag(wheel, retag_options(options, index, platform, report.uses_torch), out_dir);
     report.retag = retag.result;
+    report.wheel_tags_disagreed = retag.result.wheel_tags_rewritten;
     report.output = retag.result.output;
     refuse_output_over_input(wheel, report.output);
     report.remaining = unfixable(report.findings_before);
@@ -336,6 +347,7 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
     report.written = true;
     auto elf_members = prove_output(profile, copied, report);
     load_edited_extensions(options, machine, elf_members, report);
+    if (options.strict && !report.clean()) withdraw_output(report);
     return report;
 }
 

@@ -68,17 +68,20 @@ std::vector<std::string> trimmed_tags(const wheel::Wheel& wheel) {
     return tags;
 }
 
+// RECORD proven against `digests`. Set aside: WHEEL's Tag lines disagreeing with
+// the file name (retag rewrites them from it) and, with fix_version, versions.
 void require_record(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests, bool fix_version) {
     auto findings = wheel::verify_wheel(wheel, digests);
-    if (fix_version)
-        std::erase_if(findings, [](const wheel::VerifyFinding& f) { return f.kind == wheel::FindingKind::version; });
+    std::erase_if(findings, [&](const wheel::VerifyFinding& f) {
+        return f.kind == wheel::FindingKind::tags || (fix_version && f.kind == wheel::FindingKind::version);
+    });
     wheel::refuse_findings(wheel, findings);
 }
 
 // METADATA with the new Version and the torch pin; records the requirement changes.
 std::string new_metadata(const wheel::Wheel& wheel, const RetagOptions& options, RetagResult& result) {
     std::string text = wheel::set_version(member_text(wheel, "METADATA"), result.version.after);
-    result.pin_specifier = wheel::torch_pin_specifier(options.request.torch, options.pin);
+    if (options.request.torch) result.pin_specifier = wheel::torch_pin_specifier(*options.request.torch, options.pin);
     if (!result.pin_specifier) return text;
     auto pinned = wheel::pin_torch(text, *result.pin_specifier);
     result.requirements = std::move(pinned.changes);
@@ -121,12 +124,14 @@ RetagPlan plan_retag(const wheel::Wheel& wheel, const RetagOptions& options, con
     result.output = out_dir / result.file_name.after;
     result.version = {wheel.metadata_version(), version.normalized()};
     result.dist_info = {wheel.dist_info(), dist_info_name_part(wheel) + "-" + version.normalized() + ".dist-info"};
-    result.tags = {trimmed_tags(wheel), options.platform ? file_name.tags() : trimmed_tags(wheel)};
+    result.wheel_tags_rewritten = !wheel::tags_agree(wheel);
+    const bool new_tags = options.platform || result.wheel_tags_rewritten;
+    result.tags = {trimmed_tags(wheel), new_tags ? file_name.tags() : trimmed_tags(wheel)};
     if (!same_version(wheel.filename().version, metadata_version)) result.fixed_file_name_version = wheel.filename().version;
-    result.torch = options.request.torch.public_part();
+    if (options.request.torch) result.torch = options.request.torch->public_part();
 
     plan.dist_info.replaced["METADATA"] = new_metadata(wheel, options, result);
-    if (options.platform) plan.dist_info.replaced["WHEEL"] = wheel::set_tags(member_text(wheel, "WHEEL"), result.tags.after);
+    if (new_tags) plan.dist_info.replaced["WHEEL"] = wheel::set_tags(member_text(wheel, "WHEEL"), result.tags.after);
     if (result.dist_info.after != result.dist_info.before) plan.dist_info.rename_to = result.dist_info.after;
     return plan;
 }

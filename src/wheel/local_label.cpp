@@ -124,8 +124,8 @@ std::string cuda_segment(std::string_view cuda) {
 Version retag_version(const Version& version, const RetagRequest& request) {
     Segments segments = version.local_segments();
     if (request.cuda) set_cuda(segments, cuda_segment(*request.cuda));
-    set_torch(segments, torch_segments(request.torch, request.format));
-    std::string text = version.public_part() + "+" + join(segments);
+    if (request.torch) set_torch(segments, torch_segments(*request.torch, request.format));
+    std::string text = version.public_part() + (segments.empty() ? "" : "+" + join(segments));
     auto result = Version::try_parse(text);
     if (!result) throw InputError("--torch", "the new version '" + text + "' would not be valid PEP 440");
     return Version::parse(result->normalized());

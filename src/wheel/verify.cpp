@@ -202,6 +202,12 @@ void check_tags(const Wheel& wheel, Findings& findings) {
 
 }  // namespace
 
+bool tags_agree(const Wheel& wheel) {
+    Findings findings;
+    check_tags(wheel, findings);
+    return findings.empty();
+}
+
 std::vector<VerifyFinding> verify_wheel(const Wheel& wheel, const std::vector<MemberDigest>& digests) {
     DigestIndex index;
     for (const auto& digest : digests) index.emplace(digest.member->name, &digest);

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import wfx  # noqa: E402
-from test_shim import BLAS_HANDLE, CUDART, SM90, SM100, layout, python_call, trace_lines  # noqa: E402
+from test_shim import BLAS_HANDLE, CUDART, SM90, SM100, layout, make_wheel, python_call, trace_lines  # noqa: E402
 
 TORCH_210 = wfx.SAMPLES / "torch-2.10.0" / "torch"
 REPAIRED_NAME = "sgl_kernel-0.3.21+cu130.torch2.10-cp310-abi3-manylinux_2_34_x86_64.whl"
@@ -39,6 +39,33 @@ def metadata_of(wheel):
 
 def repair(*args, check_status=None):
     return wfx.run("repair", *args, check_status=check_status)
+
+
+def assert_unpacks(wheel):
+    """`python3 -m wheel unpack` re-verifies every RECORD hash and size; and our verify agrees."""
+    with wfx.TempDir() as tmp:
+        proc = subprocess.run([sys.executable, "-m", "wheel", "unpack", "-d", tmp, wheel], capture_output=True, text=True)
+        assert proc.returncode == 0, f"wheel unpack {wheel}: {proc.stderr}"
+    wfx.run("verify", wheel, check_status=0)
+
+
+def dynamic_section(path):
+    """readelf -d of an extracted file, an independent reader of what repair wrote."""
+    return subprocess.run(["readelf", "-dW", path], capture_output=True, text=True, check=True).stdout
+
+
+def extracted(wheel, member, into):
+    with zipfile.ZipFile(wheel) as zf:
+        target = Path(into) / member
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(zf.read(member))
+    return target
+
+
+def sample_members():
+    """The sample wheel's members outside its .dist-info, {name: bytes}."""
+    with zipfile.ZipFile(wfx.SGL_WHEEL) as zf:
+        return {n: zf.read(n) for n in zf.namelist() if ".dist-info/" not in n and not n.endswith("/")}
 
 
 class SampleWheel(unittest.TestCase):
@@ -178,6 +205,7 @@ class FieldCase(unittest.TestCase):
                           "runtime 13 (libcudart.so.13)", proc.stdout)
             self.assertIn("wrote (findings left)", proc.stdout)
             self.assertTrue((tmp / "out" / REPAIRED_NAME).exists())
+            assert_unpacks(tmp / "out" / REPAIRED_NAME)
             proc = repair(broken, "--torch", TORCH_210, "-o", tmp / "strict", "--target", "cuda13-blackwell",
                           "--strict", check_status=1)
             self.assertIn("not written (--strict", proc.stdout)
@@ -208,6 +236,21 @@ class RenamedWithoutWheelTags(unittest.TestCase):
                 tags = [l for l in zf.read("sgl_kernel-0.3.21+cu130.torch2.10.dist-info/WHEEL").decode().splitlines()
                         if l.startswith("Tag:")]
             self.assertEqual(tags, ["Tag: cp310-abi3-manylinux_2_34_x86_64"])
+            assert_unpacks(output)
+
+            # retag rewrites them the same way, from the file name (pip installs by the name)
+            proc = wfx.run("retag", renamed, "--torch", "2.10", "-o", tmp / "retag", check_status=0)
+            self.assertIn("tags       cp310-abi3-linux_x86_64 -> cp310-abi3-manylinux2014_x86_64", proc.stdout)
+            retagged = tmp / "retag" / "sgl_kernel-0.3.21+cu130.torch2.10-cp310-abi3-manylinux2014_x86_64.whl"
+            with zipfile.ZipFile(retagged) as zf:
+                wheel_text = zf.read("sgl_kernel-0.3.21+cu130.torch2.10.dist-info/WHEEL").decode()
+            self.assertEqual([l for l in wheel_text.splitlines() if l.startswith("Tag:")],
+                             ["Tag: cp310-abi3-manylinux2014_x86_64"])
+            assert_unpacks(retagged)
+            # and with --platform, to that platform
+            wfx.run("retag", renamed, "--torch", "2.10", "--platform", "manylinux_2_28_x86_64", "-o", tmp / "p",
+                    check_status=0)
+            assert_unpacks(tmp / "p" / "sgl_kernel-0.3.21+cu130.torch2.10-cp310-abi3-manylinux_2_28_x86_64.whl")
 
 
 class ManyWheels(unittest.TestCase):
@@ -224,6 +267,8 @@ class ManyWheels(unittest.TestCase):
                 hashes[jobs] = {p.name: sha256(p) for p in (tmp / jobs).iterdir()}
             self.assertEqual(len(hashes["1"]), 3)
             self.assertEqual(hashes["1"], hashes["2"])
+            for output in (tmp / "1").iterdir():
+                assert_unpacks(output)
 
     def test_one_bad_wheel_does_not_stop_the_others(self):
         with wfx.TempDir() as tmp:
@@ -233,6 +278,113 @@ class ManyWheels(unittest.TestCase):
             self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
             self.assertIn(str(bad), proc.stderr)
             self.assertTrue((tmp / "out" / REPAIRED_NAME).exists())
+
+
+class WheelsWithoutTorch(unittest.TestCase):
+    """A wheel none of whose extensions uses torch is not retagged for it: its version
+    and requirements stay; it gets only the platform and relink fixes."""
+
+    def test_version_and_requirements_kept(self):
+        wheels = [*sorted(wfx.SAMPLES.glob("plainext-*.whl")), *sorted(wfx.SAMPLES.glob("purepy-*.whl"))]
+        with wfx.TempDir() as tmp:
+            doc = wfx.run_json("repair", *wheels, "--torch", TORCH_210, "-o", tmp / "out", check_status=0)
+            self.assertEqual([w["uses_torch"] for w in doc["wheels"]], [False, False])
+            for report, wheel in zip(doc["wheels"], wheels):
+                self.assertEqual(report["done"]["version"]["before"], report["done"]["version"]["after"])
+                self.assertIsNone(report["done"]["torch_pin"])
+                self.assertEqual(metadata_of(report["output"]), metadata_of(wheel))
+                assert_unpacks(report["output"])
+            proc = repair(wheels[1], "--torch", TORCH_210, "-o", tmp / "text", check_status=0)
+            self.assertIn("version 1.0.0 kept: no extension links or imports torch", proc.stdout)
+            self.assertIn("load test skipped: no extension in the wheel", proc.stdout)
+            doc = wfx.run_json("repair", wfx.SGL_WHEEL, "--torch", TORCH_210, "-o", tmp / "sgl", check_status=0)
+            self.assertTrue(doc["wheels"][0]["uses_torch"])
+
+
+class ProfileFixes(unittest.TestCase):
+    def test_replace_needed_from_a_user_profile(self):
+        """A profile's replace-needed is applied by repair (readelf reads the result)."""
+        with wfx.TempDir() as tmp:
+            wfx.run("relink", wfx.SGL_WHEEL, "-o", tmp / "cu12", "--replace-needed", "libcudart.so.13=libcudart.so.12",
+                    "--only", "sgl_kernel/sm100/*", check_status=0)
+            profile = tmp / "remap.profile"
+            profile.write_text("description  cuda13-blackwell, and .12 builds renamed to .13\n"
+                               "cuda-runtime-major  13\nsm  100\nsm  120\n"
+                               "rpath  {root}/nvidia/cu13/lib\nrpath  {root}/torch/lib\nrpath  {root}/nvidia/nccl/lib\n"
+                               "min-platform  manylinux_2_28\nreplace-needed  libcudart.so.12 libcudart.so.13\n")
+            proc = repair(tmp / "cu12" / wfx.SGL_WHEEL.name, "--torch", TORCH_210, "-o", tmp / "out", "--target",
+                          profile, check_status=0)
+            self.assertNotIn("left ", proc.stdout)
+            output = tmp / "out" / REPAIRED_NAME
+            assert_unpacks(output)
+            dynamic = dynamic_section(extracted(output, SM100, tmp / "x"))
+            self.assertIn("Shared library: [libcudart.so.13]", dynamic)
+            self.assertNotIn("libcudart.so.12", dynamic)
+
+    def test_root_paths_follow_each_member_depth(self):
+        """{root} is expanded for each extension's own depth: one level and three levels down."""
+        members = sample_members()
+        files = {"deep/common_ops.abi3.so": members[SM90], "deep/a/b/common_ops.abi3.so": members[SM100]}
+        with wfx.TempDir() as tmp:
+            wheel = make_wheel(tmp, "deep", "cp310-abi3-manylinux2014_x86_64", files)
+            # the sm90 build one level down is not a variant of the sm100 one (not siblings): exit 1 for it
+            proc = repair(wheel, "--torch", TORCH_210, "-o", tmp / "out", "--target", "cuda13-blackwell",
+                          check_status=1)
+            self.assertIn("left  deep/common_ops.abi3.so has no code for sm_100, sm_120", proc.stdout)
+            output = next((tmp / "out").iterdir())
+            assert_unpacks(output)
+            expected = {"deep/common_ops.abi3.so": "$ORIGIN/../torch/lib",
+                        "deep/a/b/common_ops.abi3.so": "$ORIGIN/../../../torch/lib"}
+            for member, torch_lib in expected.items():
+                runpath = dynamic_section(extracted(output, member, tmp / "x"))
+                line = next(l for l in runpath.splitlines() if "(RUNPATH)" in l or "(RPATH)" in l)
+                entries = line.split("[", 1)[1].rstrip("]").split(":")
+                self.assertIn(torch_lib, entries, line)
+                self.assertIn(torch_lib.replace("torch/lib", "nvidia/cu13/lib"), entries, line)
+                self.assertFalse(any(e.startswith("/") for e in entries), line)
+            if CUDART.exists():
+                for member in expected:
+                    self.assertIn(f"loads {member} (RTLD_NOW)", proc.stdout)
+
+    def test_missing_sm_code_is_left_and_named(self):
+        with wfx.TempDir() as tmp:
+            proc = repair(wfx.SGL_WHEEL, "--torch", TORCH_210, "-o", tmp / "out", "--target", "cuda13-blackwell-all",
+                          "--dry-run", check_status=1)
+            left = proc.stdout[proc.stdout.index("  left "):]
+            self.assertIn("has no code for sm_103", left)
+            self.assertIn("that cuda13-blackwell-all needs", left)
+            self.assertFalse((tmp / "out").exists())
+
+
+HELPER_C = "int helper_other(void) { return 1; }\n"
+EXTENSION_C = "int helper_missing(void);\nint entry(void) { return helper_missing(); }\n"
+
+
+@unittest.skipUnless(shutil.which("gcc"), "needs gcc")
+class StrictAfterWriting(unittest.TestCase):
+    """What only the written wheel shows (here: the load test, an undefined symbol no
+    library provides) makes --strict remove the output again; without --strict it
+    stays, exit 1."""
+
+    def test_a_wheel_that_does_not_load_is_not_left_behind(self):
+        with wfx.TempDir() as tmp:
+            (tmp / "helper.c").write_text(HELPER_C)
+            (tmp / "ext.c").write_text(EXTENSION_C)
+            subprocess.run(["gcc", "-shared", "-fPIC", "-o", tmp / "libhelper.so", tmp / "helper.c"], check=True)
+            subprocess.run(["gcc", "-shared", "-fPIC", "-o", tmp / "ext.so", tmp / "ext.c", "-L", tmp, "-lhelper",
+                            "-Wl,--no-as-needed", "-Wl,--disable-new-dtags",
+                            "-Wl,-rpath,$ORIGIN:/home/builder/project/build/lib"], check=True)
+            wheel = make_wheel(tmp, "brokenext", "cp310-abi3-linux_x86_64",
+                               {"brokenext/ext.so": (tmp / "ext.so").read_bytes(),
+                                "brokenext/libhelper.so": (tmp / "libhelper.so").read_bytes()})
+            proc = repair(wheel, "--torch", TORCH_210, "-o", tmp / "strict", "--strict", check_status=1)
+            self.assertIn("brokenext/ext.so", proc.stdout)
+            self.assertIn("helper_missing", proc.stdout)
+            self.assertIn("removed again (--strict, findings left once written)", proc.stdout)
+            self.assertEqual(list((tmp / "strict").iterdir()), [])
+            proc = repair(wheel, "--torch", TORCH_210, "-o", tmp / "plain", check_status=1)
+            self.assertIn("wrote (findings left)", proc.stdout)
+            self.assertEqual(len(list((tmp / "plain").iterdir())), 1)
 
 
 if __name__ == "__main__":

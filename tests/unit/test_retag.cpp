@@ -86,6 +86,16 @@ TEST_CASE("retag_version sets or replaces the CUDA segment") {
     CHECK(error_from([] { cuda_segment("13.x"); }).file() == "--cuda");
 }
 
+TEST_CASE("retag_version without a torch (repair of a wheel that does not use it) leaves the torch segment") {
+    auto without_torch = [](std::string_view version, std::optional<std::string> cuda) {
+        return retag_version(Version::parse(version), RetagRequest{std::nullopt, std::move(cuda)}).normalized();
+    };
+    CHECK(without_torch("1.0", std::nullopt) == "1.0");
+    CHECK(without_torch("0.3.21+cu130.torch2.9", std::nullopt) == "0.3.21+cu130.torch2.9");
+    CHECK(without_torch("0.3.21+cu128.torch2.9", "13.0") == "0.3.21+cu130.torch2.9");
+    CHECK(without_torch("1.0", "13.0") == "1.0+cu130");
+}
+
 TEST_CASE("the torch segment spellings, and what they refuse") {
     CHECK(retagged("0.3.21+cu130", "2.10.0", {}, LocalFormat::compact) == "0.3.21+cu130.torch210");
     CHECK(retagged("0.3.21+cu130", "2.10.0", {}, LocalFormat::full) == "0.3.21+cu130.torch2.10.0");

@@ -76,6 +76,12 @@ struct ElfReport {
     std::size_t defined_symbols = 0;
 };
 
+// Whether the file needs torch: it links one of torch's libraries (libc10*,
+// libtorch*) or imports a symbol from torch's namespaces.
+bool uses_torch(const ElfReport& report);
+// Whether it links one of torch's libraries.
+bool links_torch_library(const ElfReport& report);
+
 // The Blackwell compute capabilities inspect reports on.
 inline constexpr std::uint32_t kBlackwellSms[] = {100, 103, 120, 121};
 

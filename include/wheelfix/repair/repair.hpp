@@ -15,7 +15,8 @@
 //   splice); extensions that need the shim are inflated a second time once the
 //   shim is named, rather than all kept in memory meanwhile;
 // - retags (repair/retag.hpp): the local version records the index's torch, METADATA
-//   pins it (options.pin), and the platform tag becomes the honest one raised to the
+//   pins it (options.pin) — when an extension uses torch —, WHEEL's Tag lines that
+//   disagree with the file name are rewritten from it, and the platform tag becomes the honest one raised to the
 //   profile's min-platform (policy::target_platform_tag) when that differs;
 // - writes out_dir/<new file name> once (wheel/rewrite.hpp): edited members spliced,
 //   the shim added, dist-info renamed, every other member copied as stored;
@@ -29,10 +30,15 @@
 //   load makes the report unclean. Otherwise load_test_skipped says why not.
 // Members matching options.exclude (globs as relink's --only) are never edited.
 // Members are not edited when nothing changes; a wheel with nothing to fix is still
-// retagged. With dry_run nothing is written (the plan is reported: output names the
+// retagged when an extension uses torch (links torch's libraries or imports its
+// symbols); a wheel none of whose extensions does keeps its version and
+// requirements (uses_torch false), getting only the relink and platform fixes.
+// With dry_run nothing is written (the plan is reported: output names the
 // file that would be written). With strict, a wheel whose fixes would leave
 // remaining findings (judged from the plan: findings repair cannot fix, stubs,
-// symbols no shim provides) is not written either. Writing over the input is
+// symbols no shim provides) is not written either; one that only its read-back or
+// the load test shows unclean is removed again after them (written false,
+// withdrawn true). Writing over the input is
 // refused, and over an existing file unless overwrite. The same input, index and
 // options give byte-identical output (SOURCE_DATE_EPOCH as for every writer), so
 // wheels repaired in parallel come out as they would one at a time; repair_wheel
@@ -74,6 +80,7 @@ struct RepairReport {
     std::filesystem::path input;
     std::filesystem::path output;           // written (or, dry run / strict refusal, would be)
     bool written = false;
+    bool withdrawn = false;                 // --strict: written, found unclean by its proof, removed
     std::string torch_version;
 
     // What was wrong.
@@ -83,6 +90,8 @@ struct RepairReport {
     std::string platform_before;                // the file name's platform part
     bool platform_lied = false;
     bool wheel_tags_disagreed = false;          // WHEEL's Tag lines vs the file name: rewritten
+
+    bool uses_torch = false;                    // an extension links or imports torch: retagged for it
 
     // What was done.
     std::vector<MemberChange> relinked;

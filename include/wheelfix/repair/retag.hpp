@@ -29,7 +29,11 @@
 //   pin (metadata_edit.hpp); with `platform` (a tag, or a compressed set
 //   "manylinux_2_17_x86_64.manylinux2014_x86_64") the file name's platform part
 //   becomes it and WHEEL's Tag lines become the file name's python and abi tags
-//   crossed with it, so both expand to the same set. The .dist-info directory is
+//   crossed with it, so both expand to the same set. WHEEL's Tag lines that
+//   disagree with the file name (a rename that left them behind; sgl-kernel 0.3.21
+//   on PyPI) are rewritten the same way, from the file name: pip installs by the
+//   name. Without a torch in the request (repair of a wheel no extension of which
+//   uses torch) the torch segment and the pin stay as they are. The .dist-info directory is
 //   renamed, RECORD regenerated, every other member copied raw (rewrite.hpp) to
 //   out_dir/<new file name>. Writing over the input file is refused, and over
 //   any existing file unless `overwrite`; an invalid platform tag is an
@@ -73,9 +77,10 @@ struct RetagResult {
     Change<std::string> file_name;
     Change<std::string> version;
     Change<std::string> dist_info;
-    Change<std::vector<std::string>> tags;     // WHEEL Tag lines (unchanged without --platform)
+    Change<std::vector<std::string>> tags;     // WHEEL Tag lines (unchanged without --platform, unless they disagreed)
+    bool wheel_tags_rewritten = false;         // WHEEL's Tag lines disagreed with the file name: rewritten from it
     std::optional<std::string> fixed_file_name_version;  // what the file name said, when --fix-version fixed it
-    std::string torch;                         // the torch version retagged for (public part)
+    std::string torch;                         // the torch version retagged for (public part); "" when none
     std::optional<std::string> pin_specifier;  // ">=2.10,<2.11"; nullopt with --pin none
     std::vector<std::pair<std::string, std::string>> requirements;  // Requires-Dist before -> after ("" = added)
 };

@@ -34,7 +34,7 @@ enum class LocalFormat { dotted, compact, full };
 std::optional<LocalFormat> parse_local_format(std::string_view name);
 
 struct RetagRequest {
-    Version torch;                      // "2.10", "2.10.0", "2.10.0+cu130" (local ignored)
+    std::optional<Version> torch;       // "2.10", "2.10.0", "2.10.0+cu130" (local ignored); nullopt: no torch segment change
     std::optional<std::string> cuda;    // "13.0"; nullopt keeps the CUDA segment as it is
     LocalFormat format = LocalFormat::dotted;
 };

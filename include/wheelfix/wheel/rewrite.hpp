@@ -81,7 +81,10 @@ void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMem
 // wheel into one with a fresh, matching RECORD.
 void require_record_matches(const Wheel& wheel, const std::vector<MemberDigest>& digests);
 // The same judgement on findings a writer already has, after it set aside the ones
-// it repairs itself (retag --fix-version rewrites every version).
+// it repairs itself (retag --fix-version rewrites every version; retag and repair
+// rewrite WHEEL's Tag lines). The one line names a tampered member first ("does
+// not match its RECORD"), else the name, version or tag that disagrees ("does not
+// name itself consistently").
 void refuse_findings(const Wheel& wheel, const std::vector<VerifyFinding>& findings);
 
 }  // namespace wheelfix::wheel

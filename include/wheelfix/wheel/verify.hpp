@@ -43,6 +43,9 @@ struct VerifyFinding {
 };
 
 std::vector<VerifyFinding> verify_wheel(const Wheel& wheel);
+// Whether WHEEL's Tag lines are exactly the tags the file name expands to (the
+// FindingKind::tags part of verify_wheel, which reads no member).
+bool tags_agree(const Wheel& wheel);
 std::vector<VerifyFinding> verify_wheel(const Wheel& wheel, const std::vector<MemberDigest>& digests);
 
 }  // namespace wheelfix::wheel
