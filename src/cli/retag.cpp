@@ -166,6 +166,7 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     check_arguments(args);
     auto wheel = wheel::Wheel::open(args.wheel);
     repair::require_agreeing_versions(wheel, args.fix_version);
+    if (args.platform) repair::require_plausible_platform(wheel, *args.platform);
     bool automatic = args.torch == kAuto;
     Targets targets;
     auto collect = [&](const zip::Member& member, std::span<const std::uint8_t> bytes) {

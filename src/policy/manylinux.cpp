@@ -6,6 +6,7 @@
 #include <elf.h>
 
 #include <charconv>
+#include <set>
 
 extern const char wheelfix_manylinux_policy[];
 extern const unsigned long wheelfix_manylinux_policy_size;
@@ -245,6 +246,35 @@ PlatformTag parse_platform_tag(std::string_view tag) {
         out.arch = std::string(tag.substr(6));
     }
     return out;
+}
+
+std::string platform_change_problem(const std::vector<std::string>& before, const std::vector<std::string>& after) {
+    std::set<std::string> arches;
+    bool was_any = false, was_glibc = false, was_musl = false;
+    for (const auto& text : before) {
+        auto tag = parse_platform_tag(text);
+        was_any |= text == "any";
+        was_glibc |= tag.kind == PlatformTag::Kind::manylinux;
+        was_musl |= tag.kind == PlatformTag::Kind::musllinux;
+        if (!tag.arch.empty()) arches.insert(tag.arch);
+    }
+    for (const auto& text : after) {
+        if (text == "any") {
+            if (was_any) continue;
+            return "'any' for a wheel tagged for a platform: only repair, which reads the binaries, may judge that";
+        }
+        auto tag = parse_platform_tag(text);
+        if (tag.kind == PlatformTag::Kind::other || tag.arch.empty())
+            return "'" + text + "' is not a Linux platform tag (manylinux_X_Y_ARCH, musllinux_X_Y_ARCH, linux_ARCH)";
+        if (!arches.empty() && !arches.contains(tag.arch))
+            return "'" + text + "' is for " + tag.arch + ", the wheel is for " + *arches.begin() +
+                   (arches.size() > 1 ? " and more" : "") + ": retagging does not change what its binaries run on";
+        if (was_glibc && tag.kind == PlatformTag::Kind::musllinux)
+            return "'" + text + "' is musl, the wheel is tagged for glibc (manylinux)";
+        if (was_musl && tag.kind == PlatformTag::Kind::manylinux)
+            return "'" + text + "' is glibc, the wheel is tagged for musl (musllinux)";
+    }
+    return "";
 }
 
 }  // namespace wheelfix::policy

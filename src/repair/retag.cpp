@@ -2,6 +2,7 @@
 // metadata texts are computed and handed to write_wheel as dist-info changes.
 #include "wheelfix/repair/retag.hpp"
 
+#include "wheelfix/policy/manylinux.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/filename.hpp"
@@ -134,6 +135,11 @@ RetagPlan plan_retag(const wheel::Wheel& wheel, const RetagOptions& options, con
     if (new_tags) plan.dist_info.replaced["WHEEL"] = wheel::set_tags(member_text(wheel, "WHEEL"), result.tags.after);
     if (result.dist_info.after != result.dist_info.before) plan.dist_info.rename_to = result.dist_info.after;
     return plan;
+}
+
+void require_plausible_platform(const wheel::Wheel& wheel, const std::string& platform) {
+    auto problem = policy::platform_change_problem(wheel.filename().platform_tags, split_tag_set(platform));
+    if (!problem.empty()) throw InputError("--platform", problem);
 }
 
 void refuse_output_over_input(const wheel::Wheel& wheel, const std::filesystem::path& output) {

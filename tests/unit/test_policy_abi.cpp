@@ -30,6 +30,22 @@ TEST_CASE("platform tags parse, legacy aliases included") {
     CHECK(policy::parse_platform_tag("manylinux_x_28_x86_64").kind == policy::PlatformTag::Kind::other);
 }
 
+TEST_CASE("platform_change_problem: retagging keeps the architecture and the C library") {
+    using V = std::vector<std::string>;
+    auto problem = [](V before, V after) { return policy::platform_change_problem(before, after); };
+    CHECK(problem({"manylinux2014_x86_64"}, {"manylinux_2_28_x86_64"}).empty());
+    CHECK(problem({"linux_x86_64"}, {"manylinux_2_17_x86_64", "manylinux2014_x86_64"}).empty());
+    CHECK(problem({"linux_x86_64"}, {"musllinux_1_2_x86_64"}).empty());  // linux_ does not say which libc
+    CHECK(problem({"any"}, {"any"}).empty());
+    CHECK(problem({"any"}, {"manylinux_2_28_aarch64"}).empty());  // no architecture named before
+    CHECK(problem({"manylinux2014_x86_64"}, {"manylinux_2_28_aarch64"}).find("is for aarch64") != std::string::npos);
+    CHECK(problem({"manylinux2014_x86_64"}, {"any"}).find("'any'") != std::string::npos);
+    CHECK(problem({"manylinux2014_x86_64"}, {"foo"}).find("not a Linux platform tag") != std::string::npos);
+    CHECK(problem({"manylinux2014_x86_64"}, {"macosx_11_0_arm64"}).find("not a Linux platform tag") != std::string::npos);
+    CHECK(problem({"manylinux2014_x86_64"}, {"musllinux_1_2_x86_64"}).find("is musl") != std::string::npos);
+    CHECK(problem({"musllinux_1_1_x86_64"}, {"manylinux_2_28_x86_64"}).find("is glibc") != std::string::npos);
+}
+
 TEST_CASE("the lowest honest manylinux tag follows glibc and libstdc++ needs") {
     policy::NeededVersions needs;
     needs.glibc = "2.14";

@@ -85,4 +85,12 @@ struct PlatformTag {
 };
 PlatformTag parse_platform_tag(std::string_view tag);
 
+// Why a wheel tagged `before` may not be retagged to `after` without reading its
+// binaries, or "" when it may. Each new tag must be a Linux platform tag
+// (manylinux, musllinux, linux_) with an architecture, or `any` for a wheel that
+// was `any`; its architecture must be one the wheel already names (retagging
+// cannot make an x86_64 binary run on aarch64), and a glibc wheel (manylinux) does
+// not become a musl one (musllinux) or the reverse.
+std::string platform_change_problem(const std::vector<std::string>& before, const std::vector<std::string>& after);
+
 }  // namespace wheelfix::policy

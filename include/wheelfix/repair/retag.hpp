@@ -87,6 +87,12 @@ struct RetagResult {
 
 void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version);
 
+// A --platform a user asked for, judged against the tags the wheel has
+// (policy::platform_change_problem): an InputError naming --platform when retagging
+// cannot make it true. plan_retag takes any valid tag: repair derives its platform
+// from the binaries it read.
+void require_plausible_platform(const wheel::Wheel& wheel, const std::string& platform);
+
 struct RetagPlan {
     RetagResult result;
     wheel::DistInfoChanges dist_info;
