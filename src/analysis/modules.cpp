@@ -80,6 +80,20 @@ std::vector<ModuleSupport> module_support(const CudaModule& module, const std::v
     return support;
 }
 
+std::vector<CoverageRow> sm_coverage(const std::vector<CudaModule>& modules, const std::vector<ElfReport>& elves,
+                                     std::span<const std::uint32_t> sms) {
+    std::vector<CoverageRow> rows;
+    for (const auto& module : modules) {
+        rows.push_back({module.name, true, module_support(module, elves, sms)});
+        if (module.variants.size() < 2) continue;
+        for (auto index : module.variants) {
+            CudaModule alone{elves[index].name, {index}, {}};
+            rows.push_back({elves[index].name, false, module_support(alone, elves, sms)});
+        }
+    }
+    return rows;
+}
+
 std::string module_code_summary(const CudaModule& module, const std::vector<ElfReport>& elves) {
     std::string out;
     for (auto index : module.variants) {

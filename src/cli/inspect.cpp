@@ -56,14 +56,21 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
     bool first = true;
     for (const auto& input : inputs) {
         std::string text;
-        TargetFindings judged{profile ? &*profile : nullptr, {}};
+        TargetFindings judged{profile ? &*profile : nullptr, {}, {}};
         if (is_wheel_path(input)) {
             auto report = analysis::inspect_wheel(input);
-            if (profile) judged.findings = policy::evaluate(*profile, report);
+            if (profile) {
+                judged.findings = policy::evaluate(*profile, report);
+                judged.coverage = analysis::sm_coverage(report.modules, report.elves, profile->sms);
+            }
             text = render_input(report, judged, format, json, global);
         } else {
             auto report = analysis::inspect_file(input);
-            if (profile) judged.findings = policy::evaluate(*profile, report);
+            if (profile) {
+                judged.findings = policy::evaluate(*profile, report);
+                std::vector<analysis::ElfReport> one{report};
+                judged.coverage = analysis::sm_coverage(analysis::group_cuda_modules(one), one, profile->sms);
+            }
             text = render_input(report, judged, format, json, global);
         }
         if (format != Format::json) fmt::print("{}{}", first ? "" : "\n", text);

@@ -65,7 +65,17 @@ std::string target_section(const TargetFindings& target) {
     if (!target.profile) return {};
     const auto& profile = *target.profile;
     std::string heading = fmt::format("\n#### target {} ({})\n\n", code(profile.name), profile.source);
-    if (target.findings.empty()) return heading + std::string(kPass) + "no findings\n";
+    std::string coverage;
+    if (!target.coverage.empty()) {
+        Table table({"module / variant", "the profile's SMs"});
+        for (const auto& row : target.coverage) {
+            auto text = coverage_text(row);
+            table.add_row({row.is_module ? code(row.name) : "variant " + code(row.name),
+                           marked_support(text.substr(text.find(": ") + 2))});
+        }
+        coverage = "\n" + table.render_markdown();
+    }
+    if (target.findings.empty()) return heading + std::string(kPass) + "no findings\n" + coverage;
     auto fixable = std::count_if(target.findings.begin(), target.findings.end(),
                                  [](const policy::Finding& finding) { return finding.repair_fixes; });
     Table table({"kind", "member", "finding", "fixed by repair"});
@@ -74,7 +84,7 @@ std::string target_section(const TargetFindings& target) {
                        finding.repair_fixes ? "yes" : "no"});
     return heading + fmt::format("{}{} finding(s), {} fixed by `wheelfix repair`\n\n", kFail, target.findings.size(),
                                  fixable) +
-           table.render_markdown();
+           table.render_markdown() + coverage;
 }
 
 }  // namespace

@@ -255,6 +255,17 @@ void write_json(JsonWriter& json, const TargetFindings& target) {
         json.field("repair_fixes", finding.repair_fixes);
         json.end_object();
     }
+    json.end_array().key("coverage").begin_array();
+    for (const auto& row : target.coverage) {
+        json.begin_object().field("name", row.name).field("module", row.is_module).key("sms").begin_array();
+        for (const auto& sm : row.sms) {
+            json.begin_object().field("sm", sm.sm).field("runs", sm.runs);
+            json.field("member", sm.runs ? std::optional<std::string>(sm.member) : std::nullopt);
+            json.field("via", sm.runs ? std::optional<std::string>(sm.how) : std::nullopt);
+            json.end_object();
+        }
+        json.end_array().end_object();
+    }
     json.end_array().end_object();
 }
 
@@ -348,16 +359,33 @@ std::string render_text(const analysis::WheelReport& report, bool verbose, const
     return out;
 }
 
+std::string coverage_text(const analysis::CoverageRow& row, const Palette& colour) {
+    std::vector<std::string> parts;
+    for (const auto& sm : row.sms) {
+        if (!sm.runs) parts.push_back(fmt::format("sm_{} {}", sm.sm, colour.bad("NO")));
+        else if (row.is_module && sm.member != row.name)
+            parts.push_back(fmt::format("sm_{} {} ({}: {})", sm.sm, colour.good("yes"), variant_directory(sm.member), sm.how));
+        else parts.push_back(fmt::format("sm_{} {} ({})", sm.sm, colour.good("yes"), sm.how));
+    }
+    return (row.is_module ? "" : "  ") + row.name + ": " + join(parts, "; ");
+}
+
 std::string render_text(const TargetFindings& target, const Palette& colour) {
     if (!target.profile) return {};
     const auto& profile = *target.profile;
     std::string heading = fmt::format("\ntarget {} ({})", profile.name, profile.source);
-    if (target.findings.empty()) return heading + ": " + colour.good("no findings") + "\n";
-    auto fixable = std::count_if(target.findings.begin(), target.findings.end(),
-                                 [](const policy::Finding& finding) { return finding.repair_fixes; });
-    std::string out = fmt::format("{}: {}, {} fixed by repair\n", heading,
-                                  colour.bad(fmt::format("{} finding(s)", target.findings.size())), fixable);
-    for (const auto& finding : target.findings) out += line(policy::kind_name(finding.kind), finding.message);
+    std::string out;
+    if (target.findings.empty()) {
+        out = heading + ": " + colour.good("no findings") + "\n";
+    } else {
+        auto fixable = std::count_if(target.findings.begin(), target.findings.end(),
+                                     [](const policy::Finding& finding) { return finding.repair_fixes; });
+        out = fmt::format("{}: {}, {} fixed by repair\n", heading,
+                          colour.bad(fmt::format("{} finding(s)", target.findings.size())), fixable);
+        for (const auto& finding : target.findings) out += line(policy::kind_name(finding.kind), finding.message);
+    }
+    for (std::size_t i = 0; i < target.coverage.size(); ++i)
+        out += line(i == 0 ? "covers" : "", coverage_text(target.coverage[i], colour));
     return out;
 }
 

@@ -23,6 +23,7 @@ void write_json(JsonWriter& json, const analysis::ElfReport& report);
 struct TargetFindings {
     const policy::Profile* profile = nullptr;
     std::vector<policy::Finding> findings;
+    std::vector<analysis::CoverageRow> coverage;  // the profile's SMs per module and variant
 };
 // A wheel report; with a target, also its "target" field.
 void write_json(JsonWriter& json, const analysis::WheelReport& report, const TargetFindings* target = nullptr);
@@ -40,6 +41,9 @@ std::string search_path_text(const analysis::ElfReport& report);        // entri
 std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries);  // "cubin sm_100a, PTX sm_90"
 std::string blackwell_text(const std::vector<analysis::GpuSupport>& support, const Palette& colour = Palette(false));
 std::string module_support_text(const analysis::CudaModule& module, const Palette& colour = Palette(false));
+// One coverage row: "sm_90 yes (sm90/: cubin sm_90a); sm_100 NO" after its name
+// (a variant's indented).
+std::string coverage_text(const analysis::CoverageRow& row, const Palette& colour = Palette(false));
 std::string record_text(const analysis::WheelReport& report);          // "ok (12 files hashed)"
 
 }  // namespace wheelfix::cli

@@ -89,6 +89,22 @@ class SampleWheel(unittest.TestCase):
         self.assertEqual(kinds(entry), ["cudart", "cudart", "platform", "runpath", "runpath"])
         self.assertIn("$ORIGIN/../../nvidia/cuda_runtime/lib", entry["target"]["findings"][3]["message"])
 
+    def test_coverage_view_names_the_profiles_own_sms(self):
+        """The per-module and per-variant view for the profile's SMs, not only Blackwell's:
+        cuda12-hopper's sm_90 is served by the sm90/ variant alone."""
+        coverage = target(wfx.SGL_WHEEL, "cuda12-hopper", 1)["target"]["coverage"]
+        self.assertEqual([(row["name"], row["module"]) for row in coverage],
+                         [(MODULE, True), (SM100, False), (SM90, False)])
+        self.assertEqual([[(s["sm"], s["runs"], s["member"]) for s in row["sms"]] for row in coverage],
+                         [[(90, True, SM90)], [(90, False, None)], [(90, True, SM90)]])
+        self.assertEqual(coverage[0]["sms"][0]["via"], "cubin sm_90a")
+        text = wfx.run("inspect", wfx.SGL_WHEEL, "--target", "cuda12-hopper", check_status=1).stdout
+        self.assertIn(f"  covers      {MODULE}: sm_90 yes (sm90/: cubin sm_90a)\n"
+                      f"                {SM100}: sm_90 NO\n"
+                      f"                {SM90}: sm_90 yes (cubin sm_90a)\n", text)
+        blackwell = target(wfx.SGL_WHEEL, "cuda13-blackwell", 1)["target"]["coverage"]
+        self.assertEqual([s["sm"] for s in blackwell[0]["sms"]], [100, 120])
+
 
 class FieldSituation(unittest.TestCase):
     def test_sm100_linked_against_cudart_12_fails_cuda13_blackwell(self):

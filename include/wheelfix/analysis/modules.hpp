@@ -39,6 +39,17 @@ std::vector<CudaModule> group_cuda_modules(const std::vector<ElfReport>& elves);
 std::vector<ModuleSupport> module_support(const CudaModule& module, const std::vector<ElfReport>& elves,
                                           std::span<const std::uint32_t> sms);
 
+// Any SMs (a target profile's) per module, and for a module of several variants
+// per variant file too: rows in module order, each module followed by its
+// variants (is_module false), the view `inspect --target` shows.
+struct CoverageRow {
+    std::string name;  // the module's name, or the variant's member name
+    bool is_module = true;
+    std::vector<ModuleSupport> sms;
+};
+std::vector<CoverageRow> sm_coverage(const std::vector<CudaModule>& modules, const std::vector<ElfReport>& elves,
+                                     std::span<const std::uint32_t> sms);
+
 // Each kind of code in the module's variants once, as "cubin sm_90a (sm90), cubin sm_100a (sm100), ..."
 // (the variant's directory names it when the module has several).
 std::string module_code_summary(const CudaModule& module, const std::vector<ElfReport>& elves);
