@@ -341,7 +341,9 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
     add_wheel_dir_option(*command, args->output, "Output directory (wheels get their new file names)");
     add_target_option(*command, args->target,
                       "Target profile: cuda13-blackwell, cuda13-blackwell-all, cuda12-hopper, or a profile file");
-    command->add_option("--pin", args->pin, "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==the torch version as given), none (left as it is)")
+    command->add_option("--pin", args->pin,
+                        "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==the torch version as given), "
+                        "none (left as it is)")
         ->check(CLI::IsMember({"minor", "exact", "none"}))
         ->capture_default_str();
     command->add_option("--local-format", args->local_format,

@@ -208,7 +208,9 @@ CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
     command->add_option("--cuda", args->cuda, "Set or replace the cuXYZ local segment (13.0 -> cu130)");
     command->add_option("--platform", args->platform,
                         "New platform tag or compressed tag set (manylinux_2_17_x86_64.manylinux2014_x86_64)");
-    command->add_option("--pin", args->pin, "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==the torch version as given), none (left as it is)")
+    command->add_option("--pin", args->pin,
+                        "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==the torch version as given), "
+                        "none (left as it is)")
         ->check(CLI::IsMember({"minor", "exact", "none"}))
         ->capture_default_str();
     command->add_option("--local-format", args->local_format,
