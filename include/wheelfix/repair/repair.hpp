@@ -14,10 +14,11 @@
 //   shim's SONAME and {root}/<dist>.libs (one edit plan per member, applied in one
 //   splice); extensions that need the shim are inflated a second time once the
 //   shim is named, rather than all kept in memory meanwhile;
-// - retags (repair/retag.hpp): the local version records the index's torch, METADATA
-//   pins it (options.pin) — when an extension uses torch —, WHEEL's Tag lines that
-//   disagree with the file name are rewritten from it, and the platform tag becomes the honest one raised to the
-//   profile's min-platform (policy::target_platform_tag) when that differs;
+// - retags (repair/retag.hpp): when an extension uses torch, the local version
+//   records the index's torch and METADATA pins it (options.pin); WHEEL's Tag lines
+//   that disagree with the file name are rewritten from it; the platform tag becomes
+//   the honest one raised to the profile's min-platform (policy::target_platform_tag)
+//   when that differs;
 // - writes out_dir/<new file name> once (wheel/rewrite.hpp): edited members spliced,
 //   the shim added, dist-info renamed, every other member copied as stored;
 // - proves the output: it is read back (analysis::inspect_wheel: RECORD verified,
@@ -38,8 +39,8 @@
 // remaining findings (judged from the plan: findings repair cannot fix, stubs,
 // symbols no shim provides) is not written either; one that only its read-back or
 // the load test shows unclean is removed again after them (written false,
-// withdrawn true). Writing over the input is
-// refused, and over an existing file unless overwrite. The same input, index and
+// withdrawn true). Writing over the input is refused, and over an existing file
+// unless overwrite. The same input, index and
 // options give byte-identical output (SOURCE_DATE_EPOCH as for every writer), so
 // wheels repaired in parallel come out as they would one at a time; repair_wheel
 // only reads `index` and may run on several threads at once.

@@ -23,19 +23,18 @@
 // - retag_wheel(wheel, digests, options, out_dir): `digests` come from
 //   retag_digests() or from any full read of every member (scan.hpp; --torch auto
 //   reads every member anyway, to check its extensions); a wheel whose digests
-//   disagree with its RECORD is refused (version findings set aside with
-//   fix_version). The new version is
-//   METADATA's Version retagged (local_label.hpp); METADATA gets it and the torch
-//   pin (metadata_edit.hpp); with `platform` (a tag, or a compressed set
+//   disagree with its RECORD is refused (tag findings set aside, and version
+//   findings with fix_version). The new version is METADATA's Version retagged
+//   (local_label.hpp); METADATA gets it and the torch pin (metadata_edit.hpp); with `platform` (a tag, or a compressed set
 //   "manylinux_2_17_x86_64.manylinux2014_x86_64") the file name's platform part
 //   becomes it and WHEEL's Tag lines become the file name's python and abi tags
 //   crossed with it, so both expand to the same set. WHEEL's Tag lines that
 //   disagree with the file name (a rename that left them behind; sgl-kernel 0.3.21
 //   on PyPI) are rewritten the same way, from the file name: pip installs by the
 //   name. Without a torch in the request (repair of a wheel no extension of which
-//   uses torch) the torch segment and the pin stay as they are. The .dist-info directory is
-//   renamed, RECORD regenerated, every other member copied raw (rewrite.hpp) to
-//   out_dir/<new file name>. Writing over the input file is refused, and over
+//   uses torch) the torch segment and the pin stay as they are. The .dist-info
+//   directory is renamed, RECORD regenerated, every other member copied raw
+//   (rewrite.hpp) to out_dir/<new file name>. Writing over the input file is refused, and over
 //   any existing file unless `overwrite`; an invalid platform tag is an
 //   InputError naming --platform.
 // - plan_retag(wheel, options, out_dir) computes all of that (names, the new
