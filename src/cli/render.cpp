@@ -68,17 +68,27 @@ std::string variant_directory(const std::string& member) {
     return member.substr(up == std::string::npos ? 0 : up + 1, slash - (up == std::string::npos ? 0 : up + 1)) + "/";
 }
 
-}  // namespace
-
-std::string module_support_text(const analysis::CudaModule& module, const Palette& colour) {
+// "sm_100 yes (sm100/: cubin sm_100a); sm_120 NO": the variant's directory named
+// when the member serving an SM is not `name` itself (a module of several variants).
+std::string support_text(const std::vector<analysis::ModuleSupport>& sms, std::string_view name, const Palette& colour) {
     std::vector<std::string> parts;
-    for (const auto& row : module.blackwell) {
+    for (const auto& row : sms) {
         if (!row.runs) parts.push_back(fmt::format("sm_{} {}", row.sm, colour.bad("NO")));
-        else if (module.variants.size() > 1)
+        else if (row.member != name)
             parts.push_back(fmt::format("sm_{} {} ({}: {})", row.sm, colour.good("yes"), variant_directory(row.member), row.how));
         else parts.push_back(fmt::format("sm_{} {} ({})", row.sm, colour.good("yes"), row.how));
     }
     return join(parts, "; ");
+}
+
+}  // namespace
+
+std::string module_support_text(const analysis::CudaModule& module, const Palette& colour) {
+    return support_text(module.blackwell, module.name, colour);
+}
+
+std::string coverage_text(const analysis::CoverageRow& row, const Palette& colour) {
+    return (row.is_module ? "" : "  ") + row.name + ": " + support_text(row.sms, row.name, colour);
 }
 
 namespace {
@@ -357,17 +367,6 @@ std::string render_text(const analysis::WheelReport& report, bool verbose, const
     out += modules_text(report, colour);
     for (const auto& elf : report.elves) out += "\n" + render_text(elf, verbose, colour);
     return out;
-}
-
-std::string coverage_text(const analysis::CoverageRow& row, const Palette& colour) {
-    std::vector<std::string> parts;
-    for (const auto& sm : row.sms) {
-        if (!sm.runs) parts.push_back(fmt::format("sm_{} {}", sm.sm, colour.bad("NO")));
-        else if (row.is_module && sm.member != row.name)
-            parts.push_back(fmt::format("sm_{} {} ({}: {})", sm.sm, colour.good("yes"), variant_directory(sm.member), sm.how));
-        else parts.push_back(fmt::format("sm_{} {} ({})", sm.sm, colour.good("yes"), sm.how));
-    }
-    return (row.is_module ? "" : "  ") + row.name + ": " + join(parts, "; ");
 }
 
 std::string render_text(const TargetFindings& target, const Palette& colour) {
