@@ -162,7 +162,7 @@ std::vector<std::string> wrong_lines(const repair::RepairReport& report) {
     if (!report.absolute_rpath_entries.empty())
         lines.push_back(counted(report.absolute_rpath_entries.size(), "search path entry", "search path entries") +
                         " outside the wheel (build trees, absolute paths): dropped");
-    if (report.wheel_tags_disagreed) lines.push_back("WHEEL's Tag lines disagree with the file name: rewritten");
+    if (report.retag.wheel_tags_rewritten) lines.push_back("WHEEL's Tag lines disagree with the file name: rewritten");
     for (auto& line : finding_lines(report.findings_before)) lines.push_back(std::move(line));
     return lines;
 }
@@ -257,7 +257,7 @@ void write_json(JsonWriter& json, const repair::RepairReport& report) {
     json.field("unresolved_torch_symbols", static_cast<std::uint64_t>(report.unresolved_torch_symbols));
     json.string_array("outside_search_path_entries", report.absolute_rpath_entries);
     json.field("platform", report.platform_before).field("platform_lied", report.platform_lied);
-    json.field("wheel_tags_disagreed", report.wheel_tags_disagreed).end_object();
+    json.field("wheel_tags_disagreed", report.retag.wheel_tags_rewritten).end_object();
     json.key("done").begin_object().key("relinked").begin_array();
     for (const auto& change : report.relinked)
         json.begin_object().field("member", change.member).string_array("changes", change.changes)

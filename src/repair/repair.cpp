@@ -329,7 +329,6 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
                                                         [](const auto& elf) { return analysis::uses_torch(elf); });
     auto retag = plan_retag(wheel, retag_options(options, index, platform, report.uses_torch), out_dir);
     report.retag = retag.result;
-    report.wheel_tags_disagreed = retag.result.wheel_tags_rewritten;
     report.output = retag.result.output;
     refuse_output_over_input(wheel, report.output);
     report.remaining = unfixable(report.findings_before);

@@ -90,7 +90,6 @@ struct RepairReport {
     std::vector<std::string> absolute_rpath_entries;  // "member: entry"
     std::string platform_before;                // the file name's platform part
     bool platform_lied = false;
-    bool wheel_tags_disagreed = false;          // WHEEL's Tag lines vs the file name: rewritten
 
     bool uses_torch = false;                    // an extension links or imports torch: retagged for it
 
