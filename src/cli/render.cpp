@@ -103,6 +103,18 @@ std::string modules_text(const analysis::WheelReport& report, const Palette& col
     return out;
 }
 
+// Per SM: runs, and the member and entry that serve it (null when none does).
+void write_support(JsonWriter& json, const std::vector<analysis::ModuleSupport>& sms) {
+    json.begin_array();
+    for (const auto& row : sms) {
+        json.begin_object().field("sm", row.sm).field("runs", row.runs);
+        json.field("member", row.runs ? std::optional<std::string>(row.member) : std::nullopt);
+        json.field("via", row.runs ? std::optional<std::string>(row.how) : std::nullopt);
+        json.end_object();
+    }
+    json.end_array();
+}
+
 void write_modules(JsonWriter& json, const analysis::WheelReport& report) {
     json.key("modules").begin_array();
     for (const auto& module : report.modules) {
@@ -110,14 +122,8 @@ void write_modules(JsonWriter& json, const analysis::WheelReport& report) {
         std::vector<std::string> members;
         for (auto index : module.variants) members.push_back(report.elves[index].name);
         json.string_array("members", members);
-        json.key("blackwell").begin_array();
-        for (const auto& row : module.blackwell) {
-            json.begin_object().field("sm", row.sm).field("runs", row.runs);
-            json.field("member", row.runs ? std::optional<std::string>(row.member) : std::nullopt);
-            json.field("via", row.runs ? std::optional<std::string>(row.how) : std::nullopt);
-            json.end_object();
-        }
-        json.end_array().end_object();
+        write_support(json.key("blackwell"), module.blackwell);
+        json.end_object();
     }
     json.end_array();
 }
@@ -267,14 +273,9 @@ void write_json(JsonWriter& json, const TargetFindings& target) {
     }
     json.end_array().key("coverage").begin_array();
     for (const auto& row : target.coverage) {
-        json.begin_object().field("name", row.name).field("module", row.is_module).key("sms").begin_array();
-        for (const auto& sm : row.sms) {
-            json.begin_object().field("sm", sm.sm).field("runs", sm.runs);
-            json.field("member", sm.runs ? std::optional<std::string>(sm.member) : std::nullopt);
-            json.field("via", sm.runs ? std::optional<std::string>(sm.how) : std::nullopt);
-            json.end_object();
-        }
-        json.end_array().end_object();
+        json.begin_object().field("name", row.name).field("module", row.is_module);
+        write_support(json.key("sms"), row.sms);
+        json.end_object();
     }
     json.end_array().end_object();
 }
