@@ -68,13 +68,8 @@ def member_bytes(wheel, member):
 
 
 def runpath_of(wheel, member, tmp):
-    path = tmp / Path(member).name
-    path.write_bytes(member_bytes(wheel, member))
-    out = subprocess.run(["readelf", "-dW", str(path)], capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
-        if "(RUNPATH)" in line or "(RPATH)" in line:
-            return line.split("[", 1)[1].rstrip("]")
-    return None
+    dynamic = wfx.member_dynamic(wheel, member, tmp)
+    return dynamic["runpath"] if dynamic["runpath"] is not None else dynamic["rpath"]
 
 
 class FamiliarSpellings(unittest.TestCase):

@@ -11,20 +11,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 import wfx  # noqa: E402
 
 
-def readelf_dynamic(path):
-    out = subprocess.run(["readelf", "-dW", str(path)], capture_output=True, text=True, check=True).stdout
-    found = {"needed": [], "soname": None, "rpath": None, "runpath": None}
-    for line in out.splitlines():
-        m = re.search(r"\((NEEDED|SONAME|RPATH|RUNPATH)\)\s+[^\[]*\[(.*)\]$", line)
-        if m:
-            kind = m.group(1).lower()
-            if kind == "needed":
-                found["needed"].append(m.group(2))
-            else:
-                found[kind] = m.group(2)
-    return found
-
-
 def readelf_newest(path, family):
     """Newest FAMILY_x.y version in the file's version needs, per readelf -V."""
     out = subprocess.run(["readelf", "-VW", str(path)], capture_output=True, text=True, check=True).stdout
@@ -61,7 +47,7 @@ class RealWheels(unittest.TestCase):
                     for elf in report["elf_files"]:
                         extracted = tmp / Path(elf["name"]).name
                         extracted.write_bytes(zf.read(elf["name"]))
-                        expected = readelf_dynamic(extracted)
+                        expected = wfx.readelf_dynamic(extracted)
                         self.assertEqual(elf["needed"], expected["needed"], elf["name"])
                         self.assertEqual(elf["soname"], expected["soname"])
                         self.assertEqual(elf["rpath"], expected["rpath"])
@@ -106,7 +92,7 @@ class RealWheels(unittest.TestCase):
             path.write_bytes(zf.read(name))
             doc = wfx.run_json("inspect", path)
             self.assertEqual(doc["inputs"][0]["kind"], "elf")
-            self.assertEqual(doc["inputs"][0]["file"]["needed"], readelf_dynamic(path)["needed"])
+            self.assertEqual(doc["inputs"][0]["file"]["needed"], wfx.readelf_dynamic(path)["needed"])
 
 
 class Tampering(unittest.TestCase):

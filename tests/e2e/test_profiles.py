@@ -3,7 +3,6 @@
 0.3.21 (its sm100 build linked libcudart.so.12, made here with `relink
 --replace-needed`), on a wheel whose RUNPATH reaches the pip layout, with user
 profile files, and the musllinux tags of auditwheel's real musl wheels."""
-import subprocess
 import sys
 import unittest
 import zipfile
@@ -34,11 +33,7 @@ def relink(out, *args):
 
 
 def readelf_needed(wheel, member, tmp):
-    with zipfile.ZipFile(wheel) as archive:
-        path = Path(tmp) / "member.so"
-        path.write_bytes(archive.read(member))
-    out = subprocess.run(["readelf", "-dW", str(path)], capture_output=True, text=True, check=True).stdout
-    return [line.split("[")[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
+    return wfx.member_dynamic(wheel, member, tmp)["needed"]
 
 
 class SampleWheel(unittest.TestCase):

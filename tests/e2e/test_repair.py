@@ -49,19 +49,6 @@ def assert_unpacks(wheel):
     wfx.run("verify", wheel, check_status=0)
 
 
-def dynamic_section(path):
-    """readelf -d of an extracted file, an independent reader of what repair wrote."""
-    return subprocess.run(["readelf", "-dW", path], capture_output=True, text=True, check=True).stdout
-
-
-def extracted(wheel, member, into):
-    with zipfile.ZipFile(wheel) as zf:
-        target = Path(into) / member
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(zf.read(member))
-    return target
-
-
 def sample_members():
     """The sample wheel's members outside its .dist-info, {name: bytes}."""
     with zipfile.ZipFile(wfx.SGL_WHEEL) as zf:
@@ -317,9 +304,9 @@ class ProfileFixes(unittest.TestCase):
             self.assertNotIn("left ", proc.stdout)
             output = tmp / "out" / REPAIRED_NAME
             assert_unpacks(output)
-            dynamic = dynamic_section(extracted(output, SM100, tmp / "x"))
-            self.assertIn("Shared library: [libcudart.so.13]", dynamic)
-            self.assertNotIn("libcudart.so.12", dynamic)
+            dynamic = wfx.member_dynamic(output, SM100, tmp / "x")
+            self.assertIn("libcudart.so.13", dynamic["needed"])
+            self.assertNotIn("libcudart.so.12", str(dynamic))
 
     def test_root_paths_follow_each_member_depth(self):
         """{root} is expanded for each extension's own depth: one level and three levels down."""
@@ -336,9 +323,9 @@ class ProfileFixes(unittest.TestCase):
             expected = {"deep/common_ops.abi3.so": "$ORIGIN/../torch/lib",
                         "deep/a/b/common_ops.abi3.so": "$ORIGIN/../../../torch/lib"}
             for member, torch_lib in expected.items():
-                runpath = dynamic_section(extracted(output, member, tmp / "x"))
-                line = next(l for l in runpath.splitlines() if "(RUNPATH)" in l or "(RPATH)" in l)
-                entries = line.split("[", 1)[1].rstrip("]").split(":")
+                dynamic = wfx.member_dynamic(output, member, tmp / "x")
+                line = dynamic["runpath"] or dynamic["rpath"]
+                entries = line.split(":")
                 self.assertIn(torch_lib, entries, line)
                 self.assertIn(torch_lib.replace("torch/lib", "nvidia/cu13/lib"), entries, line)
                 self.assertFalse(any(e.startswith("/") for e in entries), line)

@@ -4,6 +4,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,6 +47,30 @@ def record_hash(data):
 
 def all_wheels():
     return sorted(AUDITWHEEL.rglob("*.whl")) + sorted(SAMPLES.glob("*.whl"))
+
+
+def readelf_dynamic(path):
+    """NEEDED, SONAME, RPATH and RUNPATH as readelf -d (an independent reader) shows them."""
+    out = subprocess.run(["readelf", "-dW", str(path)], capture_output=True, text=True, check=True).stdout
+    found = {"needed": [], "soname": None, "rpath": None, "runpath": None}
+    for line in out.splitlines():
+        m = re.search(r"\((NEEDED|SONAME|RPATH|RUNPATH)\)\s+[^\[]*\[(.*)\]$", line)
+        if m:
+            kind = m.group(1).lower()
+            if kind == "needed":
+                found["needed"].append(m.group(2))
+            else:
+                found[kind] = m.group(2)
+    return found
+
+
+def member_dynamic(wheel, member, into):
+    """readelf_dynamic of one wheel member, extracted under `into`."""
+    path = Path(into) / Path(member).name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as zf:
+        path.write_bytes(zf.read(member))
+    return readelf_dynamic(path)
 
 
 def is_elf(data):
