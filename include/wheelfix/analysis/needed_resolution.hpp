@@ -1,0 +1,145 @@
+// Resolving every DT_NEEDED of a wheel's ELF members the way ld.so would, and
+// classifying what each one is: auditwheel's question, answered the loader's way.
+//
+// Contract: resolve_needed(elves, context) searches, for every NEEDED name of every
+// ELF member, in glibc's ld.so order for the member's ELF class and machine:
+//   1. DT_RPATH of the requesting object, only when it has no DT_RUNPATH, then the
+//      DT_RPATH of each object above it in the load chain (the loader's RPATH
+//      chain: an extension's RPATH also serves the libraries loaded beneath it; an
+//      object with a DT_RUNPATH uses no RPATH at all, its own or its loaders');
+//   2. context.ldpaths (--ldpaths, else LD_LIBRARY_PATH);
+//   3. DT_RUNPATH of the requesting object (never its loaders');
+//   4. the directories of <root>/etc/ld.so.conf with its `include` globs
+//      (read_ld_so_conf; what ld.so.cache holds);
+//   5. the default directories for the class and machine (default_directories):
+//      Debian's multiarch pair, then /lib64 and /usr/lib64 (or /lib32, /usr/lib32),
+//      then /lib and /usr/lib; below context.root.
+// `$ORIGIN` (and `${ORIGIN}`) of a wheel member is its directory in the installed
+// layout (installed_path: `<name>.data/platlib/x` and `.data/purelib/x` install at
+// `x`), so members are found where the installed wheel finds them; a path that
+// climbs above the platlib root, or names no member, finds nothing in the wheel
+// (other distributions' files, such as torch/lib, are known by name below). Entries
+// with $LIB or $PLATFORM, relative entries and empty entries are skipped (noted).
+// A NEEDED holding '/' is a path: absolute paths are opened as they are.
+// A candidate of another ELF class or machine is skipped, as ld.so skips it; one
+// that cannot be opened (missing, unreadable, a symlink loop) is skipped, as
+// ld.so's open() failure is; each skip is noted. A candidate that opens but is not
+// an ELF file stops the search with an error, as ld.so stops ("invalid ELF
+// header"): the need is `missing` with that problem.
+//
+// Classes, decided in this order once the search is done:
+//   in-wheel  found as a member of the wheel;
+//   excluded  the name matches a context.exclude glob (auditwheel's --exclude);
+//   system    the policy's allowed list for the wheel's libc family (musl: musllinux);
+//   driver, torch, nvidia   by name, from the library-classes data
+//             (policy/library_classes.hpp) — never grafted, found or not;
+//   graft     found outside the wheel: to be copied in;
+//   missing   not found (problem says why).
+// Each `graft` library (keyed by the NEEDED name, as ld.so reuses a loaded object
+// of that name) is read — a file of at most kMaxGraftBytes, parsed with our
+// reader — and its own NEEDED are resolved the same way with its own RPATH/RUNPATH
+// and the chain above it, recursively (each name once).
+// Errors: a graft candidate that does not parse is `missing` with the parse error;
+// nothing here throws for a library's content. A symlink loop or a directory in
+// ldpaths is only a skipped candidate.
+#pragma once
+
+#include "wheelfix/analysis/elf_report.hpp"
+#include "wheelfix/policy/manylinux.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wheelfix::analysis {
+
+enum class LibraryClass { in_wheel, excluded, system, driver, torch, nvidia, graft, missing };
+// "in-wheel", "excluded", "system", "driver", "torch", "nvidia", "graft", "missing"
+const char* library_class_name(LibraryClass library_class);
+
+inline constexpr std::uint64_t kMaxGraftBytes = std::uint64_t{1} << 32;  // 4 GiB mapped, never copied
+
+struct SearchContext {
+    std::vector<std::string> ldpaths;            // in order
+    std::filesystem::path root = "/";             // ld.so.conf and default directories below it
+    std::vector<std::string> exclude;             // SONAME globs never grafted
+    bool musl = false;                            // the musllinux allowed list
+    std::optional<int> cuda_major;                // for naming nvidia distributions
+};
+
+// One ELF member of the wheel as the resolver sees it.
+struct WheelElf {
+    std::string member;     // path in the archive
+    std::string installed;  // path below the platlib root (installed_path), "" when not installed there
+    const ElfReport* report = nullptr;
+};
+
+struct ResolvedNeed {
+    std::string name;                  // the DT_NEEDED entry
+    LibraryClass library_class = LibraryClass::missing;
+    std::string location;              // installed member path (in-wheel) or file path; "" when not found
+    std::string via;                   // "RPATH", "RPATH of <loader>", "--ldpaths", "RUNPATH", "ld.so.conf", "default"
+    std::string distribution;          // torch/nvidia: who ships it
+    std::vector<std::string> skipped;  // "path: why" for candidates passed over
+    std::string problem;               // missing: why
+};
+
+struct ElfNeeds {
+    std::string name;  // the member's archive path, or a grafted library's NEEDED name
+    std::vector<ResolvedNeed> needs;
+};
+
+struct GraftedLibrary {
+    std::string needed_name;           // what dependents' NEEDED say
+    std::filesystem::path path;        // where it was found
+    std::optional<std::string> soname;
+    std::optional<std::string> rpath, runpath;
+    std::string elf_class, machine;
+    std::vector<std::string> needed;   // its own DT_NEEDED
+    policy::NeededVersions needs;      // its symbol-version floor
+    std::vector<std::string> needed_by;  // member archive paths and grafted NEEDED names
+};
+
+struct NeededResolution {
+    std::vector<ElfNeeds> members;       // one per WheelElf, in order
+    std::vector<GraftedLibrary> grafts;  // discovery order
+    std::vector<ElfNeeds> graft_needs;   // one per graft, same order
+
+    // Every missing name with every member or grafted library that needs it.
+    struct Missing {
+        std::string name;
+        std::string problem;
+        std::vector<std::string> needed_by;
+    };
+    std::vector<Missing> missing() const;
+    // NEEDED names of `library_class` anywhere (members and grafts), sorted, unique.
+    std::vector<std::string> names_of(LibraryClass library_class) const;
+};
+
+NeededResolution resolve_needed(const std::vector<WheelElf>& elves, const std::vector<std::string>& other_installed,
+                                const SearchContext& context);
+
+// Where a member is installed below the platlib root: itself, or for
+// "<x>.data/platlib/p" and "<x>.data/purelib/p" the path p; nullopt for other
+// .data directories (scripts, headers, data), which are installed elsewhere.
+std::optional<std::string> installed_path(std::string_view member);
+
+// The directories of <root>/etc/ld.so.conf: `include GLOB` (relative globs are
+// relative to the including file's directory; include depth at most 8, a file
+// included twice is read once), `hwcap` lines ignored, other lines are directories
+// separated by blanks, ':' or ','. Returned as the system sees them (without
+// root); unreadable files are skipped. Order kept, duplicates dropped.
+std::vector<std::string> read_ld_so_conf(const std::filesystem::path& root);
+// The same for one file's text, its includes read below `root`; `directory` is
+// the including file's directory as the system sees it (for relative globs).
+std::vector<std::string> parse_ld_so_conf(std::string_view text, const std::filesystem::path& root,
+                                          const std::filesystem::path& directory);
+
+// glibc's built-in directories for this class and machine (platform-tag machine
+// spelling, as ElfReport::machine): e.g. x86_64 "ELF64": /lib/x86_64-linux-gnu,
+// /usr/lib/x86_64-linux-gnu, /lib64, /usr/lib64, /lib, /usr/lib.
+std::vector<std::string> default_directories(std::string_view elf_class, std::string_view machine);
+
+}  // namespace wheelfix::analysis

@@ -1,0 +1,573 @@
+// resolve_needed (analysis/needed_resolution.hpp): ld.so's search order over the
+// wheel's installed layout and the file system, then the classes.
+#include "wheelfix/analysis/needed_resolution.hpp"
+
+#include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/policy/library_classes.hpp"
+#include "wheelfix/util/files.hpp"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace wheelfix::analysis {
+
+namespace {
+
+// One object that asks for libraries: a wheel member or a grafted library.
+struct Requester {
+    std::string label;
+    bool in_wheel = false;
+    std::string origin;  // its directory: installed path in the wheel, or a file system directory
+    std::optional<std::string> rpath, runpath;
+    std::string elf_class, machine;
+    std::vector<std::string> needed;
+};
+
+struct SearchDir {
+    bool in_wheel = false;
+    std::string path;
+    std::string via;
+};
+
+// "a/b/../c" inside the installed layout; nullopt when it climbs above the root.
+std::optional<std::string> normalize_inside(std::string_view path) {
+    std::vector<std::string_view> parts;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        auto slash = path.find('/', start);
+        if (slash == std::string_view::npos) slash = path.size();
+        auto part = path.substr(start, slash - start);
+        if (part == "..") {
+            if (parts.empty()) return std::nullopt;
+            parts.pop_back();
+        } else if (!part.empty() && part != ".") {
+            parts.push_back(part);
+        }
+        start = slash + 1;
+    }
+    std::string out;
+    for (auto part : parts) out += (out.empty() ? "" : "/") + std::string(part);
+    return out;
+}
+
+std::string_view parent_of(std::string_view path) {
+    auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
+
+std::vector<std::string> split_search_path(std::string_view text) {
+    std::vector<std::string> entries;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        auto colon = text.find(':', start);
+        if (colon == std::string_view::npos) colon = text.size();
+        entries.emplace_back(text.substr(start, colon - start));
+        start = colon + 1;
+    }
+    return entries;
+}
+
+// One RPATH/RUNPATH entry of `who` as a directory; nullopt (with a note) when it
+// names nothing ld.so would search here.
+std::optional<SearchDir> expand_entry(const Requester& who, const std::string& entry, const std::string& via,
+                                      std::vector<std::string>& notes) {
+    std::string rest;
+    if (entry.starts_with("$ORIGIN")) rest = entry.substr(7);
+    else if (entry.starts_with("${ORIGIN}")) rest = entry.substr(9);
+    else if (entry.starts_with("/")) {
+        if (entry.find('$') != std::string::npos) {
+            notes.push_back(entry + ": " + via + " entry with $LIB/$PLATFORM not searched");
+            return std::nullopt;
+        }
+        return SearchDir{false, entry, via};
+    } else {
+        if (!entry.empty()) notes.push_back(entry + ": relative " + via + " entry (relative to the working directory) not searched");
+        return std::nullopt;
+    }
+    if (!rest.empty() && rest.front() != '/') {
+        notes.push_back(entry + ": " + via + " entry not searched");
+        return std::nullopt;
+    }
+    if (rest.find('$') != std::string::npos) {
+        notes.push_back(entry + ": " + via + " entry with $LIB/$PLATFORM not searched");
+        return std::nullopt;
+    }
+    if (!who.in_wheel) return SearchDir{false, who.origin + rest, via};
+    auto inside = normalize_inside(who.origin + rest);
+    if (!inside) return std::nullopt;  // above the platlib root: other installs, known by name
+    return SearchDir{true, *inside, via};
+}
+
+void add_entries(const Requester& who, const std::string& value, const std::string& via, std::vector<SearchDir>& dirs,
+                 std::vector<std::string>& notes) {
+    for (const auto& entry : split_search_path(value))
+        if (auto dir = expand_entry(who, entry, via, notes)) dirs.push_back(std::move(*dir));
+}
+
+// What probing a file system candidate found.
+struct Probe {
+    enum class Kind { absent, skipped, not_elf, elf } kind = Kind::absent;
+    std::string why;
+    std::string elf_class, machine;
+};
+
+std::string machine_of(std::uint16_t machine, elf::Class cls, elf::Endian endian) {
+    return machine == EM_ARM ? std::string("armv7l") : elf::machine_name(machine, cls, endian);
+}
+
+Probe probe_file(const std::string& path) {
+    Probe probe;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return probe;
+        probe.kind = Probe::Kind::skipped;
+        probe.why = errno == ELOOP ? "symlink loop" : errno == EACCES ? "cannot be read (permission denied)" : std::strerror(errno);
+        return probe;
+    }
+    struct stat st{};
+    unsigned char header[64] = {};
+    ssize_t got = -1;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) got = ::pread(fd, header, sizeof header, 0);
+    int read_errno = errno;
+    ::close(fd);
+    if (!S_ISREG(st.st_mode)) {
+        probe.kind = Probe::Kind::skipped;
+        probe.why = S_ISDIR(st.st_mode) ? "a directory" : "not a regular file";
+        return probe;
+    }
+    if (got < 0) {
+        probe.kind = Probe::Kind::skipped;
+        probe.why = std::string("cannot be read (") + std::strerror(read_errno) + ")";
+        return probe;
+    }
+    if (got < 20 || std::memcmp(header, ELFMAG, SELFMAG) != 0 || (header[EI_CLASS] != ELFCLASS32 && header[EI_CLASS] != ELFCLASS64) ||
+        (header[EI_DATA] != ELFDATA2LSB && header[EI_DATA] != ELFDATA2MSB)) {
+        probe.kind = Probe::Kind::not_elf;
+        probe.why = "not an ELF file (ld.so stops here: invalid ELF header)";
+        return probe;
+    }
+    auto cls = header[EI_CLASS] == ELFCLASS64 ? elf::Class::elf64 : elf::Class::elf32;
+    auto endian = header[EI_DATA] == ELFDATA2LSB ? elf::Endian::little : elf::Endian::big;
+    std::uint16_t machine = endian == elf::Endian::little ? std::uint16_t(header[18] | (header[19] << 8))
+                                                          : std::uint16_t((header[18] << 8) | header[19]);
+    probe.kind = Probe::Kind::elf;
+    probe.elf_class = cls == elf::Class::elf64 ? "ELF64" : "ELF32";
+    probe.machine = machine_of(machine, cls, endian);
+    return probe;
+}
+
+std::string identity(const std::string& elf_class, const std::string& machine) {
+    return machine + " " + elf_class;
+}
+
+class Resolver {
+public:
+    Resolver(const std::vector<WheelElf>& elves, const std::vector<std::string>& other_installed, const SearchContext& context)
+        : context_(context), conf_dirs_(read_ld_so_conf(context.root)) {
+        for (const auto& elf : elves)
+            if (!elf.installed.empty()) members_.emplace(elf.installed, &elf);
+        others_.insert(other_installed.begin(), other_installed.end());
+    }
+
+    NeededResolution run(const std::vector<WheelElf>& elves) {
+        NeededResolution out;
+        for (const auto& elf : elves) {
+            Requester who;
+            who.label = elf.member;
+            who.in_wheel = !elf.installed.empty();
+            who.origin = std::string(parent_of(elf.installed));
+            who.rpath = elf.report->rpath;
+            who.runpath = elf.report->runpath;
+            who.elf_class = elf.report->elf_class;
+            who.machine = elf.report->machine;
+            who.needed = elf.report->needed;
+            out.members.push_back(resolve_object(who, {}, out));
+        }
+        while (!pending_.empty()) {
+            auto [index, chain] = std::move(pending_.front());
+            pending_.pop_front();
+            const auto& graft = out.grafts[index];
+            Requester who;
+            who.label = graft.needed_name;
+            who.origin = graft.path.parent_path().string();
+            who.rpath = graft.rpath;
+            who.runpath = graft.runpath;
+            who.elf_class = graft.elf_class;
+            who.machine = graft.machine;
+            who.needed = graft.needed;
+            auto needs = resolve_object(who, chain, out);
+            out.graft_needs[index] = std::move(needs);
+        }
+        return out;
+    }
+
+private:
+    using Chain = std::vector<Requester>;
+
+    ElfNeeds resolve_object(const Requester& who, const Chain& loaders, NeededResolution& out) {
+        ElfNeeds result{who.label, {}};
+        Chain chain = loaders;
+        chain.push_back(who);
+        std::vector<std::string> notes;
+        auto dirs = search_dirs(who, loaders, notes);
+        for (const auto& name : who.needed) {
+            auto need = search(who, name, dirs);
+            need.skipped.insert(need.skipped.begin(), notes.begin(), notes.end());
+            classify(need, who, chain, out);
+            result.needs.push_back(std::move(need));
+        }
+        return result;
+    }
+
+    std::vector<SearchDir> search_dirs(const Requester& who, const Chain& loaders, std::vector<std::string>& notes) const {
+        std::vector<SearchDir> dirs;
+        if (!who.runpath) {
+            if (who.rpath) add_entries(who, *who.rpath, "RPATH", dirs, notes);
+            for (auto it = loaders.rbegin(); it != loaders.rend(); ++it)
+                if (!it->runpath && it->rpath) add_entries(*it, *it->rpath, "RPATH of " + it->label, dirs, notes);
+        }
+        for (const auto& path : context_.ldpaths)
+            if (!path.empty()) dirs.push_back({false, path, "--ldpaths"});
+        if (who.runpath) add_entries(who, *who.runpath, "RUNPATH", dirs, notes);
+        for (const auto& dir : conf_dirs_) dirs.push_back({false, under_root(dir), "ld.so.conf"});
+        for (const auto& dir : default_directories(who.elf_class, who.machine)) dirs.push_back({false, under_root(dir), "default"});
+        return dirs;
+    }
+
+    std::string under_root(const std::string& dir) const {
+        if (context_.root.empty() || context_.root == "/") return dir;
+        return (context_.root / std::filesystem::path(dir).relative_path()).string();
+    }
+
+    ResolvedNeed search(const Requester& who, const std::string& name, const std::vector<SearchDir>& dirs) {
+        ResolvedNeed need;
+        need.name = name;
+        const std::string wanted = identity(who.elf_class, who.machine);
+        if (name.find('/') != std::string::npos) {
+            if (name.front() == '/') try_file(need, name, "path", wanted);
+            else need.problem = "a relative path in NEEDED (resolved against the working directory)";
+            return need;
+        }
+        for (const auto& dir : dirs) {
+            if (dir.in_wheel) {
+                if (try_member(need, dir, name, wanted)) return need;
+            } else if (try_file(need, dir.path + "/" + name, dir.via, wanted)) {
+                return need;
+            }
+            if (!need.problem.empty()) return need;
+        }
+        return need;
+    }
+
+    bool try_member(ResolvedNeed& need, const SearchDir& dir, const std::string& name, const std::string& wanted) {
+        std::string path = dir.path.empty() ? name : dir.path + "/" + name;
+        if (auto member = members_.find(path); member != members_.end()) {
+            const auto& report = *member->second->report;
+            if (identity(report.elf_class, report.machine) != wanted) {
+                need.skipped.push_back(path + " (in the wheel): " + identity(report.elf_class, report.machine) + ", not " + wanted);
+                return false;
+            }
+            need.library_class = LibraryClass::in_wheel;
+            need.location = path;
+            need.via = dir.via;
+            return true;
+        }
+        if (others_.contains(path)) need.problem = path + " (in the wheel) is not an ELF file (ld.so stops here: invalid ELF header)";
+        return false;
+    }
+
+    bool try_file(ResolvedNeed& need, const std::string& path, const std::string& via, const std::string& wanted) {
+        auto probe = probe_file(path);
+        switch (probe.kind) {
+            case Probe::Kind::absent: return false;
+            case Probe::Kind::skipped: need.skipped.push_back(path + ": " + probe.why); return false;
+            case Probe::Kind::not_elf: need.problem = path + " is " + probe.why; need.location = path; return false;
+            case Probe::Kind::elf: break;
+        }
+        if (identity(probe.elf_class, probe.machine) != wanted) {
+            need.skipped.push_back(path + ": " + identity(probe.elf_class, probe.machine) + ", not " + wanted);
+            return false;
+        }
+        need.library_class = LibraryClass::graft;  // decided by classify()
+        need.location = path;
+        need.via = via;
+        return true;
+    }
+
+    void classify(ResolvedNeed& need, const Requester& who, const Chain& chain, NeededResolution& out) {
+        if (need.library_class == LibraryClass::in_wheel) return;
+        bool found = !need.location.empty() && need.problem.empty();
+        if (policy::matches_soname_glob(context_.exclude, need.name)) {
+            need.library_class = LibraryClass::excluded;
+            return;
+        }
+        auto named = policy::classify_name(policy::library_classes(), need.name, context_.musl);
+        switch (named.named) {
+            case policy::NamedClass::system: need.library_class = LibraryClass::system; return;
+            case policy::NamedClass::driver: need.library_class = LibraryClass::driver; return;
+            case policy::NamedClass::torch:
+                need.library_class = LibraryClass::torch;
+                need.distribution = policy::distribution(*named.rule, context_.cuda_major);
+                return;
+            case policy::NamedClass::nvidia:
+                need.library_class = LibraryClass::nvidia;
+                need.distribution = policy::distribution(*named.rule, cuda_major_of(need.name));
+                return;
+            case policy::NamedClass::none: break;
+        }
+        if (!found) {
+            need.library_class = LibraryClass::missing;
+            if (need.problem.empty()) need.problem = "not found";
+            return;
+        }
+        need.library_class = LibraryClass::graft;
+        take_graft(need, who, chain, out);
+    }
+
+    std::optional<int> cuda_major_of(const std::string& name) const {
+        // libcudart.so.13 -> 13; else the wheel's
+        auto dot = name.rfind(".so.");
+        if (dot != std::string::npos) {
+            std::string tail = name.substr(dot + 4);
+            auto end = tail.find('.');
+            tail = tail.substr(0, end);
+            if (!tail.empty() && tail.size() <= 3 && std::all_of(tail.begin(), tail.end(), ::isdigit)) {
+                int major = std::stoi(tail);
+                if (major >= 10 && major <= 99) return major;
+            }
+        }
+        return context_.cuda_major;
+    }
+
+    void take_graft(ResolvedNeed& need, const Requester& who, const Chain& chain, NeededResolution& out) {
+        if (auto known = graft_index_.find(need.name); known != graft_index_.end()) {
+            auto& graft = out.grafts[known->second];
+            if (std::find(graft.needed_by.begin(), graft.needed_by.end(), who.label) == graft.needed_by.end())
+                graft.needed_by.push_back(who.label);
+            return;
+        }
+        GraftedLibrary graft;
+        graft.needed_name = need.name;
+        graft.path = need.location;
+        graft.needed_by.push_back(who.label);
+        try {
+            MappedFile file(graft.path);
+            if (file.bytes().size() > kMaxGraftBytes) throw elf::ElfError("larger than 4 GiB");
+            auto elf = elf::ElfFile::parse(file.bytes());
+            if (auto soname = elf.soname()) graft.soname = std::string(*soname);
+            if (auto rpath = elf.rpath()) graft.rpath = std::string(*rpath);
+            if (auto runpath = elf.runpath()) graft.runpath = std::string(*runpath);
+            for (auto name : elf.needed()) graft.needed.emplace_back(name);
+            graft.elf_class = elf.elf_class() == elf::Class::elf64 ? "ELF64" : "ELF32";
+            graft.machine = machine_of(elf.machine(), elf.elf_class(), elf.endian());
+            graft.needs = policy::needed_versions(elf);
+        } catch (const std::exception& error) {
+            need.library_class = LibraryClass::missing;
+            need.problem = need.location + ": cannot be read as a library (" + error.what() + ")";
+            return;
+        }
+        graft_index_.emplace(need.name, out.grafts.size());
+        pending_.emplace_back(out.grafts.size(), chain);
+        out.grafts.push_back(std::move(graft));
+        out.graft_needs.emplace_back();
+    }
+
+    const SearchContext& context_;
+    std::vector<std::string> conf_dirs_;
+    std::map<std::string, const WheelElf*> members_;
+    std::set<std::string> others_;
+    std::map<std::string, std::size_t> graft_index_;
+    std::deque<std::pair<std::size_t, Chain>> pending_;
+};
+
+void add_unique(std::vector<std::string>& list, std::string value) {
+    if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(std::move(value));
+}
+
+constexpr int kMaxIncludeDepth = 8;
+
+void parse_conf(std::string_view text, const std::filesystem::path& root, const std::filesystem::path& directory,
+                int depth, std::set<std::string>& seen, std::vector<std::string>& dirs);
+
+void include_glob(const std::string& pattern, const std::filesystem::path& root, const std::filesystem::path& directory,
+                  int depth, std::set<std::string>& seen, std::vector<std::string>& dirs) {
+    std::filesystem::path system_pattern = pattern.starts_with('/') ? std::filesystem::path(pattern) : directory / pattern;
+    std::string rooted = (root / system_pattern.relative_path()).string();
+    glob_t found{};
+    if (::glob(rooted.c_str(), 0, nullptr, &found) == 0) {
+        for (std::size_t i = 0; i < found.gl_pathc; ++i) {
+            std::filesystem::path file = found.gl_pathv[i];
+            std::error_code ec;
+            auto canonical = std::filesystem::weakly_canonical(file, ec).string();
+            if (!seen.insert(canonical).second || !std::filesystem::is_regular_file(file, ec)) continue;
+            std::ifstream in(file);
+            if (!in) continue;
+            std::ostringstream text;
+            text << in.rdbuf();
+            auto relative = std::filesystem::relative(file, root, ec);
+            auto system_dir = (std::filesystem::path("/") / relative).parent_path();
+            parse_conf(text.str(), root, system_dir, depth + 1, seen, dirs);
+        }
+    }
+    ::globfree(&found);
+}
+
+void parse_conf(std::string_view text, const std::filesystem::path& root, const std::filesystem::path& directory,
+                int depth, std::set<std::string>& seen, std::vector<std::string>& dirs) {
+    if (depth > kMaxIncludeDepth) return;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        std::string line(text.substr(start, end - start));
+        start = end + 1;
+        if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+        std::vector<std::string> words;
+        std::string word;
+        for (char c : line) {
+            if (c == ' ' || c == '\t' || c == '\r' || c == ':' || c == ',') {
+                if (!word.empty()) words.push_back(std::move(word));
+                word.clear();
+            } else {
+                word += c;
+            }
+        }
+        if (!word.empty()) words.push_back(std::move(word));
+        if (words.empty()) continue;
+        if (words[0] == "include") {
+            for (std::size_t i = 1; i < words.size(); ++i) include_glob(words[i], root, directory, depth, seen, dirs);
+        } else if (words[0] == "hwcap") {
+            continue;
+        } else {
+            for (auto& dir : words) {
+                while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+                if (dir.starts_with('/')) add_unique(dirs, dir);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+const char* library_class_name(LibraryClass library_class) {
+    switch (library_class) {
+        case LibraryClass::in_wheel: return "in-wheel";
+        case LibraryClass::excluded: return "excluded";
+        case LibraryClass::system: return "system";
+        case LibraryClass::driver: return "driver";
+        case LibraryClass::torch: return "torch";
+        case LibraryClass::nvidia: return "nvidia";
+        case LibraryClass::graft: return "graft";
+        case LibraryClass::missing: return "missing";
+    }
+    return "missing";
+}
+
+std::optional<std::string> installed_path(std::string_view member) {
+    auto slash = member.find('/');
+    if (slash == std::string_view::npos) return std::string(member);
+    auto top = member.substr(0, slash);
+    if (!top.ends_with(".data")) return std::string(member);
+    auto rest = member.substr(slash + 1);
+    for (std::string_view scheme : {"platlib/", "purelib/"})
+        if (rest.starts_with(scheme)) return std::string(rest.substr(scheme.size()));
+    return std::nullopt;
+}
+
+std::vector<std::string> parse_ld_so_conf(std::string_view text, const std::filesystem::path& root,
+                                          const std::filesystem::path& directory) {
+    std::set<std::string> seen;
+    std::vector<std::string> dirs;
+    parse_conf(text, root, directory, 0, seen, dirs);
+    return dirs;
+}
+
+std::vector<std::string> read_ld_so_conf(const std::filesystem::path& root) {
+    auto file = root / "etc/ld.so.conf";
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) return {};
+    std::ifstream in(file);
+    if (!in) return {};
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::set<std::string> seen{std::filesystem::weakly_canonical(file, ec).string()};
+    std::vector<std::string> dirs;
+    parse_conf(text.str(), root, "/etc", 0, seen, dirs);
+    return dirs;
+}
+
+std::vector<std::string> default_directories(std::string_view elf_class, std::string_view machine) {
+    static const std::map<std::string, std::string, std::less<>> triplets = {
+        {"x86_64 ELF64", "x86_64-linux-gnu"},       {"i686 ELF32", "i386-linux-gnu"},
+        {"aarch64 ELF64", "aarch64-linux-gnu"},     {"armv7l ELF32", "arm-linux-gnueabihf"},
+        {"ppc64le ELF64", "powerpc64le-linux-gnu"}, {"ppc64 ELF64", "powerpc64-linux-gnu"},
+        {"s390x ELF64", "s390x-linux-gnu"},         {"riscv64 ELF64", "riscv64-linux-gnu"},
+        {"loongarch64 ELF64", "loongarch64-linux-gnu"}, {"mips64 ELF64", "mips64el-linux-gnuabi64"},
+    };
+    std::vector<std::string> dirs;
+    std::string key = std::string(machine) + " " + std::string(elf_class);
+    if (auto it = triplets.find(key); it != triplets.end()) {
+        dirs.push_back("/lib/" + it->second);
+        dirs.push_back("/usr/lib/" + it->second);
+    }
+    if (elf_class == "ELF64") {
+        dirs.push_back("/lib64");
+        dirs.push_back("/usr/lib64");
+    } else {
+        dirs.push_back("/lib32");
+        dirs.push_back("/usr/lib32");
+    }
+    dirs.push_back("/lib");
+    dirs.push_back("/usr/lib");
+    return dirs;
+}
+
+std::vector<NeededResolution::Missing> NeededResolution::missing() const {
+    std::vector<Missing> out;
+    auto add = [&](const ElfNeeds& object) {
+        for (const auto& need : object.needs) {
+            if (need.library_class != LibraryClass::missing) continue;
+            auto it = std::find_if(out.begin(), out.end(), [&](const Missing& m) { return m.name == need.name; });
+            if (it == out.end()) {
+                out.push_back({need.name, need.problem, {}});
+                it = out.end() - 1;
+            }
+            if (std::find(it->needed_by.begin(), it->needed_by.end(), object.name) == it->needed_by.end())
+                it->needed_by.push_back(object.name);
+        }
+    };
+    for (const auto& member : members) add(member);
+    for (const auto& graft : graft_needs) add(graft);
+    return out;
+}
+
+std::vector<std::string> NeededResolution::names_of(LibraryClass library_class) const {
+    std::set<std::string> names;
+    auto add = [&](const ElfNeeds& object) {
+        for (const auto& need : object.needs)
+            if (need.library_class == library_class) names.insert(need.name);
+    };
+    for (const auto& member : members) add(member);
+    for (const auto& graft : graft_needs) add(graft);
+    return {names.begin(), names.end()};
+}
+
+NeededResolution resolve_needed(const std::vector<WheelElf>& elves, const std::vector<std::string>& other_installed,
+                                const SearchContext& context) {
+    Resolver resolver(elves, other_installed, context);
+    return resolver.run(elves);
+}
+
+}  // namespace wheelfix::analysis
