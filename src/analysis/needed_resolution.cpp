@@ -317,6 +317,7 @@ private:
         switch (named.named) {
             case policy::NamedClass::system: need.library_class = LibraryClass::system; return;
             case policy::NamedClass::driver: need.library_class = LibraryClass::driver; return;
+            case policy::NamedClass::python: need.library_class = LibraryClass::python; return;
             case policy::NamedClass::torch:
                 need.library_class = LibraryClass::torch;
                 need.distribution = policy::distribution(*named.rule, context_.cuda_major);
@@ -329,7 +330,13 @@ private:
         }
         if (!found) {
             need.library_class = LibraryClass::missing;
-            if (need.problem.empty()) need.problem = "not found";
+            if (need.problem.empty()) {
+                need.problem = "not found";
+                std::vector<std::string> passed;
+                for (const auto& skip : need.skipped)
+                    if (skip.starts_with("/") && passed.size() < 3) passed.push_back(skip);
+                for (std::size_t i = 0; i < passed.size(); ++i) need.problem += (i == 0 ? "; passed over " : ", ") + passed[i];
+            }
             return;
         }
         need.library_class = LibraryClass::graft;
@@ -364,7 +371,7 @@ private:
         graft.needed_by.push_back(who.label);
         try {
             MappedFile file(graft.path);
-            if (file.bytes().size() > kMaxGraftBytes) throw elf::ElfError("larger than 4 GiB");
+            if (file.bytes().size() > kMaxGraftBytes) throw elf::ElfError("larger than 256 MiB, the most repair grafts");
             auto elf = elf::ElfFile::parse(file.bytes());
             if (auto soname = elf.soname()) graft.soname = std::string(*soname);
             if (auto rpath = elf.rpath()) graft.rpath = std::string(*rpath);
@@ -467,6 +474,7 @@ const char* library_class_name(LibraryClass library_class) {
         case LibraryClass::excluded: return "excluded";
         case LibraryClass::system: return "system";
         case LibraryClass::driver: return "driver";
+        case LibraryClass::python: return "libpython";
         case LibraryClass::torch: return "torch";
         case LibraryClass::nvidia: return "nvidia";
         case LibraryClass::graft: return "graft";

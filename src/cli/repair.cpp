@@ -11,6 +11,7 @@
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/repair/repair.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/util/thread_budget.hpp"
 #include "wheelfix/zip/archive.hpp"
 
@@ -36,7 +37,12 @@ struct RepairArguments {
     std::string pin = "minor";
     std::string local_format = "dotted";
     std::vector<std::string> maps;
-    std::vector<std::string> exclude;
+    std::vector<std::string> skip_member;
+    std::vector<std::string> exclude;       // SONAME globs never grafted (auditwheel's --exclude)
+    std::optional<std::string> ldpaths;     // else LD_LIBRARY_PATH
+    std::optional<std::string> plat;
+    bool only_plat = false;
+    bool no_update_tags = false;
     bool strict = false;
     bool dry_run = false;
     bool overwrite = false;
@@ -80,13 +86,22 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     options.pin = *wheel::parse_torch_pin(args.pin);
     options.local_format = *wheel::parse_local_format(args.local_format);
     for (const auto& text : args.maps) options.maps.push_back(repair::parse_symbol_map(text));
-    options.exclude = args.exclude;
+    options.skip_member = args.skip_member;
+    options.no_torch = args.torch.empty();
+    options.graft.exclude = args.exclude;
+    const char* library_path = std::getenv("LD_LIBRARY_PATH");
+    std::string ldpaths = args.ldpaths.value_or(library_path ? library_path : "");
+    for (auto& dir : split_nonempty(ldpaths, ':')) options.graft.ldpaths.push_back(std::move(dir));
+    options.plat = args.plat;
+    options.only_plat = args.only_plat;
+    options.no_update_tags = args.no_update_tags;
+    if (options.only_plat && !options.plat) throw InputError("--only-plat", "needs --plat TAG");
     options.strict = args.strict;
     options.dry_run = args.dry_run;
     options.overwrite = args.overwrite;
     if (!args.no_load_test)
         if (auto python = find_python(); !python.empty()) options.loader = {python, "-c", kLoaderScript};
-    if (std::filesystem::is_directory(args.torch)) options.torch_dir = args.torch;
+    if (!args.torch.empty() && std::filesystem::is_directory(args.torch)) options.torch_dir = args.torch;
     return options;
 }
 
@@ -163,12 +178,22 @@ std::vector<std::string> wrong_lines(const repair::RepairReport& report) {
         lines.push_back(counted(report.absolute_rpath_entries.size(), "search path entry", "search path entries") +
                         " outside the wheel (build trees, absolute paths): dropped");
     if (report.retag.wheel_tags_rewritten) lines.push_back("WHEEL's Tag lines disagree with the file name: rewritten");
+    if (!report.grafted.empty())
+        lines.push_back(counted(report.grafted.size(), "library", "libraries") + " from the build machine, not in the wheel: grafted");
+    for (const auto& name : report.resolution.names_of(analysis::LibraryClass::python))
+        lines.push_back("links " + name + " (forbidden for manylinux wheels): NEEDED removed");
+    for (const auto& distribution : report.distributions) lines.push_back("needs beside it: " + distribution);
     for (auto& line : finding_lines(report.findings_before)) lines.push_back(std::move(line));
     return lines;
 }
 
 std::vector<std::string> done_lines(const repair::RepairReport& report, bool verbose) {
     std::vector<std::string> lines;
+    for (const auto& graft : report.grafted) {
+        lines.push_back("grafted " + graft.needed_name + " -> " + graft.member + " (from " + graft.source.string() + ")");
+        if (verbose)
+            for (const auto& line : graft.changes) lines.push_back("  " + line);
+    }
     for (const auto& change : report.relinked) {
         lines.push_back("relinked " + change.member);
         if (verbose)
@@ -183,7 +208,9 @@ std::vector<std::string> done_lines(const repair::RepairReport& report, bool ver
     const auto& retag = report.retag;
     if (retag.version.before == retag.version.after)
         lines.push_back("version " + retag.version.before + " kept" +
-                        (report.uses_torch ? "" : ": no extension links or imports torch"));
+                        (report.torch_skipped ? ": no torch was checked (no --torch)"
+                         : report.uses_torch  ? ""
+                                              : ": no extension links or imports torch"));
     else
         lines.push_back("version " + retag.version.before + " -> " + retag.version.after);
     if (retag.pin_specifier) lines.push_back("Requires-Dist: torch" + *retag.pin_specifier);
@@ -229,7 +256,8 @@ std::string verdict(const repair::RepairReport& report, const repair::RepairOpti
 
 void render_text(const repair::RepairReport& report, const repair::RepairOptions& options, const GlobalOptions& global) {
     std::string target = options.profile ? ", target " + options.profile->name : "";
-    fmt::print("{}  (torch {}{})\n", report.input.filename().string(), report.torch_version, target);
+    std::string torch = report.torch_skipped ? "no torch checked" : "torch " + report.torch_version;
+    fmt::print("{}  ({}{})\n", report.input.filename().string(), torch, target);
     if (!global.quiet) {
         auto wrong = wrong_lines(report);
         print_section("wrong", wrong.empty() ? std::vector<std::string>{"nothing found"} : wrong);
@@ -250,7 +278,7 @@ void write_findings(JsonWriter& json, std::string_view key, const std::vector<po
 
 void write_json(JsonWriter& json, const repair::RepairReport& report) {
     json.begin_object().field("input", report.input.string()).field("output", report.output.string());
-    json.field("written", report.written).field("torch_version", report.torch_version)
+    json.field("written", report.written).field("torch_checked", !report.torch_skipped).field("torch_version", report.torch_version)
         .field("uses_torch", report.uses_torch).field("clean", report.clean());
     json.key("wrong").begin_object();
     write_findings(json, "findings", report.findings_before);
@@ -270,6 +298,12 @@ void write_json(JsonWriter& json, const repair::RepairReport& report) {
     else
         json.null();
     const auto& retag = report.retag;
+    json.key("grafted").begin_array();
+    for (const auto& graft : report.grafted)
+        json.begin_object().field("needed", graft.needed_name).field("member", graft.member)
+            .field("source", graft.source.string()).field("sha256", graft.sha256).field("owner", graft.owner)
+            .string_array("needed_by", graft.needed_by).end_object();
+    json.end_array().string_array("distributions_needed", report.distributions);
     json.key("file_name").begin_object().field("before", retag.file_name.before).field("after", retag.file_name.after).end_object();
     json.key("version").begin_object().field("before", retag.version.before).field("after", retag.version.after).end_object();
     json.field("torch_pin", retag.pin_specifier).field("platform", report.platform_after).end_object();
@@ -316,7 +350,7 @@ int exit_status(const std::vector<Outcome>& outcomes) {
 
 int run_repair(const RepairArguments& args, const GlobalOptions& global) {
     auto options = repair_options(args);
-    auto index = abi::load_index(args.torch);
+    auto index = args.torch.empty() ? abi::SymbolIndex{} : abi::load_index(args.torch);
     auto outcomes = repair_all(args, index, options);
     if (global.json) {
         render_json(outcomes, options);
@@ -337,7 +371,9 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
                   "what does not resolve, retag to the torch, set the honest platform tag; write once and verify");
     auto args = std::make_shared<RepairArguments>();
     command->add_option("wheels", args->wheels, "Wheels (*.whl)")->required();
-    add_torch_option(*command, args->torch, "Target torch: package directory, torch wheel, or index file")->required();
+    add_torch_option(*command, args->torch,
+                     "Target torch: package directory, torch wheel, or index file (without it no torch is checked: "
+                     "version and pins stay as they are)");
     add_wheel_dir_option(*command, args->output, "Output directory (wheels get their new file names)");
     add_target_option(*command, args->target,
                       "Target profile: cuda13-blackwell, cuda13-blackwell-all, cuda12-hopper, or a profile file");
@@ -351,7 +387,17 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
         ->check(CLI::IsMember({"dotted", "compact", "full"}))
         ->capture_default_str();
     command->add_option("--map", args->maps, "Shim: forward OLD to NEW (mangled names), OLD=NEW (repeatable)");
-    add_exclude_option(*command, args->exclude);
+    command->add_option("--skip-member", args->skip_member,
+                        "Never edit members matching GLOB (repeatable; no '/' = base name); was --exclude before 0.3");
+    command->add_option("--exclude", args->exclude,
+                        "Never graft a library whose SONAME matches GLOB (repeatable; auditwheel's --exclude)");
+    command->add_option("--ldpaths", args->ldpaths,
+                        "Directories (':'-separated) searched for libraries to graft, where LD_LIBRARY_PATH is in "
+                        "ld.so's order (default: $LD_LIBRARY_PATH)");
+    command->add_option("--plat", args->plat,
+                        "Platform tag wanted (manylinux_2_28_x86_64 ...): refused when the result cannot meet it");
+    command->add_flag("--only-plat", args->only_plat, "With --plat: that tag exactly, not an older one the result meets");
+    command->add_flag("--no-update-tags", args->no_update_tags, "Keep the wheel's platform tags as they are");
     command->add_flag("--strict", args->strict, "Write nothing when findings would be left");
     command->add_flag("--dry-run", args->dry_run, "Print the plan, write nothing");
     command->add_option("-j,--jobs", args->jobs,

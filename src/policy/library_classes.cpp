@@ -36,6 +36,9 @@ LibraryClassRule parse_rule(const DataLine& line, const std::string& source) {
     } else if (kind == "driver") {
         if (f.size() != 2) throw problem("driver GLOB takes no more fields");
         rule.named = NamedClass::driver;
+    } else if (kind == "python") {
+        if (f.size() != 2) throw problem("python GLOB takes no more fields");
+        rule.named = NamedClass::python;
     } else if (kind == "torch") {
         if (f.size() != 3) throw problem("torch GLOB DISTRIBUTION");
         rule.named = NamedClass::torch;
@@ -46,7 +49,7 @@ LibraryClassRule parse_rule(const DataLine& line, const std::string& source) {
         rule.distribution = f[2] == "-" ? "" : f[2];
         rule.distribution_cuda13 = f[3] == "-" ? "" : f[3];
     } else {
-        throw problem("unknown class '" + kind + "' (system, driver, torch, nvidia)");
+        throw problem("unknown class '" + kind + "' (system, driver, python, torch, nvidia)");
     }
     return rule;
 }
@@ -57,6 +60,7 @@ const char* named_class_name(NamedClass named) {
     switch (named) {
         case NamedClass::system: return "system";
         case NamedClass::driver: return "driver";
+        case NamedClass::python: return "python";
         case NamedClass::torch: return "torch";
         case NamedClass::nvidia: return "nvidia";
         case NamedClass::none: break;
@@ -77,7 +81,7 @@ const LibraryClasses& library_classes() {
 }
 
 NameClass classify_name(const LibraryClasses& classes, std::string_view soname, bool musl) {
-    for (NamedClass named : {NamedClass::system, NamedClass::driver, NamedClass::torch, NamedClass::nvidia})
+    for (NamedClass named : {NamedClass::system, NamedClass::driver, NamedClass::python, NamedClass::torch, NamedClass::nvidia})
         for (const auto& rule : classes.rules) {
             if (rule.named != named) continue;
             if (named == NamedClass::system && rule.musl != musl) continue;

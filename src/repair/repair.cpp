@@ -4,6 +4,7 @@
 #include "wheelfix/repair/repair.hpp"
 
 #include "wheelfix/analysis/wheel_report.hpp"
+#include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
@@ -27,6 +28,8 @@ struct PendingMember {
     const zip::Member* member = nullptr;
     int depth = 0;
     RelinkOptions options;
+    bool needs_shim = false;
+    std::size_t elf = 0;  // index into Reader::elves
 };
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
@@ -35,7 +38,7 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     return out;
 }
 
-bool excluded(const RepairOptions& options, const std::string& member) { return matches_any(options.exclude, member); }
+bool excluded(const RepairOptions& options, const std::string& member) { return matches_any(options.skip_member, member); }
 
 // The profile used for judging: the one given, or, without one, only what every
 // torch extension needs: torch's libraries where pip installs them.
@@ -46,6 +49,23 @@ policy::Profile profile_or_default(const RepairOptions& options) {
     torch_only.source = "built-in";
     torch_only.rpaths = {"{root}/torch/lib"};
     return torch_only;
+}
+
+// Without a profile, an extension linking a CUDA runtime gets the wiring of the
+// built-in profile for its CUDA major (cuda13-blackwell, cuda12-hopper): its rpath
+// directories, where torch and the nvidia-* wheels install their libraries.
+const policy::Profile& wiring_for(const policy::Profile& fallback, const analysis::ElfReport& report) {
+    static const policy::Profile cuda13 = [] {
+        auto wiring = policy::load_profile("cuda13-blackwell");
+        return policy::Profile{wiring.name, wiring.source, {}, {}, {}, wiring.rpaths, {}, {}};
+    }();
+    static const policy::Profile cuda12 = [] {
+        auto wiring = policy::load_profile("cuda12-hopper");
+        return policy::Profile{wiring.name, wiring.source, {}, {}, {}, wiring.rpaths, {}, {}};
+    }();
+    if (report.cudart_major == 13) return cuda13;
+    if (report.cudart_major == 12) return cuda12;
+    return fallback;
 }
 
 // The relink an extension gets from the profile and the general rules.
@@ -111,12 +131,14 @@ private:
         if (!elf::is_elf(inflated.data)) return;
         auto report = analysis::analyze_member(wheel_, name, inflated.data);
         int depth = wheel::directory_depth(name);
-        auto relink = member_relink(profile_, report, depth);
-        bool needs_shim = planner_.take(name, parse(name, inflated.data));
+        auto relink = member_relink(options_.profile ? profile_ : wiring_for(profile_, report), report, depth);
+        bool needs_shim = options_.no_torch ? false : planner_.take(name, parse(name, inflated.data));
+        bool may_graft = options_.graft_libraries && may_need_graft(report, report.needs.links_musl);
         elves.push_back(std::move(report));
         if (excluded(options_, name)) return;
-        if (needs_shim) {
-            pending.push_back({&member, depth, std::move(relink)});
+        if (needs_shim || may_graft) {
+            // Edited once the shim is named and the grafts are planned.
+            pending.push_back({&member, depth, std::move(relink), needs_shim, elves.size() - 1});
             return;
         }
         auto member_edit = relink_member(relink, label_, name, inflated, depth);
@@ -164,25 +186,42 @@ std::string shim_runpath(const policy::Profile& profile) {
     return join(entries, ":");
 }
 
-std::vector<wheel::AddedMember> wire_shim(const wheel::Wheel& wheel, const policy::Profile& profile, Reader& read,
-                                          RepairReport& report) {
-    auto library = read.planner().finish(report.shim, shim_runpath(profile));
-    if (!library) return {};
-    report.shim.shim_member = shim_directory(wheel) + "/" + library->file_name;
-    auto links = shim_link_options(wheel, *library);
+void add_graft_links(RelinkOptions& options, const RelinkOptions& graft_links) {
+    options.replace_needed.insert(options.replace_needed.end(), graft_links.replace_needed.begin(), graft_links.replace_needed.end());
+    for (const auto& path : graft_links.add_rpath)
+        if (std::find(options.add_rpath.begin(), options.add_rpath.end(), path) == options.add_rpath.end())
+            options.add_rpath.push_back(path);
+}
+
+// The shim named and the grafts planned, the members waiting for them get their
+// edits: each inflated a second time (not kept meanwhile).
+std::vector<wheel::AddedMember> wire_shim_and_grafts(const wheel::Wheel& wheel, const policy::Profile& profile,
+                                                     const GraftPlan* grafts, const std::vector<analysis::ElfReport>& elves,
+                                                     Reader& read, RepairReport& report) {
+    std::vector<wheel::AddedMember> added;
+    std::optional<RelinkOptions> shim_links;
+    if (!report.torch_skipped) {
+        auto library = read.planner().finish(report.shim, shim_runpath(profile));
+        if (library) {
+            report.shim.shim_member = shim_directory(wheel) + "/" + library->file_name;
+            shim_links = shim_link_options(wheel, *library);
+            added.push_back({report.shim.shim_member, std::move(library->bytes), 0100755});
+            library->bytes.clear();
+            report.shim.shim = std::move(library);
+        }
+    }
     for (auto& member : read.pending) {
-        add_shim_links(member.options, links);
+        if (member.needs_shim && !shim_links) continue;
+        if (member.needs_shim) add_shim_links(member.options, *shim_links);
+        if (grafts) add_graft_links(member.options, grafts->links(elves.at(member.elf)));
         auto inflated = zip::inflate_indexed(wheel.archive(), *member.member, [](std::span<const std::uint8_t>) {}, true);
         auto member_edit = relink_member(member.options, report.input.string(), member.member->name, inflated, member.depth);
         if (!member_edit) continue;
-        report.shim.changed.push_back(member_edit->change);
+        if (member.needs_shim) report.shim.changed.push_back(member_edit->change);
         read.changed.push_back(std::move(member_edit->change));
         read.edited.emplace(member.member->name, std::move(member_edit->data));
     }
     read.pending.clear();
-    std::vector<wheel::AddedMember> added{{report.shim.shim_member, std::move(library->bytes), 0100755}};
-    library->bytes.clear();
-    report.shim.shim = std::move(library);
     return added;
 }
 
@@ -296,38 +335,117 @@ void withdraw_output(RepairReport& report) {
     report.withdrawn = true;
 }
 
+
+// The platform tag the result truly meets: the wheel's and the grafted libraries'
+// symbol-version needs, raised to the oldest tag allowing every system library the
+// result links, then to the profile's min-platform; --plat asks for one tag
+// (refused below what the result needs; with --only-plat it is the tag).
+std::string result_platform_tag(const policy::Profile& profile, analysis::WheelReport wheel_report,
+                                const GraftPlan* grafts, const RepairOptions& options, const std::string& wheel_label) {
+    if (wheel_report.elves.empty()) return {};
+    const std::string arch = wheel_report.elves.front().machine;
+    if (grafts) {
+        wheel_report.needs = policy::newest(wheel_report.needs, grafts->needs);
+        wheel_report.honest_tag = policy::honest_tag(wheel_report.needs, arch);
+        std::string since;
+        for (const auto& name : grafts->resolution.names_of(analysis::LibraryClass::system)) {
+            auto named = policy::classify_name(policy::library_classes(), name, wheel_report.needs.links_musl);
+            if (!named.rule || wheel_report.honest_tag.empty()) continue;
+            auto need = policy::parse_platform_tag(named.rule->since_tag + "_" + arch);
+            auto have = policy::parse_platform_tag(wheel_report.honest_tag + "_" + arch);
+            if (need.kind == have.kind && std::pair(need.major, need.minor) > std::pair(have.major, have.minor))
+                wheel_report.honest_tag = named.rule->since_tag;
+        }
+    }
+    std::string tag = policy::target_platform_tag(profile, wheel_report);
+    if (!options.plat) return tag;
+    auto asked = policy::parse_platform_tag(*options.plat);
+    if (asked.kind != policy::PlatformTag::Kind::manylinux && asked.kind != policy::PlatformTag::Kind::musllinux)
+        throw InputError(*options.plat, "--plat takes a manylinux or musllinux tag with its architecture");
+    if (asked.arch != arch)
+        throw InputError(wheel_label, "--plat " + *options.plat + ": the extensions are for " + arch);
+    if (tag.empty())
+        throw InputError(wheel_label, "--plat " + *options.plat + " cannot be met: no platform tag fits the binaries");
+    auto least = policy::parse_platform_tag(tag);
+    if (least.kind != asked.kind || std::pair(asked.major, asked.minor) < std::pair(least.major, least.minor))
+        throw InputError(wheel_label, "--plat " + *options.plat + " cannot be met: the result needs " + tag +
+                                          (grafts && !grafts->grafts.empty() ? " (grafted libraries included)" : ""));
+    return options.only_plat ? asked.text : tag;
+}
+
+// The distributions a wheel's torch and nvidia libraries come from, and whether
+// METADATA requires each ("torch (required)", "nvidia-cuda-runtime (not in METADATA)").
+std::vector<std::string> needed_distributions(const wheel::Wheel& wheel, const analysis::NeededResolution& resolution) {
+    std::set<std::string> names;
+    for (const auto& object : resolution.members)
+        for (const auto& need : object.needs)
+            if ((need.library_class == analysis::LibraryClass::torch || need.library_class == analysis::LibraryClass::nvidia) &&
+                !need.distribution.empty())
+                names.insert(need.distribution);
+    std::vector<std::string> requires_dist;
+    for (const auto& [key, value] : wheel.metadata().headers)
+        if (key == "Requires-Dist") requires_dist.push_back(value);
+    auto normal = [](std::string text) {
+        for (auto& c : text) c = c == '_' || c == '.' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return text;
+    };
+    std::vector<std::string> lines;
+    for (const auto& name : names) {
+        bool required = std::any_of(requires_dist.begin(), requires_dist.end(), [&](const std::string& line) {
+            auto lowered = normal(line);
+            auto wanted = normal(name);
+            return lowered.starts_with(wanted) &&
+                   (lowered.size() == wanted.size() || std::string(" ;<>=!~([").find(lowered[wanted.size()]) != std::string::npos);
+        });
+        lines.push_back(name + (required ? " (METADATA requires it)" : " (not in METADATA's Requires-Dist)"));
+    }
+    return lines;
+}
+
 }  // namespace
 
 RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::SymbolIndex& index,
                           const RepairOptions& options, const std::filesystem::path& out_dir) {
-    if (index.torch_version.empty())
+    if (!options.no_torch && index.torch_version.empty())
         throw InputError(index.source, "torch version unknown (no torch/version.py); repair retags for one version");
     auto wheel = wheel::Wheel::open(wheel_path);
     require_agreeing_versions(wheel, false);
-    auto profile = profile_or_default(options);
     RepairReport report;
     report.input = wheel_path;
-    report.torch_version = index.torch_version;
+    report.torch_skipped = options.no_torch;
+    if (!options.no_torch) report.torch_version = index.torch_version;
     report.platform_before = platform_part(wheel);
-    auto early = plan_retag(wheel, retag_options(options, index, std::nullopt, true), out_dir);  // refuse before reading
+    auto early = plan_retag(wheel, retag_options(options, index, std::nullopt, !options.no_torch), out_dir);  // refuse before reading
     refuse_output_over_input(wheel, early.result.output);
 
+    std::optional<policy::Profile> given_profile = options.profile;
+    auto profile = profile_or_default(options);
     Reader read(wheel, index, options, profile);
     auto digests = read.read();
     auto wheel_report = analysis::wheel_report(wheel, digests, std::move(read.elves));
     std::string machine = wheel_report.elves.empty() ? "" : wheel_report.elves.front().machine;
+    std::optional<GraftPlan> grafts;
+    if (options.graft_libraries) {
+        grafts = plan_grafts(wheel, wheel_report.elves, options.graft, shim_directory(wheel));
+        report.grafted = grafts->grafts;
+        report.resolution = grafts->resolution;
+        report.distributions = needed_distributions(wheel, grafts->resolution);
+    }
     note_what_was_wrong(wheel_report, profile, report);
-    auto added = wire_shim(wheel, profile, read, report);
+    auto added = wire_shim_and_grafts(wheel, profile, grafts ? &*grafts : nullptr, wheel_report.elves, read, report);
+    if (grafts) for (auto& copy : grafts->added) added.push_back(std::move(copy));
     note_stubs(report);
     report.relinked = std::move(read.changed);
 
-    auto target_tag = policy::target_platform_tag(profile, wheel_report);
+    auto target_tag = result_platform_tag(profile, wheel_report, grafts ? &*grafts : nullptr, options, wheel_path.string());
     std::optional<std::string> platform;
-    if (!target_tag.empty() && target_tag != report.platform_before) platform = target_tag;
+    if (!options.no_update_tags && !target_tag.empty() && target_tag != report.platform_before) platform = target_tag;
     report.platform_after = platform.value_or(report.platform_before);
     report.uses_torch = report.shim.shim || std::any_of(wheel_report.elves.begin(), wheel_report.elves.end(),
                                                         [](const auto& elf) { return analysis::uses_torch(elf); });
-    auto retag = plan_retag(wheel, retag_options(options, index, platform, report.uses_torch), out_dir);
+    auto retag = plan_retag(wheel, retag_options(options, index, platform, report.uses_torch && !options.no_torch), out_dir);
+    if (grafts && !grafts->grafts.empty())
+        retag.dist_info.added.emplace("sboms/wheelfix.cdx.json", sbom_json(wheel, grafts->grafts));
     report.retag = retag.result;
     report.output = retag.result.output;
     refuse_output_over_input(wheel, report.output);

@@ -83,6 +83,19 @@ std::string regenerated_record(const Wheel& wheel, const WheelChanges& changes, 
     }
     insert_added(wheel, entries, changes.added);
     for (auto& entry : entries) entry.path = output_name(wheel, changes.dist_info, entry.path);
+    // New dist-info files go before RECORD's own line (the last).
+    auto record_line = std::find_if(entries.begin(), entries.end(), [&](const RecordEntry& e) {
+        return e.path == output_name(wheel, changes.dist_info, wheel.record_path());
+    });
+    std::vector<RecordEntry> new_files;
+    const std::string directory = changes.dist_info.rename_to.value_or(wheel.dist_info());
+    for (const auto& [file, content] : changes.dist_info.added) {
+        RecordEntry entry;
+        entry.path = directory + "/" + file;
+        set_record_digest(entry, sha256(bytes_of(content)), content.size());
+        new_files.push_back(std::move(entry));
+    }
+    entries.insert(record_line, new_files.begin(), new_files.end());
     return format_record(entries);
 }
 
@@ -123,6 +136,10 @@ void check_dist_info_changes(const Wheel& wheel, const DistInfoChanges& changes)
     for (const auto& [file, content] : changes.replaced)
         if (file == "RECORD" || !wheel.archive().find(wheel.dist_info() + "/" + file))
             throw InputError(wheel.archive().path().string(), "cannot replace " + wheel.dist_info() + "/" + file);
+    for (const auto& [file, content] : changes.added)
+        if (file.empty() || file == "RECORD" || wheel.archive().find(wheel.dist_info() + "/" + file) ||
+            zip::unsafe_name_reason(wheel.dist_info() + "/" + file))
+            throw InputError(wheel.archive().path().string(), "cannot add " + wheel.dist_info() + "/" + file);
 }
 
 zip::OutputMember output_for_added(AddedMember& added, std::int64_t mtime) {
@@ -136,7 +153,7 @@ zip::OutputMember output_for_added(AddedMember& added, std::int64_t mtime) {
 
 bool changes_anything(const WheelChanges& changes) {
     return !changes.edited.empty() || !changes.added.empty() || changes.dist_info.rename_to ||
-           !changes.dist_info.replaced.empty();
+           !changes.dist_info.replaced.empty() || !changes.dist_info.added.empty();
 }
 
 }  // namespace
@@ -209,6 +226,15 @@ void write_wheel_changes(const Wheel& wheel, WheelChanges changes, const std::fi
     } else {
         record.source = zip::RawCopy{record_member};
         record.mtime = record_member->mtime;
+    }
+    const std::string directory = changes.dist_info.rename_to.value_or(wheel.dist_info());
+    for (const auto& [file, content] : changes.dist_info.added) {
+        zip::OutputMember out;
+        out.name = directory + "/" + file;
+        out.unix_mode = 0100644;
+        out.mtime = time_for_changed(*record_member, options);
+        out.source = zip::Content{std::vector<std::uint8_t>(content.begin(), content.end())};
+        dist_info.push_back(std::move(out));
     }
     payload.insert(payload.end(), std::make_move_iterator(dist_info.begin()), std::make_move_iterator(dist_info.end()));
     payload.push_back(std::move(record));

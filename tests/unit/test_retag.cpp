@@ -204,10 +204,13 @@ TEST_CASE("write_wheel_changes refuses replacing RECORD or a missing file, and a
     auto refused = [&](DistInfoChanges dist_info) {
         return error_from([&] { write_wheel_changes(input, WheelChanges{{}, {}, std::move(dist_info)}, out, {}); });
     };
-    CHECK(refused({std::nullopt, {{"RECORD", "x"}}}).problem().find("cannot replace") != std::string::npos);
-    CHECK(refused({std::nullopt, {{"entry_points.txt", "x"}}}).problem().find("cannot replace") != std::string::npos);
-    CHECK(refused({"demo_pkg-2.0", {}}).problem().find("not a .dist-info") != std::string::npos);
-    CHECK(refused({"a/b.dist-info", {}}).problem().find("not a .dist-info") != std::string::npos);
+    CHECK(refused({std::nullopt, {{"RECORD", "x"}}, {}}).problem().find("cannot replace") != std::string::npos);
+    CHECK(refused({std::nullopt, {{"entry_points.txt", "x"}}, {}}).problem().find("cannot replace") != std::string::npos);
+    CHECK(refused({"demo_pkg-2.0", {}, {}}).problem().find("not a .dist-info") != std::string::npos);
+    CHECK(refused({"a/b.dist-info", {}, {}}).problem().find("not a .dist-info") != std::string::npos);
+    CHECK(refused({std::nullopt, {}, {{"RECORD", "x"}}}).problem().find("cannot add") != std::string::npos);
+    CHECK(refused({std::nullopt, {}, {{"METADATA", "x"}}}).problem().find("cannot add") != std::string::npos);
+    CHECK(refused({std::nullopt, {}, {{"../escape", "x"}}}).problem().find("cannot add") != std::string::npos);
     CHECK_FALSE(fs::exists(out));
 }
 

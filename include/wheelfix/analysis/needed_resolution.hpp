@@ -31,6 +31,7 @@
 //   in-wheel  found as a member of the wheel;
 //   excluded  the name matches a context.exclude glob (auditwheel's --exclude);
 //   system    the policy's allowed list for the wheel's libc family (musl: musllinux);
+//   libpython an extension's NEEDED libpython: repair removes it, as auditwheel does;
 //   driver, torch, nvidia   by name, from the library-classes data
 //             (policy/library_classes.hpp) — never grafted, found or not;
 //   graft     found outside the wheel: to be copied in;
@@ -55,11 +56,13 @@
 
 namespace wheelfix::analysis {
 
-enum class LibraryClass { in_wheel, excluded, system, driver, torch, nvidia, graft, missing };
-// "in-wheel", "excluded", "system", "driver", "torch", "nvidia", "graft", "missing"
+enum class LibraryClass { in_wheel, excluded, system, driver, python, torch, nvidia, graft, missing };
+// "in-wheel", "excluded", "system", "driver", "libpython", "torch", "nvidia", "graft", "missing"
 const char* library_class_name(LibraryClass library_class);
 
-inline constexpr std::uint64_t kMaxGraftBytes = std::uint64_t{1} << 32;  // 4 GiB mapped, never copied
+// A library larger than this is not grafted (missing, with the reason): a graft is
+// held in memory while the wheel is written.
+inline constexpr std::uint64_t kMaxGraftBytes = std::uint64_t{256} << 20;
 
 struct SearchContext {
     std::vector<std::string> ldpaths;            // in order

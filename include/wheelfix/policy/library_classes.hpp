@@ -8,8 +8,8 @@
 //   parses one (any problem is an InputError "<source>:<line>" naming the field).
 // - classify_name(classes, soname, musl) is the class a NEEDED name has by name
 //   alone: system (the policy's allowed list of the wheel's libc family: musl
-//   wheels take the musllinux list), driver, torch, nvidia, or none. The order is
-//   system, driver, torch, nvidia; within a class the first matching line.
+//   wheels take the musllinux list), driver, python, torch, nvidia, or none. The order
+//   is system, driver, python, torch, nvidia; within a class the first matching line.
 // - system_since(): for a system library, the oldest tag whose policy allows it
 //   ("manylinux_2_24" for libmvec.so.1), so the chosen tag honours it.
 // - distribution(): for torch and nvidia names, the distribution that installs the
@@ -24,9 +24,9 @@
 
 namespace wheelfix::policy {
 
-enum class NamedClass { none, system, driver, torch, nvidia };
+enum class NamedClass { none, system, driver, python, torch, nvidia };
 
-const char* named_class_name(NamedClass named);  // "system", "driver", "torch", "nvidia", "none"
+const char* named_class_name(NamedClass named);  // "system", "driver", "python", "torch", "nvidia", "none"
 
 struct LibraryClassRule {
     NamedClass named = NamedClass::none;

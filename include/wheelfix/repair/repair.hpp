@@ -49,6 +49,7 @@
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/policy/evaluate.hpp"
 #include "wheelfix/policy/profile.hpp"
+#include "wheelfix/repair/graft.hpp"
 #include "wheelfix/repair/load_test.hpp"
 #include "wheelfix/repair/relink.hpp"
 #include "wheelfix/repair/retag.hpp"
@@ -67,7 +68,13 @@ struct RepairOptions {
     wheel::TorchPin pin = wheel::TorchPin::minor;
     wheel::LocalFormat local_format = wheel::LocalFormat::dotted;
     SymbolMap maps;                          // --map OLD=NEW for the shim
-    std::vector<std::string> exclude;        // globs of members never edited
+    std::vector<std::string> skip_member;    // globs of members never edited (--skip-member)
+    bool no_torch = false;                   // no --torch: nothing checked against torch, version and pins kept
+    bool graft_libraries = true;             // resolve every NEEDED, graft what the build machine provides
+    GraftOptions graft;                      // --ldpaths, --exclude (SONAME globs)
+    std::optional<std::string> plat;         // --plat TAG: refused when the result cannot meet it
+    bool only_plat = false;                  // --only-plat: exactly --plat's tag
+    bool no_update_tags = false;             // --no-update-tags: the platform tags stay as they are
     bool dry_run = false;
     bool strict = false;
     bool overwrite = false;
@@ -92,6 +99,14 @@ struct RepairReport {
     bool platform_lied = false;
 
     bool uses_torch = false;                    // an extension links or imports torch: retagged for it
+    bool torch_skipped = false;                 // no --torch: no torch was checked
+
+    // Every NEEDED resolved and classified (repair/graft.hpp), what was grafted, and
+    // the distributions the torch/nvidia libraries come from (with whether
+    // METADATA requires them).
+    analysis::NeededResolution resolution;
+    std::vector<GraftedFile> grafted;
+    std::vector<std::string> distributions;
 
     // What was done.
     std::vector<MemberChange> relinked;

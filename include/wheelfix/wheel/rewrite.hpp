@@ -59,6 +59,7 @@ struct AddedMember {
 struct DistInfoChanges {
     std::optional<std::string> rename_to;          // "name-1.0+torch2.10.dist-info"
     std::map<std::string, std::string> replaced;   // file inside the directory ("METADATA") -> new content
+    std::map<std::string, std::string> added;      // new file inside the directory ("sboms/x.json") -> content
 };
 
 struct WheelChanges {

@@ -1,0 +1,81 @@
+// Grafting: the libraries a wheel's extensions load from the build machine,
+// copied into the wheel under names of their own (auditwheel's core).
+//
+// Contract: plan_grafts(wheel, elves, options) resolves every NEEDED of the ELF
+// members (analysis/needed_resolution.hpp) and:
+// - refuses (InputError naming the wheel, one line) when a library is `missing`:
+//   every missing name with the members and grafted libraries that need it, and why;
+//   also when a grafted file name collides with a member of the wheel;
+// - for every `graft` library: reads it (at most analysis::kMaxGraftBytes), names
+//   the copy `<base>-<first 8 hex of its sha256>.<rest>` after the NEEDED name
+//   ("libfoo.so.1" -> "libfoo-0123abcd.so.1"; a base already ending in that hash is
+//   kept), and edits the copy: SONAME = that name, every NEEDED naming another
+//   grafted library renamed (DT_VERNEED's vn_file with it: elf/editor.hpp), and its
+//   search path set to $ORIGIN. The copies go to `<libs_dir>/` at the platlib root
+//   (libs_dir: "<distribution>.libs", where the shim also lives).
+// - links(member): the relink additions one member needs: replace-needed for each
+//   grafted name it NEEDs and "{root}/<libs_dir>" on its search path; none for a
+//   member that needs no grafted library; a NEEDED libpython is removed (auditwheel's
+//   rule: the interpreter provides those symbols).
+// The owner of each grafted file is asked of `dpkg -S` when dpkg exists (empty
+// otherwise); the SBOM (sbom_json) lists each grafted file with its sha256 and owner.
+// Nothing here writes a file.
+#pragma once
+
+#include "wheelfix/analysis/needed_resolution.hpp"
+#include "wheelfix/repair/relink.hpp"
+#include "wheelfix/wheel/rewrite.hpp"
+#include "wheelfix/wheel/wheel.hpp"
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace wheelfix::repair {
+
+struct GraftOptions {
+    std::vector<std::string> ldpaths;   // --ldpaths (else LD_LIBRARY_PATH, decided by the caller)
+    std::vector<std::string> exclude;   // SONAME globs never grafted
+    std::filesystem::path root = "/";   // ld.so.conf and default directories below it
+    bool ask_owner = true;              // dpkg -S for the SBOM
+};
+
+struct GraftedFile {
+    std::string needed_name;            // "libfoo.so.1"
+    std::string new_name;               // "libfoo-0123abcd.so.1"
+    std::string member;                 // "<dist>.libs/libfoo-0123abcd.so.1"
+    std::filesystem::path source;       // where it was found
+    std::string sha256;                 // hex, of the file as found
+    std::string owner;                  // "zlib1g:amd64" from dpkg -S, or empty
+    std::vector<std::string> needed_by;
+    std::vector<std::string> changes;   // the edits of the copy
+};
+
+struct GraftPlan {
+    analysis::NeededResolution resolution;
+    std::string libs_dir;
+    std::vector<GraftedFile> grafts;
+    std::map<std::string, std::string> renames;  // NEEDED name -> grafted file name
+    policy::NeededVersions needs;                // newest over the grafted libraries
+    std::vector<wheel::AddedMember> added;       // the edited copies
+
+    RelinkOptions links(const analysis::ElfReport& member) const;
+};
+
+// The WheelElf view of the reports (installed paths), and the installed paths of
+// the wheel's other members (candidates ld.so would stop at).
+GraftPlan plan_grafts(const wheel::Wheel& wheel, const std::vector<analysis::ElfReport>& elves,
+                      const GraftOptions& options, const std::string& libs_dir);
+
+// Whether a member may need a graft (or a libpython removed): it NEEDs a name the
+// library classes do not know (not system, driver, torch or nvidia by name).
+bool may_need_graft(const analysis::ElfReport& elf, bool musl);
+
+// "libfoo.so.1" + sha256 hex -> "libfoo-0123abcd.so.1".
+std::string hashed_name(const std::string& needed_name, const std::string& sha256_hex);
+
+// CycloneDX 1.5 JSON listing the grafted files (PEP 770 SBOM).
+std::string sbom_json(const wheel::Wheel& wheel, const std::vector<GraftedFile>& grafts);
+
+}  // namespace wheelfix::repair

@@ -1,0 +1,223 @@
+// plan_grafts (repair/graft.hpp): resolve, refuse what cannot load, name and edit
+// the copies.
+#include "wheelfix/repair/graft.hpp"
+
+#include "wheelfix/elf/editor.hpp"
+#include "wheelfix/policy/library_classes.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
+#include "wheelfix/util/json.hpp"
+#include "wheelfix/util/sha256.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <set>
+
+extern char** environ;
+
+namespace wheelfix::repair {
+
+namespace {
+
+std::string hex(std::span<const std::uint8_t> bytes) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    for (auto byte : bytes) {
+        out += digits[byte >> 4];
+        out += digits[byte & 15];
+    }
+    return out;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
+    return out;
+}
+
+bool wheel_links_musl(const std::vector<analysis::ElfReport>& elves) {
+    return std::any_of(elves.begin(), elves.end(), [](const auto& elf) { return elf.needs.links_musl; });
+}
+
+std::optional<int> wheel_cuda_major(const std::vector<analysis::ElfReport>& elves) {
+    for (const auto& elf : elves)
+        if (elf.cudart_major) return elf.cudart_major;
+    return std::nullopt;
+}
+
+// "libffi.so.5 (needed by a.so, b.so: not found)"
+[[noreturn]] void refuse_missing(const wheel::Wheel& wheel, const std::vector<analysis::NeededResolution::Missing>& missing) {
+    std::vector<std::string> parts;
+    for (const auto& m : missing) parts.push_back(m.name + " (" + m.problem + "; needed by " + join(m.needed_by, ", ") + ")");
+    throw InputError(wheel.archive().path().string(),
+                     "cannot be made to load: " + join(parts, "; ") + " (use --ldpaths DIR where it lives, or --exclude GLOB to leave it out)");
+}
+
+// dpkg -S PATH's package ("zlib1g:amd64"), or empty. The path is asked as found and
+// as resolved (dpkg knows /lib/x86_64-linux-gnu/... under either spelling since usrmerge).
+std::string dpkg_owner(const std::filesystem::path& path) {
+    static const bool has_dpkg = ::access("/usr/bin/dpkg", X_OK) == 0;
+    if (!has_dpkg) return {};
+    std::error_code ec;
+    std::vector<std::string> paths{path.string()};
+    auto canonical = std::filesystem::canonical(path, ec);
+    if (!ec && canonical != path) paths.push_back(canonical.string());
+    for (const auto& candidate : paths) {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) return {};
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+        std::vector<char*> argv{const_cast<char*>("/usr/bin/dpkg"), const_cast<char*>("-S"),
+                                const_cast<char*>(candidate.c_str()), nullptr};
+        pid_t pid = 0;
+        int spawned = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        ::close(fds[1]);
+        std::string out;
+        char buffer[512];
+        for (ssize_t got; spawned == 0 && (got = ::read(fds[0], buffer, sizeof buffer)) > 0 && out.size() < 4096;)
+            out.append(buffer, static_cast<std::size_t>(got));
+        ::close(fds[0]);
+        int status = 0;
+        if (spawned == 0) ::waitpid(pid, &status, 0);
+        if (spawned != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) continue;
+        auto colon = out.find(": ");
+        if (colon != std::string::npos && out.find('\n') > colon) return out.substr(0, colon);
+    }
+    return {};
+}
+
+std::vector<std::uint8_t> edited_copy(const GraftedFile& graft, std::span<const std::uint8_t> original,
+                                      const std::map<std::string, std::string>& renames, std::vector<std::string>& changes) {
+    auto elf = elf::ElfFile::parse(original);
+    elf::EditRequest request;
+    request.set_soname = graft.new_name;
+    request.set_search_path = "$ORIGIN";
+    for (auto needed : elf.needed())
+        if (auto renamed = renames.find(std::string(needed)); renamed != renames.end())
+            request.replace_needed.emplace_back(renamed->first, renamed->second);
+    auto plan = elf::plan_edits(elf, request);
+    changes = plan.changes;
+    return apply_edits(original, plan.edits);
+}
+
+}  // namespace
+
+std::string hashed_name(const std::string& needed_name, const std::string& sha256_hex) {
+    const std::string hash = sha256_hex.substr(0, 8);
+    auto dot = needed_name.find('.');
+    std::string base = needed_name.substr(0, dot);
+    std::string rest = dot == std::string::npos ? "" : needed_name.substr(dot);
+    if (base.ends_with("-" + hash)) return needed_name;
+    return base + "-" + hash + rest;
+}
+
+bool may_need_graft(const analysis::ElfReport& elf, bool musl) {
+    const auto& classes = policy::library_classes();
+    return std::any_of(elf.needed.begin(), elf.needed.end(), [&](const std::string& name) {
+        auto named = policy::classify_name(classes, name, musl).named;
+        return named == policy::NamedClass::none || named == policy::NamedClass::python;
+    });
+}
+
+RelinkOptions GraftPlan::links(const analysis::ElfReport& member) const {
+    RelinkOptions options;
+    for (const auto& needed : member.needed)
+        if (auto renamed = renames.find(needed); renamed != renames.end()) options.replace_needed.emplace_back(needed, renamed->second);
+    if (!options.replace_needed.empty()) options.add_rpath.push_back("{root}/" + libs_dir);
+    for (const auto& object : resolution.members)
+        if (object.name == member.name)
+            for (const auto& need : object.needs)
+                if (need.library_class == analysis::LibraryClass::python) options.remove_needed.push_back(need.name);
+    return options;
+}
+
+GraftPlan plan_grafts(const wheel::Wheel& wheel, const std::vector<analysis::ElfReport>& elves,
+                      const GraftOptions& options, const std::string& libs_dir) {
+    std::vector<analysis::WheelElf> view;
+    std::set<std::string> elf_members;
+    for (const auto& elf : elves) {
+        view.push_back({elf.name, analysis::installed_path(elf.name).value_or(""), &elf});
+        elf_members.insert(elf.name);
+    }
+    std::vector<std::string> others;
+    for (const auto& member : wheel.archive().members())
+        if (!elf_members.contains(member.name) && !member.name.starts_with(wheel.dist_info() + "/"))
+            if (auto installed = analysis::installed_path(member.name)) others.push_back(*installed);
+
+    analysis::SearchContext context;
+    context.ldpaths = options.ldpaths;
+    context.root = options.root;
+    context.exclude = options.exclude;
+    context.musl = wheel_links_musl(elves);
+    context.cuda_major = wheel_cuda_major(elves);
+
+    GraftPlan plan;
+    plan.libs_dir = libs_dir;
+    plan.resolution = analysis::resolve_needed(view, others, context);
+    if (auto missing = plan.resolution.missing(); !missing.empty()) refuse_missing(wheel, missing);
+
+    // Names first (every copy's edits need every new name), then the copies.
+    std::vector<std::unique_ptr<MappedFile>> files;
+    files.reserve(plan.resolution.grafts.size());
+    for (const auto& library : plan.resolution.grafts) {
+        files.push_back(std::make_unique<MappedFile>(library.path));
+        GraftedFile graft;
+        graft.needed_name = library.needed_name;
+        graft.source = library.path;
+        graft.sha256 = hex(sha256(files.back()->bytes()));
+        graft.new_name = hashed_name(library.needed_name, graft.sha256);
+        graft.member = libs_dir + "/" + graft.new_name;
+        graft.needed_by = library.needed_by;
+        if (wheel.archive().find(graft.member))
+            throw InputError(wheel.archive().path().string(),
+                             "grafting " + library.needed_name + " would replace the member " + graft.member);
+        plan.renames.emplace(graft.needed_name, graft.new_name);
+        plan.needs = policy::newest(plan.needs, library.needs);
+        plan.grafts.push_back(std::move(graft));
+    }
+    for (std::size_t i = 0; i < plan.grafts.size(); ++i) {
+        auto& graft = plan.grafts[i];
+        std::vector<std::uint8_t> bytes;
+        try {
+            bytes = edited_copy(graft, files[i]->bytes(), plan.renames, graft.changes);
+        } catch (const std::exception& error) {
+            throw InputError(graft.source.string(), std::string("cannot be grafted: ") + error.what());
+        }
+        if (options.ask_owner) graft.owner = dpkg_owner(graft.source);
+        plan.added.push_back({graft.member, std::move(bytes), 0100755});
+    }
+    return plan;
+}
+
+std::string sbom_json(const wheel::Wheel& wheel, const std::vector<GraftedFile>& grafts) {
+    JsonWriter json;
+    json.begin_object().field("bomFormat", "CycloneDX").field("specVersion", "1.5").field("version", 1);
+    json.key("metadata").begin_object().key("component").begin_object().field("type", "library")
+        .field("name", wheel.metadata_name()).field("version", wheel.metadata_version()).end_object()
+        .key("tools").begin_array().begin_object().field("name", "wheelfix").end_object().end_array().end_object();
+    json.key("components").begin_array();
+    for (const auto& graft : grafts) {
+        json.begin_object().field("type", "file").field("name", graft.member);
+        json.key("hashes").begin_array().begin_object().field("alg", "SHA-256").field("content", graft.sha256)
+            .end_object().end_array();
+        json.key("properties").begin_array();
+        json.begin_object().field("name", "wheelfix:source").field("value", graft.source.string()).end_object();
+        json.begin_object().field("name", "wheelfix:needed-name").field("value", graft.needed_name).end_object();
+        if (!graft.owner.empty())
+            json.begin_object().field("name", "wheelfix:debian-package").field("value", graft.owner).end_object();
+        json.end_array().end_object();
+    }
+    json.end_array().end_object();
+    return json.str();
+}
+
+}  // namespace wheelfix::repair

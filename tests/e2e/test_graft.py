@@ -1,0 +1,264 @@
+"""Grafting end to end (issue 15's proof): a CPython extension built here by gcc links a
+private libfoo.so.1, which links libbar.so.2, both with symbol versions (version
+scripts, so DT_VERNEED names them), installed outside the wheel. `repair -w DIR`
+with --ldpaths grafts both into graftpkg.libs/ under hashed names; readelf -d/-V
+(an independent reader) shows SONAME = file name and NEEDED and verneed naming the
+hashed files together; pip installs the result into a fresh venv where `import`
+works with no LD_LIBRARY_PATH, and still does once the original prefix is gone;
+the peer `auditwheel show` agrees with the tag wheelfix chose. Refusals (exit 2, one
+line, nothing written): a missing library, one found only for the wrong machine,
+one that is not ELF, a symlink loop, a grafted name colliding with a member. A wheel
+linking stand-in torch libraries and the real libcudart.so.13 grafts none of them,
+only its private library."""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import unittest
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import peers  # noqa: E402
+import wfx  # noqa: E402
+from test_shim import compile_c, make_wheel  # noqa: E402
+
+BAR = "int bar_value(void) { return 40; }\n"
+FOO = "int bar_value(void);\nint foo_value(void) { return bar_value() + 2; }\n"
+EXT = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+int foo_value(void);
+static PyObject* value(PyObject* self, PyObject* args) { return PyLong_FromLong(foo_value()); }
+static PyMethodDef methods[] = {{"value", value, METH_NOARGS, "foo_value()"}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ext", NULL, -1, methods};
+PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&module); }
+"""
+EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+EXT_MEMBER = f"graftpkg/_ext{EXT_SUFFIX}"
+CUDART = Path("/usr/local/cuda/lib64/libcudart.so.13")
+
+
+def sha8(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:8]
+
+
+def build_libraries(prefix, compiler="gcc"):
+    """prefix/lib/libbar.so.2 and libfoo.so.1, versioned (BAR_2.0, FOO_1.0)."""
+    lib = Path(prefix) / "lib"
+    lib.mkdir(parents=True)
+    (lib / "bar.map").write_text("BAR_2.0 { global: bar_value; local: *; };\n")
+    (lib / "foo.map").write_text("FOO_1.0 { global: foo_value; local: *; };\n")
+    compile_c(compiler, BAR, lib / "libbar.so.2", "-shared", "-Wl,-soname,libbar.so.2",
+              f"-Wl,--version-script={lib / 'bar.map'}", cwd=lib)
+    (lib / "libbar.so").symlink_to("libbar.so.2")
+    compile_c(compiler, FOO, lib / "libfoo.so.1", "-shared", "-Wl,-soname,libfoo.so.1",
+              f"-Wl,--version-script={lib / 'foo.map'}", f"-L{lib}", "-lbar", cwd=lib)
+    (lib / "libfoo.so").symlink_to("libfoo.so.1")
+    return lib
+
+
+def build_extension(tmp, lib, *extra):
+    include = sysconfig.get_paths()["include"]
+    return compile_c("gcc", EXT, Path(tmp) / "ext.so", "-shared", f"-I{include}", f"-L{lib}", "-lfoo", *extra, cwd=tmp)
+
+
+def graft_wheel(tmp, ext, extra_files=None):
+    files = {"graftpkg/__init__.py": b"from ._ext import value\n", EXT_MEMBER: Path(ext).read_bytes()}
+    files.update(extra_files or {})
+    return make_wheel(tmp, "graftpkg", "cp311-cp311-linux_x86_64", files)
+
+
+def readelf(*args):
+    return subprocess.run(["readelf", *args], capture_output=True, text=True, check=True).stdout
+
+
+def verneed_files(path):
+    return re.findall(r"File: (\S+)", readelf("-VW", str(path)).split("Version needs section")[-1])
+
+
+def repair(*args, env_extra=None):
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    env.update(env_extra or {})
+    return subprocess.run([wfx.WHEELFIX, "repair", *map(str, args)], capture_output=True, text=True, env=env)
+
+
+def outputs(directory):
+    return sorted(p.name for p in Path(directory).glob("*")) if Path(directory).exists() else []
+
+
+class GraftFixture(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(wfx.tempfile.mkdtemp(prefix="wheelfix-graft-"))
+        self.lib = build_libraries(self.tmp / "prefix")
+        self.ext = build_extension(self.tmp, self.lib)
+        self.wheel = graft_wheel(self.tmp, self.ext)
+        self.out = self.tmp / "out"
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def refused(self, *args, mention=()):
+        proc = repair("-w", self.out, *args)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        for word in mention:
+            self.assertIn(word, lines[0])
+        self.assertEqual(outputs(self.out), [])
+        return lines[0]
+
+    def test_grafts_both_renames_needed_and_verneed_and_imports_without_the_prefix(self):
+        proc = repair("-w", self.out, self.wheel, "--ldpaths", self.lib)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("no torch was checked", proc.stdout)
+        written = list(self.out.glob("*.whl"))
+        self.assertEqual(len(written), 1)
+        out = written[0]
+        tag = re.search(r"-(manylinux_\d+_\d+)_x86_64\.whl$", out.name)
+        self.assertIsNotNone(tag, out.name)
+        foo = f"libfoo-{sha8(self.lib / 'libfoo.so.1')}.so.1"
+        bar = f"libbar-{sha8(self.lib / 'libbar.so.2')}.so.2"
+        unpacked = self.tmp / "unpacked"
+        with zipfile.ZipFile(out) as zf:
+            names = zf.namelist()
+            self.assertIn(f"graftpkg.libs/{foo}", names)
+            self.assertIn(f"graftpkg.libs/{bar}", names)
+            self.assertTrue(any(n.endswith(".dist-info/sboms/wheelfix.cdx.json") for n in names), names)
+            sbom = zf.read(next(n for n in names if n.endswith("wheelfix.cdx.json"))).decode()
+            zf.extractall(unpacked)
+        self.assertIn(hashlib.sha256((self.lib / "libfoo.so.1").read_bytes()).hexdigest(), sbom)
+        wfx.run("verify", out, check_status=0)
+
+        ext = wfx.readelf_dynamic(unpacked / EXT_MEMBER)
+        self.assertIn(foo, ext["needed"])
+        self.assertNotIn("libfoo.so.1", ext["needed"])
+        self.assertIn("$ORIGIN/../graftpkg.libs", (ext["runpath"] or ext["rpath"]).split(":"))
+        self.assertIn(foo, verneed_files(unpacked / EXT_MEMBER))
+        self.assertNotIn("libfoo.so.1", verneed_files(unpacked / EXT_MEMBER))
+        grafted_foo = wfx.readelf_dynamic(unpacked / "graftpkg.libs" / foo)
+        self.assertEqual(grafted_foo["soname"], foo)
+        self.assertIn(bar, grafted_foo["needed"])
+        self.assertEqual((grafted_foo["runpath"] or grafted_foo["rpath"]), "$ORIGIN")
+        self.assertEqual(verneed_files(unpacked / "graftpkg.libs" / foo)[:1], [bar])
+        self.assertEqual(wfx.readelf_dynamic(unpacked / "graftpkg.libs" / bar)["soname"], bar)
+
+        venv = self.tmp / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-index", "--no-deps",
+                              "--disable-pip-version-check", "--quiet", str(out)], capture_output=True, text=True)
+        self.assertEqual(pip.returncode, 0, pip.stderr)
+        env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+        check = [str(venv / "bin" / "python"), "-c", "import graftpkg; print(graftpkg.value())"]
+        self.assertEqual(subprocess.run(check, capture_output=True, text=True, env=env, cwd=self.tmp).stdout.strip(), "42")
+        shutil.rmtree(self.tmp / "prefix")
+        done = subprocess.run(check, capture_output=True, text=True, env=env, cwd=self.tmp)
+        self.assertEqual(done.stdout.strip(), "42", done.stderr)
+
+        show = peers.auditwheel("show", out)
+        self.assertEqual(show.returncode, 0, show.stderr)
+        self.assertIn(f'"{tag.group(1)}_x86_64"', show.stdout.replace("\n", " "))
+
+    def test_ld_library_path_is_the_default_ldpaths_and_dry_run_writes_nothing(self):
+        proc = repair("-w", self.out, self.wheel, "--dry-run", env_extra={"LD_LIBRARY_PATH": str(self.lib)})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("grafted libfoo.so.1", proc.stdout)
+        self.assertIn("grafted libbar.so.2", proc.stdout)
+        self.assertEqual(outputs(self.out), [])
+
+    def test_missing_library_names_it_and_the_member(self):
+        self.refused(self.wheel, mention=("libfoo.so.1", EXT_MEMBER))
+
+    def test_exclude_leaves_a_library_out(self):
+        proc = repair("-w", self.out, self.wheel, "--exclude", "libfoo*", "--json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(wfx.json.loads(proc.stdout)["wheels"][0]["done"]["grafted"], [])
+
+    def test_wrong_machine_only(self):
+        if shutil.which("aarch64-linux-gnu-gcc") is None:
+            self.skipTest("aarch64-linux-gnu-gcc is not installed")
+        other = self.tmp / "arm"
+        try:
+            arm = build_libraries(other, "aarch64-linux-gnu-gcc")
+        except AssertionError as error:
+            self.skipTest(f"the cross compiler cannot link: {error}")
+        self.refused(self.wheel, "--ldpaths", arm, mention=("libfoo.so.1", "aarch64"))
+
+    def test_not_elf(self):
+        bad = self.tmp / "bad"
+        bad.mkdir()
+        (bad / "libfoo.so.1").write_text("INPUT(-lfoo)\n")
+        self.refused(self.wheel, "--ldpaths", f"{bad}:{self.lib}", mention=("libfoo.so.1", "not an ELF file"))
+
+    def test_symlink_loop(self):
+        loop = self.tmp / "loop"
+        loop.mkdir()
+        (loop / "libfoo.so.1").symlink_to("libfoo.so.1")
+        self.refused(self.wheel, "--ldpaths", loop, mention=("libfoo.so.1", "symlink loop"))
+
+    def test_unreadable(self):
+        if os.geteuid() == 0:
+            self.skipTest("running as root: every file is readable")
+        locked = self.tmp / "locked"
+        locked.mkdir()
+        shutil.copy(self.lib / "libfoo.so.1", locked)
+        (locked / "libfoo.so.1").chmod(0)
+        self.refused(self.wheel, "--ldpaths", locked, mention=("libfoo.so.1", "cannot be read"))
+
+    def test_grafted_name_colliding_with_a_member(self):
+        foo = f"libfoo-{sha8(self.lib / 'libfoo.so.1')}.so.1"
+        collide = self.tmp / "collide"
+        collide.mkdir()
+        wheel = graft_wheel(collide, self.ext, {f"graftpkg.libs/{foo}": b"not the library\n"})
+        self.refused(wheel, "--ldpaths", self.lib, mention=(foo,))
+
+
+class TorchAndCuda(unittest.TestCase):
+    def test_nothing_of_torch_or_cuda_is_grafted_only_the_private_library(self):
+        if not CUDART.exists():
+            self.skipTest(f"{CUDART} is not installed")
+        tmp = Path(wfx.tempfile.mkdtemp(prefix="wheelfix-graft-torch-"))
+        try:
+            torch_lib = tmp / "torch" / "lib"
+            torch_lib.mkdir(parents=True)
+            for name in ("libc10.so", "libtorch_cpu.so"):
+                compile_c("gcc", f"int {name[3:-3]}_stand_in(void) {{ return 1; }}\n", torch_lib / name,
+                          "-shared", f"-Wl,-soname,{name}", cwd=torch_lib)
+            private = build_libraries(tmp / "prefix")
+            source = ("int c10_stand_in(void); int torch_cpu_stand_in(void); int foo_value(void);\n"
+                      "int cudaRuntimeGetVersion(int*);\n"
+                      "int use(void) { int v; cudaRuntimeGetVersion(&v); return c10_stand_in() + torch_cpu_stand_in() + foo_value(); }\n")
+            ext = compile_c("gcc", source, tmp / "ops.so", "-shared", f"-L{torch_lib}", f"-L{private}",
+                            f"-L{CUDART.parent}", "-lc10", "-ltorch_cpu", "-lfoo", "-l:libcudart.so.13", cwd=tmp)
+            wheel = make_wheel(tmp, "torchext", "cp311-cp311-linux_x86_64", {"torchext/ops.so": ext.read_bytes()})
+            ldpaths = f"{torch_lib}:{private}:{CUDART.parent}"
+            proc = repair("-w", tmp / "out", wheel, "--ldpaths", ldpaths, "--json")
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            report = wfx.json.loads(proc.stdout)["wheels"][0]
+            grafted = sorted(g["needed"] for g in report["done"]["grafted"])
+            self.assertEqual(grafted, ["libbar.so.2", "libfoo.so.1"])
+            self.assertTrue(any(d.startswith("torch ") for d in report["done"]["distributions_needed"]))
+            self.assertTrue(any(d.startswith("nvidia-cuda-runtime ") for d in report["done"]["distributions_needed"]))
+            out = next((tmp / "out").glob("*.whl"))
+            with zipfile.ZipFile(out) as zf:
+                libs = [n for n in zf.namelist() if n.startswith("torchext.libs/")]
+                self.assertEqual(len(libs), 2, libs)
+                bases = [n.split("/", 1)[1] for n in libs]
+                self.assertFalse(any("cudart" in n or "torch" in n or "c10" in n for n in bases), bases)
+                (tmp / "x").mkdir()
+                zf.extract("torchext/ops.so", tmp / "x")
+            dynamic = wfx.readelf_dynamic(tmp / "x" / "torchext" / "ops.so")
+            search = (dynamic["runpath"] or dynamic["rpath"]).split(":")
+            for wanted in ("$ORIGIN/../torchext.libs", "$ORIGIN/../torch/lib", "$ORIGIN/../nvidia/cu13/lib"):
+                self.assertIn(wanted, search)
+            self.assertIn("libcudart.so.13", dynamic["needed"])
+            self.assertIn("libtorch_cpu.so", dynamic["needed"])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()
