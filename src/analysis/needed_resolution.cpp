@@ -2,6 +2,9 @@
 // wheel's installed layout and the file system, then the classes.
 #include "wheelfix/analysis/needed_resolution.hpp"
 
+#include "wheelfix/analysis/wheel_report.hpp"
+#include "wheelfix/zip/archive.hpp"
+
 #include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/files.hpp"
@@ -576,6 +579,26 @@ NeededResolution resolve_needed(const std::vector<WheelElf>& elves, const std::v
                                 const SearchContext& context) {
     Resolver resolver(elves, other_installed, context);
     return resolver.run(elves);
+}
+
+void attach_libraries(WheelReport& report, const SearchContext& context) {
+    std::vector<WheelElf> view;
+    std::set<std::string> elf_members;
+    for (const auto& elf : report.elves) {
+        view.push_back({elf.name, installed_path(elf.name).value_or(""), &elf});
+        elf_members.insert(elf.name);
+    }
+    std::vector<std::string> others;
+    auto archive = zip::Archive::open(report.path);
+    for (const auto& member : archive.members())
+        if (!elf_members.contains(member.name) && member.name.find(".dist-info/") == std::string::npos)
+            if (auto installed = installed_path(member.name)) others.push_back(*installed);
+    SearchContext wheel_context = context;
+    for (const auto& elf : report.elves) {
+        wheel_context.musl = wheel_context.musl || elf.needs.links_musl;
+        if (!wheel_context.cuda_major && elf.cudart_major) wheel_context.cuda_major = elf.cudart_major;
+    }
+    report.libraries = resolve_needed(view, others, wheel_context);
 }
 
 }  // namespace wheelfix::analysis

@@ -8,9 +8,11 @@
 #include "render.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 namespace wheelfix::cli {
@@ -59,6 +61,10 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
         TargetFindings judged{profile ? &*profile : nullptr, {}, {}};
         if (is_wheel_path(input)) {
             auto report = analysis::inspect_wheel(input);
+            analysis::SearchContext context;
+            if (const char* library_path = std::getenv("LD_LIBRARY_PATH"))
+                context.ldpaths = split_nonempty(library_path, ':');
+            analysis::attach_libraries(report, context);
             if (profile) {
                 judged.findings = policy::evaluate(*profile, report);
                 judged.coverage = analysis::sm_coverage(report.modules, report.elves, profile->sms);

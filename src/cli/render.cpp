@@ -280,6 +280,46 @@ void write_json(JsonWriter& json, const TargetFindings& target) {
     json.end_array().end_object();
 }
 
+namespace {
+
+std::string where_text(const analysis::ResolvedNeed& need) {
+    std::string where = need.location.empty() ? "-" : need.location;
+    if (!need.via.empty()) where += " (" + need.via + ")";
+    if (!need.distribution.empty()) where += (need.location.empty() ? "from " : ", from ") + need.distribution;
+    if (!need.problem.empty()) where += (need.location.empty() ? "" : ": ") + need.problem;
+    if (where.starts_with("-") && !need.problem.empty()) where = need.problem;
+    return where;
+}
+
+void write_needs(JsonWriter& json, const analysis::ElfNeeds& object) {
+    json.key("needs").begin_array();
+    for (const auto& need : object.needs)
+        json.begin_object().field("name", need.name).field("class", analysis::library_class_name(need.library_class))
+            .field("location", need.location).field("via", need.via).field("distribution", need.distribution)
+            .field("problem", need.problem).string_array("skipped", need.skipped).end_object();
+    json.end_array();
+}
+
+void write_libraries(JsonWriter& json, const analysis::NeededResolution& libraries) {
+    json.key("libraries").begin_object().key("members").begin_array();
+    for (const auto& object : libraries.members) {
+        json.begin_object().field("member", object.name);
+        write_needs(json, object);
+        json.end_object();
+    }
+    json.end_array().key("grafts").begin_array();
+    for (std::size_t i = 0; i < libraries.grafts.size(); ++i) {
+        const auto& graft = libraries.grafts[i];
+        json.begin_object().field("name", graft.needed_name).field("path", graft.path.string())
+            .string_array("needed_by", graft.needed_by);
+        write_needs(json, libraries.graft_needs[i]);
+        json.end_object();
+    }
+    json.end_array().end_object();
+}
+
+}  // namespace
+
 void write_json(JsonWriter& json, const analysis::WheelReport& report, const TargetFindings* target) {
     json.begin_object();
     json.field("kind", "wheel");
@@ -314,8 +354,29 @@ void write_json(JsonWriter& json, const analysis::WheelReport& report, const Tar
     for (const auto& elf : report.elves) write_json(json, elf);
     json.end_array();
     write_modules(json, report);
+    if (report.libraries) write_libraries(json, *report.libraries);
     if (target) write_json(json, *target);
     json.end_object();
+}
+
+
+std::vector<std::vector<std::string>> library_rows(const analysis::NeededResolution& libraries) {
+    std::vector<std::vector<std::string>> rows;
+    auto add = [&](const analysis::ElfNeeds& object, const std::string& label) {
+        for (const auto& need : object.needs)
+            rows.push_back({label, need.name, analysis::library_class_name(need.library_class), where_text(need)});
+    };
+    for (const auto& object : libraries.members) add(object, object.name);
+    for (std::size_t i = 0; i < libraries.grafts.size(); ++i) add(libraries.graft_needs[i], libraries.grafts[i].needed_name + " (graft)");
+    return rows;
+}
+
+std::string libraries_text(const analysis::NeededResolution& libraries) {
+    Table table({"member", "library", "class", "resolves to"});
+    table.indent(2);
+    for (auto& row : library_rows(libraries)) table.add_row(std::move(row));
+    if (table.empty()) return {};
+    return "\n" + line("libraries", "each NEEDED as ld.so resolves it (LD_LIBRARY_PATH as --ldpaths)", 0) + table.render_text();
 }
 
 std::string render_text(const analysis::ElfReport& report, bool verbose, const Palette& colour) {
@@ -367,6 +428,7 @@ std::string render_text(const analysis::WheelReport& report, bool verbose, const
     out += line("ELF files", std::to_string(report.elves.size()));
     out += modules_text(report, colour);
     for (const auto& elf : report.elves) out += "\n" + render_text(elf, verbose, colour);
+    if (report.libraries) out += libraries_text(*report.libraries);
     return out;
 }
 

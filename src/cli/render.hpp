@@ -34,6 +34,10 @@ void write_json(JsonWriter& json, const wheel::VerifyFinding& finding);
 std::string render_text(const analysis::ElfReport& report, bool verbose, const Palette& colour = Palette(false));
 std::string render_text(const analysis::WheelReport& report, bool verbose, const Palette& colour = Palette(false));
 std::string render_text(const TargetFindings& target, const Palette& colour = Palette(false));
+// Every NEEDED per member (and grafted library): library, class, where it resolves.
+std::string libraries_text(const analysis::NeededResolution& libraries);
+// The table rows "member | library | class | resolves to", for text and Markdown.
+std::vector<std::vector<std::string>> library_rows(const analysis::NeededResolution& libraries);
 
 // The phrases the text renderings are made of, for other renderings (Markdown).
 std::string needs_text(const policy::NeededVersions& needs);            // "GLIBC_2.34 GLIBCXX_3.4.29"

@@ -169,6 +169,24 @@ class GraftFixture(unittest.TestCase):
         self.assertIn("grafted libbar.so.2", proc.stdout)
         self.assertEqual(outputs(self.out), [])
 
+    def test_inspect_shows_each_needed_with_its_class_in_text_json_and_markdown(self):
+        env = dict(os.environ, LD_LIBRARY_PATH=str(self.lib))
+        run = lambda *a: subprocess.run([wfx.WHEELFIX, *map(str, a)], capture_output=True, text=True, env=env)
+        doc = wfx.json.loads(run("--json", "inspect", self.wheel).stdout)
+        libraries = doc["inputs"][0]["libraries"]
+        member = next(m for m in libraries["members"] if m["member"] == EXT_MEMBER)
+        classes = {n["name"]: n["class"] for n in member["needs"]}
+        self.assertEqual(classes["libfoo.so.1"], "graft")
+        self.assertEqual([g["name"] for g in libraries["grafts"]], ["libfoo.so.1", "libbar.so.2"])
+        self.assertEqual(libraries["grafts"][1]["needed_by"], ["libfoo.so.1"])
+        text = run("inspect", self.wheel).stdout
+        self.assertRegex(text, r"libfoo\.so\.1\s+graft\s+" + re.escape(str(self.lib / "libfoo.so.1")) + r" \(--ldpaths\)")
+        self.assertIn("#### Libraries", run("inspect", "--format", "markdown", self.wheel).stdout)
+        missing = subprocess.run([wfx.WHEELFIX, "--json", "inspect", self.wheel], capture_output=True, text=True,
+                                 env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"})
+        member = wfx.json.loads(missing.stdout)["inputs"][0]["libraries"]["members"]
+        self.assertIn("missing", [n["class"] for m in member for n in m["needs"] if n["name"] == "libfoo.so.1"])
+
     def test_missing_library_names_it_and_the_member(self):
         self.refused(self.wheel, mention=("libfoo.so.1", EXT_MEMBER))
 

@@ -23,6 +23,7 @@
 
 #include "wheelfix/analysis/elf_report.hpp"
 #include "wheelfix/analysis/modules.hpp"
+#include "wheelfix/analysis/needed_resolution.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/verify.hpp"
 #include "wheelfix/wheel/wheel.hpp"
@@ -63,7 +64,16 @@ struct WheelReport {
     std::vector<ElfReport> elves;
     std::vector<CudaModule> modules;   // the ELF files with device code, variants grouped (modules.hpp)
     std::vector<std::string> not_elf;  // library-named members that are not ELF
+
+    // Every NEEDED resolved and classified (analysis/needed_resolution.hpp), when
+    // the caller asked for it (attach_libraries): inspect does, repair keeps its own.
+    std::optional<NeededResolution> libraries;
 };
+
+// Resolves the report's ELF members' NEEDED (the wheel's other members, read from
+// its central directory, are the candidates ld.so would stop at) into
+// report.libraries. An archive that no longer opens is an InputError.
+void attach_libraries(WheelReport& report, const SearchContext& context);
 
 WheelReport inspect_wheel(const std::filesystem::path& path);
 
