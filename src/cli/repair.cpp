@@ -43,6 +43,7 @@ struct RepairArguments {
     std::optional<std::string> plat;
     bool only_plat = false;
     bool no_update_tags = false;
+    bool keep_version = false;
     bool strict = false;
     bool dry_run = false;
     bool overwrite = false;
@@ -95,6 +96,7 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     options.plat = args.plat;
     options.only_plat = args.only_plat;
     options.no_update_tags = args.no_update_tags;
+    options.keep_version = args.keep_version;
     if (options.only_plat && !options.plat) throw InputError("--only-plat", "needs --plat TAG");
     options.strict = args.strict;
     options.dry_run = args.dry_run;
@@ -398,6 +400,9 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
                         "Platform tag wanted (manylinux_2_28_x86_64 ...): refused when the result cannot meet it");
     command->add_flag("--only-plat", args->only_plat, "With --plat: that tag exactly, not an older one the result meets");
     command->add_flag("--no-update-tags", args->no_update_tags, "Keep the wheel's platform tags as they are");
+    command->add_flag("--keep-version", args->keep_version,
+                      "Keep the public version (no local +torch label: public indexes refuse local versions); "
+                      "the torch pin is still written into METADATA");
     command->add_flag("--strict", args->strict, "Write nothing when findings would be left");
     command->add_flag("--dry-run", args->dry_run, "Print the plan, write nothing");
     command->add_option("-j,--jobs", args->jobs,

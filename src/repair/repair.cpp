@@ -170,6 +170,7 @@ RetagOptions retag_options(const RepairOptions& options, const abi::SymbolIndex&
     retag.request = {std::nullopt, std::nullopt, options.local_format};
     if (uses_torch) retag.request.torch = wheel::Version::parse(index.torch_version);
     retag.pin = options.pin;
+    retag.keep_version = options.keep_version;
     retag.platform = std::move(platform);
     retag.overwrite = options.overwrite;
     return retag;

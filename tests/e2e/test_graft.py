@@ -234,6 +234,21 @@ class GraftFixture(unittest.TestCase):
         self.refused(wheel, "--ldpaths", self.lib, mention=(foo,))
 
 
+class KeepVersion(unittest.TestCase):
+    def test_keep_version_writes_the_pin_but_no_torch_label(self):
+        torch_210 = wfx.SAMPLES / "torch-2.10.0" / "torch"
+        with wfx.TempDir() as tmp:
+            proc = repair(wfx.SGL_WHEEL, "--torch", torch_210, "-w", tmp, "--keep-version", "--no-load-test")
+            self.assertIn(proc.returncode, (0, 1), proc.stderr)
+            written = [p.name for p in tmp.glob("*.whl")]
+            self.assertEqual(len(written), 1, proc.stdout + proc.stderr)
+            self.assertTrue(written[0].startswith("sgl_kernel-0.3.21+cu130-"), written)
+            with zipfile.ZipFile(tmp / written[0]) as zf:
+                metadata = zf.read("sgl_kernel-0.3.21+cu130.dist-info/METADATA").decode()
+            self.assertIn("Version: 0.3.21+cu130\n", metadata)
+            self.assertIn("Requires-Dist: torch>=2.10,<2.11", metadata)
+
+
 class TorchAndCuda(unittest.TestCase):
     def test_nothing_of_torch_or_cuda_is_grafted_only_the_private_library(self):
         if not CUDART.exists():

@@ -75,6 +75,7 @@ struct RepairOptions {
     std::optional<std::string> plat;         // --plat TAG: refused when the result cannot meet it
     bool only_plat = false;                  // --only-plat: exactly --plat's tag
     bool no_update_tags = false;             // --no-update-tags: the platform tags stay as they are
+    bool keep_version = false;               // --keep-version: no local +label, the torch pin still written
     bool dry_run = false;
     bool strict = false;
     bool overwrite = false;

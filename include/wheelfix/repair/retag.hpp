@@ -62,6 +62,7 @@ struct RetagOptions {
     wheel::TorchPin pin = wheel::TorchPin::minor;
     std::optional<std::string> platform;   // nullopt keeps the platform tags
     bool fix_version = false;
+    bool keep_version = false;             // no local label: the version stays, the torch pin is still written
     bool overwrite = false;                // replace an existing output file
 };
 
