@@ -112,13 +112,14 @@ std::string render_markdown(const analysis::WheelReport& report, const TargetFin
     std::string out = fmt::format("### {}\n\n", code(report.path)) + facts.render_markdown();
     if (!report.elves.empty()) out += "\n#### ELF files\n\n" + elf_table(report.elves).render_markdown();
     if (!report.modules.empty()) out += "\n#### CUDA modules\n\n" + module_table(report).render_markdown();
+    out += target_section(target);
     if (report.libraries) {
         Table libraries({"member", "library", "class", "resolves to"});
         for (auto& row : library_rows(*report.libraries))
             libraries.add_row({code(row[0]), code(row[1]), row[2], row[3]});
         if (!libraries.empty()) out += "\n#### Libraries\n\n" + libraries.render_markdown();
     }
-    return out + target_section(target);
+    return out;
 }
 
 std::string render_markdown(const analysis::ElfReport& report, const TargetFindings& target) {

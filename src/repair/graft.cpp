@@ -140,6 +140,37 @@ RelinkOptions GraftPlan::links(const analysis::ElfReport& member) const {
     return options;
 }
 
+std::optional<RelinkOptions> early_links(const wheel::Wheel& wheel, const analysis::ElfReport& elf,
+                                         const GraftOptions& options, const std::string& libs_dir) {
+    std::set<std::string> base_names;
+    for (const auto& member : wheel.archive().members()) {
+        auto slash = member.name.rfind('/');
+        base_names.insert(slash == std::string::npos ? member.name : member.name.substr(slash + 1));
+    }
+    for (const auto& needed : elf.needed)
+        if (base_names.contains(needed)) return std::nullopt;
+    analysis::SearchContext context;
+    context.ldpaths = options.ldpaths;
+    context.root = options.root;
+    context.exclude = options.exclude;
+    context.musl = elf.needs.links_musl;
+    context.cuda_major = elf.cudart_major;
+    std::vector<analysis::WheelElf> view{{elf.name, analysis::installed_path(elf.name).value_or(""), &elf}};
+    GraftPlan plan;
+    plan.libs_dir = libs_dir;
+    plan.resolution = analysis::resolve_needed(view, {}, context);
+    if (!plan.resolution.missing().empty()) return std::nullopt;
+    for (const auto& library : plan.resolution.grafts) {
+        try {
+            MappedFile file(library.path);
+            plan.renames.emplace(library.needed_name, hashed_name(library.needed_name, hex(sha256(file.bytes()))));
+        } catch (const InputError&) {
+            return std::nullopt;
+        }
+    }
+    return plan.links(elf);
+}
+
 GraftPlan plan_grafts(const wheel::Wheel& wheel, const std::vector<analysis::ElfReport>& elves,
                       const GraftOptions& options, const std::string& libs_dir) {
     std::vector<analysis::WheelElf> view;

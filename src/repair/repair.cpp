@@ -32,6 +32,16 @@ struct PendingMember {
     std::size_t elf = 0;  // index into Reader::elves
 };
 
+// A member edited while it was read, with graft links decided from its own search
+// path (repair/graft.hpp early_links): checked against the whole plan afterwards.
+struct EarlyMember {
+    const zip::Member* member = nullptr;
+    int depth = 0;
+    RelinkOptions options;      // without the graft links
+    RelinkOptions graft_links;  // what was applied
+    std::size_t elf = 0;
+};
+
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
     std::string out;
     for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
@@ -84,6 +94,13 @@ void add_shim_links(RelinkOptions& options, const RelinkOptions& shim_links) {
     options.add_rpath.insert(options.add_rpath.end(), shim_links.add_rpath.begin(), shim_links.add_rpath.end());
 }
 
+void add_graft_links(RelinkOptions& options, const RelinkOptions& graft_links) {
+    options.replace_needed.insert(options.replace_needed.end(), graft_links.replace_needed.begin(), graft_links.replace_needed.end());
+    for (const auto& path : graft_links.add_rpath)
+        if (std::find(options.add_rpath.begin(), options.add_rpath.end(), path) == options.add_rpath.end())
+            options.add_rpath.push_back(path);
+}
+
 std::string platform_part(const wheel::Wheel& wheel) { return join(wheel.filename().platform_tags, "."); }
 
 // Everything one read of the wheel gathers.
@@ -121,6 +138,7 @@ public:
 
     std::vector<analysis::ElfReport> elves;
     std::vector<PendingMember> pending;
+    std::vector<EarlyMember> early;
     std::map<std::string, zip::PrecompressedMember> edited;
     std::vector<MemberChange> changed;
     ShimPlanner& planner() { return planner_; }
@@ -136,6 +154,13 @@ private:
         bool may_graft = options_.graft_libraries && may_need_graft(report, report.needs.links_musl);
         elves.push_back(std::move(report));
         if (excluded(options_, name)) return;
+        if (may_graft && !needs_shim) {
+            if (auto links = early_links(wheel_, elves.back(), options_.graft, shim_directory(wheel_))) {
+                early.push_back({&member, depth, relink, *links, elves.size() - 1});
+                add_graft_links(relink, *links);
+                may_graft = false;
+            }
+        }
         if (needs_shim || may_graft) {
             // Edited once the shim is named and the grafts are planned.
             pending.push_back({&member, depth, std::move(relink), needs_shim, elves.size() - 1});
@@ -187,12 +212,6 @@ std::string shim_runpath(const policy::Profile& profile) {
     return join(entries, ":");
 }
 
-void add_graft_links(RelinkOptions& options, const RelinkOptions& graft_links) {
-    options.replace_needed.insert(options.replace_needed.end(), graft_links.replace_needed.begin(), graft_links.replace_needed.end());
-    for (const auto& path : graft_links.add_rpath)
-        if (std::find(options.add_rpath.begin(), options.add_rpath.end(), path) == options.add_rpath.end())
-            options.add_rpath.push_back(path);
-}
 
 // The shim named and the grafts planned, the members waiting for them get their
 // edits: each inflated a second time (not kept meanwhile).
@@ -211,6 +230,18 @@ std::vector<wheel::AddedMember> wire_shim_and_grafts(const wheel::Wheel& wheel, 
             report.shim.shim = std::move(library);
         }
     }
+    // A member edited early whose links the whole plan does not confirm is edited again.
+    for (auto& member : read.early) {
+        if (!grafts) continue;
+        auto links = grafts->links(elves.at(member.elf));
+        if (links.replace_needed == member.graft_links.replace_needed && links.remove_needed == member.graft_links.remove_needed &&
+            links.add_rpath == member.graft_links.add_rpath)
+            continue;
+        read.edited.erase(member.member->name);
+        std::erase_if(read.changed, [&](const MemberChange& change) { return change.member == member.member->name; });
+        read.pending.push_back({member.member, member.depth, std::move(member.options), false, member.elf});
+    }
+    read.early.clear();
     for (auto& member : read.pending) {
         if (member.needs_shim && !shim_links) continue;
         if (member.needs_shim) add_shim_links(member.options, *shim_links);

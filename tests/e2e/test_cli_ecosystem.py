@@ -263,12 +263,14 @@ class Markdown(unittest.TestCase):
         tables = markdown_tables(text)
         for table in tables:
             self.assertEqual(len({len(row) for row in table}), 1, f"ragged table {table}")
-        facts, elves, modules, findings, coverage = tables
+        facts, elves, modules, findings, coverage, libraries = tables
         self.assertIn(["name", f"`{wheel['name']}`"], facts)
         self.assertEqual([row[0] for row in elves[1:]], [f"`{e['name']}`" for e in wheel["elf_files"]])
         self.assertEqual(len(modules) - 1, len(wheel["modules"]))
         self.assertEqual(len(findings) - 1, len(wheel["target"]["findings"]))
         self.assertEqual(len(coverage) - 1, len(wheel["target"]["coverage"]))
+        needs = wheel["libraries"]["members"] + wheel["libraries"]["grafts"]
+        self.assertEqual(len(libraries) - 1, sum(len(m["needs"]) for m in needs))
         self.assertIn("LIES", text)
 
     def test_markdown_of_an_elf_file_and_several_inputs(self):

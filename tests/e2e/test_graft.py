@@ -187,6 +187,53 @@ class GraftFixture(unittest.TestCase):
         member = wfx.json.loads(missing.stdout)["inputs"][0]["libraries"]["members"]
         self.assertIn("missing", [n["class"] for m in member for n in m["needs"] if n["name"] == "libfoo.so.1"])
 
+    def test_a_library_the_wheel_ships_is_used_and_only_its_dependency_grafted(self):
+        # DT_RPATH: searched before --ldpaths (a RUNPATH comes after it, as in ld.so)
+        ext = build_extension(self.tmp, self.lib, "-Wl,--disable-new-dtags,-rpath,$ORIGIN")
+        shipped = self.tmp / "shipped"
+        shipped.mkdir()
+        wheel = graft_wheel(shipped, ext, {"graftpkg/libfoo.so.1": (self.lib / "libfoo.so.1").read_bytes()})
+        proc = repair("-w", self.out, wheel, "--ldpaths", self.lib, "--json")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        report = wfx.json.loads(proc.stdout)["wheels"][0]
+        self.assertEqual([g["needed"] for g in report["done"]["grafted"]], ["libbar.so.2"])
+        self.assertEqual(report["done"]["grafted"][0]["needed_by"], ["graftpkg/libfoo.so.1"])
+        out = next(self.out.glob("*.whl"))
+        with zipfile.ZipFile(out) as zf:
+            zf.extractall(self.tmp / "x")
+        self.assertIn("libfoo.so.1", wfx.readelf_dynamic(self.tmp / "x" / EXT_MEMBER)["needed"])
+        bar = f"libbar-{sha8(self.lib / 'libbar.so.2')}.so.2"
+        shipped_foo = wfx.readelf_dynamic(self.tmp / "x" / "graftpkg" / "libfoo.so.1")
+        self.assertIn(bar, shipped_foo["needed"])
+        self.assertEqual(verneed_files(self.tmp / "x" / "graftpkg" / "libfoo.so.1")[:1], [bar])
+
+    def test_one_needed_name_found_as_two_files_is_grafted_once_as_ld_so_loads_the_first(self):
+        other = self.tmp / "other"
+        other_lib = other / "lib"
+        other_lib.mkdir(parents=True)
+        (other_lib / "foo.map").write_text("FOO_1.0 { global: foo_value; local: *; };\n")
+        compile_c("gcc", FOO.replace("+ 2", "+ 3"), other_lib / "libfoo.so.1", "-shared", "-Wl,-soname,libfoo.so.1",
+                  f"-Wl,--version-script={other_lib / 'foo.map'}", f"-L{self.lib}", "-lbar", cwd=other_lib)
+        (other_lib / "libfoo.so").symlink_to("libfoo.so.1")
+        first = build_extension(self.tmp, self.lib, f"-Wl,-rpath,{self.lib}", "-Wl,--disable-new-dtags")
+        first_bytes = first.read_bytes()
+        second = build_extension(self.tmp, other_lib, f"-Wl,-rpath,{other_lib}", "-Wl,--disable-new-dtags")
+        both = self.tmp / "both"
+        both.mkdir()
+        wheel = graft_wheel(both, self.tmp / "ext.so", {EXT_MEMBER: first_bytes, "graftpkg/zz/_second.so": second.read_bytes()})
+        proc = repair("-w", self.out, wheel, "--json")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        grafted = wfx.json.loads(proc.stdout)["wheels"][0]["done"]["grafted"]
+        foo = [g for g in grafted if g["needed"] == "libfoo.so.1"]
+        self.assertEqual(len(foo), 1, grafted)
+        self.assertEqual(foo[0]["source"], str(self.lib / "libfoo.so.1"))
+        with zipfile.ZipFile(next(self.out.glob("*.whl"))) as zf:
+            zf.extractall(self.tmp / "x")
+        name = f"libfoo-{sha8(self.lib / 'libfoo.so.1')}.so.1"
+        for member in (EXT_MEMBER, "graftpkg/zz/_second.so"):
+            self.assertIn(name, wfx.readelf_dynamic(self.tmp / "x" / member)["needed"], member)
+            self.assertIn(name, verneed_files(self.tmp / "x" / member), member)
+
     def test_missing_library_names_it_and_the_member(self):
         self.refused(self.wheel, mention=("libfoo.so.1", EXT_MEMBER))
 

@@ -68,6 +68,16 @@ struct GraftPlan {
 GraftPlan plan_grafts(const wheel::Wheel& wheel, const std::vector<analysis::ElfReport>& elves,
                       const GraftOptions& options, const std::string& libs_dir);
 
+// The graft links of one member decided while it is read, from its own search path
+// alone, so that it is edited in the same pass (no second inflate); nullopt when
+// that cannot be decided yet: a NEEDED name some member of the wheel carries as its
+// base name (the wheel may provide it), or a library missing or unreadable (the
+// whole plan refuses it). plan_grafts gives the same links for the member unless
+// another member resolved the same NEEDED name first to another file: the caller
+// compares (GraftPlan::links) and edits such a member again.
+std::optional<RelinkOptions> early_links(const wheel::Wheel& wheel, const analysis::ElfReport& elf,
+                                         const GraftOptions& options, const std::string& libs_dir);
+
 // Whether a member may need a graft (or a libpython removed): it NEEDs a name the
 // library classes do not know (not system, driver, torch or nvidia by name).
 bool may_need_graft(const analysis::ElfReport& elf, bool musl);
