@@ -7,7 +7,8 @@
 //   the program header table, when it had to move: a fresh edit needs one more
 //     program header and the table grows in place only into a PT_NULL entry;
 //   .dynamic, when the entries no longer fit its slots (or it already lives here);
-//   .dynstr, always (the base table, then the appended strings).
+//   .dynstr, always (the base table, then the appended strings);
+//   the interpreter path, when it does not fit PT_INTERP's old bytes.
 // A segment from an earlier edit keeps its offset and address and is rewritten;
 // otherwise the new one starts at the end of the file (16-byte aligned) at an
 // address above every PT_LOAD's end, with p_offset == p_vaddr modulo 64 KiB and
@@ -43,6 +44,8 @@ struct SegmentContents {
     std::uint64_t dynamic_at = 0;
     std::uint64_t dynamic_capacity = 0;
     std::uint64_t strings_at = 0;
+    std::optional<std::uint64_t> interp_at;  // the interpreter path, after the strings
+    std::uint64_t interp_size = 0;           // with its NUL
     std::uint64_t size = 0;
 };
 
@@ -133,6 +136,11 @@ SegmentContents plan_contents(const ElfFile& elf, const Layout& layout, const Dy
     }
     contents.strings_at = at;
     contents.size = at + strings.table.size();
+    if (plan.segment_interpreter) {
+        contents.interp_at = contents.size;
+        contents.interp_size = plan.segment_interpreter->size() + 1;
+        contents.size += contents.interp_size;
+    }
     return contents;
 }
 
@@ -186,6 +194,11 @@ void update_program_headers(ProgramHeaders& table, const Layout& layout, const S
             ph.offset = place.offset + contents.dynamic_at;
             ph.vaddr = ph.paddr = place.vaddr + contents.dynamic_at;
             ph.filesz = ph.memsz = contents.dynamic_capacity * writer.dynamic_entry_size();
+        }
+        if (ph.type == PT_INTERP && contents.interp_at) {
+            ph.offset = place.offset + *contents.interp_at;
+            ph.vaddr = ph.paddr = place.vaddr + *contents.interp_at;
+            ph.filesz = ph.memsz = contents.interp_size;
         }
         if (ph.type == PT_PHDR && contents.holds_phdrs) {
             ph.offset = place.offset + contents.phdrs_at;
@@ -302,6 +315,8 @@ std::vector<SectionMove> write_section_headers(const ElfFile& elf, const Layout&
     if (layout.dynamic_section && contents.holds_dynamic)
         move(*layout.dynamic_section, contents.dynamic_at,
              contents.dynamic_capacity * writer_for(elf).dynamic_entry_size());
+    if (layout.interp_section && contents.interp_at)
+        move(*layout.interp_section, *contents.interp_at, contents.interp_size);
     return moves;
 }
 
@@ -333,6 +348,9 @@ SegmentResult write_with_segment(const ElfFile& elf, const Layout& layout, const
     std::vector<std::uint8_t> segment = encode_segment_header(writer, strings);
     segment.resize(contents.size, 0);
     copy_into(segment, contents.strings_at, strings.table);
+    if (contents.interp_at)
+        std::copy(plan.segment_interpreter->begin(), plan.segment_interpreter->end(),
+                  segment.begin() + static_cast<std::ptrdiff_t>(*contents.interp_at));
     const std::vector<std::uint8_t> phdrs = encode_program_headers(elf, layout, table);
     if (contents.holds_phdrs)
         copy_into(segment, contents.phdrs_at, phdrs);
