@@ -35,10 +35,13 @@ std::vector<std::string> expanded_arguments(int argc, char** argv) {
 
 // A repeatable option takes one value per occurrence (`--add-needed a --add-needed
 // b`), so `--add-needed bar.so main` leaves `main` to the positional input. CLI11
-// lets a vector option take every following word unless told otherwise.
+// lets a vector option take every following word unless told otherwise. The options
+// declared as lists (->take_all(): check --torch PATH..., retag --torch-from
+// PATH...) keep taking several words, up to a required positional still missing.
 void one_value_per_occurrence(CLI::App& app) {
     for (CLI::Option* option : app.get_options())
-        if (!option->get_positional() && option->get_items_expected_max() > 1 && option->get_type_size_max() <= 1)
+        if (!option->get_positional() && option->get_items_expected_max() > 1 && option->get_type_size_max() <= 1 &&
+            option->get_multi_option_policy() != CLI::MultiOptionPolicy::TakeAll)
             option->allow_extra_args(false);
     for (CLI::App* command : app.get_subcommands({})) one_value_per_occurrence(*command);
 }
