@@ -325,6 +325,7 @@ void patchelf_search_path(DynamicPlan& plan, const EditRequest& request) {
         converted = "RUNPATH -> RPATH";
     }
     const std::string value = request.set_search_path.value_or(before.value);
+    if (!before.any() && value.empty()) return;  // patchelf adds no entry for an empty path
     if (!before.any()) {
         prepend_entry(entries, force_rpath ? DT_RPATH : DT_RUNPATH, value);
         plan.changes.push_back(std::string(force_rpath ? "RPATH" : "RUNPATH") + ": (none) -> " + shown(value));

@@ -14,7 +14,10 @@
 // address above every PT_LOAD's end, with p_offset == p_vaddr modulo 64 KiB and
 // the largest p_align, so 4 KiB and 64 KiB page kernels map it. An executable whose
 // program headers move gets p_vaddr - p_offset equal to its first PT_LOAD's, so a
-// kernel computing AT_PHDR as "first segment's bias + e_phoff" still finds them.
+// kernel computing AT_PHDR as "first segment's bias + e_phoff" (Linux before 5.18)
+// still finds them — unless that needs more than 1 MiB of padding (a large .bss):
+// then it is placed like a library's, as patchelf places it, and the kernel finds
+// the table through the PT_LOAD that holds e_phoff (Linux 5.18 and later).
 // The new PT_LOAD goes into a PT_NULL slot after the last PT_LOAD or at the end of
 // the table (PT_LOADs stay in address order, earlier entries keep their indexes);
 // PT_PHDR and PT_DYNAMIC follow their tables; the .dynstr and .dynamic
@@ -35,6 +38,10 @@ namespace {
 constexpr std::uint64_t kSegmentStartAlignment = 16;
 constexpr std::uint64_t kSpareDynamicSlots = 4;
 constexpr std::uint64_t kMaxAppendPadding = std::uint64_t(64) << 20;  // between the file's end and a new segment
+// An executable whose memory image ends far past its file (a large .bss) would need
+// that much zero padding for the bias rule below; past this much the segment is
+// placed like a library's instead (grow by what the edit needs).
+constexpr std::uint64_t kMaxBiasPadding = std::uint64_t(1) << 20;
 
 // What the segment holds and where, relative to its start.
 struct SegmentContents {
@@ -156,7 +163,7 @@ Placement place_new_segment(const ElfFile& elf, const Layout& layout, bool moves
         if (first.vaddr >= first.offset && bias % modulus == 0) {
             const std::uint64_t floor = align_up(end, modulus);
             const std::uint64_t offset = std::max(start, floor - std::min(floor, bias));
-            return {offset, offset + bias};
+            if (offset - start <= kMaxBiasPadding) return {offset, offset + bias};
         }
     }
     return {start, align_up(end, modulus) + start % modulus};
