@@ -42,6 +42,7 @@ constexpr std::uint64_t kMaxAppendPadding = std::uint64_t(64) << 20;  // between
 // that much zero padding for the bias rule below; past this much the segment is
 // placed like a library's instead (grow by what the edit needs).
 constexpr std::uint64_t kMaxBiasPadding = std::uint64_t(1) << 20;
+constexpr std::uint64_t kHighestMappableAddress = std::uint64_t(1) << 56;
 
 // What the segment holds and where, relative to its start.
 struct SegmentContents {
@@ -178,6 +179,11 @@ Placement placement(const ElfFile& elf, const Layout& layout, const SegmentConte
     if (place.vaddr > limit - contents.size || place.offset > limit - contents.size ||
         (!layout.appended && place.vaddr < highest_load_end(elf)))  // alignment arithmetic wrapped
         throw EditError("no room in the address space for an appended segment");
+    // No Linux address space reaches 2^56 (x86-64 5-level paging; 4-level and aarch64
+    // stop at 2^47/2^48): a segment placed beyond that (a hostile p_memsz) never loads.
+    if (elf.elf_class() == Class::elf64 && place.vaddr + contents.size > kHighestMappableAddress)
+        throw EditError("the memory image ends beyond any address space (at " + std::to_string(place.vaddr) +
+                        "): an appended segment could not be mapped");
     // An executable's new segment sits where its memory image ends; a p_memsz far
     // beyond the file (hostile, or absurd) would have us write that much padding.
     if (place.offset > layout.file_size && place.offset - layout.file_size > kMaxAppendPadding)

@@ -212,7 +212,12 @@ FileEditResult edit_elf_file(const std::filesystem::path& input, const std::file
     result.changes.insert(result.changes.end(), plan.changes.begin(), plan.changes.end());
     result.size_after = plan.edits.empty() ? image.size() : plan.new_size;
     if (result.changes.empty() && !always_write) return result;
-    write_edited(output, image, plan.edits, status);
+    // A symlink named as the output is written through, as patchelf writes through it:
+    // the file it points to is replaced, the link stays a link.
+    std::error_code ignored;
+    const std::filesystem::path target =
+        std::filesystem::is_symlink(output, ignored) ? std::filesystem::canonical(output) : output;
+    write_edited(target, image, plan.edits, status);
     result.written = true;
     return result;
 }

@@ -47,6 +47,13 @@ class ElfCommand(unittest.TestCase):
         self.assertEqual(run.stdout, "42\n")
         self.assertEqual([p.name for p in self.tmp.iterdir() if p.name.startswith(".")], [], "no temporary left")
 
+    def test_a_symlink_is_written_through(self):
+        link = self.tmp / "link-to-main"
+        link.symlink_to("main")
+        wfx.run("elf", link, "--set-rpath", "$ORIGIN", check_status=0)
+        self.assertTrue(link.is_symlink())
+        self.assertEqual(wfx.readelf_dynamic(self.tmp / "main")["runpath"], "$ORIGIN")
+
     def test_output_and_several_files(self):
         out = self.tmp / "out"
         original = (self.tmp / "main").read_bytes()

@@ -20,7 +20,9 @@
 //   when something changed (or always_write) to `output` — which may be the input
 //   itself: the result goes to a temporary file beside it and is renamed over it,
 //   with the input's mode and (where permitted) owner and group, so a reader never
-//   sees half a file and a failed edit leaves the input untouched. Errors are
+//   sees half a file and a failed edit leaves the input untouched. An output that is
+//   a symlink is written through (its target is replaced). Hard links to the input
+//   keep the old contents (the new file is a new inode). Errors are
 //   EditError/ElfError (the input) or InputError (the file system).
 #pragma once
 
