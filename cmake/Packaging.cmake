@@ -6,6 +6,9 @@
 #   P/share/bash-completion/completions/wheelfix
 #   P/share/zsh/site-functions/_wheelfix
 #   P/share/doc/wheelfix/schema/wheelfix.<command>-1.schema.json   (the --json formats)
+#   P/libexec/wheelfix/patchelf -> ../../bin/wheelfix   (the patchelf front end: put
+#     P/libexec/wheelfix first on PATH and auditwheel's `patchelf` calls are wheelfix's;
+#     not in P/bin, where it would clash with Debian's patchelf package)
 # The completion scripts are generated at build time by the binary just built
 # (`wheelfix completion bash|zsh`, src/cli/completion.cpp), so they list exactly the
 # commands and options it has.
@@ -34,6 +37,13 @@ install(FILES ${PROJECT_SOURCE_DIR}/man/wheelfix.1 DESTINATION ${CMAKE_INSTALL_M
 install(FILES ${WHEELFIX_COMPLETION_DIR}/wheelfix.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME wheelfix)
 install(FILES ${WHEELFIX_COMPLETION_DIR}/_wheelfix DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+install(CODE "
+  set(link \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBEXECDIR}/wheelfix/patchelf\")
+  get_filename_component(dir \"\${link}\" DIRECTORY)
+  file(MAKE_DIRECTORY \"\${dir}\")
+  file(REMOVE \"\${link}\")
+  file(CREATE_LINK ../../${CMAKE_INSTALL_BINDIR}/wheelfix \"\${link}\" SYMBOLIC)
+  message(STATUS \"Installing: \${link} -> ../../${CMAKE_INSTALL_BINDIR}/wheelfix\")")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/schema/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/schema
         FILES_MATCHING PATTERN "*.schema.json")
 

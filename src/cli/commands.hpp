@@ -29,6 +29,10 @@ CommandRunner register_index(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_shim(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_retag(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_repair(CLI::App& app, const GlobalOptions& global);
+CommandRunner register_elf(CLI::App& app, const GlobalOptions& global);
+// The patchelf-compatible front end (patchelf.cpp): wheelfix run as `patchelf`.
+bool invoked_as_patchelf(const char* argv0);
+int run_patchelf_front_end(int argc, char** argv);
 // `wheelfix completion bash|zsh`: walks `app` when it runs, so it lists every command registered.
 CommandRunner register_completion(CLI::App& app, const GlobalOptions& global);
 

@@ -33,12 +33,27 @@ std::vector<std::string> expanded_arguments(int argc, char** argv) {
     return wheelfix::expand_argument_files(std::vector<std::string>(argv + 1, argv + argc));
 }
 
+// A repeatable option takes one value per occurrence (`--add-needed a --add-needed
+// b`), so `--add-needed bar.so main` leaves `main` to the positional input. CLI11
+// lets a vector option take every following word unless told otherwise. The options
+// declared as lists (->take_all(): check --torch PATH..., retag --torch-from
+// PATH...) keep taking several words, up to a required positional still missing.
+void one_value_per_occurrence(CLI::App& app) {
+    for (CLI::Option* option : app.get_options())
+        if (!option->get_positional() && option->get_items_expected_max() > 1 && option->get_type_size_max() <= 1 &&
+            option->get_multi_option_policy() != CLI::MultiOptionPolicy::TakeAll)
+            option->allow_extra_args(false);
+    for (CLI::App* command : app.get_subcommands({})) one_value_per_occurrence(*command);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     // Past `ulimit -f` write() then fails with EFBIG, which OutputFile reports as an
     // input error naming the output, instead of the signal killing us silently.
     std::signal(SIGXFSZ, SIG_IGN);
+    if (argc > 0 && wheelfix::cli::invoked_as_patchelf(argv[0]))
+        return wheelfix::cli::run_patchelf_front_end(argc, argv);
     CLI::App app{kDescription, "wheelfix"};
     app.require_subcommand(1);
     app.fallthrough();
@@ -53,12 +68,15 @@ int main(int argc, char** argv) {
     add(wheelfix::cli::register_inspect);
     add(wheelfix::cli::register_verify);
     add(wheelfix::cli::register_relink);
+    add(wheelfix::cli::register_elf);
     add(wheelfix::cli::register_check);
     add(wheelfix::cli::register_index);
     add(wheelfix::cli::register_shim);
     add(wheelfix::cli::register_retag);
     add(wheelfix::cli::register_repair);
     add(wheelfix::cli::register_completion);
+
+    one_value_per_occurrence(app);
 
     std::vector<std::string> arguments;
     try {

@@ -28,7 +28,30 @@ namespace {
 using namespace editor;
 
 bool fits_in_place(const Layout& layout, const DynamicPlan& plan, const PlacedStrings& strings) {
-    return !layout.appended && !strings.grew() && plan.entries.size() + 1 <= layout.dynamic_capacity;
+    return !layout.appended && !strings.grew() && !plan.segment_interpreter &&
+           plan.entries.size() + 1 <= layout.dynamic_capacity;
+}
+
+// Why a dynamic edit cannot be made: a separate debug-info file (objcopy
+// --only-keep-debug: its .dynamic is SHT_NOBITS, the loaded bytes live in the
+// stripped file) or a statically linked one.
+std::string why_no_dynamic(const ElfFile& elf) {
+    const SectionHeader* dynamic = elf.section(".dynamic");
+    if (dynamic && dynamic->type == SHT_NOBITS)
+        return "a separate debug-info file (its .dynamic has no contents; edit the stripped file it belongs to)";
+    return "no dynamic section: the file loads no libraries to edit (statically linked?)";
+}
+
+// A file without a dynamic section: only an interpreter that fits PT_INTERP.
+EditPlan plan_without_dynamic(const ElfFile& elf, const EditRequest& request) {
+    EditPlan plan;
+    plan.new_size = elf.bytes().size();
+    DynamicPlan dynamic;
+    Overlay overlay(elf.bytes());
+    if (!plan_interpreter(elf, nullptr, request, dynamic, overlay)) return plan;
+    plan.edits = overlay.edits(plan.new_size);
+    plan.changes = std::move(dynamic.changes);
+    return plan;
 }
 
 void write_in_place(const ElfFile& elf, const Layout& layout, const DynamicPlan& plan,
@@ -87,18 +110,25 @@ void read_back(const ElfFile& elf, const EditPlan& plan) {
 
 EditPlan plan_edits(const ElfFile& elf, const EditRequest& request) {
     check_request(request);
-    if (!elf.has_dynamic()) throw EditError("no dynamic section: the file loads no libraries to edit");
+    EditPlan plan;
+    plan.new_size = elf.bytes().size();
+    if (!elf.has_dynamic()) {
+        if (request.touches_dynamic()) throw EditError(why_no_dynamic(elf));
+        return plan_without_dynamic(elf, request);
+    }
     const Layout layout = read_layout(elf);
     DynamicPlan dynamic = plan_dynamic(elf, layout, request);
-    EditPlan plan;
-    plan.new_size = layout.file_size;
+    Overlay overlay(elf.bytes());
+    const bool interpreter_changed = plan_interpreter(elf, &layout, request, dynamic, overlay);
     if (dynamic.changes.empty()) return plan;
 
     const PlacedStrings strings = place_strings(elf, layout, dynamic);
     if (strings.table.size() > std::numeric_limits<std::uint32_t>::max())
         throw EditError("the dynamic string table would exceed 4 GiB");
-    Overlay overlay(elf.bytes());
-    if (fits_in_place(layout, dynamic, strings)) {
+    const bool dynamic_changed = dynamic.changes.size() > (interpreter_changed ? 1u : 0u);
+    if (!dynamic.segment_interpreter && !dynamic_changed) {
+        // only the interpreter, written in its own bytes
+    } else if (fits_in_place(layout, dynamic, strings)) {
         write_in_place(elf, layout, dynamic, strings, overlay);
     } else {
         const SegmentResult segment = write_with_segment(elf, layout, dynamic, strings, overlay);

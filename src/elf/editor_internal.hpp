@@ -79,9 +79,13 @@ struct Layout {
 
     std::vector<VerneedFileField> verneed_files;
     std::optional<AppendedSegment> appended;
+
+    std::optional<std::size_t> interp_phdr;     // PT_INTERP
+    std::optional<std::size_t> interp_section;  // the section at PT_INTERP's offset (.interp)
     bool is_executable = false;  // ET_EXEC, or PT_INTERP present
 
     bool phdrs_in_appended() const;
+    bool interp_in_appended(const ElfFile& elf) const;
     bool dynamic_in_appended() const;
 };
 
@@ -113,11 +117,25 @@ struct PlannedVerneedFile {
     StringField string;
 };
 
+class Overlay;
+
 struct DynamicPlan {
     std::vector<PlannedEntry> entries;  // without the DT_NULL terminator
     std::vector<PlannedVerneedFile> verneed_files;
     std::vector<std::string> changes;
+    // The interpreter path the appended segment carries (a new one too long for
+    // PT_INTERP's bytes, or the one an earlier edit put there); PT_INTERP follows.
+    std::optional<std::string> segment_interpreter;
 };
+
+// The interpreter stage (editor_interp.cpp): the PT_INTERP path now, and how a
+// request changes it.
+std::optional<std::string> current_interpreter(const ElfFile& elf);
+// Writes a new interpreter into PT_INTERP's bytes when it fits there (and the
+// segment does not carry it); otherwise sets plan.segment_interpreter. Adds the
+// change line. Returns whether anything changes.
+bool plan_interpreter(const ElfFile& elf, const Layout* layout, const EditRequest& request,
+                      DynamicPlan& plan, Overlay& overlay);
 
 void check_request(const EditRequest& request);
 DynamicPlan plan_dynamic(const ElfFile& elf, const Layout& layout, const EditRequest& request);

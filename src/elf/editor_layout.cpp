@@ -39,8 +39,16 @@ void read_header_fields(const ElfFile& elf, const ElfBytes& in, Layout& layout) 
     layout.shentsize = in.u16(34 + 3 * w, "e_shentsize");
     layout.file_size = elf.bytes().size();
     layout.is_executable = elf.type() == ET_EXEC;
-    for (const ProgramHeader& ph : elf.program_headers())
-        if (ph.type == PT_INTERP) layout.is_executable = true;
+    const auto& phdrs = elf.program_headers();
+    for (std::size_t i = 0; i < phdrs.size(); ++i) {
+        if (phdrs[i].type != PT_INTERP || layout.interp_phdr) continue;
+        layout.is_executable = true;
+        layout.interp_phdr = i;
+        const auto& sections = elf.sections();
+        for (std::size_t s = 0; s < sections.size(); ++s)
+            if (sections[s].type == SHT_PROGBITS && sections[s].offset == phdrs[i].offset && sections[s].size > 0)
+                layout.interp_section = s;
+    }
 }
 
 void locate_dynamic(const ElfFile& elf, const ElfWriter& writer, Layout& layout) {
@@ -195,6 +203,12 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
 
 bool Layout::phdrs_in_appended() const {
     return appended && phoff >= appended->offset && phoff < appended->offset + appended->size;
+}
+
+bool Layout::interp_in_appended(const ElfFile& elf) const {
+    if (!appended || !interp_phdr) return false;
+    const std::uint64_t offset = elf.program_headers()[*interp_phdr].offset;
+    return offset >= appended->offset && offset < appended->offset + appended->size;
 }
 
 bool Layout::dynamic_in_appended() const {

@@ -8,8 +8,10 @@
 // because ld.so matches version needs to loaded objects by that name), remove_needed
 // (refused when symbol versions are needed from the library), add_needed (after the
 // existing DT_NEEDED, skipped when present) and set_soname. New entries are appended
-// to the table, so no existing entry moves. Every effective change adds one
-// line to DynamicPlan::changes; a request that changes nothing adds none.
+// to the table, so no existing entry moves; then remove_all_search_paths, DT_FLAGS_1
+// bits and DT_DEBUG. With patchelf_rules the order and placement are patchelf's
+// (editor.hpp). Every effective change adds one line to DynamicPlan::changes; a
+// request that changes nothing adds none.
 #include "editor_internal.hpp"
 #include "wheelfix/util/text.hpp"
 
@@ -37,10 +39,14 @@ std::string join_search_path(const std::vector<std::string>& entries) {
 
 }  // namespace
 
+bool EditRequest::touches_dynamic() const {
+    return set_search_path || !add_search_path.empty() || !remove_search_path.empty() || drop_absolute ||
+           force_kind != SearchPathKind::keep || !replace_needed.empty() || !add_needed.empty() ||
+           !remove_needed.empty() || set_soname || remove_all_search_paths || add_flags_1 != 0 || add_debug;
+}
+
 bool EditRequest::empty() const {
-    return !set_search_path && add_search_path.empty() && remove_search_path.empty() && !drop_absolute &&
-           force_kind == SearchPathKind::keep && replace_needed.empty() && add_needed.empty() &&
-           remove_needed.empty() && !set_soname;
+    return !touches_dynamic() && !interpreter;
 }
 
 std::string resulting_search_path(const std::optional<std::string>& current,
@@ -63,6 +69,16 @@ namespace editor {
 namespace {
 
 using Entries = std::vector<PlannedEntry>;
+
+std::string hex_bits(std::uint64_t bits) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string text;
+    do {
+        text.insert(text.begin(), kDigits[bits & 0xf]);
+        bits >>= 4;
+    } while (bits != 0);
+    return "0x" + text;
+}
 
 std::string shown(std::string_view value) {
     return value.empty() ? "\"\"" : std::string(value);
@@ -113,6 +129,13 @@ std::vector<PlannedVerneedFile> load_verneed_files(const ElfFile& elf, const Lay
 // ld.so reads DT_NEEDED in table order wherever they stand.
 void append_string_entry(Entries& entries, std::int64_t tag, std::string text) {
     entries.push_back(PlannedEntry{DynamicEntry{tag, 0}, std::nullopt, new_field(std::move(text))});
+}
+
+// patchelf inserts every new entry at the top of the table.
+void prepend_entry(Entries& entries, std::int64_t tag, std::optional<std::string> text, std::uint64_t value = 0) {
+    PlannedEntry entry{DynamicEntry{tag, value}, std::nullopt, std::nullopt};
+    if (text) entry.string = new_field(std::move(*text));
+    entries.insert(entries.begin(), std::move(entry));
 }
 
 void remove_tag(Entries& entries, std::int64_t tag) {
@@ -256,6 +279,96 @@ void set_soname(DynamicPlan& plan, const std::string& name) {
     soname->string->text = name;
 }
 
+void add_flags_1(DynamicPlan& plan, std::uint64_t bits, bool on_top) {
+    if (bits == 0) return;
+    if (PlannedEntry* flags = find_entry(plan.entries, DT_FLAGS_1)) {
+        if ((flags->entry.value & bits) == bits) return;
+        flags->entry.value |= bits;
+    } else if (on_top) {
+        prepend_entry(plan.entries, DT_FLAGS_1, std::nullopt, bits);
+    } else {
+        plan.entries.push_back(PlannedEntry{DynamicEntry{DT_FLAGS_1, bits}, std::nullopt, std::nullopt});
+    }
+    plan.changes.push_back("FLAGS_1: + " + std::string(bits == DF_1_NODEFLIB ? "NODEFLIB" : hex_bits(bits)));
+}
+
+void add_debug(DynamicPlan& plan, bool on_top) {
+    if (find_entry(plan.entries, DT_DEBUG)) return;
+    if (on_top)
+        prepend_entry(plan.entries, DT_DEBUG, std::nullopt);
+    else
+        plan.entries.push_back(PlannedEntry{DynamicEntry{DT_DEBUG, 0}, std::nullopt, std::nullopt});
+    plan.changes.push_back("DEBUG: + (added)");
+}
+
+void remove_search_paths(DynamicPlan& plan) {
+    const SearchPathState before = current_search_path(plan.entries);
+    if (!before.any()) return;
+    remove_tag(plan.entries, DT_RPATH);
+    remove_tag(plan.entries, DT_RUNPATH);
+    plan.changes.push_back(before.kinds() + ": " + shown(before.value) + " -> (removed)");
+}
+
+// patchelf's modifyRPath (rpSet): kinds converted first, then the value verbatim on
+// every RPATH/RUNPATH entry, or a new entry on top.
+void patchelf_search_path(DynamicPlan& plan, const EditRequest& request) {
+    Entries& entries = plan.entries;
+    const SearchPathState before = current_search_path(entries);
+    const bool force_rpath = request.force_kind == SearchPathKind::rpath;
+    std::string converted;
+    if (!force_rpath && before.rpath && !before.runpath) {
+        find_entry(entries, DT_RPATH)->entry.tag = DT_RUNPATH;
+        converted = "RPATH -> RUNPATH";
+    } else if (force_rpath && before.runpath) {
+        for (PlannedEntry& entry : entries)
+            if (entry.entry.tag == DT_RUNPATH) entry.entry.tag = DT_RPATH;
+        converted = "RUNPATH -> RPATH";
+    }
+    const std::string value = request.set_search_path.value_or(before.value);
+    if (!before.any() && value.empty()) return;  // patchelf adds no entry for an empty path
+    if (!before.any()) {
+        prepend_entry(entries, force_rpath ? DT_RPATH : DT_RUNPATH, value);
+        plan.changes.push_back(std::string(force_rpath ? "RPATH" : "RUNPATH") + ": (none) -> " + shown(value));
+        return;
+    }
+    for (PlannedEntry& entry : entries)
+        if (entry.entry.tag == DT_RPATH || entry.entry.tag == DT_RUNPATH) entry.string->text = value;
+    if (value != before.value)
+        plan.changes.push_back((converted.empty() ? before.kinds() : converted) + ": " + shown(before.value) +
+                               " -> " + shown(value));
+    else if (!converted.empty())
+        plan.changes.push_back(converted + ": " + shown(value));
+}
+
+void add_needed_on_top(DynamicPlan& plan, const std::vector<std::string>& names) {
+    // patchelf keeps the names in a std::set: sorted, each once, the block on top.
+    std::vector<std::string> sorted(names);
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    for (auto name = sorted.rbegin(); name != sorted.rend(); ++name) prepend_entry(plan.entries, DT_NEEDED, *name);
+    for (const std::string& name : sorted) plan.changes.push_back("NEEDED: + " + name);
+}
+
+void set_soname_on_top(DynamicPlan& plan, const std::string& name) {
+    if (find_entry(plan.entries, DT_SONAME)) return set_soname(plan, name);
+    prepend_entry(plan.entries, DT_SONAME, name);
+    plan.changes.push_back("SONAME: (none) -> " + name);
+}
+
+DynamicPlan plan_patchelf_dynamic(DynamicPlan plan, const EditRequest& request) {
+    if (request.set_soname) set_soname_on_top(plan, *request.set_soname);
+    if (request.remove_all_search_paths)
+        remove_search_paths(plan);
+    else if (request.set_search_path)
+        patchelf_search_path(plan, request);
+    for (const std::string& name : request.remove_needed) remove_needed(plan, name);
+    for (const auto& [from, to] : request.replace_needed) replace_needed(plan, from, to);
+    add_needed_on_top(plan, request.add_needed);
+    add_flags_1(plan, request.add_flags_1, true);
+    if (request.add_debug) add_debug(plan, true);
+    return plan;
+}
+
 void check_text(std::string_view what, std::string_view text) {
     if (text.find('\0') != std::string_view::npos)
         throw EditError(std::string(what) + " contains a NUL character");
@@ -277,15 +390,20 @@ void check_request(const EditRequest& request) {
     }
     for (const std::string& name : request.add_needed) check_library_name("NEEDED name", name);
     if (request.set_soname) check_library_name("SONAME", *request.set_soname);
+    if (request.interpreter) check_library_name("interpreter", *request.interpreter);
 }
 
 DynamicPlan plan_dynamic(const ElfFile& elf, const Layout& layout, const EditRequest& request) {
     DynamicPlan plan{load_entries(elf, layout), load_verneed_files(elf, layout), {}};
+    if (request.patchelf_rules) return plan_patchelf_dynamic(std::move(plan), request);
+    if (request.remove_all_search_paths) remove_search_paths(plan);
     apply_search_path(plan.entries, request, plan.changes);
     for (const auto& [from, to] : request.replace_needed) replace_needed(plan, from, to);
     for (const std::string& name : request.remove_needed) remove_needed(plan, name);
     for (const std::string& name : request.add_needed) add_needed(plan, name);
     if (request.set_soname) set_soname(plan, *request.set_soname);
+    add_flags_1(plan, request.add_flags_1, false);
+    if (request.add_debug) add_debug(plan, false);
     return plan;
 }
 

@@ -7,13 +7,17 @@
 //   the program header table, when it had to move: a fresh edit needs one more
 //     program header and the table grows in place only into a PT_NULL entry;
 //   .dynamic, when the entries no longer fit its slots (or it already lives here);
-//   .dynstr, always (the base table, then the appended strings).
+//   .dynstr, always (the base table, then the appended strings);
+//   the interpreter path, when it does not fit PT_INTERP's old bytes.
 // A segment from an earlier edit keeps its offset and address and is rewritten;
 // otherwise the new one starts at the end of the file (16-byte aligned) at an
 // address above every PT_LOAD's end, with p_offset == p_vaddr modulo 64 KiB and
 // the largest p_align, so 4 KiB and 64 KiB page kernels map it. An executable whose
 // program headers move gets p_vaddr - p_offset equal to its first PT_LOAD's, so a
-// kernel computing AT_PHDR as "first segment's bias + e_phoff" still finds them.
+// kernel computing AT_PHDR as "first segment's bias + e_phoff" (Linux before 5.18)
+// still finds them — unless that needs more than 1 MiB of padding (a large .bss):
+// then it is placed like a library's, as patchelf places it, and the kernel finds
+// the table through the PT_LOAD that holds e_phoff (Linux 5.18 and later).
 // The new PT_LOAD goes into a PT_NULL slot after the last PT_LOAD or at the end of
 // the table (PT_LOADs stay in address order, earlier entries keep their indexes);
 // PT_PHDR and PT_DYNAMIC follow their tables; the .dynstr and .dynamic
@@ -34,6 +38,11 @@ namespace {
 constexpr std::uint64_t kSegmentStartAlignment = 16;
 constexpr std::uint64_t kSpareDynamicSlots = 4;
 constexpr std::uint64_t kMaxAppendPadding = std::uint64_t(64) << 20;  // between the file's end and a new segment
+// An executable whose memory image ends far past its file (a large .bss) would need
+// that much zero padding for the bias rule below; past this much the segment is
+// placed like a library's instead (grow by what the edit needs).
+constexpr std::uint64_t kMaxBiasPadding = std::uint64_t(1) << 20;
+constexpr std::uint64_t kHighestMappableAddress = std::uint64_t(1) << 56;
 
 // What the segment holds and where, relative to its start.
 struct SegmentContents {
@@ -43,6 +52,8 @@ struct SegmentContents {
     std::uint64_t dynamic_at = 0;
     std::uint64_t dynamic_capacity = 0;
     std::uint64_t strings_at = 0;
+    std::optional<std::uint64_t> interp_at;  // the interpreter path, after the strings
+    std::uint64_t interp_size = 0;           // with its NUL
     std::uint64_t size = 0;
 };
 
@@ -133,6 +144,11 @@ SegmentContents plan_contents(const ElfFile& elf, const Layout& layout, const Dy
     }
     contents.strings_at = at;
     contents.size = at + strings.table.size();
+    if (plan.segment_interpreter) {
+        contents.interp_at = contents.size;
+        contents.interp_size = plan.segment_interpreter->size() + 1;
+        contents.size += contents.interp_size;
+    }
     return contents;
 }
 
@@ -148,7 +164,7 @@ Placement place_new_segment(const ElfFile& elf, const Layout& layout, bool moves
         if (first.vaddr >= first.offset && bias % modulus == 0) {
             const std::uint64_t floor = align_up(end, modulus);
             const std::uint64_t offset = std::max(start, floor - std::min(floor, bias));
-            return {offset, offset + bias};
+            if (offset - start <= kMaxBiasPadding) return {offset, offset + bias};
         }
     }
     return {start, align_up(end, modulus) + start % modulus};
@@ -163,6 +179,11 @@ Placement placement(const ElfFile& elf, const Layout& layout, const SegmentConte
     if (place.vaddr > limit - contents.size || place.offset > limit - contents.size ||
         (!layout.appended && place.vaddr < highest_load_end(elf)))  // alignment arithmetic wrapped
         throw EditError("no room in the address space for an appended segment");
+    // No Linux address space reaches 2^56 (x86-64 5-level paging; 4-level and aarch64
+    // stop at 2^47/2^48): a segment placed beyond that (a hostile p_memsz) never loads.
+    if (elf.elf_class() == Class::elf64 && place.vaddr + contents.size > kHighestMappableAddress)
+        throw EditError("the memory image ends beyond any address space (at " + std::to_string(place.vaddr) +
+                        "): an appended segment could not be mapped");
     // An executable's new segment sits where its memory image ends; a p_memsz far
     // beyond the file (hostile, or absurd) would have us write that much padding.
     if (place.offset > layout.file_size && place.offset - layout.file_size > kMaxAppendPadding)
@@ -186,6 +207,11 @@ void update_program_headers(ProgramHeaders& table, const Layout& layout, const S
             ph.offset = place.offset + contents.dynamic_at;
             ph.vaddr = ph.paddr = place.vaddr + contents.dynamic_at;
             ph.filesz = ph.memsz = contents.dynamic_capacity * writer.dynamic_entry_size();
+        }
+        if (ph.type == PT_INTERP && contents.interp_at) {
+            ph.offset = place.offset + *contents.interp_at;
+            ph.vaddr = ph.paddr = place.vaddr + *contents.interp_at;
+            ph.filesz = ph.memsz = contents.interp_size;
         }
         if (ph.type == PT_PHDR && contents.holds_phdrs) {
             ph.offset = place.offset + contents.phdrs_at;
@@ -302,6 +328,8 @@ std::vector<SectionMove> write_section_headers(const ElfFile& elf, const Layout&
     if (layout.dynamic_section && contents.holds_dynamic)
         move(*layout.dynamic_section, contents.dynamic_at,
              contents.dynamic_capacity * writer_for(elf).dynamic_entry_size());
+    if (layout.interp_section && contents.interp_at)
+        move(*layout.interp_section, *contents.interp_at, contents.interp_size);
     return moves;
 }
 
@@ -333,6 +361,9 @@ SegmentResult write_with_segment(const ElfFile& elf, const Layout& layout, const
     std::vector<std::uint8_t> segment = encode_segment_header(writer, strings);
     segment.resize(contents.size, 0);
     copy_into(segment, contents.strings_at, strings.table);
+    if (contents.interp_at)
+        std::copy(plan.segment_interpreter->begin(), plan.segment_interpreter->end(),
+                  segment.begin() + static_cast<std::ptrdiff_t>(*contents.interp_at));
     const std::vector<std::uint8_t> phdrs = encode_program_headers(elf, layout, table);
     if (contents.holds_phdrs)
         copy_into(segment, contents.phdrs_at, phdrs);

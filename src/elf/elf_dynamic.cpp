@@ -74,6 +74,11 @@ std::optional<Extent> Parser::locate_dynamic_table() const {
                                                 [](const ProgramHeader& ph) { return ph.type == PT_DYNAMIC; });
     if (dynamic_segments > 1)
         fail(std::to_string(dynamic_segments) + " PT_DYNAMIC segments (ld.so reads the last, other readers the first)");
+    // A separate debug-info file (objcopy --only-keep-debug) keeps the program headers
+    // but not the loaded bytes: its .dynamic is SHT_NOBITS, and PT_DYNAMIC's offset
+    // points at whatever follows. It has no dynamic table to read (patchelf says the same).
+    for (const SectionHeader& section : file_.sections_)
+        if (section.type == SHT_NOBITS && section.name == ".dynamic") return std::nullopt;
     for (const ProgramHeader& ph : file_.program_headers_)
         if (ph.type == PT_DYNAMIC) return in_.range(ph.offset, ph.filesz, "PT_DYNAMIC segment");
     if (const SectionHeader* section = dynamic_section_header())

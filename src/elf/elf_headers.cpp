@@ -166,7 +166,13 @@ void Parser::name_sections() {
 void Parser::check_file_extents() const {
     const std::uint64_t size = in_.file_size();
     auto inside = [size](std::uint64_t offset, std::uint64_t length) { return offset <= size && length <= size - offset; };
-    for (std::size_t i = 0; i < file_.program_headers_.size(); ++i) {
+    // A separate debug-info file (objcopy --only-keep-debug) keeps the program headers
+    // of the file it describes, not their bytes: nothing reads them (read_dynamic
+    // skips its PT_DYNAMIC), and the editor says what the file is.
+    const bool debug_info_only = std::any_of(file_.sections_.begin(), file_.sections_.end(), [](const SectionHeader& s) {
+        return s.type == SHT_NOBITS && s.name == ".dynamic";
+    });
+    for (std::size_t i = 0; i < file_.program_headers_.size() && !debug_info_only; ++i) {
         const ProgramHeader& ph = file_.program_headers_[i];
         if (!inside(ph.offset, ph.filesz))
             fail("program header " + std::to_string(i) + " (type " + hex(ph.type) + "): file data " + hex(ph.offset) +

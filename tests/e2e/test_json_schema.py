@@ -22,7 +22,7 @@ SCHEMAS = wfx.SOURCE_DIR / "docs" / "schema"
 TORCH = {v: wfx.SAMPLES / f"torch-{v}" / "torch" for v in ("2.9.0", "2.10.0", "2.11.0")}
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("WHEELFIX_") or k == "WHEELFIX"}
 # Commands without --json output of their own.
-NO_JSON = {"completion"}
+NO_JSON = {"completion", "elf"}  # elf prints what patchelf prints (text)
 # Commands whose schema is still to be written: remove the name when its schema file
 # lands, and add its outputs to documents().
 PENDING = set()

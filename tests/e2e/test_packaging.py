@@ -104,6 +104,11 @@ class Install(unittest.TestCase):
             self.assertTrue(os.access(prefix / "bin/wheelfix", os.X_OK))
             version = subprocess.run([prefix / "bin/wheelfix", "--version"], capture_output=True, text=True)
             self.assertRegex(version.stdout, r"^wheelfix \d+\.\d+\.\d+\n$")
+            link = prefix / "libexec/wheelfix/patchelf"
+            self.assertTrue(link.is_symlink())
+            self.assertEqual(os.readlink(link), "../../bin/wheelfix")
+            version = subprocess.run([link, "--version"], capture_output=True, text=True)
+            self.assertRegex(version.stdout, r"^patchelf 0\.19\.\d+\n$")
 
     @unittest.skipUnless(shutil.which("cpack") and shutil.which("dpkg-deb"), "cpack or dpkg-deb missing")
     def test_deb_has_the_files_and_the_runtime_depends(self):
@@ -123,6 +128,7 @@ class Install(unittest.TestCase):
                                      check=True).stdout
             for path in INSTALLED:
                 self.assertIn(f"./usr/{path}\n", listing)
+            self.assertIn("./usr/libexec/wheelfix/patchelf -> ../../bin/wheelfix\n", listing)
 
 
 if __name__ == "__main__":

