@@ -111,6 +111,23 @@ void add(std::vector<Finding>& findings, std::optional<Finding> finding) {
     if (finding) findings.push_back(std::move(*finding));
 }
 
+Finding::Kind finding_kind(AbiConcern::Kind kind) {
+    switch (kind) {
+        case AbiConcern::Kind::blacklist: return Finding::Kind::blacklist;
+        case AbiConcern::Kind::pyfpe: return Finding::Kind::pyfpe;
+        case AbiConcern::Kind::ucs2: return Finding::Kind::ucs2;
+        case AbiConcern::Kind::isa: return Finding::Kind::isa;
+    }
+    return Finding::Kind::blacklist;
+}
+
+// What the file's imports and ISA note cost it, judged in its own libc family.
+void add_abi_findings(std::vector<Finding>& findings, const ElfReport& elf) {
+    const auto family = elf.needs.links_musl ? Family::musllinux : Family::manylinux;
+    for (const auto& concern : abi_concerns(elf.needs.abi, family, elf.machine))
+        findings.push_back({finding_kind(concern.kind), elf.name, elf.name + " " + concern.message, false});
+}
+
 }  // namespace
 
 const char* kind_name(Finding::Kind kind) {
@@ -119,6 +136,10 @@ const char* kind_name(Finding::Kind kind) {
         case Finding::Kind::sm: return "sm";
         case Finding::Kind::platform: return "platform";
         case Finding::Kind::runpath: return "runpath";
+        case Finding::Kind::blacklist: return "blacklist";
+        case Finding::Kind::pyfpe: return "pyfpe";
+        case Finding::Kind::ucs2: return "ucs2";
+        case Finding::Kind::isa: return "isa";
     }
     return "unknown";
 }
@@ -148,6 +169,7 @@ std::vector<Finding> evaluate(const Profile& profile, const WheelReport& report)
     std::vector<Finding> findings;
     for (const auto& elf : report.elves) add(findings, runtime_finding(profile, elf));
     for (const auto& module : report.modules) add(findings, coverage_finding(profile, module, report.elves));
+    for (const auto& elf : report.elves) add_abi_findings(findings, elf);
     auto target = target_platform_tag(profile, report);
     for (const auto& claim : report.platform_claims) add(findings, platform_finding(profile, report, claim, target));
     for (const auto& elf : report.elves)
@@ -160,6 +182,7 @@ std::vector<Finding> evaluate(const Profile& profile, const ElfReport& report) {
     add(findings, runtime_finding(profile, report));
     std::vector<ElfReport> alone{report};
     for (const auto& module : analysis::group_cuda_modules(alone)) add(findings, coverage_finding(profile, module, alone));
+    add_abi_findings(findings, report);
     add(findings, runpath_finding(profile, report, 0));
     return findings;
 }
