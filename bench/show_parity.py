@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The platform-tag verdict of `auditwheel show` against `wheelfix inspect`, one row a wheel.
+
+    bench/show_parity.py [--wheelfix build/wheelfix] [WHEEL_OR_DIR ...]
+
+With no wheels named it takes every *.whl under tests/data/auditwheel and
+/work/shared/testdata/auditwheel-bundled-wheels (when present), recursively. The peer
+is auditwheel from tests/e2e/peers.py (6.8.2 from the package index, in the shared
+test venv under the build directory). Prints a Markdown table:
+
+    wheel | auditwheel show | wheelfix inspect | same?
+
+auditwheel's verdict is `overall_tag` of `show --json` (or its error: a wheel with no
+platform ELF); wheelfix's is the wheel's honest tag with the architecture appended,
+`linux_<arch>` when no manylinux/musllinux tag fits, and the abi-policy findings that
+cost a tag (blacklist, PyFPE_jbuf, UCS2, x86-64 ISA level) beside it. Exit status 0
+when every row agrees, 1 otherwise.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+DEFAULT_DIRS = [ROOT / "tests" / "data" / "auditwheel", Path("/work/shared/testdata/auditwheel-bundled-wheels")]
+
+
+def wheels(arguments):
+    found = []
+    for item in arguments or [d for d in DEFAULT_DIRS if d.is_dir()]:
+        path = Path(item)
+        found += sorted(path.rglob("*.whl")) if path.is_dir() else [path]
+    return found
+
+
+def auditwheel_verdict(wheel):
+    import peers
+    proc = peers.auditwheel("show", "--json", wheel)
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return "error: " + (proc.stderr.strip().splitlines() or ["no output"])[-1][:60]
+    if "overall_tag" in report:
+        return report["overall_tag"]
+    return "no platform ELF" if "platform wheel" in report.get("error", "") else "error"
+
+
+def wheelfix_verdict(wheelfix, wheel):
+    proc = subprocess.run([wheelfix, "inspect", "--json", str(wheel)], capture_output=True, text=True)
+    if proc.returncode == 2:
+        return "error: " + proc.stderr.strip()[:60], ""
+    report = json.loads(proc.stdout)["inputs"][0]
+    elves = report["elf_files"]
+    if not elves:
+        return "no platform ELF", ""
+    arch = elves[0]["machine"]
+    if arch == "arm":  # platform tags spell 32-bit ARM armv7l, as auditwheel's policy does
+        arch = "armv7l"
+    verdict = f"{report['honest_tag']}_{arch}" if report["honest_tag"] else f"linux_{arch}"
+    costs = sorted({f"{c['kind']}" for c in report.get("abi_concerns", [])})
+    return verdict, ", ".join(costs)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--wheelfix", default=os.environ.get("WHEELFIX", str(ROOT / "build" / "wheelfix")))
+    parser.add_argument("wheels", nargs="*")
+    args = parser.parse_args()
+    print("| wheel | auditwheel show | wheelfix inspect | same? |")
+    print("|---|---|---|---|")
+    disagreements = 0
+    for wheel in wheels(args.wheels):
+        theirs = auditwheel_verdict(wheel)
+        ours, why = wheelfix_verdict(args.wheelfix, wheel)
+        same = theirs == ours
+        disagreements += not same
+        label = wheel.parent.name + "/" + wheel.name if wheel.parent.name in ("glibc", "musllinux_1_2") else wheel.name
+        print(f"| {label} | {theirs} | {ours}{' (' + why + ')' if why else ''} | {'yes' if same else 'NO'} |")
+    return 1 if disagreements else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
