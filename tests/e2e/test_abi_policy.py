@@ -139,6 +139,26 @@ class GccBuiltExtensions(unittest.TestCase):
         self.assertEqual(verdict(report), "manylinux_2_34_x86_64")
         self.assertEqual(verdict(report), auditwheel_show(wheel)["overall_tag"])
 
+    def test_repair_sets_the_tag_the_blacklist_allows(self):
+        self.stand_in_libz()
+        built = self.module("u2mod", "extern int uncompress2(void);\nint PyInit_u2mod(void) { return uncompress2(); }\n",
+                            f"-L{self.dir}", "-l:libz.so.1")
+        members = {n: zipfile.ZipFile(built).read(n) for n in zipfile.ZipFile(built).namelist()
+                   if ".dist-info/" not in n}
+        tagged = self.dir / "tagged"
+        tagged.mkdir()
+        wheel = build_wheel(tagged, "u2mod", members, tag="cp311-cp311-manylinux2014_x86_64")
+        torch = wfx.SAMPLES / "torch-2.10.0" / "torch"
+        if not torch.is_dir():
+            self.skipTest(f"the torch 2.10 stand-in is not built ({torch})")
+        doc = wfx.run_json("repair", wheel, "--torch", torch, "-o", self.dir / "out", check_status=0)
+        result = doc["wheels"][0]
+        out = Path(result["output"])
+        self.assertEqual(out.name, "u2mod-1.0-cp311-cp311-manylinux_2_34_x86_64.whl")
+        self.assertIn("blacklist", [f["kind"] for f in result["wrong"]["findings"]])
+        self.assertTrue(result["clean"])
+        self.assertEqual(auditwheel_show(out)["overall_tag"], "manylinux_2_34_x86_64")
+
     def test_weak_import_of_a_blacklisted_name_is_not_counted(self):
         self.stand_in_libz()
         wheel = self.module("weakmod", "extern void _tr_init(void*) __attribute__((weak));\n"

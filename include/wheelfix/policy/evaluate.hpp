@@ -14,9 +14,12 @@
 // - blacklist, pyfpe, ucs2, isa: an ELF file whose imports or ISA note cost it
 //   platform tags (policy/abi_rules.hpp: a blacklisted symbol, PyFPE_jbuf, a UCS2
 //   import, an x86-64 level above the baseline), one finding per fact, naming the
-//   lowest tag the fact allows or that none does. The honest tag has already
+//   lowest tag the fact allows or that none does; in a wheel, a fact some tag
+//   allows is a finding only while a tag of the file name is older than that
+//   (repair's output, retagged, has none left). The honest tag has already
 //   dropped for them (policy/manylinux.hpp), so the platform finding and repair's
-//   tag follow; no command removes them (a rebuild does).
+//   tag follow: repair_fixes when some tag allows the fact (repair sets the honest
+//   tag), otherwise only a rebuild removes it.
 // - platform: a manylinux/musllinux/linux tag of the file name that is older than
 //   the profile's min-platform, of the other libc family, not a manylinux tag at all
 //   (linux_*), or that promises less than the binaries need (WheelReport's claim).
