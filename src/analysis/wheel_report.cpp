@@ -83,9 +83,10 @@ void judge_platform(WheelReport& report, const std::vector<std::string>& platfor
             if (report.needs.links_musl) claim.violation = "links musl libc";
         } else if (tag.kind == policy::PlatformTag::Kind::musllinux && !report.needs.glibc.empty()) {
             claim.violation = "links glibc (GLIBC_" + report.needs.glibc + ")";
-        } else if (tag.kind == policy::PlatformTag::Kind::musllinux && !report.needs.musl.empty() &&
-                   policy::compare_dotted(report.needs.musl, std::to_string(tag.major) + "." + std::to_string(tag.minor)) > 0) {
-            claim.violation = "musl " + report.needs.musl + " (64-bit time_t)";
+        } else if (tag.kind == policy::PlatformTag::Kind::musllinux) {
+            const auto number = std::to_string(tag.major) + "_" + std::to_string(tag.minor);
+            policy::MusllinuxTag row{"musllinux_" + number, tag.arch, std::to_string(tag.major) + "." + std::to_string(tag.minor)};
+            claim.violation = policy::first_musl_violation(report.needs, row);
         }
         if (const ElfReport* foreign = tag.arch.empty() ? nullptr : foreign_binary(report, tag.arch)) {
             claim.foreign_binary = foreign->name;  // "i686 (pkg/lib32.so is ELF32 i686)"

@@ -103,6 +103,9 @@ std::string render_markdown(const analysis::WheelReport& report, const TargetFin
                                                               : code(join(report.torch_requirements, "; "))});
     facts.add_row({"RECORD", (report.record_findings.empty() ? std::string(kPass) : std::string(kFail)) + record_text(report)});
     if (!report.elves.empty()) facts.add_row({"platform", platform_text(needs_text(report.needs), report.honest_tag)});
+    for (const auto& elf : report.elves)
+        for (const auto& concern : abi_concerns(elf))
+            facts.add_row({"", fmt::format("{}{} {}", kFail, code(elf.name), concern.message)});
     for (const auto& claim : report.platform_claims)
         if (claim.lies) facts.add_row({"", fmt::format("{}tag {} LIES: needs {}", kFail, code(claim.tag), claim.violation)});
     for (const auto& name : report.not_elf)
@@ -132,6 +135,7 @@ std::string render_markdown(const analysis::ElfReport& report, const TargetFindi
     facts.add_row({"needed", needed.empty() ? "-" : join(needed, " ")});
     facts.add_row({"search path", elf_search_path(report)});
     facts.add_row({"platform", platform_text(needs_text(report.needs), report.honest_tag)});
+    for (const auto& concern : abi_concerns(report)) facts.add_row({"", std::string(kFail) + concern.message});
     facts.add_row({"cuda", elf_cuda_text(report)});
     if (!report.fatbin.empty()) {
         facts.add_row({"fatbin", fatbin_text(report.fatbin)});

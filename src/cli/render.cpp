@@ -32,6 +32,11 @@ std::string needs_text(const policy::NeededVersions& needs) {
     return parts.empty() ? "no versioned libc/libstdc++ symbols" : join(parts, " ");
 }
 
+std::vector<policy::AbiConcern> abi_concerns(const analysis::ElfReport& report) {
+    const auto family = report.needs.links_musl ? policy::Family::musllinux : policy::Family::manylinux;
+    return policy::abi_concerns(report.needs.abi, family, report.machine);
+}
+
 std::string search_path_text(const analysis::ElfReport& report) {
     std::vector<std::string> parts;
     for (const auto& entry : report.search_path) {
@@ -162,6 +167,20 @@ void write_needs(JsonWriter& json, const policy::NeededVersions& needs) {
     json.end_object();
 }
 
+// The "abi_concerns" array: per concern its kind, what, message and lowest_tag;
+// with the member's name when `member` is set (the wheel's list).
+void write_abi_concerns(JsonWriter& json, const std::vector<policy::AbiConcern>& concerns, const std::string* member) {
+    for (const auto& concern : concerns) {
+        json.begin_object();
+        json.field("kind", policy::kind_name(concern.kind));
+        if (member) json.field("member", *member);
+        json.field("what", concern.what);
+        json.field("message", concern.message);
+        json.field("lowest_tag", concern.lowest_tag.empty() ? std::optional<std::string>() : concern.lowest_tag);
+        json.end_object();
+    }
+}
+
 void write_fatbin(JsonWriter& json, const std::vector<cuda::FatbinEntry>& entries) {
     json.key("fatbin").begin_array();
     for (const auto& entry : entries) {
@@ -217,6 +236,9 @@ void write_json(JsonWriter& json, const analysis::ElfReport& report) {
     json.end_array();
     write_needs(json, report.needs);
     json.field("honest_tag", report.honest_tag.empty() ? std::optional<std::string>() : report.honest_tag);
+    json.key("abi_concerns").begin_array();
+    write_abi_concerns(json, abi_concerns(report), nullptr);
+    json.end_array();
     json.key("cuda").begin_object();
     json.field("runtime_major", report.cudart_major);
     json.string_array("libraries", report.cuda_libraries);
@@ -339,6 +361,9 @@ void write_json(JsonWriter& json, const analysis::WheelReport& report, const Tar
     json.end_object();
     write_needs(json, report.needs);
     json.field("honest_tag", report.honest_tag.empty() ? std::optional<std::string>() : report.honest_tag);
+    json.key("abi_concerns").begin_array();
+    for (const auto& elf : report.elves) write_abi_concerns(json, abi_concerns(elf), &elf.name);
+    json.end_array();
     json.key("platform_claims").begin_array();
     for (const auto& claim : report.platform_claims) {
         json.begin_object();
@@ -390,6 +415,7 @@ std::string render_text(const analysis::ElfReport& report, bool verbose, const P
     std::string floor = needs_text(report.needs);
     floor += report.honest_tag.empty() ? "  -> no manylinux tag fits" : "  -> " + report.honest_tag;
     out += line("needs", floor);
+    for (const auto& concern : abi_concerns(report)) out += line("costs", concern.message);
     if (report.cudart_major) out += line("cuda", fmt::format("runtime {} (libcudart.so.{})", *report.cudart_major, *report.cudart_major));
     else if (!report.fatbin.empty()) out += line("cuda", "no libcudart in NEEDED (static runtime or loaded another way)");
     if (!report.cuda_libraries.empty() && verbose) out += line("cuda libs", join(report.cuda_libraries, " "));
@@ -421,6 +447,8 @@ std::string render_text(const analysis::WheelReport& report, bool verbose, const
         std::string platform = "needs " + needs_text(report.needs) + " -> " +
                                (report.honest_tag.empty() ? "no manylinux tag fits" : report.honest_tag);
         out += line("platform", platform);
+        for (const auto& elf : report.elves)
+            for (const auto& concern : abi_concerns(elf)) out += line("", fmt::format("{} {}", elf.name, concern.message));
         for (const auto& claim : report.platform_claims)
             if (claim.lies) out += line("", fmt::format("tag {} {}: needs {}", claim.tag, colour.bad("LIES"), claim.violation));
     }

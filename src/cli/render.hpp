@@ -41,6 +41,9 @@ std::vector<std::vector<std::string>> library_rows(const analysis::NeededResolut
 
 // The phrases the text renderings are made of, for other renderings (Markdown).
 std::string needs_text(const policy::NeededVersions& needs);            // "GLIBC_2.34 GLIBCXX_3.4.29"
+// What the file's imports and ISA note cost its platform tag (policy/abi_rules.hpp),
+// judged in its libc family on its architecture.
+std::vector<policy::AbiConcern> abi_concerns(const analysis::ElfReport& report);
 std::string search_path_text(const analysis::ElfReport& report);        // entries with [absolute] marks
 std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries);  // "cubin sm_100a, PTX sm_90"
 std::string blackwell_text(const std::vector<analysis::GpuSupport>& support, const Palette& colour = Palette(false));

@@ -16,6 +16,8 @@ namespace wheelfix::elf {
 namespace {
 
 constexpr std::uint64_t kShstrtabWindow = 64 * 1024;
+// Notes are a few dozen bytes; a larger area claimed by a header is fetched on demand.
+constexpr std::uint64_t kNoteWindow = 64 * 1024;
 
 std::uint64_t clamp_add(std::uint64_t a, std::uint64_t b) {
     return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;
@@ -107,7 +109,9 @@ private:
             const std::uint64_t vaddr = is64_ ? read(at + 16, 8) : read(at + 8, 4);
             const std::uint64_t filesz = is64_ ? read(at + 32, 8) : read(at + 16, 4);
             if (type == PT_LOAD) loads_.push_back({offset, vaddr, filesz});
-            if (type == PT_INTERP && needs_ == StreamedElf::Needs::inspection) want(offset, filesz);
+            const bool inspecting = needs_ == StreamedElf::Needs::inspection;
+            if (inspecting && type == PT_INTERP) want(offset, filesz);
+            if (inspecting && (type == PT_NOTE || type == PT_GNU_PROPERTY)) want(offset, std::min(filesz, kNoteWindow));
             if (type == PT_DYNAMIC && !has_dynamic_) {
                 has_dynamic_ = true;
                 dynamic_offset_ = offset;
@@ -178,6 +182,7 @@ private:
             const std::uint64_t size = word(at + (is64_ ? 32 : 20));
             const std::uint64_t link = read(at + (is64_ ? 40 : 24), 4);
             if (i == shstrndx_) want(offset, size);
+            if (type == SHT_NOTE && needs_ == StreamedElf::Needs::inspection) want(offset, std::min(size, kNoteWindow));
             if (!is_dynamic_table_section(static_cast<std::uint32_t>(type))) continue;
             want(offset, size);
             if (link != 0 && link < shnum_) {

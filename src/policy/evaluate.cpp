@@ -111,6 +111,39 @@ void add(std::vector<Finding>& findings, std::optional<Finding> finding) {
     if (finding) findings.push_back(std::move(*finding));
 }
 
+Finding::Kind finding_kind(AbiConcern::Kind kind) {
+    switch (kind) {
+        case AbiConcern::Kind::blacklist: return Finding::Kind::blacklist;
+        case AbiConcern::Kind::pyfpe: return Finding::Kind::pyfpe;
+        case AbiConcern::Kind::ucs2: return Finding::Kind::ucs2;
+        case AbiConcern::Kind::isa: return Finding::Kind::isa;
+    }
+    return Finding::Kind::blacklist;
+}
+
+// Whether a platform tag of the file name is older than `lowest` (same family): the
+// wheel promises what the fact does not allow.
+bool claims_older_than(const std::vector<analysis::PlatformClaim>& claims, const std::string& lowest) {
+    auto floor = parse_platform_tag(lowest + "_any");
+    return std::any_of(claims.begin(), claims.end(), [&](const analysis::PlatformClaim& claim) {
+        auto tag = parse_platform_tag(claim.tag);
+        return tag.kind == floor.kind && std::pair(tag.major, tag.minor) < std::pair(floor.major, floor.minor);
+    });
+}
+
+// What the file's imports and ISA note cost it, judged in its own libc family. In a
+// wheel (`claims` set) a fact some tag allows is a finding only while a tag of the
+// file name is older than that; one no tag allows always is.
+void add_abi_findings(std::vector<Finding>& findings, const ElfReport& elf,
+                      const std::vector<analysis::PlatformClaim>* claims) {
+    const auto family = elf.needs.links_musl ? Family::musllinux : Family::manylinux;
+    for (const auto& concern : abi_concerns(elf.needs.abi, family, elf.machine)) {
+        if (claims && !concern.lowest_tag.empty() && !claims_older_than(*claims, concern.lowest_tag)) continue;
+        findings.push_back({finding_kind(concern.kind), elf.name, elf.name + " " + concern.message,
+                            !concern.lowest_tag.empty()});  // repair's tag is the honest one, which allows it
+    }
+}
+
 }  // namespace
 
 const char* kind_name(Finding::Kind kind) {
@@ -119,6 +152,10 @@ const char* kind_name(Finding::Kind kind) {
         case Finding::Kind::sm: return "sm";
         case Finding::Kind::platform: return "platform";
         case Finding::Kind::runpath: return "runpath";
+        case Finding::Kind::blacklist: return "blacklist";
+        case Finding::Kind::pyfpe: return "pyfpe";
+        case Finding::Kind::ucs2: return "ucs2";
+        case Finding::Kind::isa: return "isa";
     }
     return "unknown";
 }
@@ -148,6 +185,7 @@ std::vector<Finding> evaluate(const Profile& profile, const WheelReport& report)
     std::vector<Finding> findings;
     for (const auto& elf : report.elves) add(findings, runtime_finding(profile, elf));
     for (const auto& module : report.modules) add(findings, coverage_finding(profile, module, report.elves));
+    for (const auto& elf : report.elves) add_abi_findings(findings, elf, &report.platform_claims);
     auto target = target_platform_tag(profile, report);
     for (const auto& claim : report.platform_claims) add(findings, platform_finding(profile, report, claim, target));
     for (const auto& elf : report.elves)
@@ -160,6 +198,7 @@ std::vector<Finding> evaluate(const Profile& profile, const ElfReport& report) {
     add(findings, runtime_finding(profile, report));
     std::vector<ElfReport> alone{report};
     for (const auto& module : analysis::group_cuda_modules(alone)) add(findings, coverage_finding(profile, module, alone));
+    add_abi_findings(findings, report, nullptr);
     add(findings, runpath_finding(profile, report, 0));
     return findings;
 }

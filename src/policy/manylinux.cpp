@@ -149,6 +149,7 @@ NeededVersions needed_versions(const elf::ElfFile& elf) {
     }
     if (!needs.links_musl) needs.links_musl = built_by_musl_toolchain(elf, needs);
     if (calls_musl_time64(elf)) needs.musl = "1.2";
+    needs.abi = abi_facts(elf);
     return needs;
 }
 
@@ -160,6 +161,7 @@ NeededVersions newest(const NeededVersions& a, const NeededVersions& b) {
     if (!b.gcc.empty()) keep_newest(out.gcc, b.gcc);
     if (!b.musl.empty()) keep_newest(out.musl, b.musl);
     out.links_musl = a.links_musl || b.links_musl;
+    out.abi = merged(a.abi, b.abi);
     return out;
 }
 
@@ -174,7 +176,8 @@ std::string first_violation(const NeededVersions& needs, const ManylinuxTag& tag
     if (!allows(tag.glibcxx, needs.glibcxx)) return "GLIBCXX_" + needs.glibcxx;
     if (!allows(tag.cxxabi, needs.cxxabi)) return "CXXABI_" + needs.cxxabi;
     if (!allows(tag.gcc, needs.gcc)) return "GCC_" + needs.gcc;
-    return {};
+    auto number = parse_platform_tag(tag.tag + "_" + tag.arch);
+    return abi_violation(needs.abi, Family::manylinux, number.major, number.minor, tag.arch);
 }
 
 const ManylinuxTag* lowest_manylinux_tag(const NeededVersions& needs, std::string_view arch) {
@@ -191,8 +194,15 @@ const std::vector<MusllinuxTag>& musllinux_policy() {
 
 const MusllinuxTag* lowest_musllinux_tag(const NeededVersions& needs, std::string_view arch) {
     for (const auto& row : musllinux_policy())
-        if (row.arch == arch && (needs.musl.empty() || compare_dotted(needs.musl, row.musl_floor) <= 0)) return &row;
+        if (row.arch == arch && first_musl_violation(needs, row).empty()) return &row;
     return nullptr;
+}
+
+std::string first_musl_violation(const NeededVersions& needs, const MusllinuxTag& tag) {
+    if (!needs.musl.empty() && compare_dotted(needs.musl, tag.musl_floor) > 0)
+        return "musl " + needs.musl + " (64-bit time_t)";
+    auto number = parse_platform_tag(tag.tag + "_" + tag.arch);
+    return abi_violation(needs.abi, Family::musllinux, number.major, number.minor, tag.arch);
 }
 
 std::string honest_tag(const NeededVersions& needs, std::string_view arch) {

@@ -10,13 +10,14 @@
 //   program headers       -> PT_DYNAMIC, the first kFirstLoadWindow bytes of the first
 //                            PT_LOAD (where linkers place .dynsym, .dynstr, .gnu.hash,
 //                            .gnu.version*; PT_DYNAMIC, which says where they are,
-//                            usually comes later); with Needs::inspection also PT_INTERP
+//                            usually comes later); with Needs::inspection also PT_INTERP,
+//                            PT_NOTE and PT_GNU_PROPERTY (elf/gnu_property.hpp)
 //   PT_DYNAMIC            -> DT_STRTAB (DT_STRSZ bytes), and DT_SYMTAB, DT_GNU_HASH,
 //                            DT_HASH, DT_VERSYM, DT_VERNEED, DT_VERDEF up to
 //                            kMaxTableGuess bytes each (when they lie ahead: patchelf
 //                            moves them to the end of the file)
 //   section header table  -> .shstrtab and the dynamic symbol, string, hash and
-//                            version sections
+//                            version sections; with Needs::inspection also SHT_NOTE ones
 // Other learners ride along on stream() (cuda/fatbin_scan.hpp for inspect). Ranges
 // learned after their bytes went by are not recovered by the stream itself; nothing
 // is checked while streaming. Instead the readers run on the partial image with

@@ -3,14 +3,23 @@
 //
 // Contract: evaluate(profile, report) reads only the report and returns findings
 // in this order: CUDA runtime (per ELF file), SM coverage (per CUDA module,
-// analysis/modules.hpp), platform tag (per tag of the file name), RUNPATH (per ELF
-// file). Nothing found: an empty list. Rules:
+// analysis/modules.hpp), ABI policy (per ELF file), platform tag (per tag of the
+// file name), RUNPATH (per ELF file). Nothing found: an empty list. Rules:
 // - cudart: an ELF file whose NEEDED libcudart.so.N has N other than the
 //   profile's major. Files without libcudart in NEEDED (no CUDA, or a static
 //   runtime) are not judged.
 // - sm: a CUDA module that runs on none of its variants for a profile SM (coverage
 //   per cuda/coverage.hpp); one finding per module naming every missing SM and the
 //   code the module does have. Files without fatbins are not CUDA modules.
+// - blacklist, pyfpe, ucs2, isa: an ELF file whose imports or ISA note cost it
+//   platform tags (policy/abi_rules.hpp: a blacklisted symbol, PyFPE_jbuf, a UCS2
+//   import, an x86-64 level above the baseline), one finding per fact, naming the
+//   lowest tag the fact allows or that none does; in a wheel, a fact some tag
+//   allows is a finding only while a tag of the file name is older than that
+//   (repair's output, retagged, has none left). The honest tag has already
+//   dropped for them (policy/manylinux.hpp), so the platform finding and repair's
+//   tag follow: repair_fixes when some tag allows the fact (repair sets the honest
+//   tag), otherwise only a rebuild removes it.
 // - platform: a manylinux/musllinux/linux tag of the file name that is older than
 //   the profile's min-platform, of the other libc family, not a manylinux tag at all
 //   (linux_*), or that promises less than the binaries need (WheelReport's claim).
@@ -32,18 +41,18 @@
 namespace wheelfix::policy {
 
 struct Finding {
-    enum class Kind { cuda_runtime, sm, platform, runpath };
+    enum class Kind { cuda_runtime, sm, platform, runpath, blacklist, pyfpe, ucs2, isa };
     Kind kind = Kind::sm;
     std::string member;   // ELF member, module name, or the platform tag concerned
     std::string message;  // one line, names the member and the profile
     bool repair_fixes = false;
 };
 
-const char* kind_name(Finding::Kind kind);  // "cudart", "sm", "platform", "runpath"
+const char* kind_name(Finding::Kind kind);  // "cudart", "sm", "platform", "runpath", "blacklist", ...
 
 std::vector<Finding> evaluate(const Profile& profile, const analysis::WheelReport& report);
-// A bare ELF file (not in a wheel): runtime, SM coverage of the file, RUNPATH with
-// {root} = $ORIGIN; no platform tag to judge.
+// A bare ELF file (not in a wheel): runtime, SM coverage of the file, ABI policy,
+// RUNPATH with {root} = $ORIGIN; no platform tag to judge.
 std::vector<Finding> evaluate(const Profile& profile, const analysis::ElfReport& report);
 
 // The platform tag `repair` should give the wheel: its honest tag raised to the

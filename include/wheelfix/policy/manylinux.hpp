@@ -16,6 +16,11 @@
 //   tag whose musl covers that. A file links musl when it NEEDs libc.musl-*, its
 //   interpreter is ld-musl-*, or (nothing in it speaking for glibc) its .comment
 //   names an Alpine toolchain.
+// - NeededVersions::abi holds what costs tags beyond versions (policy/abi_rules.hpp:
+//   blacklisted imports, PyFPE_jbuf, UCS2, the x86-64 ISA level); first_violation,
+//   lowest_manylinux_tag and lowest_musllinux_tag judge it with the versions, so a
+//   tag it rules out is never the honest one. first_musl_violation(needs, tag) is
+//   first_violation's musllinux twin (musl 1.2 time64, then those rules).
 // - honest_tag(needs, arch) is the lowest musllinux tag for musl binaries, the
 //   lowest manylinux tag otherwise; empty when none fits.
 // - parse_platform_tag() understands manylinux1/2010/2014, manylinux_X_Y,
@@ -24,6 +29,7 @@
 #pragma once
 
 #include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/policy/abi_rules.hpp"
 
 #include <string>
 #include <string_view>
@@ -40,6 +46,7 @@ struct NeededVersions {
     std::string gcc;      // "4.2.0"
     std::string musl;     // "1.2" when musl 1.2's time64 entry points are called, else empty
     bool links_musl = false;  // NEEDED libc.musl-*, a musl interpreter or an Alpine toolchain
+    AbiFacts abi;             // blacklisted imports, PyFPE, UCS2, x86-64 level (abi_rules.hpp)
 };
 
 NeededVersions needed_versions(const elf::ElfFile& elf);
@@ -57,7 +64,8 @@ struct ManylinuxTag {
 const std::vector<ManylinuxTag>& manylinux_policy();
 const ManylinuxTag* lowest_manylinux_tag(const NeededVersions& needs, std::string_view arch);
 // The newest symbol version that `needs` has and `tag` does not allow, as
-// "GLIBC_2.34" (the first reason a tag is too old); empty when the tag allows all.
+// "GLIBC_2.34" (the first reason a tag is too old), else the first abi_rules
+// violation; empty when the tag allows all.
 std::string first_violation(const NeededVersions& needs, const ManylinuxTag& tag);
 
 struct MusllinuxTag {
@@ -68,6 +76,9 @@ struct MusllinuxTag {
 
 const std::vector<MusllinuxTag>& musllinux_policy();
 const MusllinuxTag* lowest_musllinux_tag(const NeededVersions& needs, std::string_view arch);
+// Why `tag` does not fit these needs ("musl 1.2 (64-bit time_t)", a blacklisted
+// import, ...), or "" when it does.
+std::string first_musl_violation(const NeededVersions& needs, const MusllinuxTag& tag);
 
 // Lowest musllinux (musl binaries) or manylinux tag name for these needs, "" if none.
 std::string honest_tag(const NeededVersions& needs, std::string_view arch);
