@@ -107,7 +107,7 @@ private:
 // @FIFO blocks (util/files.hpp refuses both without blocking).
 std::string read_argument_file(const std::string& path, const std::string& label) {
     std::error_code error;
-    if (!std::filesystem::exists(path, error)) throw InputError(label, "cannot read the argument file (no such file)");
+    if (!std::filesystem::exists(path, error)) throw InputError(label, "cannot read the argument file");
     try {
         return read_regular_file(path, kMaxFileSize);
     } catch (const InputError& refused) {
