@@ -3,6 +3,7 @@
 #include "wheelfix/abi/drifts.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
 
 #include <array>
 #include <fstream>
@@ -14,6 +15,8 @@ extern const unsigned long wheelfix_torch_drifts_size;
 namespace wheelfix::abi {
 
 namespace {
+
+constexpr std::uint64_t kMaxDriftsFile = 16 << 20;  // the bundled drifts file is a few KiB
 
 using Field = std::string Drift::*;
 
@@ -116,11 +119,7 @@ std::vector<const Drift*> drifts_for(std::string_view symbol) {
 }
 
 std::vector<Drift> load_drifts(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path.string(), "cannot open");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_drifts(text.str(), path.string());
+    return parse_drifts(read_regular_file(path, kMaxDriftsFile), path.string());
 }
 
 }  // namespace wheelfix::abi

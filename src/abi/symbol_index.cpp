@@ -4,6 +4,7 @@
 #include "symbol_index_internal.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
 
 #include <elf.h>
 #include <fnmatch.h>
@@ -48,6 +49,7 @@ enum class PathKind { directory, gzip_index, text_index, zip, other };
 PathKind kind_of(const std::filesystem::path& path) {
     std::error_code error;
     if (std::filesystem::is_directory(path, error)) return PathKind::directory;
+    refuse_special_file(path);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path.string(), "cannot open (no such file or directory, or not readable)");
     std::array<char, 21> head{};
@@ -133,7 +135,33 @@ bool matches_any_glob(std::string_view file_name, const std::vector<std::string>
                        [&](const std::string& glob) { return ::fnmatch(glob.c_str(), name.c_str(), 0) == 0; });
 }
 
-std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candidates, const IndexOptions& options) {
+// The index limits (symbol_index.hpp), summed over the libraries as they are read.
+class IndexBudget {
+public:
+    explicit IndexBudget(const std::string& source) : source_(source) {}
+
+    void take(const LibraryExports& library) {
+        symbols_ += library.symbols.size();
+        for (const ExportedSymbol& symbol : library.symbols) text_ += symbol.name.size() + symbol.version.size() + 8;
+        if (symbols_ > kMaxIndexSymbols)
+            refuse(library, "more than " + std::to_string(kMaxIndexSymbols) + " exported symbols");
+        if (text_ > kMaxIndexText)
+            refuse(library, "more than " + std::to_string(kMaxIndexText >> 20) + " MiB of symbol names");
+    }
+
+private:
+    [[noreturn]] void refuse(const LibraryExports& library, const std::string& what) const {
+        throw InputError(source_, library.file_name + ": with it the index holds " + what +
+                                      ", over the symbol index limit (memory stays within 512 MiB)");
+    }
+
+    const std::string& source_;
+    std::uint64_t symbols_ = 0;
+    std::uint64_t text_ = 0;
+};
+
+std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candidates, const IndexOptions& options,
+                                           const std::string& source) {
     if (options.with_dependencies && !options.library_globs.empty()) {
         IndexOptions closure;
         closure.roots = options.roots;
@@ -141,14 +169,18 @@ std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candida
             if (matches_any_glob(candidate.file_name, options.library_globs))
                 closure.roots.push_back(candidate.file_name);
         if (closure.roots.empty()) return {};
-        return read_libraries(candidates, closure);
+        return read_libraries(candidates, closure, source);
     }
     std::vector<const Candidate*> allowed;
     for (const Candidate& candidate : candidates)
         if (matches_any_glob(candidate.file_name, options.library_globs)) allowed.push_back(&candidate);
     std::vector<LibraryExports> libraries;
+    IndexBudget budget(source);
     if (options.roots.empty()) {
-        for (const Candidate* candidate : allowed) libraries.push_back(candidate->read());
+        for (const Candidate* candidate : allowed) {
+            libraries.push_back(candidate->read());
+            budget.take(libraries.back());
+        }
         return libraries;
     }
     std::deque<std::string> queue(options.roots.begin(), options.roots.end());
@@ -162,6 +194,7 @@ std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candida
             if (candidate->file_name != name || read.count(candidate)) continue;
             read.insert(candidate);
             libraries.push_back(candidate->read());
+            budget.take(libraries.back());
             for (const std::string& needed : libraries.back().needed) queue.push_back(needed);
             if (!libraries.back().soname.empty()) seen.insert(libraries.back().soname);
         }
@@ -169,7 +202,7 @@ std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candida
     return libraries;
 }
 
-void apply_options(SymbolIndex& index, const IndexOptions& options) {
+void apply_options(SymbolIndex& index, const IndexOptions& options, const std::string& source) {
     std::vector<Candidate> candidates;
     for (LibraryExports& library : index.libraries) {
         LibraryExports* source = &library;
@@ -179,7 +212,7 @@ void apply_options(SymbolIndex& index, const IndexOptions& options) {
     IndexOptions resolved = options;
     for (std::string& root : resolved.roots)
         if (const LibraryExports* library = index.find_library(root)) root = library->file_name;
-    index.libraries = read_libraries(candidates, resolved);
+    index.libraries = read_libraries(candidates, resolved, source);
 }
 
 }  // namespace detail

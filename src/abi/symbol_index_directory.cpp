@@ -32,12 +32,12 @@ TorchLayout locate(const fs::path& path) {
     return {path, path / "version.py"};
 }
 
+// torch/version.py: "" when there is none; a FIFO or device there is refused
+// (util/files.hpp), and so is a file over 1 MiB (torch's is a few hundred bytes).
 std::string read_small_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    std::error_code error;
+    if (!fs::exists(path, error)) return {};
+    return read_regular_file(path, 1 << 20);
 }
 
 LibraryExports read_library(const fs::path& path) {
@@ -57,16 +57,32 @@ bool is_elf_file(const fs::path& path) {
 }
 
 // Regular files named like libraries, and symbolic links whose target is not
-// itself in the directory, sorted by name.
-std::vector<fs::path> library_files(const fs::path& dir) {
+// itself in the directory, sorted by name. A symbolic link that leads nowhere (or
+// into a loop) is skipped with a note, not a refusal of the whole directory: a
+// broken venv link must not stop `check`. Special files named like libraries
+// (a FIFO libfoo.so) are skipped the same way, never opened.
+std::vector<fs::path> library_files(const fs::path& dir, std::vector<std::string>& notes) {
     std::vector<fs::path> files;
     std::error_code error;
-    for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    const fs::path canonical_dir = fs::canonical(dir, error);
+    for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+        const fs::directory_entry& entry = *it;
         const std::string name = entry.path().filename().string();
-        if (!detail::looks_like_library(name) || !entry.is_regular_file(error)) continue;
-        if (entry.is_symlink(error)) {
-            const fs::path target = fs::canonical(entry.path(), error);
-            if (!error && target.parent_path() == fs::canonical(dir, error)) continue;
+        if (!detail::looks_like_library(name)) continue;
+        std::error_code entry_error;
+        const fs::file_status status = entry.status(entry_error);
+        if (entry_error || !fs::exists(status)) {
+            notes.push_back("skipped " + printable(entry.path().string()) + ": a symbolic link that leads nowhere");
+            continue;
+        }
+        if (!fs::is_regular_file(status)) {
+            if (!fs::is_directory(status))
+                notes.push_back("skipped " + printable(entry.path().string()) + ": not a regular file");
+            continue;
+        }
+        if (entry.is_symlink(entry_error)) {
+            const fs::path target = fs::canonical(entry.path(), entry_error);
+            if (!entry_error && target.parent_path() == canonical_dir) continue;
         }
         if (is_elf_file(entry.path())) files.push_back(entry.path());
     }
@@ -80,7 +96,8 @@ std::vector<fs::path> library_files(const fs::path& dir) {
 SymbolIndex load_index_from_directory(const fs::path& torch_dir, const IndexOptions& options) {
     const TorchLayout layout = locate(torch_dir);
     std::vector<detail::Candidate> candidates;
-    for (const fs::path& file : library_files(layout.library_dir))
+    std::vector<std::string> notes;
+    for (const fs::path& file : library_files(layout.library_dir, notes))
         candidates.push_back({file.filename().string(), [file] { return read_library(file); }});
     if (candidates.empty())
         throw InputError(torch_dir.string(), "no shared libraries (expected a torch directory with lib/)");
@@ -89,7 +106,8 @@ SymbolIndex load_index_from_directory(const fs::path& torch_dir, const IndexOpti
     const detail::TorchVersion version = detail::parse_version_py(read_small_file(layout.version_file));
     index.torch_version = version.version;
     index.cuda_version = version.cuda;
-    index.libraries = detail::read_libraries(candidates, options);
+    index.libraries = detail::read_libraries(candidates, options, torch_dir.string());
+    index.notes = std::move(notes);
     return index;
 }
 

@@ -35,9 +35,12 @@ struct Candidate {
     std::string file_name;
     std::function<LibraryExports()> read;
 };
-std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candidates, const IndexOptions& options);
+// `source` (the directory, wheel or file read) is what a refusal names: past the
+// index limits (symbol_index.hpp) it is an InputError naming the library too.
+std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candidates, const IndexOptions& options,
+                                           const std::string& source);
 
 // Keeps only what IndexOptions allows of an index already in memory (index files).
-void apply_options(SymbolIndex& index, const IndexOptions& options);
+void apply_options(SymbolIndex& index, const IndexOptions& options, const std::string& source);
 
 }  // namespace wheelfix::abi::detail

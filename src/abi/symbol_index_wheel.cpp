@@ -110,7 +110,7 @@ SymbolIndex load_index_from_wheel(const std::filesystem::path& torch_wheel, cons
     const detail::TorchVersion version = wheel_version(archive);
     index.torch_version = version.version;
     index.cuda_version = version.cuda;
-    for (LibraryExports& library : detail::read_libraries(candidates, options))
+    for (LibraryExports& library : detail::read_libraries(candidates, options, torch_wheel.string()))
         if (!library.symbols.empty() || !library.soname.empty() || !library.needed.empty())
             index.libraries.push_back(std::move(library));
     if (candidates.empty()) throw InputError(torch_wheel.string(), "no shared libraries in this wheel");

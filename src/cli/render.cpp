@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "wheelfix/util/error.hpp"
 #include "wheelfix/util/table.hpp"
 
 #include <algorithm>
@@ -443,6 +444,9 @@ std::string render_text(const analysis::WheelReport& report, bool verbose, const
     out += line("tags", join(report.tags, " "));
     out += line("torch", report.torch_requirements.empty() ? "no Requires-Dist on torch" : join(report.torch_requirements, "; "));
     out += line("RECORD", report.record_findings.empty() ? record_text(report) : colour.bad(record_text(report)));
+    for (const auto& finding : report.record_findings)  // named here: a writer refuses the wheel for them
+        if (finding.kind == wheel::FindingKind::collision)
+            out += line("names", colour.bad(printable(finding.member + " " + finding.problem)));
     if (!report.elves.empty()) {
         std::string platform = "needs " + needs_text(report.needs) + " -> " +
                                (report.honest_tag.empty() ? "no manylinux tag fits" : report.honest_tag);

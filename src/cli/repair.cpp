@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "render.hpp"
+#include "torch_input.hpp"
 
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/repair/repair.hpp"
@@ -353,6 +354,7 @@ int exit_status(const std::vector<Outcome>& outcomes) {
 int run_repair(const RepairArguments& args, const GlobalOptions& global) {
     auto options = repair_options(args);
     auto index = args.torch.empty() ? abi::SymbolIndex{} : abi::load_index(args.torch);
+    print_notes(index);
     auto outcomes = repair_all(args, index, options);
     if (global.json) {
         render_json(outcomes, options);

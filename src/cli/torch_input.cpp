@@ -24,8 +24,16 @@ void report(const std::string& wheel, const abi::WheelReadStats& stats) {
 
 }  // namespace
 
+void print_notes(const abi::SymbolIndex& index) {
+    for (const std::string& note : index.notes) fmt::print(stderr, "wheelfix: note: {}\n", note);
+}
+
 abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options, bool verbose) {
-    if (!wheelfix::starts_like_zip(path)) return abi::load_index(path, options);
+    if (!wheelfix::starts_like_zip(path)) {
+        abi::SymbolIndex index = abi::load_index(path, options);
+        print_notes(index);
+        return index;
+    }
     abi::WheelReadStats stats;
     abi::SymbolIndex index = abi::load_index_from_wheel(path, options, &stats);
     if (verbose) report(path, stats);

@@ -10,5 +10,7 @@
 namespace wheelfix::cli {
 
 abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options, bool verbose);
+// Each of index.notes on stderr as "wheelfix: note: ..." (what the loader skipped).
+void print_notes(const abi::SymbolIndex& index);
 
 }  // namespace wheelfix::cli

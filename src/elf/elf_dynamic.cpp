@@ -130,15 +130,24 @@ void Parser::locate_dynamic_strings() {
         // Without DT_STRSZ the table runs at most to the end of the file.
         const std::uint64_t rest_of_file = in_.file_size() - std::min(*offset, in_.file_size());
         const std::uint64_t size = dynamic_value(DT_STRSZ).value_or(rest_of_file);
+        // Without DT_STRSZ nothing says how far the names go: only those used are read.
+        if (dynamic_value(DT_STRSZ)) require_bounded_strings(size, "dynamic string table (DT_STRSZ)");
         strings = in_.range(*offset, size, "dynamic string table (DT_STRTAB/DT_STRSZ)");
     } else {
         const SectionHeader* section = dynamic_section_header();
         const StringTable linked = section ? linked_string_table(*section) : StringTable{};
         if (!linked.present) mapped_offset(*address, "DT_STRTAB");  // throws
         strings = linked.extent;
+        require_bounded_strings(strings.size, "dynamic string table");
     }
     file_.dynstr_offset_ = strings.offset;
     file_.dynstr_size_ = strings.size;
+}
+
+void Parser::require_bounded_strings(std::uint64_t size, const char* what) const {
+    if (size > kMaxDynamicStrings)
+        fail(std::string(what) + " of " + std::to_string(size) + " bytes, over wheelfix's limit of " +
+             std::to_string(kMaxDynamicStrings >> 20) + " MiB");
 }
 
 void Parser::check_dynamic_strings() const {

@@ -62,6 +62,7 @@ private:
     void read_dynamic_entries(Extent table);
     void locate_dynamic_strings();
     void check_dynamic_strings() const;
+    void require_bounded_strings(std::uint64_t size, const char* what) const;  // kMaxDynamicStrings
     std::optional<std::uint64_t> dynamic_value(std::int64_t tag) const;
     const SectionHeader* dynamic_section_header() const;
 

@@ -34,6 +34,9 @@ void Parser::read_dynamic_symbols() {
     if (!table) table = symbol_table_from_dynamic();
     if (!table || table->count <= 1) return;
     in_.table(table->offset, table->count, table->entsize, "dynamic symbol table");
+    if (table->count > kMaxDynamicSymbols)
+        fail("dynamic symbol table of " + std::to_string(table->count) + " entries, over wheelfix's limit of " +
+             std::to_string(kMaxDynamicSymbols));
     file_.symbols_.reserve(table->count - 1);
     for (std::uint64_t index = 1; index < table->count; ++index)
         file_.symbols_.push_back(read_symbol(*table, index));
@@ -60,6 +63,7 @@ std::optional<SymbolTableLocation> Parser::symbol_table_from_sections() const {
         if (entsize < standard_symbol_size(in_.is64()))
             fail("SHT_DYNSYM sh_entsize " + std::to_string(entsize) + " is too small");
         StringTable strings = linked_string_table(section);
+        if (strings.present) require_bounded_strings(strings.extent.size, "dynamic symbol names");
         if (!strings.present) strings = dynamic_strings();
         require_dynamic_strings(strings);
         return SymbolTableLocation{section.offset, entsize, section.size / entsize, strings};

@@ -18,6 +18,9 @@ namespace {
 constexpr std::uint64_t kShstrtabWindow = 64 * 1024;
 // Notes are a few dozen bytes; a larger area claimed by a header is fetched on demand.
 constexpr std::uint64_t kNoteWindow = 64 * 1024;
+// No table the parser accepts is larger (kMaxDynamicSymbols 64-byte ELF64 symbols
+// is the largest): a section header claiming more keeps no more than this.
+constexpr std::uint64_t kMaxKeptTable = kMaxDynamicSymbols * 64;
 
 std::uint64_t clamp_add(std::uint64_t a, std::uint64_t b) {
     return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;
@@ -141,7 +144,8 @@ private:
         const std::uint64_t entry = is64_ ? 16 : 8;
         std::optional<std::uint64_t> strtab, strsz;
         std::vector<std::uint64_t> tables;
-        for (std::uint64_t at = dynamic_offset_; at + entry <= dynamic_offset_ + dynamic_size_; at += entry) {
+        const std::uint64_t end = std::min(clamp_add(dynamic_offset_, dynamic_size_), size());
+        for (std::uint64_t at = dynamic_offset_; at < end && entry <= end - at; at += entry) {
             const std::uint64_t tag = word(at);
             const std::uint64_t value = word(at + entry / 2);
             if (tag == DT_NULL) break;
@@ -152,11 +156,15 @@ private:
                 tables.push_back(value);
         }
         std::uint64_t segment_end = 0;
-        if (strtab && strsz)
+        if (strtab && strsz && *strsz <= kMaxDynamicStrings)  // the parser refuses a larger one unread
             if (auto offset = file_offset(*strtab, segment_end)) want(*offset, *strsz);
         for (std::uint64_t address : tables)
             if (auto offset = file_offset(address, segment_end))
                 want(*offset, std::min(segment_end - *offset, StreamedElf::kMaxTableGuess));
+    }
+
+    std::uint64_t headers_the_file_holds() const {
+        return shoff_ < size() ? (size() - shoff_) / shentsize_ : 0;
     }
 
     void learn_sections() {
@@ -166,7 +174,10 @@ private:
         }
         if (shnum_ == 0) {  // extended numbering: the count is section 0's sh_size
             if (!kept(shoff_, clamp_add(shoff_, shentsize_))) return;
-            shnum_ = word(shoff_ + (is64_ ? 32 : 20));
+            // A count the file cannot hold is cut to the headers it holds: the loop
+            // below runs over bytes, never over a number read from the file (the ELF
+            // reader reports the table past the end).
+            shnum_ = std::min(word(shoff_ + (is64_ ? 32 : 20)), headers_the_file_holds());
             if (shnum_ == 0) {
                 sections_done_ = true;
                 return;
@@ -181,13 +192,13 @@ private:
             const std::uint64_t offset = word(at + (is64_ ? 24 : 16));
             const std::uint64_t size = word(at + (is64_ ? 32 : 20));
             const std::uint64_t link = read(at + (is64_ ? 40 : 24), 4);
-            if (i == shstrndx_) want(offset, size);
+            if (i == shstrndx_) want(offset, std::min(size, kMaxDynamicStrings));
             if (type == SHT_NOTE && needs_ == StreamedElf::Needs::inspection) want(offset, std::min(size, kNoteWindow));
             if (!is_dynamic_table_section(static_cast<std::uint32_t>(type))) continue;
-            want(offset, size);
+            want(offset, std::min(size, kMaxKeptTable));
             if (link != 0 && link < shnum_) {
                 const std::uint64_t linked = shoff_ + link * shentsize_;
-                want(word(linked + (is64_ ? 24 : 16)), word(linked + (is64_ ? 32 : 20)));
+                want(word(linked + (is64_ ? 24 : 16)), std::min(word(linked + (is64_ ? 32 : 20)), kMaxDynamicStrings));
             }
         }
     }

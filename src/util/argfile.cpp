@@ -2,15 +2,18 @@
 #include "wheelfix/util/argfile.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <filesystem>
 
 namespace wheelfix {
 
 namespace {
 
 constexpr int kMaxDepth = 16;
+constexpr std::uint64_t kMaxFileSize = 1 << 20;   // per argument file
+constexpr int kMaxFiles = 256;                    // argument files read in one expansion
+constexpr std::size_t kMaxArguments = 100'000;    // arguments they expand to
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -100,29 +103,46 @@ private:
     bool in_word_ = false;
 };
 
+// Only a regular file of at most kMaxFileSize bytes: @/dev/zero never ends and an
+// @FIFO blocks (util/files.hpp refuses both without blocking).
 std::string read_argument_file(const std::string& path, const std::string& label) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(label, "cannot read the argument file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw InputError(label, "cannot read the argument file");
-    return text.str();
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) throw InputError(label, "cannot read the argument file");
+    try {
+        return read_regular_file(path, kMaxFileSize);
+    } catch (const InputError& refused) {
+        throw InputError(label, "cannot read the argument file: " + refused.problem());
+    }
 }
 
 bool names_file(const ArgumentWord& word) { return !word.literal && word.text.size() > 1 && word.text[0] == '@'; }
 
-void expand_into(std::vector<std::string>& out, const std::vector<ArgumentWord>& words, int depth, bool& after_dashes) {
+struct Expansion {
+    std::vector<std::string> out;
+    bool after_dashes = false;
+    int files_read = 0;
+};
+
+void expand_into(Expansion& expansion, const std::vector<ArgumentWord>& words, int depth) {
     for (const ArgumentWord& word : words) {
-        if (after_dashes || !names_file(word)) {
-            if (!word.literal && word.text == "--") after_dashes = true;
-            out.push_back(word.text);
+        if (expansion.after_dashes || !names_file(word)) {
+            if (!word.literal && word.text == "--") expansion.after_dashes = true;
+            if (expansion.out.size() == kMaxArguments)
+                throw InputError(word.text, "argument files expand to more than " + std::to_string(kMaxArguments) +
+                                                " arguments");
+            expansion.out.push_back(word.text);
             continue;
         }
         const std::string label = word.text;
         if (depth >= kMaxDepth)
             throw InputError(label, "argument files nested more than 16 deep (does a file name itself?)");
+        // Files that name each other twice each fan out without end below the depth
+        // limit (2^16 reads): the number of files read is capped as well.
+        if (++expansion.files_read > kMaxFiles)
+            throw InputError(label, "more than " + std::to_string(kMaxFiles) +
+                                        " argument files read (do the files name each other?)");
         std::string path = word.text.substr(1);
-        expand_into(out, split_argument_text(read_argument_file(path, label), path), depth + 1, after_dashes);
+        expand_into(expansion, split_argument_text(read_argument_file(path, label), path), depth + 1);
     }
 }
 
@@ -136,10 +156,9 @@ std::vector<std::string> expand_argument_files(const std::vector<std::string>& a
     std::vector<ArgumentWord> words;
     words.reserve(arguments.size());
     for (const auto& argument : arguments) words.push_back({argument, false});
-    std::vector<std::string> out;
-    bool after_dashes = false;
-    expand_into(out, words, 0, after_dashes);
-    return out;
+    Expansion expansion;
+    expand_into(expansion, words, 0);
+    return std::move(expansion.out);
 }
 
 }  // namespace wheelfix

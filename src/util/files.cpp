@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
 
 namespace wheelfix {
 
@@ -21,6 +22,7 @@ namespace {
 class FileDescriptor {
 public:
     explicit FileDescriptor(int fd) : fd_(fd) {}
+    FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
     FileDescriptor(const FileDescriptor&) = delete;
     FileDescriptor& operator=(const FileDescriptor&) = delete;
     ~FileDescriptor() {
@@ -32,14 +34,59 @@ private:
     int fd_;
 };
 
+// "a FIFO", "a socket", ... for a file type that is neither regular nor a directory.
+const char* special_kind(mode_t mode) {
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    return nullptr;
+}
+
+[[noreturn]] void refuse_kind(const std::filesystem::path& path, mode_t mode) {
+    const char* kind = special_kind(mode);
+    throw InputError(path.string(), std::string("is ") + (kind ? kind : "a directory") + ", not a regular file");
+}
+
+// A regular file opened for reading without ever blocking on it.
+FileDescriptor open_regular(const std::filesystem::path& path, struct stat& info) {
+    refuse_special_file(path);
+    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (fd.get() < 0) throw InputError(path.string(), std::strerror(errno));
+    if (::fstat(fd.get(), &info) != 0) throw InputError(path.string(), std::strerror(errno));
+    if (!S_ISREG(info.st_mode)) refuse_kind(path, info.st_mode);
+    return fd;
+}
+
 }  // namespace
 
-MappedFile::MappedFile(const std::filesystem::path& path) {
-    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) throw InputError(path.string(), std::strerror(errno));
+void refuse_special_file(const std::filesystem::path& path) {
     struct stat info {};
-    if (::fstat(fd.get(), &info) != 0) throw InputError(path.string(), std::strerror(errno));
-    if (!S_ISREG(info.st_mode)) throw InputError(path.string(), "not a regular file");
+    if (::stat(path.c_str(), &info) != 0) return;
+    if (special_kind(info.st_mode) != nullptr) refuse_kind(path, info.st_mode);
+}
+
+std::string read_regular_file(const std::filesystem::path& path, std::uint64_t max_size) {
+    struct stat info {};
+    FileDescriptor fd = open_regular(path, info);
+    if (static_cast<std::uint64_t>(info.st_size) > max_size)
+        throw InputError(path.string(), "larger than " + std::to_string(max_size) + " bytes, too large for what it holds");
+    std::string bytes(static_cast<std::size_t>(info.st_size), '\0');
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t got = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) throw InputError(path.string(), std::strerror(errno));
+        if (got == 0) break;  // it shrank while read
+        done += static_cast<std::size_t>(got);
+    }
+    bytes.resize(done);
+    return bytes;
+}
+
+MappedFile::MappedFile(const std::filesystem::path& path) {
+    struct stat info {};
+    FileDescriptor fd = open_regular(path, info);
     size_ = static_cast<std::size_t>(info.st_size);
     if (size_ == 0) return;
     void* data = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
@@ -68,16 +115,18 @@ void refuse_existing_output(const std::filesystem::path& target, bool overwrite)
     std::error_code ec;
     auto status = std::filesystem::symlink_status(target, ec);
     if (ec || !std::filesystem::exists(status)) return;
+    refuse_special_file(target);  // --overwrite replaces files, not FIFOs or devices
     if (std::filesystem::is_directory(status))
         throw InputError(target.string(), "is a directory; the output file cannot replace it");
     if (!overwrite) throw InputError(target.string(), "already exists; pass --overwrite to replace it");
 }
 
 bool starts_like_zip(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return false;
+    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
     char magic[2] = {};
-    in.read(magic, 2);
-    return in.gcount() == 2 && magic[0] == 'P' && magic[1] == 'K';
+    return fd.get() >= 0 && ::pread(fd.get(), magic, 2, 0) == 2 && magic[0] == 'P' && magic[1] == 'K';
 }
 
 }  // namespace wheelfix

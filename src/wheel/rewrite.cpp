@@ -178,7 +178,9 @@ void refuse_findings(const Wheel& wheel, const std::vector<VerifyFinding>& findi
     // Tampering first: it explains more than a name does.
     auto first = std::find_if(findings.begin(), findings.end(), [](const auto& f) { return f.kind == FindingKind::record; });
     if (first == findings.end()) first = findings.begin();
-    const char* what = first->kind == FindingKind::record ? "does not match its RECORD" : "does not name itself consistently";
+    const char* what = first->kind == FindingKind::record      ? "does not match its RECORD"
+                       : first->kind == FindingKind::collision ? "has member names that only Linux keeps apart"
+                                                               : "does not name itself consistently";
     std::string problem = std::string(what) + ", refusing to write a fixed copy (" + first->member + ": " + first->problem + ")";
     if (findings.size() > 1) problem += " and " + std::to_string(findings.size() - 1) + " more; see wheelfix verify";
     if (first->kind == FindingKind::tags) problem += "; retag and repair rewrite WHEEL's Tag lines from the file name";

@@ -7,6 +7,7 @@
 
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/wheel/name_fold.hpp"
 #include "wheelfix/wheel/version.hpp"
 
 #include <openssl/evp.h>
@@ -208,6 +209,30 @@ bool tags_agree(const Wheel& wheel) {
     return findings.empty();
 }
 
+namespace {
+
+// Member paths, and the directories they lie in, that one file system keeps apart
+// and another merges (wheel/name_fold.hpp).
+void check_name_collisions(const Wheel& wheel, Findings& findings) {
+    std::vector<std::string> paths;
+    std::set<std::string, std::less<>> seen;
+    for (const auto& member : wheel.archive().members()) {
+        std::string_view name = member.name;
+        if (name.ends_with('/')) name.remove_suffix(1);
+        for (std::size_t slash = name.find('/');; slash = name.find('/', slash + 1)) {
+            const std::string_view path = name.substr(0, slash);
+            if (seen.insert(std::string(path)).second) paths.emplace_back(path);
+            if (slash == std::string_view::npos) break;
+        }
+    }
+    for (const NameCollision& collision : name_collisions(paths))
+        findings.push_back({collision.second, "and " + collision.first + " " + collision.why +
+                                                  ": they collide on case-insensitive or normalising file systems",
+                            FindingKind::collision});
+}
+
+}  // namespace
+
 std::vector<VerifyFinding> verify_wheel(const Wheel& wheel, const std::vector<MemberDigest>& digests) {
     DigestIndex index;
     for (const auto& digest : digests) index.emplace(digest.member->name, &digest);
@@ -218,6 +243,7 @@ std::vector<VerifyFinding> verify_wheel(const Wheel& wheel, const std::vector<Me
     check_versions(wheel, findings);
     check_dist_info_name(wheel, findings);
     check_tags(wheel, findings);
+    check_name_collisions(wheel, findings);
     return findings;
 }
 

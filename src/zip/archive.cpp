@@ -29,6 +29,7 @@
 
 #include "stored_offsets.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
 
 #include <zip.h>
 #include <zlib.h>
@@ -205,6 +206,7 @@ void reject_nul_in_names(const std::filesystem::path& path, const std::vector<Me
 // ---- opening ------------------------------------------------------------------
 
 void check_regular_nonempty_file(const std::filesystem::path& path) {
+    refuse_special_file(path);  // libzip would block on a FIFO
     std::error_code ec;
     auto status = std::filesystem::status(path, ec);
     if (!std::filesystem::exists(status)) fail(path, "no such file");
@@ -378,6 +380,75 @@ std::optional<std::string> symlink_escape_reason(std::string_view name, std::str
     return std::nullopt;
 }
 
+// What pip and CPython's zipfile refuse in the member list itself: a directory
+// entry carrying data, and one path that is both a file and a directory.
+void refuse_directory_conflicts(const std::filesystem::path& path, const std::vector<Member>& members) {
+    std::map<std::string_view, const Member*> files;
+    for (const Member& member : members) {
+        if (member.is_directory && member.size != 0)
+            fail(path, member_problem(member.name, "a directory entry that carries " + std::to_string(member.size) +
+                                                       " bytes of data"));
+        if (!member.is_directory) files.emplace(member.name, &member);
+    }
+    for (const Member& member : members) {
+        std::string_view name = member.name;
+        for (auto slash = name.find('/'); slash != std::string_view::npos && slash + 1 < name.size() + 1;
+             slash = name.find('/', slash + 1)) {
+            if (auto it = files.find(name.substr(0, slash)); it != files.end())
+                fail(path, member_problem(it->second->name, "is a file and also a directory (it holds " +
+                                                                printable(member.name) + ")"));
+        }
+    }
+}
+
+// Why following `link` through the archive's other symlinks leaves the archive or
+// never ends, or nullopt. Each link alone was checked by symlink_escape_reason; a
+// chain (a -> "up/../x" with up -> "..") escapes only when its links are followed,
+// component by component, as the kernel resolves them once installed.
+std::optional<std::string> symlink_chain_reason(const std::map<std::string, std::string, std::less<>>& links,
+                                                const std::string& link) {
+    constexpr int kMaxHops = 40;  // the kernel's limit (ELOOP)
+    std::vector<std::string_view> resolved;
+    std::string_view parent = std::string_view(link).substr(0, link.rfind('/') == std::string::npos ? 0 : link.rfind('/'));
+    for (std::size_t at = 0; !parent.empty() && at <= parent.size();) {
+        const std::size_t slash = std::min(parent.find('/', at), parent.size());
+        resolved.push_back(parent.substr(at, slash - at));
+        at = slash + 1;
+    }
+    std::vector<std::string_view> pending;  // components still to walk, last first
+    auto push_target = [&pending](std::string_view target) {
+        std::vector<std::string_view> parts;
+        for (std::size_t at = 0; at <= target.size();) {
+            const std::size_t slash = std::min(target.find('/', at), target.size());
+            parts.push_back(target.substr(at, slash - at));
+            at = slash + 1;
+        }
+        pending.insert(pending.end(), parts.rbegin(), parts.rend());
+    };
+    push_target(links.find(link)->second);
+    std::string joined;
+    for (int hops = 1; !pending.empty();) {
+        const std::string_view component = pending.back();
+        pending.pop_back();
+        if (component.empty() || component == ".") continue;
+        if (component == "..") {
+            if (resolved.empty()) return "symlink points outside the archive (through other symlinks)";
+            resolved.pop_back();
+            continue;
+        }
+        resolved.push_back(component);
+        joined.clear();
+        for (std::string_view part : resolved) joined.append(joined.empty() ? "" : "/").append(part);
+        const auto next = links.find(joined);
+        if (next == links.end()) continue;
+        if (++hops > kMaxHops) return "symlinks that loop (more than 40 links followed)";
+        resolved.pop_back();
+        if (next->second.starts_with('/')) return "symlink points outside the archive (through other symlinks)";
+        push_target(next->second);
+    }
+    return std::nullopt;
+}
+
 // ---- reading --------------------------------------------------------------------
 
 class OpenMember {
@@ -531,16 +602,24 @@ Archive Archive::open(const std::filesystem::path& path) {
     }
     reject_nul_in_names(path, result.members_);
     enforce_limits(path, result.members_, inflate_limits_from_environment());
-    result.handle_->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    refuse_directory_conflicts(path, result.members_);
+    result.handle_->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (result.handle_->fd < 0) fail(path, std::strerror(errno));
+    // Local headers, data descriptors and overlaps are checked now, before anyone
+    // reads a member (stored_offsets.hpp); the offsets are kept for open_raw.
+    if (!result.members_.empty()) (void)result.data_offset(result.members_.front());
+    std::map<std::string, std::string, std::less<>> links;
     for (const auto& member : result.members_) {
         if (!member.is_symlink) continue;
         constexpr std::uint64_t kMaxTarget = 4096;  // PATH_MAX
         if (member.size > kMaxTarget) fail(path, member_problem(member.name, "symlink target longer than 4096 bytes"));
         auto bytes = result.read(member);
-        if (auto reason = symlink_escape_reason(member.name, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())))
-            fail(path, member_problem(member.name, *reason));
+        std::string target(bytes.begin(), bytes.end());
+        if (auto reason = symlink_escape_reason(member.name, target)) fail(path, member_problem(member.name, *reason));
+        links.emplace(member.name, std::move(target));
     }
+    for (const auto& [link, target] : links)
+        if (auto reason = symlink_chain_reason(links, link)) fail(path, member_problem(link, *reason));
     return result;
 }
 

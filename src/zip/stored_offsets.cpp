@@ -5,6 +5,8 @@
 #include "wheelfix/util/error.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace wheelfix::zip {
@@ -15,6 +17,7 @@ constexpr std::uint32_t kCentralHeader = 0x02014b50;
 constexpr std::uint32_t kZip64EndRecord = 0x06064b50;
 constexpr std::uint32_t kZip64EndLocator = 0x07064b50;
 constexpr std::uint32_t kEndRecord = 0x06054b50;
+constexpr std::uint32_t kDescriptor = 0x08074b50;
 constexpr std::size_t kEndRecordSize = 22;
 constexpr std::size_t kLocatorSize = 20;
 constexpr std::size_t kCentralHeaderSize = 46;
@@ -95,14 +98,77 @@ std::uint64_t local_header_offset(const Bytes& bytes, std::uint64_t at) {
     bytes.fail("a central directory entry has no ZIP64 local header offset");
 }
 
-std::uint64_t data_offset(const Bytes& bytes, std::uint64_t local, std::string_view central_name, const Member& member) {
-    if (bytes.get(local, 4) != kLocalHeader) bytes.fail("member " + member.name + ": no local header where the central directory says");
+// A value of the local header's ZIP64 extra field (id 1: size, then compressed size),
+// or nullopt when the header has none.
+std::optional<std::uint64_t> local_zip64(const Bytes& bytes, std::uint64_t local, int position) {
+    std::uint64_t extra = local + kLocalHeaderSize + bytes.get(local + 26, 2);
+    const std::uint64_t extra_end = extra + bytes.get(local + 28, 2);
+    while (extra + 4 <= extra_end) {
+        const std::uint64_t id = bytes.get(extra, 2), length = bytes.get(extra + 2, 2);
+        if (id == 1 && 8 * static_cast<std::uint64_t>(position + 1) <= length)
+            return bytes.get(extra + 4 + 8 * static_cast<std::uint64_t>(position), 8);
+        extra += 4 + length;
+    }
+    return std::nullopt;
+}
+
+// The local header's 32-bit size field, through its ZIP64 extra when saturated.
+std::uint64_t local_size(const Bytes& bytes, std::uint64_t local, std::uint64_t at, int zip64_position) {
+    const std::uint64_t value = bytes.get(at, 4);
+    if (value != kMax32) return value;
+    return local_zip64(bytes, local, zip64_position).value_or(value);
+}
+
+struct Extent {
+    std::uint64_t begin = 0, end = 0;  // local header .. end of data (and descriptor)
+    const Member* member = nullptr;
+};
+
+// Where the member's stored bytes begin; `extent` gets all it occupies. The local
+// header must agree with the central entry; with flag bit 3 its CRC and sizes may
+// be zero and the data descriptor carries them.
+std::uint64_t data_offset(const Bytes& bytes, std::uint64_t local, std::string_view central_name, const Member& member,
+                          Extent& extent) {
+    auto fail = [&](const std::string& problem) { bytes.fail("member " + member.name + ": " + problem); };
+    if (bytes.get(local, 4) != kLocalHeader) fail("no local header where the central directory says");
     std::uint64_t name_length = bytes.get(local + 26, 2);
-    if (bytes.text(local + kLocalHeaderSize, name_length) != central_name)
-        bytes.fail("member " + member.name + ": the local header names another file");
+    if (bytes.text(local + kLocalHeaderSize, name_length) != central_name) fail("the local header names another file");
     std::uint64_t data = local + kLocalHeaderSize + name_length + bytes.get(local + 28, 2);
     bytes.need(data, member.compressed_size);
+    if (bytes.get(local + 8, 2) != static_cast<std::uint64_t>(member.method))
+        fail("the local header and the central directory disagree on the compression method");
+    const bool descriptor = (bytes.get(local + 6, 2) & 0x8) != 0;
+    const std::uint64_t crc = bytes.get(local + 14, 4);
+    const std::uint64_t csize = local_size(bytes, local, local + 18, 1), size = local_size(bytes, local, local + 22, 0);
+    const bool zero = crc == 0 && csize == 0 && size == 0;
+    if (!(descriptor && zero) && (crc != member.crc32 || csize != member.compressed_size || size != member.size))
+        fail("the local header and the central directory disagree on its CRC or sizes");
+    std::uint64_t end = data + member.compressed_size;
+    if (descriptor) {
+        // Signature optional (APPNOTE 4.3.9.3); sizes are 8 bytes when ZIP64 is in use.
+        const std::uint64_t at = end + 4 <= bytes.size() && bytes.get(end, 4) == kDescriptor ? end + 4 : end;
+        const bool wide = local_zip64(bytes, local, 0).has_value();
+        const int width = wide ? 8 : 4;
+        if (bytes.get(at, 4) != member.crc32 || bytes.get(at + 4, width) != member.compressed_size ||
+            bytes.get(at + 4 + width, width) != member.size)
+            fail("the data descriptor and the central directory disagree on its CRC or sizes");
+        end = at + 4 + 2 * static_cast<std::uint64_t>(width);
+    }
+    extent = {local, end, &member};
     return data;
+}
+
+// Members' bytes one after the other, never shared, all before the central directory.
+void refuse_overlaps(const Bytes& bytes, std::vector<Extent> extents, std::uint64_t directory) {
+    std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) { return a.begin < b.begin; });
+    for (std::size_t i = 0; i < extents.size(); ++i) {
+        const std::uint64_t limit = i + 1 < extents.size() ? extents[i + 1].begin : directory;
+        if (extents[i].end <= limit) continue;
+        if (i + 1 < extents.size())
+            bytes.fail("members " + extents[i].member->name + " and " + extents[i + 1].member->name +
+                       " overlap in the archive (two names for the same bytes, or a zip bomb)");
+        bytes.fail("member " + extents[i].member->name + " overlaps the central directory");
+    }
 }
 
 }  // namespace
@@ -115,14 +181,16 @@ std::vector<std::uint64_t> stored_data_offsets(std::span<const std::uint8_t> arc
     if (directory.entries != members.size()) bytes.fail("the end record's entry count disagrees with the central directory");
     std::vector<std::uint64_t> offsets;
     offsets.reserve(members.size());
+    std::vector<Extent> extents(members.size());
     std::uint64_t at = directory.offset;
-    for (const Member& member : members) {
+    for (std::size_t i = 0; i < members.size(); ++i) {
         if (bytes.get(at, 4) != kCentralHeader) bytes.fail("damaged central directory");
         std::uint64_t name_length = bytes.get(at + 28, 2);
         std::string_view central_name = bytes.text(at + kCentralHeaderSize, name_length);
-        offsets.push_back(data_offset(bytes, local_header_offset(bytes, at), central_name, member));
+        offsets.push_back(data_offset(bytes, local_header_offset(bytes, at), central_name, members[i], extents[i]));
         at += kCentralHeaderSize + name_length + bytes.get(at + 30, 2) + bytes.get(at + 32, 2);
     }
+    refuse_overlaps(bytes, std::move(extents), directory.offset);
     return offsets;
 }
 

@@ -7,8 +7,13 @@
 // them), the offset of its first stored byte. It is an InputError naming `path`
 // when the end records, a central entry or a local header disagree with what
 // Archive read (entry count; a local header that is missing or names another
-// file than its central entry; stored bytes that would run past the end). Only offsets are read: everything else was
-// validated by Archive::open.
+// file than its central entry; stored bytes that would run past the end). It also
+// refuses what CPython's zipfile and pip refuse (issue 16): a local header whose
+// method, CRC or sizes disagree with the central entry (with flag bit 3 the local
+// fields may be zero, and the data descriptor after the data must then agree), and
+// members whose bytes overlap (local header, data and descriptor of each lie
+// before the next member's local header and before the central directory) — the
+// overlapped-entries zip bomb, and two names for one set of bytes.
 #pragma once
 
 #include "wheelfix/zip/archive.hpp"

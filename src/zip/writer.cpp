@@ -169,7 +169,11 @@ private:
     void copy_original(const Member& member, std::uint64_t offset, std::uint64_t length) {
         if (offset > member.compressed_size || length > member.compressed_size - offset)
             throw InputError(input_.path().string(), "member " + member.name + ": the precompressed pieces run past its stored bytes");
-        output_.copy_from(source_.fd(), source_.data_offset(member) + offset, length);
+        const std::uint64_t from = source_.data_offset(member) + offset;
+        struct stat info {};
+        if (::fstat(source_.fd(), &info) != 0 || static_cast<std::uint64_t>(info.st_size) < from + length)
+            throw InputError(input_.path().string(), "member " + member.name + ": truncated (the file shrank while it was read)");
+        output_.copy_from(source_.fd(), from, length);
     }
 
     [[noreturn]] void fail(const std::string& problem) const { throw InputError(output_.destination().string(), problem); }

@@ -79,7 +79,8 @@ class Entry:
         self.data = data
         self.method = method
         self.mode = mode
-        self.o = overrides  # local_name, local_method, local_csize, local_size, crc, flags,
+        self.o = overrides  # local_name, local_method, local_csize, local_size, crc, local_crc, flags,
+        #                     descriptor (dict: crc, csize, size written after the data),
         #                     csize, size, offset, zip64 (dict), raw (stored bytes), central_name
 
     def stored(self):
@@ -100,9 +101,14 @@ def make_zip(entries, eocd=None, cut_cd=None):
         offset = len(out)
         lname = o.get("local_name", e.name)
         out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, flags, o.get("local_method", e.method), DOS_TIME,
-                           DOS_DATE, crc, o.get("local_csize", len(stored)), o.get("local_size", len(e.data)),
+                           DOS_DATE, o.get("local_crc", crc), o.get("local_csize", len(stored)),
+                           o.get("local_size", len(e.data)),
                            len(lname), 0)
         out += lname + stored
+        if "descriptor" in o:  # flag bit 3: the sizes and CRC follow the data (with its signature)
+            d = o["descriptor"]
+            out += struct.pack("<IIII", 0x08074B50, d.get("crc", crc), d.get("csize", len(stored)),
+                               d.get("size", len(e.data)))
         extra = b""
         csize, size, loff = o.get("csize", len(stored)), o.get("size", len(e.data)), o.get("offset", offset)
         if "zip64" in o:  # values in the extra field; the 32-bit fields saturated
@@ -236,6 +242,8 @@ def elf_cases(so):
     cases["shoff_past_eof"] = e().put("<Q", 0x28, len(so) + 4096).bytes()
     cases["phnum_huge"] = e().put("<H", 0x38, 0xFFF0).bytes()  # (0xFFFF is PN_XNUM: count in section 0)
     cases["shnum_huge"] = e().put("<H", 0x3C, 0xFEFF).bytes()
+    x = e()  # extended numbering (e_shnum 0: the count is section 0's sh_size) with a count no file holds
+    cases["shnum_extended_huge"] = x.put("<H", 0x3C, 0).put("<Q", x.shoff + 32, 1 << 62).bytes()
     cases["phentsize_bad"] = e().put("<H", 0x36, 7).bytes()
     cases["shentsize_bad"] = e().put("<H", 0x3A, 3).bytes()
     cases["shstrndx_out_of_range"] = e().put("<H", 0x3E, 0xFEF0).bytes()
@@ -384,6 +392,34 @@ def zip_cases(c):
       env={"WHEELFIX_MAX_INFLATED": "1M"})
     del bomb
     z("encrypted", zip_of(pure, **{"purepy/__init__.py": {"flags": 0x801}}))
+    # Issue 16: what CPython's zipfile and pip refuse, every command refuses too.
+    z("local_central_crc_differ", zip_of(pure, **{"purepy/__init__.py": {"local_crc": 0x12345678}}))
+    descriptor = {"flags": 0x808, "local_crc": 0, "local_csize": 0, "local_size": 0}
+    z("data_descriptor_size_differ", zip_of(pure, **{"purepy/__init__.py": dict(descriptor, descriptor={"size": 7})}))
+    z("data_descriptor_crc_differ", zip_of(pure, **{"purepy/__init__.py": dict(descriptor,
+                                                                                descriptor={"crc": 0x12345678})}))
+    # The overlapped-entries bomb (CPython's zipfile: "Overlapped entries"): a stored
+    # member whose bytes hold a whole second member, listed on its own as well.
+    inner_name, inner = b"purepy/inner.py", b"x = 1\n"
+    inner_local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0x800, 0, DOS_TIME, DOS_DATE, zlib.crc32(inner),
+                              len(inner), len(inner), len(inner_name), 0) + inner_name + inner
+    outer = [(n, d, m) for n, d, m in wheel_members(PUREPY, add=[("purepy/outer.bin", inner_local, 0o100644),
+                                                                  ("purepy/inner.py", inner, 0o100644)])]
+    entries = [Entry(n, d, method=0 if n in ("purepy/outer.bin", "purepy/inner.py") else 8, mode=m)
+               for n, d, m in outer]
+    layout = make_zip(entries)
+    outer_at = layout.index(b"purepy/outer.bin") - 30  # its local header; its data begins with the inner one
+    inner_at = outer_at + 30 + len(b"purepy/outer.bin")
+    z("members_overlap", make_zip([Entry(e.name, e.data, method=e.method, mode=e.mode,
+                                         **({"offset": inner_at} if e.name == inner_name else {})) for e in entries]))
+    z("directory_entry_with_data", zip_of(wheel_members(PUREPY, add=[("purepy/data/", b"hidden bytes\n", 0o40755)])))
+    z("file_and_directory", zip_of(wheel_members(PUREPY, add=[("purepy/__init__.py/evil.py", b"x = 1\n", 0o100644)])))
+    z("file_and_directory_entry", zip_of(wheel_members(PUREPY, add=[("purepy/__init__.py/", b"", 0o40755)])))
+    # Each link stays inside on its own; followed through the other, it leaves the
+    # wheel (purepy/up is the root, root/.. is site-packages' parent).
+    z("symlink_chain_escape", zip_of(wheel_members(PUREPY, add=[("purepy/up", b"..", 0o120777),
+                                                                ("purepy/esc", b"up/../evil.py", 0o120777)])))
+    z("symlink_loop", zip_of(wheel_members(PUREPY, add=[("purepy/a", b"b", 0o120777), ("purepy/b", b"a", 0o120777)])))
     for method in (12, 14, 99, 42):
         z(f"method_{method}", make_zip([Entry(n, d, method=method, mode=m, raw=deflate(d)) if n.endswith(".py")
                                         else Entry(n, d, mode=m) for n, d, m in pure]))
@@ -447,6 +483,20 @@ def wheel_cases(c):
                                        fix_record=False), name=W, expect=FINDING)
     w("record_missing_line", wheel_members(SGL, record_text=lambda t: "".join(
         line for line in t.splitlines(True) if not line.startswith("sgl_kernel/sm90/"))), name=W, expect=FINDING)
+    wheel_text = dict((n, d) for n, d, _ in pure)["purepy-1.0.0.dist-info/WHEEL"]
+    w("wheel_version_2", wheel_members(PUREPY, replace={
+        "purepy-1.0.0.dist-info/WHEEL": wheel_text.replace(b"Wheel-Version: 1.0", b"Wheel-Version: 2.0")}))
+    w("wheel_version_missing", wheel_members(PUREPY, replace={
+        "purepy-1.0.0.dist-info/WHEEL": wheel_text.replace(b"Wheel-Version: 1.0\n", b"")}))
+    # Names that install on Linux but collide on a case-insensitive or normalising
+    # file system (macOS, Windows): reported by inspect, a finding for verify.
+    collision = dict(FINDING, **NO_ELF)
+    w("names_differ_in_case", wheel_members(PUREPY, add=[("purepy/Mod.py", b"x = 1\n", 0o100644),
+                                                        ("purepy/mod.py", b"x = 2\n", 0o100644)]),
+      expect=collision, note="differ only in case")
+    w("names_differ_in_normalisation", wheel_members(PUREPY, add=[("purepy/caf\u00e9.py", b"x = 1\n", 0o100644),
+                                                                 ("purepy/cafe\u0301.py", b"x = 2\n", 0o100644)]),
+      expect=collision, note="Unicode normalisation")
     # Members named like libraries that are not ELF: reported, not fatal.
     w("library_not_elf", wheel_members(SGL, add=[
         ("sgl_kernel/libfoo.so", b"/* GNU ld script */\nINPUT ( libfoo.so.1 -lbar )\n", 0o100644),
@@ -484,6 +534,10 @@ def control_cases(c):
     for source in (PUREPY, SGL, PLAINEXT):
         c.add("control_" + source.name.split("-")[0], "control", zip_of(wheel_members(source)), source.name,
               dict(fine, **(NO_ELF if source == PUREPY else {})))
+    c.add("control_data_descriptors", "control",
+          zip_of(wheel_members(PUREPY), **{n: {"flags": 0x808, "local_crc": 0, "local_csize": 0, "local_size": 0,
+                                               "descriptor": {}} for n, _, _ in read_wheel(PUREPY)}),
+          PUREPY.name, dict(fine, **NO_ELF))
     c.add("control_elf", "control", dict((n, d) for n, d, _ in read_wheel(SGL))[SGL_SO], "common_ops.abi3.so",
           {"inspect": 0, "verify": 2, "relink": 0, "check": [0, 1], "index": 2, "shim": 2, "retag": 2, "repair": 2})
 

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -49,13 +50,52 @@ def sha256(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def run(argv, env_extra=None):
+# The contract's bounds for any invalid or hostile input (issue 16): checked on every
+# run of a plain build; a sanitizer build is slower and larger by design.
+LIMIT_SECONDS, LIMIT_RSS_KIB = 10, 512 * 1024
+SANITIZED = "asan" in str(wfx.WHEELFIX) or os.environ.get("WHEELFIX_SANITIZED") == "1"
+
+
+def run(argv, env_extra=None, timeout=120):
+    """subprocess.run's result with .seconds and .peak_kib (the child's own
+    ru_maxrss, from wait4: other children running beside it do not count)."""
     env = dict(os.environ)
     for key, value in SANITIZER_ENV.items():
         env.setdefault(key, value)
     env.update(env_extra or {})
-    return subprocess.run([wfx.WHEELFIX, *map(str, argv)], capture_output=True, text=True, errors="replace",
-                          env=env, timeout=120)
+    started = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([wfx.WHEELFIX, *map(str, argv)], stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                env=env)
+        deadline = started + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid == proc.pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                raise subprocess.TimeoutExpired(argv, timeout)
+            time.sleep(0.01)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        result = subprocess.CompletedProcess(argv, proc.returncode, out.read().decode(errors="replace"),
+                                             err.read().decode(errors="replace"))
+    result.seconds = time.monotonic() - started
+    result.peak_kib = usage.ru_maxrss
+    return result
+
+
+def out_of_bounds(proc):
+    """Why a run broke the 10 s / 512 MiB bound ([] when it kept it)."""
+    if SANITIZED:
+        return []
+    problems = []
+    if proc.seconds > LIMIT_SECONDS:
+        problems.append(f"took {proc.seconds:.1f} s, over {LIMIT_SECONDS} s")
+    if proc.peak_kib > LIMIT_RSS_KIB:
+        problems.append(f"peak RSS {proc.peak_kib // 1024} MiB, over {LIMIT_RSS_KIB // 1024} MiB")
+    return problems
 
 
 def leftovers(out):
@@ -100,6 +140,7 @@ def try_case(corpus, case, command):
         failures = []
         if proc.returncode not in expected:
             failures.append(f"exit {proc.returncode}, expected {expected}; stderr: {proc.stderr.strip()[:400]!r}")
+        failures += out_of_bounds(proc)
         for word in FORBIDDEN:
             if word in proc.stderr or word in proc.stdout:
                 failures.append(f"output has {word!r}: {proc.stderr.strip()[:2000]!r}")
@@ -229,6 +270,73 @@ class BadUserInput(unittest.TestCase):
                 self.assertNotEqual(target.read_bytes(), b"precious\n")
                 self.assertEqual([p for p in leftovers(out) if Path(p).name.startswith(".")], [])
                 target.unlink()
+
+
+class SpecialFiles(unittest.TestCase):
+    """FIFOs, devices and sockets where a file is read or written, and @file
+    arguments that never end: refused at once (never opened in a way that blocks),
+    one line, exit 2, within the bounds."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="wfspecial-")
+        self.dir = Path(self.tmp.name)
+        self.fifo = self.dir / "input.whl"
+        os.mkfifo(self.fifo)  # nobody writes to it: a blocking open would hang the test
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def refused(self, argv, mentions):
+        proc = run(argv, timeout=LIMIT_SECONDS * 3)
+        self.assertEqual(proc.returncode, 2, f"{argv}: {proc.stdout}{proc.stderr}")
+        self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+        self.assertIn(mentions, proc.stderr)
+        self.assertEqual(out_of_bounds(proc), [])
+        return proc
+
+    def test_fifo_and_device_as_input(self):
+        for special in (self.fifo, Path("/dev/zero")):
+            out = self.dir / "out"
+            for argv in (["inspect", special], ["verify", special], ["check", special, "--torch", TORCH_OLD],
+                         ["relink", special, "-o", out, "--set-rpath", "$ORIGIN"], ["index", special, "-o", out / "x.idx"],
+                         ["repair", special, "--torch", TORCH_NEW, "-o", out, "--no-load-test"]):
+                with self.subTest(argv=argv):
+                    self.refused(argv, str(special))
+                    self.assertFalse(out.exists() and any(out.iterdir()))
+
+    def test_fifo_as_torch_target_and_output(self):
+        self.refused(["check", wfx.SGL_WHEEL, "--torch", self.fifo], "FIFO")
+        self.refused(["inspect", wfx.SGL_WHEEL, "--target", self.fifo], "FIFO")
+        self.refused(["index", TORCH_OLD, "-o", self.fifo], "FIFO")
+        self.refused(["index", TORCH_OLD, "-o", self.fifo, "--overwrite"], "FIFO")
+        self.assertTrue(self.fifo.is_fifo())
+
+    def test_fifo_as_torch_version_file(self):
+        torch = self.dir / "torch"
+        (torch / "lib").mkdir(parents=True)
+        for library in (TORCH_OLD / "lib").iterdir():
+            (torch / "lib" / library.name).write_bytes(library.read_bytes())
+        os.mkfifo(torch / "version.py")
+        self.refused(["check", wfx.SGL_WHEEL, "--torch", torch], "version.py")
+
+    def test_argument_files_that_never_end(self):
+        self.refused(["inspect", "@/dev/zero"], "@/dev/zero")
+        self.refused(["inspect", f"@{self.fifo}"], "FIFO")
+        a, b = self.dir / "a.args", self.dir / "b.args"
+        a.write_text(f"@{b} @{b}\n")
+        b.write_text(f"@{a} @{a}\n")
+        self.refused(["inspect", f"@{a}"], "argument files")
+
+    def test_dangling_link_in_torch_lib_is_skipped_with_a_note(self):
+        torch = self.dir / "torch"
+        (torch / "lib").mkdir(parents=True)
+        for library in (TORCH_OLD / "lib").iterdir():
+            (torch / "lib" / library.name).write_bytes(library.read_bytes())
+        (torch / "lib" / "libgone.so").symlink_to("libgone.so.1")
+        proc = run(["check", wfx.SGL_WHEEL, "--torch", torch])
+        self.assertIn(proc.returncode, (0, 1), proc.stderr)
+        self.assertIn("note: skipped", proc.stderr)
+        self.assertIn("libgone.so", proc.stderr)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,11 @@
 //   wheelfix::BytesNotKept (util/byte_ranges.hpp), so a partial image either gives
 //   exactly what the whole file gives or says which bytes it lacks. `present` must
 //   outlive the ElfFile, like `bytes`.
+// - Memory is bounded by design, not by the file: a dynamic string table over
+//   kMaxDynamicStrings bytes or a dynamic symbol table of more than
+//   kMaxDynamicSymbols entries is an ElfError before any of it is read: every
+//   command stays within 512 MiB (libtorch_cpu, the largest library of the bundled
+//   torch 2.10 index, exports 78 k symbols: the limits leave a factor of ten).
 #pragma once
 
 #include "wheelfix/util/byte_ranges.hpp"
@@ -39,6 +44,9 @@ class ElfError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+inline constexpr std::uint64_t kMaxDynamicStrings = 128ull << 20;
+inline constexpr std::uint64_t kMaxDynamicSymbols = 1'000'000;
 
 enum class Class : std::uint8_t { elf32 = 1, elf64 = 2 };
 enum class Endian : std::uint8_t { little = 1, big = 2 };

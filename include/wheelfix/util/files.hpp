@@ -12,12 +12,22 @@
 //   something already exists at `target` and `overwrite` is false: every command
 //   that writes calls it before doing any work (man/wheelfix.1, --overwrite).
 // - starts_like_zip() is true when the file begins with "PK" (false when it cannot
-//   be read: the caller's next step reports why).
+//   be read or is no regular file: the caller's next step reports why).
+// - Special files given where a file is read or written (a wheel, an ELF, --torch,
+//   torch's version.py, --target, an index, an @file, an output): a FIFO, socket or
+//   device blocks or never ends, so it is refused at once, never opened in a way
+//   that can block. refuse_special_file(path) throws InputError(path, "is a FIFO,
+//   not a regular file") for such a path (stat, no open); a missing path, a regular
+//   file and a directory pass. read_regular_file(path, max_size) opens with
+//   O_NONBLOCK (a FIFO swapped in after a check cannot block either), requires a
+//   regular file of at most max_size bytes (fstat) and returns its bytes; every
+//   failure is an InputError naming the path. MappedFile opens the same way.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string>
 
 namespace wheelfix {
 
@@ -39,5 +49,7 @@ void write_file_atomically(const std::filesystem::path& destination, std::span<c
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 void refuse_existing_output(const std::filesystem::path& target, bool overwrite);
 bool starts_like_zip(const std::filesystem::path& path);
+void refuse_special_file(const std::filesystem::path& path);
+std::string read_regular_file(const std::filesystem::path& path, std::uint64_t max_size);
 
 }  // namespace wheelfix

@@ -14,6 +14,10 @@
 //   compared as PEP 440 versions).
 // - WHEEL's Tag lines and the tags expanded from the file name differ (as sets;
 //   each missing or extra tag is one finding).
+// - two member paths (files, or the directories they lie in) that differ only in
+//   case or Unicode normalisation (wheel/name_fold.hpp): they install on Linux but
+//   collide on macOS and Windows file systems (FindingKind::collision, never set
+//   aside by a writer: relink, shim, retag and repair refuse such a wheel).
 // The one-argument form reads every member once (a member that cannot be read —
 // CRC mismatch, corrupt data — is a finding). The two-argument form takes the
 // digests scan_members() already computed and reads nothing again except members
@@ -34,7 +38,7 @@ namespace wheelfix::wheel {
 // the wheel names itself — distribution name, version (file name, METADATA and
 // dist-info directory), tags. Lets a writer that rewrites names or versions itself
 // (retag) set those findings aside.
-enum class FindingKind { record, name, version, tags };
+enum class FindingKind { record, name, version, tags, collision };
 
 struct VerifyFinding {
     std::string member;   // the member or dist-info file concerned

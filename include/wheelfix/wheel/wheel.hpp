@@ -4,7 +4,8 @@
 // the file name, finds the one top-level *.dist-info directory, and parses its
 // WHEEL, METADATA and RECORD. What a wheel cannot be processed without — a bad
 // file name, no or several dist-info directories, a missing or unparsable
-// METADATA/WHEEL/RECORD, METADATA without Version — is an InputError naming the
+// METADATA/WHEEL/RECORD, METADATA without Version, WHEEL without Wheel-Version or
+// with a major version above 1 (pip refuses both) — is an InputError naming the
 // wheel. Disagreements a wheel can have and still be read (filename version vs
 // METADATA, RECORD hashes) are not checked here: verify.hpp reports them.
 #pragma once

@@ -26,7 +26,14 @@
 //   WHEELFIX_MAX_RATIO (default 1000); 0 turns a limit off. Since no member can
 //   deliver more than its declared size, nothing past the limits is ever inflated.
 // - Symlink entries are read at open(): a target that is absolute, empty, or climbs
-//   above the archive root ("../..") is refused.
+//   above the archive root ("../..") is refused, and so is one that leaves the
+//   archive when the other symlink entries are followed (a -> "up/../x" with
+//   up -> ".."), or links that loop (more than 40 followed).
+// - Also refused at open(), as CPython's zipfile and pip refuse them: two members
+//   whose bytes overlap, local headers or data descriptors that disagree with the
+//   central directory on method, CRC or sizes (zip/stored_offsets.hpp), a directory
+//   entry that carries data, a path that is both a file and a directory, and a
+//   FIFO, socket or device given as the archive (never opened: util/files.hpp).
 // - An Archive is not thread-safe; open one per thread.
 #pragma once
 
