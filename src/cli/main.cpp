@@ -5,6 +5,7 @@
 #include "progress_bar.hpp"
 
 #include "wheelfix/util/argfile.hpp"
+#include "wheelfix/util/cleanup.hpp"
 #include "wheelfix/util/error.hpp"
 
 #include <fmt/format.h>
@@ -39,6 +40,8 @@ int main(int argc, char** argv) {
     // Past `ulimit -f` write() then fails with EFBIG, which OutputFile reports as an
     // input error naming the output, instead of the signal killing us silently.
     std::signal(SIGXFSZ, SIG_IGN);
+    // SIGINT, SIGTERM, SIGHUP: every temporary goes, exit 128 + the signal (util/cleanup.hpp).
+    wheelfix::install_signal_cleanup();
     CLI::App app{kDescription, "wheelfix"};
     app.require_subcommand(1);
     app.fallthrough();
