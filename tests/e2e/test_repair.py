@@ -155,17 +155,21 @@ class SampleWheel(unittest.TestCase):
 
 
 class LoadTest(unittest.TestCase):
-    def test_an_extension_that_does_not_load_is_left_and_named(self):
+    def test_an_extension_that_does_not_load_is_named_and_not_written(self):
+        """A wheel that does not load is a refusal (issue 16): named, exit 1, nothing
+        left in the output directory (it was load-tested where it was staged)."""
         with wfx.TempDir() as tmp:
             broken_torch = tmp / "torch-2.10.0" / "torch"
             shutil.copytree(TORCH_210, broken_torch)
             (broken_torch / "lib" / "libc10_cuda.so").unlink()
             proc = repair(wfx.SGL_WHEEL, "--torch", broken_torch, "-o", tmp / "out", check_status=1)
             self.assertIn(f"does not load: {SM100}: libc10_cuda.so: cannot open shared object file", proc.stdout)
-            self.assertIn("wrote (findings left)", proc.stdout)
+            self.assertIn("not written (does not load)", proc.stdout)
+            self.assertEqual(list((tmp / "out").iterdir()), [])
             doc = wfx.run_json("repair", wfx.SGL_WHEEL, "--torch", broken_torch, "-o", tmp / "json", check_status=1)
             statuses = {r["member"]: r["status"] for r in doc["wheels"][0]["load_test"]["results"]}
             self.assertEqual(statuses, {SM90: "failed", SM100: "failed"})
+            self.assertFalse(doc["wheels"][0]["written"])
 
     def test_skipped_for_an_index_and_on_request(self):
         with wfx.TempDir() as tmp:
@@ -350,8 +354,8 @@ EXTENSION_C = "int helper_missing(void);\nint entry(void) { return helper_missin
 @unittest.skipUnless(shutil.which("gcc"), "needs gcc")
 class StrictAfterWriting(unittest.TestCase):
     """What only the written wheel shows (here: the load test, an undefined symbol no
-    library provides) makes --strict remove the output again; without --strict it
-    stays, exit 1."""
+    library provides) makes --strict remove the output again; a wheel that does not
+    load is not written without --strict either (exit 1, nothing in the directory)."""
 
     def test_a_wheel_that_does_not_load_is_not_left_behind(self):
         with wfx.TempDir() as tmp:
@@ -369,9 +373,10 @@ class StrictAfterWriting(unittest.TestCase):
             self.assertIn("helper_missing", proc.stdout)
             self.assertIn("removed again (--strict, findings left once written)", proc.stdout)
             self.assertEqual(list((tmp / "strict").iterdir()), [])
+            # Without --strict too: a wheel that does not load is a refusal, never published (issue 16).
             proc = repair(wheel, "--torch", TORCH_210, "-o", tmp / "plain", check_status=1)
-            self.assertIn("wrote (findings left)", proc.stdout)
-            self.assertEqual(len(list((tmp / "plain").iterdir())), 1)
+            self.assertIn("not written (does not load)", proc.stdout)
+            self.assertEqual(list((tmp / "plain").iterdir()), [])
 
 
 if __name__ == "__main__":
