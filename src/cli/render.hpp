@@ -38,7 +38,7 @@ std::string render_text(const TargetFindings& target, const Palette& colour = Pa
 // The phrases the text renderings are made of, for other renderings (Markdown).
 std::string needs_text(const policy::NeededVersions& needs);            // "GLIBC_2.34 GLIBCXX_3.4.29"
 std::string search_path_text(const analysis::ElfReport& report);        // entries with [absolute] marks
-std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries);  // "cubin sm_100a, PTX sm_90"
+std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries);  // "cubin sm_100a x12, PTX sm_90"
 std::string blackwell_text(const std::vector<analysis::GpuSupport>& support, const Palette& colour = Palette(false));
 std::string module_support_text(const analysis::CudaModule& module, const Palette& colour = Palette(false));
 // One coverage row: "sm_90 yes (sm90/: cubin sm_90a); sm_100 NO" after its name
