@@ -4,6 +4,7 @@
 #include "wheelfix/util/cleanup.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/output_file.hpp"
+#include "wheelfix/wheel/wheel.hpp"
 #include "wheelfix/zip/archive.hpp"
 
 #include <fcntl.h>
@@ -56,7 +57,7 @@ void lay_out(const std::filesystem::path& wheel, const std::vector<std::string>&
     for (const auto& name : members) {
         const auto* member = archive.find(name);
         if (!member) throw std::invalid_argument("load_test: no member " + name + " in " + wheel.string());
-        auto path = site / name;
+        auto path = site / std::string(wheel::installed_path(name));  // .data/platlib/x lands at x, as pip puts it
         std::filesystem::create_directories(path.parent_path());
         OutputFile out(path);
         archive.stream(*member, [&](std::span<const std::uint8_t> chunk) { out.write(chunk); });
@@ -247,7 +248,7 @@ std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std
     std::map<std::string, std::string> member_of;
     std::vector<std::string> paths;
     for (const auto& member : load) {
-        paths.push_back((site / member).string());
+        paths.push_back((site / std::string(wheel::installed_path(member))).string());
         member_of[paths.back()] = member;
     }
     std::vector<LoadOutcome> outcomes;

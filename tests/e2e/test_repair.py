@@ -337,6 +337,25 @@ class ProfileFixes(unittest.TestCase):
                 for member in expected:
                     self.assertIn(f"loads {member} (RTLD_NOW)", proc.stdout)
 
+    def test_root_paths_of_a_platlib_member_count_from_where_pip_installs_it(self):
+        """deep-1.0.data/platlib/deep/sm100/x.so installs as deep/sm100/x.so: {root} and the
+        outside-the-wheel check count two levels, not four (issue 16), and the load test lays
+        it out there."""
+        member = "deep-1.0.data/platlib/deep/sm100/common_ops.abi3.so"
+        with wfx.TempDir() as tmp:
+            wheel = make_wheel(tmp, "deep", "cp310-abi3-manylinux2014_x86_64", {member: sample_members()[SM100]})
+            proc = repair(wheel, "--torch", TORCH_210, "-o", tmp / "out", "--target", "cuda13-blackwell")
+            self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
+            self.assertNotIn("does not load", proc.stdout)
+            output = next((tmp / "out").iterdir())
+            line = (lambda d: d["runpath"] or d["rpath"])(wfx.member_dynamic(output, member, tmp / "x"))
+            self.assertIn("$ORIGIN/../../torch/lib", line.split(":"), line)
+            self.assertNotIn("$ORIGIN/../../../../torch/lib", line.split(":"), line)
+            inspected = wfx.run("inspect", output, "--target", "cuda13-blackwell").stdout
+            self.assertNotIn("RUNPATH does not reach", inspected)
+            if CUDART.exists():
+                self.assertIn(f"loads {member} (RTLD_NOW)", proc.stdout)
+
     def test_missing_sm_code_is_left_and_named(self):
         with wfx.TempDir() as tmp:
             proc = repair(wfx.SGL_WHEEL, "--torch", TORCH_210, "-o", tmp / "out", "--target", "cuda13-blackwell-all",

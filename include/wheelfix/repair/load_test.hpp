@@ -3,7 +3,8 @@
 //
 // Contract: load_test(wheel, members, load, layout, loader, limit) lays the wheel's
 // `members` out under a fresh temporary directory as pip would install them
-// (site/<member>), puts layout.torch_dir (a torch package directory) at
+// (site/<member>; a "<name>.data/platlib/" member at its installed path,
+// wheel::installed_path), puts layout.torch_dir (a torch package directory) at
 // site/torch and each of layout.beside (directories relative to site-packages
 // that the target names: "nvidia/cublas/lib") at site/<dir>, linked from the
 // directory holding torch_dir where it is there (the nvidia-* wheels install
