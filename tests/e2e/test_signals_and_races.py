@@ -216,6 +216,17 @@ class LoadTestLimits(unittest.TestCase):
                 self.assertTrue(started, "the initialiser never ran: the test proves nothing")
                 self.assertTrue(wait_for(lambda: not any(alive(pid) for pid in started), 5), f"still running: {started}")
 
+    def test_an_unusable_tmpdir_is_a_refusal_that_leaves_nothing(self):
+        """The load test's directory cannot be made: exit 2, one line, and the wheel,
+        already written to its staging place, does not appear."""
+        out = self.tmp / "out-no-tmpdir"
+        proc = subprocess.run([wfx.WHEELFIX, "repair", str(self.hanging), "--torch", str(TORCH_210), "-o", str(out)],
+                              capture_output=True, text=True, timeout=60,
+                              env=environment(self.tmp / "no-such-directory"))
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        self.assertEqual(list(out.iterdir()) if out.exists() else [], [])
+
     def test_signal_during_the_load_test_removes_its_directory_and_kills_the_loader(self):
         for sig, status in SIGNALS.items():
             with self.subTest(signal=sig.name):
