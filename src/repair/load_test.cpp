@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include <cerrno>
 #include <chrono>
 #include <optional>
+#include <random>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -31,11 +33,22 @@ constexpr std::string_view kCannotOpen = ": cannot open shared object file";
 
 class TemporaryDirectory {
 public:
+    // mkdtemp's way, but registered for signals before the directory exists.
     TemporaryDirectory() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "wheelfix-load-XXXXXX").string();
-        if (!::mkdtemp(pattern.data())) throw InputError(pattern, std::string("cannot create: ") + std::strerror(errno));
-        path_ = pattern;
-        on_signal_.emplace(path_, CleanupOnSignal::Kind::directory);
+        auto parent = std::filesystem::temp_directory_path();
+        std::random_device seed;
+        int error = EEXIST;
+        for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
+            auto candidate = parent / ("wheelfix-load-" + std::to_string(::getpid()) + "-" + std::to_string(seed()));
+            on_signal_.emplace(candidate, CleanupOnSignal::Kind::directory);
+            if (::mkdir(candidate.c_str(), 0700) == 0) {
+                path_ = candidate;
+                return;
+            }
+            error = errno;
+            on_signal_.reset();
+        }
+        throw InputError((parent / "wheelfix-load-*").string(), std::string("cannot create: ") + std::strerror(error));
     }
     ~TemporaryDirectory() {
         std::error_code ignored;

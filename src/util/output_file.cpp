@@ -98,9 +98,10 @@ StagedFile::StagedFile(const std::filesystem::path& destination, Existing existi
     int error = EEXIST;
     for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
         auto candidate = temporary_name(destination, (std::uint64_t(seed()) << 32) | seed());
-        if (::mkdir(candidate.c_str(), 0700) == 0) {
+        on_signal_.emplace(candidate, CleanupOnSignal::Kind::directory);  // before it exists, as OutputFile's
+        if (::mkdir(candidate.c_str(), 0700) != 0) on_signal_.reset();
+        else {
             directory_ = candidate;
-            on_signal_.emplace(candidate, CleanupOnSignal::Kind::directory);
             lock_fd_ = ::open(candidate.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX | LOCK_NB);  // as OutputFile's: we are alive
             path_ = candidate / destination.filename();
@@ -141,10 +142,11 @@ OutputFile::OutputFile(const std::filesystem::path& destination, Existing existi
     int error = EEXIST;
     for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
         auto candidate = temporary_name(destination, random());
+        on_signal_.emplace(candidate, CleanupOnSignal::Kind::file);  // before it exists: no moment a signal misses it
         fd_ = ::open(candidate.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);  // 0666 & ~umask
+        if (fd_ < 0) on_signal_.reset();
         if (fd_ >= 0) {
             temporary_ = candidate;
-            on_signal_.emplace(candidate, CleanupOnSignal::Kind::file);
             ::flock(fd_, LOCK_EX | LOCK_NB);  // held until we exit: tells other hosts we are alive
             buffer_.reserve(kBufferSize);
             return;
