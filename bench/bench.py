@@ -36,6 +36,12 @@ Scenarios (default: all):
                  and without the load test, vs `true` (process start-up)
   repair-multi   wheelfix repair of 4 wheels (the sample extensions, shimmed and
                  retagged, plus a quarter of the mid-size libraries each), -j 1 vs -j 2
+  memory-zeros   peak RSS of relink and repair on a wheel holding a 7 GiB member of
+                 zeros (no ELF; deflated it is ~7 MB) beside the sample extension,
+                 vs one streaming zlib inflate of that member (issue 16: under 512 MiB
+                 whatever the wheel holds; before, 7.2 GB). Zip-bomb limits off
+                 (WHEELFIX_MAX_RATIO=0 WHEELFIX_MAX_INFLATED=0): zeros deflate 1000:1.
+                 Not in the default set (building the wheel takes ~1 min once)
   check-real-index  the sample wheel against data/torch-index/torch-2.10.0+cu128.index.gz
                  (the shipped index of the real torch 2.10.0: 111k symbols)
   repair-graft   wheelfix repair -w of a wheel whose 320 MB extension (gcc-built, a
@@ -294,6 +300,63 @@ def scenario_repair_graft(args, wheelfix):
         name, grafted = grafted_set(out / side)
         print(f"repair-graft: {side}: {name}: grafted {', '.join(grafted) or 'nothing'}")
     return rows
+ZEROS_MEMBER = "bench_zeros/data/zeros.bin"
+ZEROS_GIB = 7
+
+
+def zeros_wheel(cache):
+    """A wheel with a 7 GiB member of zeros (deflated, ZIP64) and the sample's plain
+    extension, so relink and repair have an ELF to edit. Built streaming, once."""
+    path = cache / "bench_zeros-1.0-cp311-cp311-linux_x86_64.whl"
+    if path.exists():
+        return path
+    print(f"bench: building {path.name} (one-time, about a minute)", file=sys.stderr)
+    sample = next(SAMPLES.glob("plainext-*.whl"))
+    with zipfile.ZipFile(sample) as zf:
+        extension = next((n, zf.read(n)) for n in zf.namelist() if n.endswith(".so"))
+    tmp = path.with_suffix(".tmp")
+    chunk = bytes(16 << 20)
+    digest = hashlib.sha256()
+    with zipfile.ZipFile(tmp, "w") as zf:
+        info = zipfile.ZipInfo(ZEROS_MEMBER, EPOCH)
+        info.external_attr = 0o100644 << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with zf.open(info, "w", force_zip64=True) as out:
+            for _ in range((ZEROS_GIB << 30) // len(chunk)):
+                out.write(chunk)
+                digest.update(chunk)
+        ext_name = "bench_zeros/" + Path(extension[0]).name
+        info = zipfile.ZipInfo(ext_name, EPOCH)
+        info.external_attr = 0o100755 << 16
+        zf.writestr(info, extension[1], compress_type=zipfile.ZIP_DEFLATED)
+        dist_info = "bench_zeros-1.0.dist-info"
+        metadata = b"Metadata-Version: 2.1\nName: bench_zeros\nVersion: 1.0\n"
+        wheel_file = b"Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"
+        size = ZEROS_GIB << 30
+        hashed = "sha256=" + base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+        record = f"{ZEROS_MEMBER},{hashed},{size}\n" + record_line(ext_name, extension[1])
+        for name, data in (("METADATA", metadata), ("WHEEL", wheel_file)):
+            zf.writestr(zipfile.ZipInfo(f"{dist_info}/{name}", EPOCH), data, compress_type=zipfile.ZIP_DEFLATED)
+            record += record_line(f"{dist_info}/{name}", data)
+        record += f"{dist_info}/RECORD,,\n"
+        zf.writestr(zipfile.ZipInfo(f"{dist_info}/RECORD", EPOCH), record, compress_type=zipfile.ZIP_DEFLATED)
+    tmp.rename(path)
+    return path
+
+
+def scenario_memory_zeros(args, wheelfix):
+    wheel = zeros_wheel(args.cache)
+    out = args.cache / "out" / "zeros"
+    out.mkdir(parents=True, exist_ok=True)
+    unlimited = ["env", "WHEELFIX_MAX_RATIO=0", "WHEELFIX_MAX_INFLATED=0"]
+    return run_scenario("memory-zeros", [
+        ("zlib inflate of the member (python zipfile)", [sys.executable, "-c", ZLIB_INFLATE, str(wheel), ZEROS_MEMBER]),
+        ("wheelfix relink --set-rpath", unlimited + [wheelfix, "relink", str(wheel), "-o", str(out / "relink"),
+                                                     "--set-rpath", "$ORIGIN/../torch/lib", "--overwrite"]),
+        ("wheelfix repair --no-load-test", unlimited + [wheelfix, "repair", str(wheel), "--torch",
+                                                        str(SAMPLES / "torch-2.10.0" / "torch"), "-o",
+                                                        str(out / "repair"), "--no-load-test", "--overwrite"]),
+    ], args.runs)
 
 
 def scenario_retag_big(args, wheelfix):
@@ -557,6 +620,8 @@ def main():
             rows += scenario_repair_multi(args, wheelfix)
         elif scenario == "repair-graft":
             rows += scenario_repair_graft(args, wheelfix)
+        elif scenario == "memory-zeros":
+            rows += scenario_memory_zeros(args, wheelfix)
         elif scenario == "check-real-wheel":
             rows += scenario_check_real_wheel(args, wheelfix)
         else:

@@ -76,6 +76,15 @@ std::vector<NearMiss> near_misses(const std::string& mangled, const std::string&
                            classify(*wanted, *candidate)});
         }
     std::sort(out.begin(), out.end(), better);
+    // One line per export: a library that defines a name under two versions
+    // (sym@V1 and sym@@V2) would otherwise print the same near miss twice.
+    std::stable_sort(out.begin(), out.end(), [](const NearMiss& a, const NearMiss& b) {
+        return std::tie(a.name, a.library) < std::tie(b.name, b.library);
+    });
+    out.erase(std::unique(out.begin(), out.end(),
+                          [](const NearMiss& a, const NearMiss& b) { return a.name == b.name && a.library == b.library; }),
+              out.end());
+    std::stable_sort(out.begin(), out.end(), better);
     return out;
 }
 

@@ -314,9 +314,9 @@ private:
 
 }  // namespace
 
-void save_index(const SymbolIndex& index, const fs::path& destination) {
+void save_index(const SymbolIndex& index, const fs::path& destination, bool overwrite) {
     const std::string bytes = gzip(index_text(index));
-    OutputFile output(destination);  // a hidden temporary beside it, renamed when complete
+    OutputFile output(destination, overwrite ? Existing::replace : Existing::refuse);  // a hidden temporary beside it, renamed when complete
     output.write({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
     output.commit();
 }

@@ -33,11 +33,11 @@ struct CheckArguments {
     bool overwrite = false;
 };
 
-void write_junit(const CheckReport& report, const std::string& path) {
+void write_junit(const CheckReport& report, const std::string& path, bool overwrite) {
     std::string xml = write_check_junit(report);
     using std::filesystem::perms;
     write_file_atomically(path, {reinterpret_cast<const std::uint8_t*>(xml.data()), xml.size()},
-                          perms::owner_read | perms::owner_write | perms::group_read | perms::others_read);
+                          perms::owner_read | perms::owner_write | perms::group_read | perms::others_read, overwrite);
 }
 
 int run_check(const CheckArguments& args, const GlobalOptions& global) {
@@ -50,7 +50,7 @@ int run_check(const CheckArguments& args, const GlobalOptions& global) {
     report.input = input;
     for (const std::string& torch : args.torches)
         report.torches.push_back(check_against(targets, load_torch(torch, options, global.verbose)));
-    if (!args.junit.empty()) write_junit(report, args.junit);
+    if (!args.junit.empty()) write_junit(report, args.junit, args.overwrite);
     fmt::print("{}", global.json ? write_check_json(report) : render_check_text(report, global));
     return report.loads_everywhere() ? 0 : 1;
 }

@@ -70,7 +70,7 @@ int run_index(const IndexArguments& args, const GlobalOptions& global) {
     if (!std::filesystem::is_directory(args.input))
         index.source = std::filesystem::path(args.input).filename().string();
     if (index.libraries.empty()) throw InputError(args.input, "no library matches --libs");
-    abi::save_index(index, args.output);
+    abi::save_index(index, args.output, args.overwrite);
     render(index, args, global);
     return 0;
 }

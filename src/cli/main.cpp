@@ -5,6 +5,7 @@
 #include "progress_bar.hpp"
 
 #include "wheelfix/util/argfile.hpp"
+#include "wheelfix/util/cleanup.hpp"
 #include "wheelfix/util/error.hpp"
 
 #include <fmt/format.h>
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
     // Past `ulimit -f` write() then fails with EFBIG, which OutputFile reports as an
     // input error naming the output, instead of the signal killing us silently.
     std::signal(SIGXFSZ, SIG_IGN);
+    // SIGINT, SIGTERM, SIGHUP: every temporary goes, exit 128 + the signal (util/cleanup.hpp).
+    wheelfix::install_signal_cleanup();
     if (argc > 0 && wheelfix::cli::invoked_as_patchelf(argv[0]))
         return wheelfix::cli::run_patchelf_front_end(argc, argv);
     CLI::App app{kDescription, "wheelfix"};

@@ -49,10 +49,24 @@ std::string search_path_text(const analysis::ElfReport& report) {
     return join(parts, ":");
 }
 
+// One part per kind of entry, in order of first appearance, with its count: a
+// real extension holds one entry per kernel and architecture (sgl-kernel's
+// listed one by one made a 7,292-character line). Past kMaxFatbinKinds kinds the
+// rest is counted; --json lists every entry.
 std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries) {
+    constexpr std::size_t kMaxFatbinKinds = 8;
+    std::vector<std::pair<std::string, std::size_t>> kinds;
+    for (const auto& entry : entries) {
+        auto text = fmt::format("{} {}{}", entry.kind_name(), entry.arch_name(), entry.compressed ? " (compressed)" : "");
+        auto seen = std::find_if(kinds.begin(), kinds.end(), [&](const auto& kind) { return kind.first == text; });
+        if (seen == kinds.end()) kinds.emplace_back(std::move(text), 1);
+        else ++seen->second;
+    }
     std::vector<std::string> parts;
-    for (const auto& entry : entries)
-        parts.push_back(fmt::format("{} {}{}", entry.kind_name(), entry.arch_name(), entry.compressed ? " (compressed)" : ""));
+    for (std::size_t i = 0; i < kinds.size() && i < kMaxFatbinKinds; ++i)
+        parts.push_back(kinds[i].second == 1 ? kinds[i].first : fmt::format("{} x{}", kinds[i].first, kinds[i].second));
+    if (kinds.size() > kMaxFatbinKinds)
+        parts.push_back(fmt::format("and {} more kinds (--json lists every entry)", kinds.size() - kMaxFatbinKinds));
     return join(parts, ", ");
 }
 

@@ -45,7 +45,7 @@ std::string needs_text(const policy::NeededVersions& needs);            // "GLIB
 // judged in its libc family on its architecture.
 std::vector<policy::AbiConcern> abi_concerns(const analysis::ElfReport& report);
 std::string search_path_text(const analysis::ElfReport& report);        // entries with [absolute] marks
-std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries);  // "cubin sm_100a, PTX sm_90"
+std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries);  // "cubin sm_100a x12, PTX sm_90"
 std::string blackwell_text(const std::vector<analysis::GpuSupport>& support, const Palette& colour = Palette(false));
 std::string module_support_text(const analysis::CudaModule& module, const Palette& colour = Palette(false));
 // One coverage row: "sm_90 yes (sm90/: cubin sm_90a); sm_100 NO" after its name

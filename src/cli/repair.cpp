@@ -82,6 +82,17 @@ std::string find_python() {
 
 using Outcome = std::variant<repair::RepairReport, InputError>;
 
+// WHEELFIX_LOAD_TEST_TIMEOUT: the load test's time limit in seconds (1..3600).
+std::chrono::milliseconds load_test_limit() {
+    const char* text = std::getenv("WHEELFIX_LOAD_TEST_TIMEOUT");
+    if (text == nullptr || *text == 0) return repair::kDefaultLoadTestLimit;
+    char* end = nullptr;
+    long seconds = std::strtol(text, &end, 10);
+    if (*end != 0 || seconds < 1 || seconds > 3600)
+        throw InputError("WHEELFIX_LOAD_TEST_TIMEOUT", "not a number of seconds from 1 to 3600: " + std::string(text));
+    return std::chrono::seconds(seconds);
+}
+
 repair::RepairOptions repair_options(const RepairArguments& args) {
     repair::RepairOptions options;
     if (args.target) options.profile = policy::load_profile(*args.target);
@@ -104,6 +115,7 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     options.overwrite = args.overwrite;
     if (!args.no_load_test)
         if (auto python = find_python(); !python.empty()) options.loader = {python, "-c", kLoaderScript};
+    options.load_test_limit = load_test_limit();
     if (!args.torch.empty() && std::filesystem::is_directory(args.torch)) options.torch_dir = args.torch;
     return options;
 }
@@ -252,8 +264,9 @@ std::string verdict(const repair::RepairReport& report, const repair::RepairOpti
     auto name = report.output.string();
     if (report.written) return (report.clean() ? "wrote " : "wrote (findings left) ") + name;
     if (options.dry_run) return "would write " + name + " (dry run)";
-    if (report.withdrawn)
+    if (report.withdrawn && options.strict)
         return "removed again (--strict, findings left once written): " + name;
+    if (report.withdrawn) return "not written (does not load): " + name;
     return "not written (--strict, findings left): " + name;
 }
 

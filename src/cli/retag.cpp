@@ -19,6 +19,7 @@
 #include "torch_input.hpp"
 
 #include "wheelfix/repair/retag.hpp"
+#include "wheelfix/wheel/filename.hpp"
 #include "wheelfix/util/error.hpp"
 
 #include <fmt/format.h>
@@ -134,7 +135,23 @@ std::string requirement_text(const std::pair<std::string, std::string>& change) 
     return (change.first.empty() ? "(none) -> " : change.first + " -> ") + change.second + (change.first.empty() ? " (added)" : "");
 }
 
-void render_text(const std::optional<AutoPick>& pick, const repair::RetagResult& result, const GlobalOptions& global) {
+// A manylinux/musllinux tag retag keeps: retag reads no binary, so it cannot
+// tell whether their glibc floor contradicts the tag; it says so rather than
+// keep it silently (issue 16).
+std::optional<std::string> unchecked_platform(const RetagArguments& args, const repair::RetagResult& result) {
+    if (args.platform) return std::nullopt;
+    auto name = wheel::parse_filename(result.file_name.after);
+    bool claims = std::any_of(name.platform_tags.begin(), name.platform_tags.end(), [](const std::string& tag) {
+        return tag.starts_with("manylinux") || tag.starts_with("musllinux");
+    });
+    if (!claims) return std::nullopt;
+    return join(name.platform_tags, ".") +
+           " kept, not checked against the binaries (retag reads none): `wheelfix inspect` shows the tag they "
+           "deserve, --platform sets it, `wheelfix repair` sets it from them";
+}
+
+void render_text(const RetagArguments& args, const std::optional<AutoPick>& pick, const repair::RetagResult& result,
+                 const GlobalOptions& global) {
     if (global.quiet) return;
     if (pick) fmt::print("{}torch {}: the newest that loads\n", matrix_text(pick->report), pick->torch->original());
     fmt::print("{} -> {}\n", result.file_name.before, result.file_name.after);
@@ -149,6 +166,7 @@ void render_text(const std::optional<AutoPick>& pick, const repair::RetagResult&
         fmt::print("  torch pin  kept (a URL requirement)\n");
     if (result.tags.before != result.tags.after)
         fmt::print("  tags       {} -> {}\n", join(result.tags.before, " "), join(result.tags.after, " "));
+    if (auto note = unchecked_platform(args, result)) fmt::print("  platform   {}\n", *note);
     fmt::print("wrote {}\n", result.output.string());
 }
 
@@ -186,7 +204,7 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     auto torch = pick ? *pick->torch : torch_version_option(args.torch);
     auto result = repair::retag_wheel(wheel, digests, retag_options(args, torch), args.output);
     if (global.json) render_json(args, pick, &result);
-    else render_text(pick, result, global);
+    else render_text(args, pick, result, global);
     return 0;
 }
 

@@ -191,7 +191,7 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkO
 
     std::filesystem::create_directories(out_dir);
     wheel::write_wheel(wheel, std::move(edited), result.output,
-                       wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
+                       wheel::WriteOptions{wheel::source_date_epoch_from_environment(), options.overwrite});
     return result;
 }
 
@@ -210,10 +210,10 @@ RelinkResult relink_file(const std::filesystem::path& file, const RelinkOptions&
     auto plan = plan_for(options, file.string(), image, std::nullopt);
     auto perms = std::filesystem::status(file).permissions();
     if (!plan) {
-        write_file_atomically(out_file, image, perms);
+        write_file_atomically(out_file, image, perms, options.overwrite);
         return result;
     }
-    write_file_atomically(out_file, apply_edits(image, plan->edits), perms);
+    write_file_atomically(out_file, apply_edits(image, plan->edits), perms, options.overwrite);
     result.changed.push_back(change_record(file.string(), *plan, image.size()));
     return result;
 }

@@ -7,6 +7,7 @@
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/output_file.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
 
@@ -323,8 +324,9 @@ private:
 // new dist-info); members copied as stored are the input's, read already — RECORD
 // must hold (our own write), the profile judges it. Returns the output's ELF
 // members (the load test lays them all out).
-std::vector<std::string> prove_output(const policy::Profile& profile, const CopiedMembers& copied, RepairReport& report) {
-    auto written = analysis::inspect_wheel(report.output, std::cref(copied));
+std::vector<std::string> prove_output(const policy::Profile& profile, const CopiedMembers& copied,
+                                      const std::filesystem::path& written_path, RepairReport& report) {
+    auto written = analysis::inspect_wheel(written_path, std::cref(copied));
     report.output_record_findings = written.record_findings;
     report.remaining = policy::evaluate(profile, written);
     if (!report.output_record_findings.empty())
@@ -342,7 +344,8 @@ std::string host_machine() {
 
 // The last rung of the ladder, where it can run here.
 void load_edited_extensions(const RepairOptions& options, const std::string& machine,
-                            const std::vector<std::string>& elf_members, RepairReport& report) {
+                            const std::vector<std::string>& elf_members, const std::filesystem::path& written_path,
+                            RepairReport& report) {
     std::error_code ignored;
     if (options.loader.empty()) report.load_test_skipped = "load test not asked for";
     else if (!options.torch_dir || !std::filesystem::is_directory(*options.torch_dir, ignored))
@@ -355,16 +358,22 @@ void load_edited_extensions(const RepairOptions& options, const std::string& mac
     for (const auto& change : report.relinked) members.push_back(change.member);
     std::filesystem::path torch_dir = *options.torch_dir;  // the torch package, or the directory holding it
     if (!std::filesystem::is_directory(torch_dir / "lib", ignored)) torch_dir /= "torch";
-    report.loads = load_test(report.output, elf_members, members, torch_dir, options.loader);
+    LoadLayout layout{torch_dir, {}};
+    for (const auto& rpath : options.profile ? options.profile->rpaths : std::vector<std::string>{})
+        if (rpath.starts_with("{root}/")) layout.beside.push_back(rpath.substr(7));
+    report.loads = load_test(written_path, elf_members, members, layout, options.loader, options.load_test_limit);
 }
 
-// --strict, and what only the written wheel showed (its read-back, the load test)
-// is not clean: the output goes again, so --strict never leaves a wheel with
-// findings behind.
-void withdraw_output(RepairReport& report) {
-    std::filesystem::remove(report.output);
-    report.written = false;
-    report.withdrawn = true;
+// The staged output becomes the output only when its proofs allow: a wheel that
+// does not load (or whose load test timed out) never appears, nor, with
+// --strict, one its read-back found unclean (withdrawn: written, then not kept).
+void publish_if_proven(const RepairOptions& options, StagedFile& staged, RepairReport& report) {
+    if (report.loads_failed() || (options.strict && !report.clean())) {
+        report.withdrawn = true;
+        return;
+    }
+    staged.publish();
+    report.written = true;
 }
 
 
@@ -491,12 +500,12 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
     const CopiedMembers copied(wheel, digests, wheel_report, std::move(rewritten));
     wheel::WheelChanges changes{std::move(read.edited), std::move(added), std::move(retag.dist_info)};
     std::filesystem::create_directories(out_dir);
-    wheel::write_wheel_changes(wheel, std::move(changes), report.output,
+    StagedFile staged(report.output, options.overwrite ? Existing::replace : Existing::refuse);
+    wheel::write_wheel_changes(wheel, std::move(changes), staged.path(),
                                wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
-    report.written = true;
-    auto elf_members = prove_output(profile, copied, report);
-    load_edited_extensions(options, machine, elf_members, report);
-    if (options.strict && !report.clean()) withdraw_output(report);
+    auto elf_members = prove_output(profile, copied, staged.path(), report);
+    load_edited_extensions(options, machine, elf_members, staged.path(), report);
+    publish_if_proven(options, staged, report);
     return report;
 }
 

@@ -165,7 +165,7 @@ RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::Memb
     changes.dist_info = std::move(plan.dist_info);
     std::filesystem::create_directories(out_dir);
     wheel::write_wheel_changes(wheel, std::move(changes), plan.result.output,
-                               wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
+                               wheel::WriteOptions{wheel::source_date_epoch_from_environment(), options.overwrite});
     return plan.result;
 }
 

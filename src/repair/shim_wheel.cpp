@@ -385,7 +385,7 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
     auto library = planner.finish(result);
 
     std::filesystem::create_directories(out_dir);
-    wheel::WriteOptions write_options{wheel::source_date_epoch_from_environment()};
+    wheel::WriteOptions write_options{wheel::source_date_epoch_from_environment(), overwrite};
     if (!library) {
         wheel::write_wheel(wheel, {}, result.output, write_options);
         return result;

@@ -99,8 +99,8 @@ MappedFile::~MappedFile() {
 }
 
 void write_file_atomically(const std::filesystem::path& destination, std::span<const std::uint8_t> bytes,
-                           std::filesystem::perms perms) {
-    OutputFile output(destination);
+                           std::filesystem::perms perms, bool overwrite) {
+    OutputFile output(destination, overwrite ? Existing::replace : Existing::refuse);
     output.write(bytes);
     output.set_permissions(perms);
     output.commit();

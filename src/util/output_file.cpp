@@ -3,6 +3,9 @@
 
 #include "wheelfix/util/error.hpp"
 
+#include <linux/fs.h>  // RENAME_NOREPLACE
+#include <stdio.h>     // renameat2
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -36,21 +39,89 @@ pid_t writer_of(std::string_view name) {
     return static_cast<pid_t>(std::stol(std::string(rest.substr(0, dash))));
 }
 
+// Moves `from` to `to` unless something exists at `to`, in one step: renameat2
+// with RENAME_NOREPLACE, or, where the file system lacks it, link() (which never
+// replaces) and unlink of the temporary. Returns 0 or the errno (EEXIST: taken).
+int rename_no_replace(const std::filesystem::path& from, const std::filesystem::path& to) {
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) return errno;
+    if (::link(from.c_str(), to.c_str()) != 0) return errno;
+    ::unlink(from.c_str());
+    return 0;
+}
+
+// A hidden name beside `destination` that is free now: ".<name>.wheelfix-<pid>-<n>".
+std::filesystem::path temporary_name(const std::filesystem::path& destination, std::uint64_t salt) {
+    auto directory = destination.parent_path().empty() ? std::filesystem::path(".") : destination.parent_path();
+    return directory / ("." + destination.filename().string() + std::string(kTemporaryMarker) + std::to_string(::getpid()) +
+                        "-" + std::to_string(salt % 1000000000));
+}
+
 bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
-// Removes `name` when it is a regular file of ours whose lock nobody holds.
+// A StagedFile's directory: the files in it (never followed), then itself.
+void remove_staging_directory(const std::filesystem::path& path) {
+    std::error_code error;
+    for (std::filesystem::directory_iterator entries(path, error), end; !error && entries != end; entries.increment(error))
+        if (entries->is_regular_file(error) || entries->is_symlink(error)) ::unlink(entries->path().c_str());
+    ::rmdir(path.c_str());
+}
+
+// Removes `name` when it is a regular file (or a StagedFile's directory) of ours whose lock nobody holds.
 void remove_if_abandoned(const std::filesystem::path& directory, const std::string& name) {
     auto path = directory / name;
     int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return;
     struct stat status {};
-    if (::fstat(fd, &status) == 0 && S_ISREG(status.st_mode) && status.st_uid == ::geteuid() &&
-        ::flock(fd, LOCK_EX | LOCK_NB) == 0)
-        ::unlink(path.c_str());
+    bool ours = ::fstat(fd, &status) == 0 && status.st_uid == ::geteuid() && ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (ours && S_ISREG(status.st_mode)) ::unlink(path.c_str());
+    if (ours && S_ISDIR(status.st_mode)) remove_staging_directory(path);
     ::close(fd);
 }
 
 }  // namespace
+
+void move_into_place(const std::filesystem::path& from, const std::filesystem::path& to, Existing existing) {
+    int error = 0;
+    if (existing == Existing::replace) error = ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno;
+    else error = rename_no_replace(from, to);
+    if (error == EEXIST)
+        throw InputError(to.string(), "already exists (written meanwhile by another process?); pass --overwrite to replace it");
+    if (error != 0) throw InputError(to.string(), std::string("cannot move the new file into place: ") + std::strerror(error));
+}
+
+StagedFile::StagedFile(const std::filesystem::path& destination, Existing existing)
+    : destination_(destination), existing_(existing) {
+    auto directory = destination.parent_path().empty() ? std::filesystem::path(".") : destination.parent_path();
+    remove_stale_temporaries(directory);
+    std::random_device seed;
+    int error = EEXIST;
+    for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
+        auto candidate = temporary_name(destination, (std::uint64_t(seed()) << 32) | seed());
+        on_signal_.emplace(candidate, CleanupOnSignal::Kind::directory);  // before it exists, as OutputFile's
+        if (::mkdir(candidate.c_str(), 0700) != 0) on_signal_.reset();
+        else {
+            directory_ = candidate;
+            lock_fd_ = ::open(candidate.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX | LOCK_NB);  // as OutputFile's: we are alive
+            path_ = candidate / destination.filename();
+            return;
+        }
+        error = errno;
+    }
+    throw InputError(destination.string(), "cannot create a temporary directory in " + directory.string() + ": " + std::strerror(error));
+}
+
+StagedFile::~StagedFile() {
+    if (!published_) ::unlink(path_.c_str());
+    ::rmdir(directory_.c_str());
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+void StagedFile::publish() {
+    move_into_place(path_, destination_, existing_);
+    published_ = true;
+}
 
 void remove_stale_temporaries(const std::filesystem::path& directory) {
     std::error_code error;
@@ -62,16 +133,18 @@ void remove_stale_temporaries(const std::filesystem::path& directory) {
     }
 }
 
-OutputFile::OutputFile(const std::filesystem::path& destination) : destination_(destination) {
+OutputFile::OutputFile(const std::filesystem::path& destination, Existing existing)
+    : destination_(destination), existing_(existing) {
     auto directory = destination.parent_path().empty() ? std::filesystem::path(".") : destination.parent_path();
     remove_stale_temporaries(directory);
     std::random_device seed;
     std::mt19937_64 random(seed());
-    const std::string prefix = "." + destination.filename().string() + std::string(kTemporaryMarker) + std::to_string(::getpid()) + "-";
     int error = EEXIST;
     for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
-        auto candidate = directory / (prefix + std::to_string(random() % 1000000000));
+        auto candidate = temporary_name(destination, random());
+        on_signal_.emplace(candidate, CleanupOnSignal::Kind::file);  // before it exists: no moment a signal misses it
         fd_ = ::open(candidate.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);  // 0666 & ~umask
+        if (fd_ < 0) on_signal_.reset();
         if (fd_ >= 0) {
             temporary_ = candidate;
             ::flock(fd_, LOCK_EX | LOCK_NB);  // held until we exit: tells other hosts we are alive
@@ -86,6 +159,7 @@ OutputFile::OutputFile(const std::filesystem::path& destination) : destination_(
 OutputFile::~OutputFile() {
     if (fd_ >= 0) ::close(fd_);
     if (!temporary_.empty()) ::unlink(temporary_.c_str());
+    on_signal_.reset();
 }
 
 void OutputFile::write(std::span<const std::uint8_t> bytes) {
@@ -157,8 +231,16 @@ void OutputFile::commit() {
     int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail("cannot write", errno);
-    if (::rename(temporary_.c_str(), destination_.c_str()) != 0) fail("cannot move the new file into place", errno);
+    try {
+        move_into_place(temporary_, destination_, existing_);
+    } catch (const InputError&) {
+        ::unlink(temporary_.c_str());  // refused: nothing of ours stays
+        temporary_.clear();
+        on_signal_.reset();
+        throw;
+    }
     temporary_.clear();
+    on_signal_.reset();
 }
 
 void OutputFile::fail(const std::string& what, int error) const {

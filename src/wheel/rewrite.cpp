@@ -3,6 +3,7 @@
 #include "wheelfix/wheel/rewrite.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/output_file.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/wheel/verify.hpp"
 #include "wheelfix/zip/writer.hpp"
@@ -240,7 +241,7 @@ void write_wheel_changes(const Wheel& wheel, WheelChanges changes, const std::fi
     }
     payload.insert(payload.end(), std::make_move_iterator(dist_info.begin()), std::make_move_iterator(dist_info.end()));
     payload.push_back(std::move(record));
-    zip::write_archive(destination, wheel.archive(), payload);
+    zip::write_archive(destination, wheel.archive(), payload, options.overwrite ? Existing::replace : Existing::refuse);
 }
 
 }  // namespace wheelfix::wheel

@@ -53,6 +53,21 @@ MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member
     return digest;
 }
 
+// Whether the member's content starts with the ELF magic, from its first chunk
+// only (the rest is not inflated): a member that is not ELF is never kept whole.
+bool starts_with_elf(const zip::Archive& archive, const zip::Member& member) {
+    struct Enough {};
+    bool elf = false;
+    try {
+        archive.stream(member, [&](std::span<const std::uint8_t> chunk) {
+            elf = elf::is_elf(chunk);
+            throw Enough{};
+        }, 64);
+    } catch (const Enough&) {
+    }
+    return elf;
+}
+
 }  // namespace
 
 ProgressTask reading_progress(const zip::Archive& archive) {
@@ -102,8 +117,8 @@ std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
     const ProgressTask progress = reading_progress(archive);
     for (const auto& member : archive.members()) {
         if (member.is_directory) continue;
-        digests.push_back(wants_index(member) ? scan_indexed(archive, member, on_indexed, progress)
-                                              : scan_one(archive, member, {}, progress));
+        bool keep = wants_index(member) && !member.is_symlink && starts_with_elf(archive, member);
+        digests.push_back(keep ? scan_indexed(archive, member, on_indexed, progress) : scan_one(archive, member, {}, progress));
     }
     return digests;
 }

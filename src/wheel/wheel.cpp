@@ -143,8 +143,18 @@ std::vector<Requirement> Wheel::torch_requirements() const {
     return torch;
 }
 
+std::string_view installed_path(std::string_view member_path) {
+    auto first = member_path.find('/');
+    if (first == std::string_view::npos || !member_path.substr(0, first).ends_with(".data")) return member_path;
+    auto rest = member_path.substr(first + 1);
+    for (std::string_view scheme : {"platlib/", "purelib/"})
+        if (rest.starts_with(scheme)) return rest.substr(scheme.size());
+    return member_path;
+}
+
 int directory_depth(std::string_view member_path) {
-    return static_cast<int>(std::count(member_path.begin(), member_path.end(), '/'));
+    auto installed = installed_path(member_path);
+    return static_cast<int>(std::count(installed.begin(), installed.end(), '/'));
 }
 
 }  // namespace wheelfix::wheel

@@ -84,8 +84,8 @@ private:
 
 class ArchiveWriter {
 public:
-    ArchiveWriter(const std::filesystem::path& destination, const Archive& input)
-        : output_(destination), input_(input), source_(input) {}
+    ArchiveWriter(const std::filesystem::path& destination, const Archive& input, Existing existing)
+        : output_(destination, existing), input_(input), source_(input) {}
 
     void add(const OutputMember& member) {
         if (auto reason = unsafe_name_reason(member.name))
@@ -187,8 +187,8 @@ private:
 }  // namespace
 
 void write_archive(const std::filesystem::path& destination, const Archive& input,
-                   const std::vector<OutputMember>& members) {
-    ArchiveWriter writer(destination, input);
+                   const std::vector<OutputMember>& members, Existing existing) {
+    ArchiveWriter writer(destination, input, existing);
     for (const auto& member : members) writer.add(member);
     writer.finish();
 }

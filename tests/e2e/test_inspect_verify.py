@@ -95,6 +95,27 @@ class RealWheels(unittest.TestCase):
             self.assertEqual(doc["inputs"][0]["file"]["needed"], wfx.readelf_dynamic(path)["needed"])
 
 
+CUBLASLT = Path("/usr/local/cuda/lib64/libcublasLt.so.13")
+
+
+@unittest.skipUnless(CUBLASLT.exists(), f"needs {CUBLASLT} (the CUDA toolkit)")
+class FatbinSummary(unittest.TestCase):
+    """The fatbin line of a real library (thousands of entries) is a summary by kind
+    with counts, not a 7,292-character list (issue 16); --json keeps every entry."""
+
+    def test_the_text_counts_entries_and_json_lists_them_all(self):
+        text = wfx.run("inspect", CUBLASLT, check_status=0).stdout
+        [line] = [l for l in text.splitlines() if l.strip().startswith("fatbin ")]
+        self.assertLess(len(line), 400, line)
+        counted = sum(int(n) for n in re.findall(r" x(\d+)", line))
+        entries = wfx.run_json("inspect", CUBLASLT)["inputs"][0]["file"]["cuda"]["fatbin"]
+        self.assertGreater(len(entries), 1000)
+        if "more kinds" not in line:
+            self.assertEqual(counted, len(entries))
+        else:
+            self.assertLess(counted, len(entries))
+
+
 class Tampering(unittest.TestCase):
     SOURCE = wfx.AUDITWHEEL / "testzlib-0.0.1-cp310-cp310-linux_x86_64.whl"
 

@@ -155,17 +155,21 @@ class SampleWheel(unittest.TestCase):
 
 
 class LoadTest(unittest.TestCase):
-    def test_an_extension_that_does_not_load_is_left_and_named(self):
+    def test_an_extension_that_does_not_load_is_named_and_not_written(self):
+        """A wheel that does not load is a refusal (issue 16): named, exit 1, nothing
+        left in the output directory (it was load-tested where it was staged)."""
         with wfx.TempDir() as tmp:
             broken_torch = tmp / "torch-2.10.0" / "torch"
             shutil.copytree(TORCH_210, broken_torch)
             (broken_torch / "lib" / "libc10_cuda.so").unlink()
             proc = repair(wfx.SGL_WHEEL, "--torch", broken_torch, "-o", tmp / "out", check_status=1)
             self.assertIn(f"does not load: {SM100}: libc10_cuda.so: cannot open shared object file", proc.stdout)
-            self.assertIn("wrote (findings left)", proc.stdout)
+            self.assertIn("not written (does not load)", proc.stdout)
+            self.assertEqual(list((tmp / "out").iterdir()), [])
             doc = wfx.run_json("repair", wfx.SGL_WHEEL, "--torch", broken_torch, "-o", tmp / "json", check_status=1)
             statuses = {r["member"]: r["status"] for r in doc["wheels"][0]["load_test"]["results"]}
             self.assertEqual(statuses, {SM90: "failed", SM100: "failed"})
+            self.assertFalse(doc["wheels"][0]["written"])
 
     def test_skipped_for_an_index_and_on_request(self):
         with wfx.TempDir() as tmp:
@@ -333,6 +337,25 @@ class ProfileFixes(unittest.TestCase):
                 for member in expected:
                     self.assertIn(f"loads {member} (RTLD_NOW)", proc.stdout)
 
+    def test_root_paths_of_a_platlib_member_count_from_where_pip_installs_it(self):
+        """deep-1.0.data/platlib/deep/sm100/x.so installs as deep/sm100/x.so: {root} and the
+        outside-the-wheel check count two levels, not four (issue 16), and the load test lays
+        it out there."""
+        member = "deep-1.0.data/platlib/deep/sm100/common_ops.abi3.so"
+        with wfx.TempDir() as tmp:
+            wheel = make_wheel(tmp, "deep", "cp310-abi3-manylinux2014_x86_64", {member: sample_members()[SM100]})
+            proc = repair(wheel, "--torch", TORCH_210, "-o", tmp / "out", "--target", "cuda13-blackwell")
+            self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
+            self.assertNotIn("does not load", proc.stdout)
+            output = next((tmp / "out").iterdir())
+            line = (lambda d: d["runpath"] or d["rpath"])(wfx.member_dynamic(output, member, tmp / "x"))
+            self.assertIn("$ORIGIN/../../torch/lib", line.split(":"), line)
+            self.assertNotIn("$ORIGIN/../../../../torch/lib", line.split(":"), line)
+            inspected = wfx.run("inspect", output, "--target", "cuda13-blackwell").stdout
+            self.assertNotIn("RUNPATH does not reach", inspected)
+            if CUDART.exists():
+                self.assertIn(f"loads {member} (RTLD_NOW)", proc.stdout)
+
     def test_missing_sm_code_is_left_and_named(self):
         with wfx.TempDir() as tmp:
             proc = repair(wfx.SGL_WHEEL, "--torch", TORCH_210, "-o", tmp / "out", "--target", "cuda13-blackwell-all",
@@ -350,8 +373,8 @@ EXTENSION_C = "int helper_missing(void);\nint entry(void) { return helper_missin
 @unittest.skipUnless(shutil.which("gcc"), "needs gcc")
 class StrictAfterWriting(unittest.TestCase):
     """What only the written wheel shows (here: the load test, an undefined symbol no
-    library provides) makes --strict remove the output again; without --strict it
-    stays, exit 1."""
+    library provides) makes --strict remove the output again; a wheel that does not
+    load is not written without --strict either (exit 1, nothing in the directory)."""
 
     def test_a_wheel_that_does_not_load_is_not_left_behind(self):
         with wfx.TempDir() as tmp:
@@ -369,9 +392,10 @@ class StrictAfterWriting(unittest.TestCase):
             self.assertIn("helper_missing", proc.stdout)
             self.assertIn("removed again (--strict, findings left once written)", proc.stdout)
             self.assertEqual(list((tmp / "strict").iterdir()), [])
+            # Without --strict too: a wheel that does not load is a refusal, never published (issue 16).
             proc = repair(wheel, "--torch", TORCH_210, "-o", tmp / "plain", check_status=1)
-            self.assertIn("wrote (findings left)", proc.stdout)
-            self.assertEqual(len(list((tmp / "plain").iterdir())), 1)
+            self.assertIn("not written (does not load)", proc.stdout)
+            self.assertEqual(list((tmp / "plain").iterdir()), [])
 
 
 if __name__ == "__main__":

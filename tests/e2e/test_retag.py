@@ -133,6 +133,16 @@ class RetagOutput(unittest.TestCase):
             subprocess.run([sys.executable, "-m", "wheel", "unpack", "-d", str(tmp / "u"), str(out)],
                            check=True, capture_output=True)
 
+    def test_a_kept_manylinux_tag_is_said_to_be_unchecked(self):
+        """The sample claims manylinux2014 while its binaries need GLIBC_2.34: retag reads
+        no binary, so it says the tag it keeps is unchecked (issue 16), and with
+        --platform it has nothing to say."""
+        with wfx.TempDir() as tmp:
+            proc = retag(wfx.SGL_WHEEL, "--torch", "2.10.0", "-o", tmp / "a")
+            self.assertIn("platform   manylinux2014_x86_64 kept, not checked against the binaries", proc.stdout)
+            proc = retag(wfx.SGL_WHEEL, "--torch", "2.10.0", "-o", tmp / "b", "--platform", "manylinux_2_34_x86_64")
+            self.assertNotIn("not checked against the binaries", proc.stdout)
+
     def test_same_input_gives_byte_identical_output(self):
         with wfx.TempDir() as tmp:
             env = dict(os.environ, SOURCE_DATE_EPOCH="315532800")

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 import zipfile
 from pathlib import Path
@@ -37,9 +38,33 @@ OLD_GROW = "_ZN3c104cuda21wheelfix_fixture_growEi"    # c10::cuda::wheelfix_fixt
 NEW_GROW = "_ZN3c104cuda21wheelfix_fixture_growEib"   # ... (int, bool): a near miss no drift entry names
 
 AARCH64_GCC = shutil.which("aarch64-linux-gnu-gcc")
-QEMU = shutil.which("qemu-aarch64")
+QEMU = shutil.which("qemu-aarch64") or shutil.which("qemu-aarch64-static")
 AARCH64_SYSROOT = Path("/usr/aarch64-linux-gnu")
-HAVE_AARCH64 = bool(AARCH64_GCC and QEMU and AARCH64_SYSROOT.is_dir())
+
+
+def aarch64_unusable_reason():
+    """Why the aarch64 fixtures cannot run here, or None. The cross compiler may be
+    installed without its C runtime (crti.o comes from libc6-dev-arm64-cross, only a
+    Recommends), so the probe is linking a trivial program and running it."""
+    if not AARCH64_GCC:
+        return "no aarch64-linux-gnu-gcc (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)"
+    if not QEMU:
+        return "no qemu-aarch64 or qemu-aarch64-static (apt-get install qemu-user or qemu-user-static)"
+    with tempfile.TemporaryDirectory() as tmp:
+        source, program = Path(tmp) / "probe.c", Path(tmp) / "probe"
+        source.write_text("int main(void) { return 0; }\n")
+        linked = subprocess.run([AARCH64_GCC, "-o", str(program), str(source)], capture_output=True, text=True)
+        if linked.returncode != 0:
+            last = (linked.stderr.strip().splitlines() or ["?"])[-1]
+            return f"aarch64-linux-gnu-gcc cannot link a trivial program ({last}; apt-get install libc6-dev-arm64-cross)"
+        ran = subprocess.run([QEMU, "-L", str(AARCH64_SYSROOT), str(program)], capture_output=True, text=True)
+        if ran.returncode != 0:
+            return f"{QEMU} cannot run a trivial aarch64 program (status {ran.returncode}: {ran.stderr.strip()[:200]})"
+    return None
+
+
+AARCH64_UNUSABLE = aarch64_unusable_reason()
+HAVE_AARCH64 = AARCH64_UNUSABLE is None
 ELF_DUMP_OURS = os.environ.get("ELF_DUMP_OURS")
 ELF_DUMP_LIEF = os.environ.get("ELF_DUMP_LIEF")
 
@@ -520,7 +545,7 @@ class FixtureX86(unittest.TestCase):
         wfx.run("verify", self.tmp / "untyped" / "out" / wheel.name, check_status=0)
 
 
-@unittest.skipUnless(HAVE_AARCH64, "needs aarch64-linux-gnu-gcc and qemu-aarch64 (apt-get install gcc-aarch64-linux-gnu qemu-user)")
+@unittest.skipUnless(HAVE_AARCH64, f"aarch64 fixtures: {AARCH64_UNUSABLE}")
 class FixtureAarch64(unittest.TestCase):
     """The same fixture cross-built, its shim generated for aarch64, run under qemu-user."""
 

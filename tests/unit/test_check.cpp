@@ -150,6 +150,16 @@ TEST_CASE("the search scope is NEEDED, breadth-first, by SONAME") {
     CHECK(torch_missing.missing_libraries == std::vector<std::string>{"libtorch_python.so"});
 }
 
+TEST_CASE("a near miss exported under two versions is listed once (issue 16: printed twice)") {
+    // c10::foo(int) wanted; libB defines c10::foo(int, bool) as foo@V1 and foo@@V2.
+    const auto index = two_library_index({{"_ZN3c103fooEib", "V1", false, 2}, {"_ZN3c103fooEib", "V2", true, 2}});
+    const abi::ImportedSymbol foo{"_ZN3c103fooEi", "", "", false};
+    const abi::ElfCheck check = abi::check_imports("x.so", imports({"libA.so"}, {foo}), index);
+    REQUIRE(check.unresolved.size() == 1);
+    REQUIRE(check.unresolved[0].near_misses.size() == 1);
+    CHECK(check.unresolved[0].near_misses[0].name == "_ZN3c103fooEib");
+}
+
 TEST_CASE("symbol versions are honoured as glibc's check_match does") {
     const auto index = two_library_index({{"v1", "V1", true, 2}, {"v2", "V2", false, 2}, {"plain", "", true, 2}});
     auto check = [&](abi::ImportedSymbol symbol) {

@@ -133,6 +133,51 @@ TEST_CASE("hardening: stale temporaries of dead writers go, live and foreign fil
         CHECK_FALSE(entry.path().filename().string().starts_with(".new.whl.wheelfix-"));
 }
 
+TEST_CASE("hardening: two outputs to one destination: the second commit refuses, atomically (issue 16)") {
+    TempDir dir;
+    auto write = [](OutputFile& output, std::uint8_t byte) { output.write(std::vector<std::uint8_t>{byte}); };
+    OutputFile first(dir.path / "out.whl"), second(dir.path / "out.whl");  // both began while nothing was there
+    write(first, 1);
+    write(second, 2);
+    first.commit();
+    CHECK_THROWS_WITH_AS(second.commit(), doctest::Contains("already exists"), InputError);
+    std::ifstream in(dir.path / "out.whl", std::ios::binary);
+    CHECK(in.get() == 1);  // the first's, not replaced
+    OutputFile replacing(dir.path / "out.whl", Existing::replace);
+    write(replacing, 3);
+    replacing.commit();
+    CHECK(fs::file_size(dir.path / "out.whl") == 1);
+    std::size_t entries = std::distance(fs::directory_iterator(dir.path), fs::directory_iterator());
+    CHECK(entries == 1);  // no temporary left by the refused commit
+}
+
+TEST_CASE("hardening: a staged file appears only when published; unpublished it leaves nothing (issue 16)") {
+    TempDir dir;
+    auto count = [&] { return std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()); };
+    {
+        StagedFile staged(dir.path / "a.whl", Existing::refuse);
+        CHECK(staged.path().filename() == "a.whl");  // readers parse the wheel's own name
+        CHECK(staged.path().parent_path().filename().string().starts_with(".a.whl.wheelfix-"));
+        OutputFile output(staged.path());
+        output.write(std::vector<std::uint8_t>{1});
+        output.commit();
+        CHECK_FALSE(fs::exists(dir.path / "a.whl"));
+    }
+    CHECK(count() == 0);
+    {
+        StagedFile staged(dir.path / "a.whl", Existing::refuse);
+        OutputFile output(staged.path());
+        output.write(std::vector<std::uint8_t>{1});
+        output.commit();
+        staged.publish();
+    }
+    CHECK(fs::file_size(dir.path / "a.whl") == 1);
+    CHECK(count() == 1);
+    StagedFile late(dir.path / "a.whl", Existing::refuse);
+    { OutputFile output(late.path()); output.commit(); }
+    CHECK_THROWS_WITH_AS(late.publish(), doctest::Contains("already exists"), InputError);
+}
+
 TEST_CASE("hardening: a dynamic table naming two string tables is refused") {
     // fuzz_edit: DT_STRTAB twice (0x2c50, then 0x710). ld.so takes the last, our
     // reader and editor took the first: the editor rewrote a table ld.so never reads.

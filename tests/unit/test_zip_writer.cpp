@@ -237,11 +237,16 @@ TEST_CASE("zip writer: same inputs, same bytes; no extra fields; DOS time is the
     tzset();
 }
 
-TEST_CASE("zip writer: the output replaces an existing file, with the usual file mode") {
+TEST_CASE("zip writer: the output replaces an existing file (Existing::replace), with the usual file mode") {
     TempDir dir;
     auto input = Archive::open(write_input(dir.path()));
     write_bytes(dir / "out.whl", "old");
-    zip::write_archive(dir / "out.whl", input, {raw_copy_of(input.members()[1])});
+    // By default an existing destination is refused by the final rename itself.
+    CHECK_THROWS_WITH_AS(zip::write_archive(dir / "out.whl", input, {raw_copy_of(input.members()[1])}),
+                         doctest::Contains("already exists"), InputError);
+    CHECK(read_bytes(dir / "out.whl") == "old");
+    CHECK(listing(dir.path()) == std::set<std::string>{"input.zip", "out.whl"});
+    zip::write_archive(dir / "out.whl", input, {raw_copy_of(input.members()[1])}, Existing::replace);
     CHECK(Archive::open(dir / "out.whl").members().size() == 1);
     mode_t mask = umask(022);
     umask(mask);

@@ -117,6 +117,7 @@ SymbolIndex load_index_from_directory(const std::filesystem::path& torch_dir, co
 SymbolIndex load_index_from_wheel(const std::filesystem::path& torch_wheel, const IndexOptions& options = {},
                                   WheelReadStats* stats = nullptr);
 SymbolIndex load_index_file(const std::filesystem::path& index_file, const IndexOptions& options = {});
-void save_index(const SymbolIndex& index, const std::filesystem::path& destination);  // atomic
+// Atomic; an existing destination is replaced only when `overwrite` (the check is part of the rename).
+void save_index(const SymbolIndex& index, const std::filesystem::path& destination, bool overwrite = false);
 
 }  // namespace wheelfix::abi

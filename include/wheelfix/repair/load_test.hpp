@@ -1,23 +1,33 @@
 // The last rung of the verification ladder (DESIGN.md): the real dynamic loader
 // loads the repaired extensions from an installed layout.
 //
-// Contract: load_test(wheel, members, load, torch_dir, loader) lays the wheel's
+// Contract: load_test(wheel, members, load, layout, loader, limit) lays the wheel's
 // `members` out under a fresh temporary directory as pip would install them
-// (site/<member>), puts `torch_dir` (a torch package directory) at site/torch, and
-// runs `loader` (a program and its leading arguments; wheelfix passes python3 with
-// a ctypes script, since Python extensions need the interpreter's symbols) once
-// with the paths of the `load` members appended, with LD_LIBRARY_PATH and
-// LD_PRELOAD removed from its environment. The loader prints one line per path,
+// (site/<member>; a "<name>.data/platlib/" member at its installed path,
+// wheel::installed_path), puts layout.torch_dir (a torch package directory) at
+// site/torch and each of layout.beside (directories relative to site-packages
+// that the target names: "nvidia/cublas/lib") at site/<dir>, linked from the
+// directory holding torch_dir where it is there (the nvidia-* wheels install
+// beside torch); and runs `loader` (a program and its leading arguments; wheelfix
+// passes python3 with a ctypes script, since Python extensions need the
+// interpreter's symbols) once with the paths of the `load` members appended, with
+// LD_LIBRARY_PATH and LD_PRELOAD removed from its environment, stdin from
+// /dev/null, no descriptor inherited beyond stdout (a pipe) and stderr, in its own
+// process group. At `limit` the group is killed and every `load` member fails
+// with "load test timed out"; when the loader ends, what it forked is killed too.
+// The temporary directory and the group are registered with util/cleanup.hpp, so
+// a signal removes and kills them. The loader prints one line per path,
 // "ok PATH" or "fail PATH: <dlerror text>", after loading it with RTLD_NOW. Each
 // of those members' outcome is loaded, failed (with the
 // loader's reason), or not_tested when the reason is a library that neither the
 // wheel nor torch provides, that is not torch's own (libc10*, libtorch*), and that
 // this machine lacks (a CUDA runtime on a machine without one): that says nothing
-// about the repair. The temporary directory is
+// about the repair (its reason names the `beside` directories that were absent). The temporary directory is
 // removed. Loading runs the extensions' initialisers: callers offer a way out
 // (repair --no-load-test).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -31,8 +41,16 @@ struct LoadOutcome {
     std::string reason;  // dlerror text, or which library is absent here
 };
 
+struct LoadLayout {
+    std::filesystem::path torch_dir;  // the installed torch package
+    std::vector<std::string> beside;  // "nvidia/cublas/lib": relative to site-packages
+};
+
+constexpr std::chrono::milliseconds kDefaultLoadTestLimit{60000};
+
 std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std::vector<std::string>& members,
-                                   const std::vector<std::string>& load, const std::filesystem::path& torch_dir,
-                                   const std::vector<std::string>& loader);
+                                   const std::vector<std::string>& load, const LoadLayout& layout,
+                                   const std::vector<std::string>& loader,
+                                   std::chrono::milliseconds limit = kDefaultLoadTestLimit);
 
 }  // namespace wheelfix::repair

@@ -37,9 +37,12 @@
 // With dry_run nothing is written (the plan is reported: output names the
 // file that would be written). With strict, a wheel whose fixes would leave
 // remaining findings (judged from the plan: findings repair cannot fix, stubs,
-// symbols no shim provides) is not written either; one that only its read-back or
-// the load test shows unclean is removed again after them (written false,
-// withdrawn true). Writing over the input is refused, and over an existing file
+// symbols no shim provides) is not written either. The output is written to a
+// hidden staging place beside it (util/output_file.hpp StagedFile), read back and
+// load-tested there, and only then moved into place (refusing, in that same step,
+// a file another process put there meanwhile unless overwrite): a wheel whose load
+// test fails or times out never appears, whatever --strict says, nor, with strict,
+// one that only its read-back shows unclean (written false, withdrawn true). Writing over the input is refused, and over an existing file
 // unless overwrite. The same input, index and
 // options give byte-identical output (SOURCE_DATE_EPOCH as for every writer), so
 // wheels repaired in parallel come out as they would one at a time; repair_wheel
@@ -83,13 +86,14 @@ struct RepairOptions {
     // the installed torch it loads beside (the --torch directory, when it is one).
     std::vector<std::string> loader;
     std::optional<std::filesystem::path> torch_dir;
+    std::chrono::milliseconds load_test_limit = kDefaultLoadTestLimit;  // then the loader's group is killed
 };
 
 struct RepairReport {
     std::filesystem::path input;
     std::filesystem::path output;           // written (or, dry run / strict refusal, would be)
     bool written = false;
-    bool withdrawn = false;                 // --strict: written, found unclean by its proof, removed
+    bool withdrawn = false;                 // staged, then not kept: does not load, or --strict and unclean
     std::string torch_version;
 
     // What was wrong.

@@ -6,7 +6,8 @@
 //   missing, unreadable or non-regular file is an InputError naming the path.
 // - write_file_atomically() writes `bytes` with `perms` through an OutputFile
 //   (util/output_file.hpp): a temporary beside the destination, renamed into
-//   place; on any failure nothing appears and an InputError names the destination.
+//   place (over an existing file only when `overwrite`: the check is part of the
+//   rename); on any failure nothing appears and an InputError names the destination.
 // - same_file() is true when both paths exist and name the same file.
 // - refuse_existing_output() throws InputError(target, "... --overwrite ...") when
 //   something already exists at `target` and `overwrite` is false: every command
@@ -45,7 +46,7 @@ private:
 };
 
 void write_file_atomically(const std::filesystem::path& destination, std::span<const std::uint8_t> bytes,
-                           std::filesystem::perms perms);
+                           std::filesystem::perms perms, bool overwrite = false);
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 void refuse_existing_output(const std::filesystem::path& target, bool overwrite);
 bool starts_like_zip(const std::filesystem::path& path);

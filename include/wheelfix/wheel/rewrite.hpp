@@ -43,6 +43,7 @@ namespace wheelfix::wheel {
 
 struct WriteOptions {
     std::optional<std::int64_t> source_date_epoch;  // from the environment, when set
+    bool overwrite = false;  // replace an existing destination; else the final rename refuses (util/output_file.hpp)
 };
 
 // SOURCE_DATE_EPOCH from the environment; InputError when it is set but not a number.

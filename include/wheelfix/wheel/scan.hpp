@@ -52,11 +52,14 @@ using ElfSink = std::function<void(const zip::Member&, std::span<const std::uint
 std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSink& on_elf = {});
 std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it);
 
-// The same single pass for writers: a member for which `wants_index` is true is
-// read with zip::inflate_indexed (deflate block boundaries recorded, bytes kept,
-// SHA-256 computed on a second thread while it inflates) and handed whole to
+// The same single pass for writers: a member for which `wants_index` is true and
+// whose content starts with the ELF magic (its first bytes inflated to tell, not
+// more) is read with zip::inflate_indexed (deflate block boundaries recorded, bytes
+// kept, SHA-256 computed on a second thread while it inflates) and handed whole to
 // `on_indexed`, which may keep what it needs (plan a splice) before the next member
-// is read; is_elf is set from its first bytes. Other members are only hashed.
+// is read; is_elf is set. Every other member is only hashed, streaming: a member
+// that is not ELF is never held in memory, whatever its size (issue 16: a 7 GiB
+// data member took 7.2 GB).
 using IndexedSink = std::function<void(const zip::Member&, const zip::InflatedMember&)>;
 std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
                                                const std::function<bool(const zip::Member&)>& wants_index,

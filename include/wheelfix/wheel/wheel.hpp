@@ -20,8 +20,14 @@
 
 namespace wheelfix::wheel {
 
-// How many directories deep a member path sits ("pkg/sm100/x.so" -> 2): what
-// "$ORIGIN/.." counts from, for RPATH checks and {root} expansion.
+// Where a member is installed, relative to the platlib root (site-packages):
+// "<name>.data/platlib/rest" and "<name>.data/purelib/rest" install as "rest"
+// (pip moves them there); every other member where it is named.
+std::string_view installed_path(std::string_view member_path);
+
+// How many directories deep a member sits once installed ("pkg/sm100/x.so" -> 2,
+// "pkg-1.0.data/platlib/pkg/x.so" -> 1): what "$ORIGIN/.." counts from, for RPATH
+// checks and {root} expansion.
 int directory_depth(std::string_view member_path);
 
 class Wheel {

@@ -3,7 +3,8 @@
 //
 // Contract: write_archive(destination, input, members) writes the members in the
 // order given to a temporary file in the destination's directory, then renames it
-// over `destination`; on any error the temporary file is removed and no output
+// over `destination` (with Existing::refuse, the default, only when nothing is
+// there by then: util/output_file.hpp); on any error the temporary file is removed and no output
 // appears (the input archive is never opened for writing). Sources:
 // - RawCopy: the input member's compressed bytes copied as stored (no inflate, no
 //   recompression), its CRC and sizes kept.
@@ -20,6 +21,7 @@
 // write (a damaged member is copied damaged, never laundered).
 #pragma once
 
+#include "wheelfix/util/output_file.hpp"
 #include "wheelfix/zip/archive.hpp"
 #include "wheelfix/zip/splice.hpp"
 
@@ -50,6 +52,6 @@ struct OutputMember {
 };
 
 void write_archive(const std::filesystem::path& destination, const Archive& input,
-                   const std::vector<OutputMember>& members);
+                   const std::vector<OutputMember>& members, Existing existing = Existing::refuse);
 
 }  // namespace wheelfix::zip
