@@ -95,7 +95,8 @@ EditRequest resolved_request(const ElfFile& elf, const FileEdit& edit) {
 
 void write_edited(const std::filesystem::path& output, std::span<const std::uint8_t> original,
                   const ByteEdits& edits, const struct stat& input_status) {
-    OutputFile out(output);
+    // In place (the input itself) or -o: replaced, as patchelf does; atomically.
+    OutputFile out(output, Existing::replace);
     std::uint64_t at = 0;
     for (const ByteEdit& edit : edits) {
         out.write(original.subspan(at, edit.offset - at));
