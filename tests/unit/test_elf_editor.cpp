@@ -709,15 +709,16 @@ TEST_CASE("editor: patchelf_rules search path kinds and the empty path") {
     force.patchelf_rules = true;
     force.force_kind = SearchPathKind::rpath;
     force.set_search_path = "$ORIGIN";  // same value: only the kind changes
-    const ElfFile forced = ElfFile::parse(edit(original, force).bytes);
+    const Bytes forced_bytes = edit(original, force).bytes;  // kept: the ElfFile views it
+    const ElfFile forced = ElfFile::parse(forced_bytes);
     CHECK(forced.rpath() == "$ORIGIN");
     CHECK(!forced.runpath());
 
     EditRequest back;
     back.patchelf_rules = true;
     back.set_search_path = "";  // an existing entry keeps an empty value
-    const Bytes forced_bytes = edit(original, force).bytes;
-    const ElfFile converted = ElfFile::parse(edit(forced_bytes, back).bytes);
+    const Bytes converted_bytes = edit(forced_bytes, back).bytes;
+    const ElfFile converted = ElfFile::parse(converted_bytes);
     CHECK(converted.runpath() == "");
     CHECK(!converted.rpath());
 
