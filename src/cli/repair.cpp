@@ -148,7 +148,7 @@ std::string counted(std::size_t count, std::string_view one, std::string_view ma
     return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
-std::vector<std::string> finding_lines(const std::vector<policy::Finding>& findings) {
+std::vector<std::string> finding_lines(const std::vector<analysis::Finding>& findings) {
     std::vector<std::string> lines;
     for (const auto& finding : findings) lines.push_back(finding.message);
     return lines;
@@ -240,10 +240,10 @@ void render_text(const repair::RepairReport& report, const repair::RepairOptions
     fmt::print("  {}\n", verdict(report, options));
 }
 
-void write_findings(JsonWriter& json, std::string_view key, const std::vector<policy::Finding>& findings) {
+void write_findings(JsonWriter& json, std::string_view key, const std::vector<analysis::Finding>& findings) {
     json.key(key).begin_array();
     for (const auto& finding : findings)
-        json.begin_object().field("kind", policy::kind_name(finding.kind)).field("member", finding.member)
+        json.begin_object().field("kind", analysis::kind_name(finding.kind)).field("member", finding.member)
             .field("message", finding.message).field("repair_fixes", finding.repair_fixes).end_object();
     json.end_array();
 }

@@ -9,6 +9,7 @@
 #include "wheelfix/util/text.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/wheel/wheel.hpp"
 
 #include <fnmatch.h>
 
@@ -19,16 +20,10 @@ namespace wheelfix::repair {
 
 namespace {
 
-std::string origin_for_depth(int depth) {
-    std::string origin = "$ORIGIN";
-    for (int i = 0; i < depth; ++i) origin += "/..";
-    return origin;
-}
-
 std::vector<std::string> expanded_entries(const std::vector<std::string>& values, int depth) {
     std::vector<std::string> entries;
     for (const auto& value : values)
-        for (auto& entry : split_nonempty(expand_root(value, depth), ':')) entries.push_back(std::move(entry));
+        for (auto& entry : split_nonempty(wheel::expand_root(value, depth), ':')) entries.push_back(std::move(entry));
     return entries;
 }
 
@@ -97,24 +92,10 @@ MemberChange change_record(std::string name, const elf::EditPlan& plan, std::uin
 
 }  // namespace
 
-std::string expand_root(std::string_view search_path, int depth) {
-    std::string out;
-    std::string origin = origin_for_depth(depth);
-    std::size_t start = 0;
-    while (true) {
-        auto found = search_path.find("{root}", start);
-        out.append(search_path.substr(start, found == std::string_view::npos ? std::string_view::npos : found - start));
-        if (found == std::string_view::npos) break;
-        out += origin;
-        start = found + 6;
-    }
-    return out;
-}
-
 elf::EditRequest request_for(const RelinkOptions& options, const elf::ElfFile& elf, std::optional<int> depth) {
     int levels = depth.value_or(0);
     elf::EditRequest request;
-    if (options.set_rpath) request.set_search_path = expand_root(*options.set_rpath, levels);
+    if (options.set_rpath) request.set_search_path = wheel::expand_root(*options.set_rpath, levels);
     request.add_search_path = expanded_entries(options.add_rpath, levels);
     request.remove_search_path = expanded_entries(options.remove_rpath, levels);
     if (options.drop_absolute)

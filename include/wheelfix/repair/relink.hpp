@@ -11,10 +11,9 @@
 //   wheel/rewrite.hpp (edited members spliced, everything else copied raw).
 //   Writing over the input file itself is refused, and so is writing over any
 //   existing file unless options.overwrite.
-// - Search paths may use "{root}", the wheel root seen from the member: it becomes
-//   "$ORIGIN" followed by one "/.." per directory level of the member, so
-//   "{root}/torch/lib" in sgl_kernel/sm100/x.so is "$ORIGIN/../../torch/lib".
-//   For a bare file "{root}" is "$ORIGIN".
+// - Search paths may use "{root}", the wheel root seen from the member
+//   (wheel::expand_root): "{root}/torch/lib" in sgl_kernel/sm100/x.so is
+//   "$ORIGIN/../../torch/lib". For a bare file "{root}" is "$ORIGIN".
 // - drop_absolute removes entries that are not $ORIGIN-relative and entries whose
 //   $ORIGIN/.. climbs above the wheel root.
 // - relink_file(path, options, out_file) edits one ELF file into out_file (written
@@ -87,8 +86,6 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel, const RelinkOption
 RelinkResult relink_file(const std::filesystem::path& file, const RelinkOptions& options,
                          const std::filesystem::path& out_file);
 
-// "{root}/a:{root}/b" for a member `depth` directories deep.
-std::string expand_root(std::string_view search_path, int depth);
 // The EditRequest for one member (depth nullopt: a bare file).
 elf::EditRequest request_for(const RelinkOptions& options, const elf::ElfFile& elf, std::optional<int> depth);
 // Whether the member path matches the --only globs (true when there are none).
