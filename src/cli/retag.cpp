@@ -12,12 +12,12 @@
 // the one retagged for. Exit 0 when written, 1 when --torch auto found no torch the
 // wheel loads against (nothing written), 2 on usage or input errors.
 #include "check_report.hpp"
-#include "check_targets.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "render.hpp"
 #include "torch_input.hpp"
 
+#include "wheelfix/analysis/torch_check.hpp"
 #include "wheelfix/repair/retag.hpp"
 #include "wheelfix/util/error.hpp"
 
@@ -43,11 +43,7 @@ struct RetagArguments {
     bool verify = false;
 };
 
-// The torch picked by --torch auto: the newest release the wheel loads against.
-struct AutoPick {
-    CheckReport report;
-    std::optional<wheel::Version> torch;
-};
+using AutoPick = analysis::TorchPick;  // the newest torch the wheel loads against
 
 wheel::Version torch_version_option(const std::string& text) {
     auto version = wheel::Version::try_parse(text);
@@ -64,20 +60,11 @@ void check_arguments(const RetagArguments& args) {
     if (args.cuda) wheel::cuda_segment(*args.cuda);
 }
 
-AutoPick pick_torch(const Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
-    if (targets.elves.empty()) throw InputError(args.wheel, "holds no ELF extensions: --torch auto has nothing to check");
-    abi::IndexOptions options;
-    options.roots = needed_roots(targets);
-    AutoPick pick;
-    pick.report.input = args.wheel;
-    for (const std::string& path : args.torch_from) {
-        TorchResult result = check_against(targets, load_torch(path, options, global.verbose));
-        auto version = wheel::Version::try_parse(result.torch_version);
-        if (!version) throw InputError(path, "torch version unknown, so --torch auto cannot retag for it");
-        if (result.loads() && (!pick.torch || *version > *pick.torch)) pick.torch = version;
-        pick.report.torches.push_back(std::move(result));
-    }
-    return pick;
+AutoPick pick_torch(const analysis::Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
+    return analysis::pick_newest_torch(targets, args.wheel, args.torch_from,
+                                       [&](const std::string& path, const abi::IndexOptions& options) {
+                                           return load_torch(path, options, global.verbose);
+                                       });
 }
 
 void write_candidates(JsonWriter& json, const std::optional<AutoPick>& pick) {
@@ -168,9 +155,9 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     repair::require_agreeing_versions(wheel, args.fix_version);
     if (args.platform) repair::require_plausible_platform(wheel, *args.platform);
     bool automatic = args.torch == kAuto;
-    Targets targets;
+    analysis::Targets targets;
     auto collect = [&](const zip::Member& member, std::span<const std::uint8_t> bytes) {
-        add_wheel_member(targets, args.wheel, member.name, bytes);
+        analysis::add_wheel_member(targets, args.wheel, member.name, bytes);
     };
     auto digests = automatic ? wheel::scan_members(wheel.archive(), collect) : repair::retag_digests(wheel, args.verify);
 
