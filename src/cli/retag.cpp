@@ -41,6 +41,7 @@ struct RetagArguments {
     bool fix_version = false;
     bool overwrite = false;
     bool verify = false;
+    bool dry_run = false;
 };
 
 using AutoPick = analysis::TorchPick;  // the newest torch the wheel loads against
@@ -113,6 +114,7 @@ void render_json(const RetagArguments& args, const std::optional<AutoPick>& pick
         write_change(json, "tags", result->tags);
         write_pin(json, *result, args.pin);
         json.field("fixed_file_name_version", result->fixed_file_name_version);
+        json.field("dry_run", !result->plan.empty());
     }
     fmt::print("{}", json.end_object().str());
 }
@@ -122,7 +124,7 @@ std::string requirement_text(const std::pair<std::string, std::string>& change) 
 }
 
 void render_text(const std::optional<AutoPick>& pick, const repair::RetagResult& result, const GlobalOptions& global) {
-    if (global.quiet) return;
+    if (global.quiet && result.plan.empty()) return;
     if (pick) fmt::print("{}torch {}: the newest that loads\n", matrix_text(pick->report), pick->torch->original());
     fmt::print("{} -> {}\n", result.file_name.before, result.file_name.after);
     if (result.fixed_file_name_version)
@@ -136,7 +138,8 @@ void render_text(const std::optional<AutoPick>& pick, const repair::RetagResult&
         fmt::print("  torch pin  kept (a URL requirement)\n");
     if (result.tags.before != result.tags.after)
         fmt::print("  tags       {} -> {}\n", join(result.tags.before, " "), join(result.tags.after, " "));
-    fmt::print("wrote {}\n", result.output.string());
+    if (!result.plan.empty()) fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
+    else fmt::print("wrote {}\n", result.output.string());
 }
 
 repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Version& torch) {
@@ -146,6 +149,7 @@ repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Vers
     options.platform = args.platform;
     options.fix_version = args.fix_version;
     options.overwrite = args.overwrite;
+    options.dry_run = args.dry_run;
     return options;
 }
 
@@ -210,6 +214,7 @@ CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
     command->add_flag("--verify", args->verify,
                       "Inflate and hash every member against RECORD before writing (default: sizes only, "
                       "METADATA and WHEEL hashed; other members are copied with their RECORD lines as they were)");
+    command->add_flag("--dry-run", args->dry_run, "Print the plan (rename, METADATA and WHEEL replaced), write nothing");
     return [args, &global] { return run_retag(*args, global); };
 }
 

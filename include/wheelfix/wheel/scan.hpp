@@ -55,9 +55,10 @@ std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::fun
 // The same single pass for writers: a member for which `wants_index` is true is
 // read with zip::inflate_indexed (deflate block boundaries recorded, bytes kept,
 // SHA-256 computed on a second thread while it inflates) and handed whole to
-// `on_indexed`, which may keep what it needs (plan a splice) before the next member
-// is read; is_elf is set from its first bytes. Other members are only hashed.
-using IndexedSink = std::function<void(const zip::Member&, const zip::InflatedMember&)>;
+// `on_indexed`, which may keep what it needs (plan a splice, or move the inflated
+// member out to keep it whole) before the next member is read; is_elf is set from
+// its first bytes. Other members are only hashed.
+using IndexedSink = std::function<void(const zip::Member&, zip::InflatedMember&)>;
 std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
                                                const std::function<bool(const zip::Member&)>& wants_index,
                                                const IndexedSink& on_indexed);
