@@ -1,7 +1,8 @@
 // `wheelfix check WHEEL|ELF --torch PATH... [--json]`: will the wheel's extensions
 // load against each torch? PATH is a torch directory, a torch wheel or an index.
 //
-// The input is read once: each ELF member of a wheel (members named like shared
+// The work is analysis/torch_check.hpp; this file parses and renders. The input
+// is read once: each ELF member of a wheel (members named like shared
 // libraries) is parsed and reduced to what resolution needs (its NEEDED and
 // undefined symbols) and to its own exports, which join the search scope of the
 // other members (libraries a wheel bundles); then its bytes are dropped. Each
@@ -10,14 +11,13 @@
 // resolves against every torch, 1 when anything is missing, 2 on error. --junit FILE
 // also writes the report as JUnit XML (junit.hpp) for CI test reports.
 #include "check_report.hpp"
-#include "check_targets.hpp"
 #include "commands.hpp"
 #include "junit.hpp"
 #include "options.hpp"
 #include "render.hpp"
 #include "torch_input.hpp"
 
-#include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/analysis/torch_check.hpp"
 #include "wheelfix/util/files.hpp"
 
 #include <fmt/format.h>
@@ -43,13 +43,13 @@ void write_junit(const CheckReport& report, const std::string& path, bool overwr
 int run_check(const CheckArguments& args, const GlobalOptions& global) {
     const std::string& input = args.input;
     if (!args.junit.empty()) refuse_existing_output(args.junit, args.overwrite);
-    const Targets targets = read_targets(input);
+    const analysis::Targets targets = analysis::read_targets(input);
     abi::IndexOptions options;
-    options.roots = needed_roots(targets);
+    options.roots = analysis::needed_roots(targets);
     CheckReport report;
     report.input = input;
     for (const std::string& torch : args.torches)
-        report.torches.push_back(check_against(targets, load_torch(torch, options, global.verbose)));
+        report.torches.push_back(analysis::check_against(targets, load_torch(torch, options, global.verbose)));
     if (!args.junit.empty()) write_junit(report, args.junit, args.overwrite);
     fmt::print("{}", global.json ? write_check_json(report) : render_check_text(report, global));
     return report.loads_everywhere() ? 0 : 1;

@@ -1,4 +1,4 @@
-// Grouping and rendering `wheelfix check` results (check_report.hpp has the contract).
+// Rendering `wheelfix check` results (check_report.hpp has the contract).
 #include "check_report.hpp"
 
 #include "render.hpp"
@@ -10,32 +10,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
-#include <tuple>
 
 namespace wheelfix::cli {
 
 namespace {
-
-void group_unresolved(TorchResult& result) {
-    std::map<std::pair<std::string, std::string>, GroupedSymbol> groups;
-    for (const abi::ElfCheck& check : result.members)
-        for (const abi::Unresolved& unresolved : check.unresolved) {
-            auto [it, fresh] = groups.try_emplace({unresolved.name, unresolved.version}, GroupedSymbol{unresolved, {}});
-            it->second.needed_by.push_back(check.member);
-        }
-    for (auto& [key, group] : groups) result.unresolved.push_back(std::move(group));
-    std::sort(result.unresolved.begin(), result.unresolved.end(), [](const GroupedSymbol& a, const GroupedSymbol& b) {
-        return std::tie(a.symbol.demangled, a.symbol.name) < std::tie(b.symbol.demangled, b.symbol.name);
-    });
-}
-
-void group_libraries(TorchResult& result) {
-    std::map<std::string, std::vector<std::string>> groups;
-    for (const abi::ElfCheck& check : result.members)
-        for (const std::string& name : check.missing_libraries) groups[name].push_back(check.member);
-    for (auto& [name, members] : groups) result.missing_libraries.push_back({name, std::move(members)});
-}
 
 const abi::Drift* known_drift(const std::string& symbol, const std::string& successor) {
     for (const abi::Drift* drift : abi::drifts_for(symbol))
@@ -142,22 +120,6 @@ void write_torch(JsonWriter& json, const TorchResult& torch) {
 }
 
 }  // namespace
-
-bool CheckReport::loads_everywhere() const {
-    return std::all_of(torches.begin(), torches.end(), [](const TorchResult& torch) { return torch.loads(); });
-}
-
-TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members) {
-    TorchResult result;
-    result.source = index.source;
-    result.label = index.label();
-    result.torch_version = index.torch_version;
-    result.cuda_version = index.cuda_version;
-    result.members = std::move(members);
-    group_unresolved(result);
-    group_libraries(result);
-    return result;
-}
 
 std::string matrix_text(const CheckReport& report, const Palette& colour) {
     std::vector<std::string> cells;

@@ -1,6 +1,6 @@
 // `wheelfix inspect|show WHEEL|ELF... [--target PROFILE] [--format text|json|markdown]`:
 // report what is inside, changing nothing; with --target (or $WHEELFIX_TARGET),
-// also what keeps each input from the profile (policy/evaluate.hpp), and exit 1
+// also what keeps each input from the profile (analysis/profile_findings.hpp), and exit 1
 // when anything does. --json is --format json; markdown is for CI job summaries.
 #include "commands.hpp"
 #include "markdown.hpp"
@@ -66,14 +66,14 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
                 context.ldpaths = split_nonempty(library_path, ':');
             analysis::attach_libraries(report, context);
             if (profile) {
-                judged.findings = policy::evaluate(*profile, report);
+                judged.findings = analysis::evaluate(*profile, report);
                 judged.coverage = analysis::sm_coverage(report.modules, report.elves, profile->sms);
             }
             text = render_input(report, judged, format, json, global);
         } else {
             auto report = analysis::inspect_file(input);
             if (profile) {
-                judged.findings = policy::evaluate(*profile, report);
+                judged.findings = analysis::evaluate(*profile, report);
                 std::vector<analysis::ElfReport> one{report};
                 judged.coverage = analysis::sm_coverage(analysis::group_cuda_modules(one), one, profile->sms);
             }

@@ -77,10 +77,10 @@ std::string target_section(const TargetFindings& target) {
     }
     if (target.findings.empty()) return heading + std::string(kPass) + "no findings\n" + coverage;
     auto fixable = std::count_if(target.findings.begin(), target.findings.end(),
-                                 [](const policy::Finding& finding) { return finding.repair_fixes; });
+                                 [](const analysis::Finding& finding) { return finding.repair_fixes; });
     Table table({"kind", "member", "finding", "fixed by repair"});
     for (const auto& finding : target.findings)
-        table.add_row({policy::kind_name(finding.kind), or_dash(code(finding.member)), finding.message,
+        table.add_row({analysis::kind_name(finding.kind), or_dash(code(finding.member)), finding.message,
                        finding.repair_fixes ? "yes" : "no"});
     return heading + fmt::format("{}{} finding(s), {} fixed by `wheelfix repair`\n\n", kFail, target.findings.size(),
                                  fixable) +

@@ -42,6 +42,7 @@ void finish_options(RelinkArguments& args) {
 void render_json(const repair::RelinkResult& result) {
     JsonWriter json;
     json.begin_object().field("schema", "wheelfix.relink/1").field("output", result.output.string());
+    json.field("dry_run", !result.plan.empty());
     json.field("elf_members", static_cast<std::uint64_t>(result.elf_members));
     json.key("changed").begin_array();
     for (const auto& change : result.changed) {
@@ -54,6 +55,10 @@ void render_json(const repair::RelinkResult& result) {
 }
 
 void render_text(const repair::RelinkResult& result, const GlobalOptions& global) {
+    if (!result.plan.empty()) {
+        fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
+        return;
+    }
     if (global.quiet) return;
     for (const auto& change : result.changed) {
         fmt::print("{}\n", change.member);
@@ -69,6 +74,7 @@ void render_text(const repair::RelinkResult& result, const GlobalOptions& global
 int run_relink(RelinkArguments& args, const GlobalOptions& global) {
     finish_options(args);
     bool is_wheel = args.input.ends_with(".whl");
+    if (args.options.dry_run && !is_wheel) throw InputError("--dry-run", "is for wheels; a bare ELF file has no plan");
     auto result = is_wheel ? repair::relink_wheel(args.input, args.options, args.output)
                            : repair::relink_file(args.input, args.options, args.output);
     if (global.json) render_json(result);
@@ -103,6 +109,7 @@ CommandRunner register_relink(CLI::App& app, const GlobalOptions& global) {
     command->add_option("--only", o.only, "Edit only members matching GLOB (repeatable; no '/' = base name)");
     add_exclude_option(*command, o.exclude);
     command->add_flag("--overwrite", o.overwrite, "Replace the output file if it exists (refused otherwise)");
+    command->add_flag("--dry-run", o.dry_run, "Print the plan (each ELF edit, what is copied raw), write nothing");
     return [args, &global] { return run_relink(*args, global); };
 }
 

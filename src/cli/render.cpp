@@ -302,7 +302,7 @@ void write_json(JsonWriter& json, const TargetFindings& target) {
     json.key("findings").begin_array();
     for (const auto& finding : target.findings) {
         json.begin_object();
-        json.field("kind", policy::kind_name(finding.kind));
+        json.field("kind", analysis::kind_name(finding.kind));
         json.field("member", finding.member);
         json.field("message", finding.message);
         json.field("repair_fixes", finding.repair_fixes);
@@ -487,10 +487,10 @@ std::string render_text(const TargetFindings& target, const Palette& colour) {
         out = heading + ": " + colour.good("no findings") + "\n";
     } else {
         auto fixable = std::count_if(target.findings.begin(), target.findings.end(),
-                                     [](const policy::Finding& finding) { return finding.repair_fixes; });
+                                     [](const analysis::Finding& finding) { return finding.repair_fixes; });
         out = fmt::format("{}: {}, {} fixed by repair\n", heading,
                           colour.bad(fmt::format("{} finding(s)", target.findings.size())), fixable);
-        for (const auto& finding : target.findings) out += line(policy::kind_name(finding.kind), finding.message);
+        for (const auto& finding : target.findings) out += line(analysis::kind_name(finding.kind), finding.message);
     }
     for (std::size_t i = 0; i < target.coverage.size(); ++i)
         out += line(i == 0 ? "covers" : "", coverage_text(target.coverage[i], colour));

@@ -5,7 +5,7 @@
 #include "style.hpp"
 
 #include "wheelfix/analysis/wheel_report.hpp"
-#include "wheelfix/policy/evaluate.hpp"
+#include "wheelfix/analysis/profile_findings.hpp"
 #include "wheelfix/util/json.hpp"
 
 #include <string>
@@ -22,7 +22,7 @@ void write_json(JsonWriter& json, const analysis::ElfReport& report);
 // (then the functions below write nothing).
 struct TargetFindings {
     const policy::Profile* profile = nullptr;
-    std::vector<policy::Finding> findings;
+    std::vector<analysis::Finding> findings;
     std::vector<analysis::CoverageRow> coverage;  // the profile's SMs per module and variant
 };
 // A wheel report; with a target, also its "target" field.

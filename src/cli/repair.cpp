@@ -1,6 +1,6 @@
 // `wheelfix repair WHEEL... --torch PATH -o DIR [--target PROFILE] [...]`: the
-// pipeline step (repair/repair.hpp) over one or more wheels, -j of them at a time,
-// with a one-screen summary per wheel: what was wrong, what was done, what is left.
+// pipeline step (repair/repair.hpp) over one or more wheels, -j of them at a time
+// (repair/schedule.hpp), with a one-screen summary per wheel: what was wrong, what was done, what is left.
 // Exit status: 0 when every wheel came out clean, 1 when a wheel was written (or,
 // with --strict / --dry-run, would be) with findings left, 2 when a wheel could
 // not be repaired at all (usage or input error: its line says why).
@@ -11,19 +11,15 @@
 
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/repair/repair.hpp"
+#include "wheelfix/repair/schedule.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/text.hpp"
-#include "wheelfix/util/thread_budget.hpp"
-#include "wheelfix/zip/archive.hpp"
 
 #include <fmt/format.h>
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
-#include <numeric>
-#include <thread>
 #include <variant>
 
 namespace wheelfix::cli {
@@ -80,7 +76,7 @@ std::string find_python() {
     return {};
 }
 
-using Outcome = std::variant<repair::RepairReport, InputError>;
+using Outcome = repair::RepairOutcome;
 
 // WHEELFIX_LOAD_TEST_TIMEOUT: the load test's time limit in seconds (1..3600).
 std::chrono::milliseconds load_test_limit() {
@@ -120,65 +116,11 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     return options;
 }
 
-// The order the workers take the wheels in: most inflated bytes first (inflating
-// and hashing is where a repair's time goes), so the last wheel to start is a
-// small one and -j workers finish together. An archive that does not open counts
-// as empty: its repair reports the error.
-std::vector<std::size_t> largest_first(const std::vector<std::string>& wheels) {
-    std::vector<std::uint64_t> inflated(wheels.size(), 0);
-    for (std::size_t i = 0; i < wheels.size(); ++i) {
-        try {
-            const auto archive = zip::Archive::open(wheels[i]);
-            for (const auto& member : archive.members()) inflated[i] += member.size;
-        } catch (const std::exception&) {
-        }
-    }
-    std::vector<std::size_t> order(wheels.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return inflated[a] > inflated[b]; });
-    return order;
-}
-
-// Each wheel on its own, largest first, results in the order given. The thread
-// budget is `jobs` (util/thread_budget.hpp): as many workers as wheels allow take
-// a wheel each, and shares no worker needs (fewer wheels than jobs, or workers that
-// found no wheel left) go to the helpers of the wheels still running.
-std::vector<Outcome> repair_all(const RepairArguments& args, const abi::SymbolIndex& index,
-                                const repair::RepairOptions& options) {
-    const unsigned jobs = args.jobs == 0 ? usable_cpus() : args.jobs;
-    set_thread_budget(jobs);
-    std::vector<std::optional<Outcome>> outcomes(args.wheels.size());
-    const auto order = jobs > 1 ? largest_first(args.wheels) : std::vector<std::size_t>{};
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-        for (std::size_t taken; (taken = next.fetch_add(1)) < args.wheels.size();) {
-            const std::size_t i = order.empty() ? taken : order[taken];
-            try {
-                outcomes[i] = repair::repair_wheel(args.wheels[i], index, options, args.output);
-            } catch (const InputError& error) {
-                outcomes[i] = error;
-            } catch (const std::filesystem::filesystem_error& error) {
-                outcomes[i] = InputError(args.wheels[i], error.what());
-            }
-        }
-    };
-    {
-        ThreadLoan waiting;  // this thread only waits for the workers
-        std::vector<std::jthread> workers;
-        const auto count = std::min<std::size_t>(jobs, args.wheels.size());
-        // A worker's share goes back when its thread ends, with the lambda holding it.
-        for (std::size_t i = 0; i < count; ++i) workers.emplace_back([&work, claim = claim_thread()] { work(); });
-    }
-    std::vector<Outcome> done;
-    for (auto& outcome : outcomes) done.push_back(std::move(*outcome));
-    return done;
-}
-
 std::string counted(std::size_t count, std::string_view one, std::string_view many) {
     return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
-std::vector<std::string> finding_lines(const std::vector<policy::Finding>& findings) {
+std::vector<std::string> finding_lines(const std::vector<analysis::Finding>& findings) {
     std::vector<std::string> lines;
     for (const auto& finding : findings) lines.push_back(finding.message);
     return lines;
@@ -284,10 +226,10 @@ void render_text(const repair::RepairReport& report, const repair::RepairOptions
     fmt::print("  {}\n", verdict(report, options));
 }
 
-void write_findings(JsonWriter& json, std::string_view key, const std::vector<policy::Finding>& findings) {
+void write_findings(JsonWriter& json, std::string_view key, const std::vector<analysis::Finding>& findings) {
     json.key(key).begin_array();
     for (const auto& finding : findings)
-        json.begin_object().field("kind", policy::kind_name(finding.kind)).field("member", finding.member)
+        json.begin_object().field("kind", analysis::kind_name(finding.kind)).field("member", finding.member)
             .field("message", finding.message).field("repair_fixes", finding.repair_fixes).end_object();
     json.end_array();
 }
@@ -368,7 +310,7 @@ int run_repair(const RepairArguments& args, const GlobalOptions& global) {
     auto options = repair_options(args);
     auto index = args.torch.empty() ? abi::SymbolIndex{} : abi::load_index(args.torch);
     print_notes(index);
-    auto outcomes = repair_all(args, index, options);
+    auto outcomes = repair::repair_wheels(args.wheels, index, options, args.output, args.jobs);
     if (global.json) {
         render_json(outcomes, options);
     } else {

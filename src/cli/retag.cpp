@@ -12,12 +12,12 @@
 // the one retagged for. Exit 0 when written, 1 when --torch auto found no torch the
 // wheel loads against (nothing written), 2 on usage or input errors.
 #include "check_report.hpp"
-#include "check_targets.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "render.hpp"
 #include "torch_input.hpp"
 
+#include "wheelfix/analysis/torch_check.hpp"
 #include "wheelfix/repair/retag.hpp"
 #include "wheelfix/wheel/filename.hpp"
 #include "wheelfix/util/error.hpp"
@@ -42,13 +42,10 @@ struct RetagArguments {
     bool fix_version = false;
     bool overwrite = false;
     bool verify = false;
+    bool dry_run = false;
 };
 
-// The torch picked by --torch auto: the newest release the wheel loads against.
-struct AutoPick {
-    CheckReport report;
-    std::optional<wheel::Version> torch;
-};
+using AutoPick = analysis::TorchPick;  // the newest torch the wheel loads against
 
 wheel::Version torch_version_option(const std::string& text) {
     auto version = wheel::Version::try_parse(text);
@@ -65,20 +62,11 @@ void check_arguments(const RetagArguments& args) {
     if (args.cuda) wheel::cuda_segment(*args.cuda);
 }
 
-AutoPick pick_torch(const Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
-    if (targets.elves.empty()) throw InputError(args.wheel, "holds no ELF extensions: --torch auto has nothing to check");
-    abi::IndexOptions options;
-    options.roots = needed_roots(targets);
-    AutoPick pick;
-    pick.report.input = args.wheel;
-    for (const std::string& path : args.torch_from) {
-        TorchResult result = check_against(targets, load_torch(path, options, global.verbose));
-        auto version = wheel::Version::try_parse(result.torch_version);
-        if (!version) throw InputError(path, "torch version unknown, so --torch auto cannot retag for it");
-        if (result.loads() && (!pick.torch || *version > *pick.torch)) pick.torch = version;
-        pick.report.torches.push_back(std::move(result));
-    }
-    return pick;
+AutoPick pick_torch(const analysis::Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
+    return analysis::pick_newest_torch(targets, args.wheel, args.torch_from,
+                                       [&](const std::string& path, const abi::IndexOptions& options) {
+                                           return load_torch(path, options, global.verbose);
+                                       });
 }
 
 void write_candidates(JsonWriter& json, const std::optional<AutoPick>& pick) {
@@ -127,6 +115,7 @@ void render_json(const RetagArguments& args, const std::optional<AutoPick>& pick
         write_change(json, "tags", result->tags);
         write_pin(json, *result, args.pin);
         json.field("fixed_file_name_version", result->fixed_file_name_version);
+        json.field("dry_run", !result->plan.empty());
     }
     fmt::print("{}", json.end_object().str());
 }
@@ -152,7 +141,7 @@ std::optional<std::string> unchecked_platform(const RetagArguments& args, const 
 
 void render_text(const RetagArguments& args, const std::optional<AutoPick>& pick, const repair::RetagResult& result,
                  const GlobalOptions& global) {
-    if (global.quiet) return;
+    if (global.quiet && result.plan.empty()) return;
     if (pick) fmt::print("{}torch {}: the newest that loads\n", matrix_text(pick->report), pick->torch->original());
     fmt::print("{} -> {}\n", result.file_name.before, result.file_name.after);
     if (result.fixed_file_name_version)
@@ -167,7 +156,8 @@ void render_text(const RetagArguments& args, const std::optional<AutoPick>& pick
     if (result.tags.before != result.tags.after)
         fmt::print("  tags       {} -> {}\n", join(result.tags.before, " "), join(result.tags.after, " "));
     if (auto note = unchecked_platform(args, result)) fmt::print("  platform   {}\n", *note);
-    fmt::print("wrote {}\n", result.output.string());
+    if (!result.plan.empty()) fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
+    else fmt::print("wrote {}\n", result.output.string());
 }
 
 repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Version& torch) {
@@ -177,6 +167,7 @@ repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Vers
     options.platform = args.platform;
     options.fix_version = args.fix_version;
     options.overwrite = args.overwrite;
+    options.dry_run = args.dry_run;
     return options;
 }
 
@@ -186,9 +177,9 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     repair::require_agreeing_versions(wheel, args.fix_version);
     if (args.platform) repair::require_plausible_platform(wheel, *args.platform);
     bool automatic = args.torch == kAuto;
-    Targets targets;
+    analysis::Targets targets;
     auto collect = [&](const zip::Member& member, std::span<const std::uint8_t> bytes) {
-        add_wheel_member(targets, args.wheel, member.name, bytes);
+        analysis::add_wheel_member(targets, args.wheel, member.name, bytes);
     };
     auto digests = automatic ? wheel::scan_members(wheel.archive(), collect) : repair::retag_digests(wheel, args.verify);
 
@@ -241,6 +232,7 @@ CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
     command->add_flag("--verify", args->verify,
                       "Inflate and hash every member against RECORD before writing (default: sizes only, "
                       "METADATA and WHEEL hashed; other members are copied with their RECORD lines as they were)");
+    command->add_flag("--dry-run", args->dry_run, "Print the plan (rename, METADATA and WHEEL replaced), write nothing");
     return [args, &global] { return run_retag(*args, global); };
 }
 

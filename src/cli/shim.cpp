@@ -23,6 +23,7 @@ struct ShimArguments {
     std::string output;
     std::vector<std::string> maps;
     bool overwrite = false;
+    bool dry_run = false;
 };
 
 std::string parameter_list(const abi::Signature& signature) {
@@ -83,7 +84,8 @@ void render_text(const repair::ShimResult& result, const GlobalOptions& global) 
         fmt::print("{}\n", change.member);
         for (const auto& line : change.changes) fmt::print("  {}\n", line);
     }
-    if (!global.quiet) fmt::print("wrote {}\n", result.output.string());
+    if (!result.plan.empty()) fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
+    else if (!global.quiet) fmt::print("wrote {}\n", result.output.string());
     if (!fully_repaired(result)) fmt::print("{}\n", unrepaired_summary(result));
 }
 
@@ -103,6 +105,7 @@ void write_symbol(JsonWriter& json, const repair::ShimmedSymbol& shimmed) {
 void render_json(const repair::ShimResult& result) {
     JsonWriter json;
     json.begin_object().field("schema", "wheelfix.shim/1").field("output", result.output.string());
+    json.field("dry_run", !result.plan.empty());
     json.field("torch_version", result.torch_version).field("machine", result.machine);
     json.field("elf_members", static_cast<std::uint64_t>(result.elf_members));
     json.key("shim");
@@ -130,7 +133,7 @@ void render_json(const repair::ShimResult& result) {
 int run_shim(const ShimArguments& args, const GlobalOptions& global) {
     repair::SymbolMap maps;
     for (const auto& text : args.maps) maps.push_back(repair::parse_symbol_map(text));
-    auto result = repair::shim_wheel(args.wheel, args.torch, args.output, maps, args.overwrite);
+    auto result = repair::shim_wheel(args.wheel, args.torch, args.output, maps, args.overwrite, args.dry_run);
     if (global.json) render_json(result);
     else render_text(result, global);
     return fully_repaired(result) ? 0 : 1;
@@ -148,6 +151,7 @@ CommandRunner register_shim(CLI::App& app, const GlobalOptions& global) {
     add_wheel_dir_option(*command, args->output, "Output directory (the wheel keeps its file name)");
     command->add_option("--map", args->maps, "Forward OLD to NEW (mangled names), OLD=NEW (repeatable)");
     command->add_flag("--overwrite", args->overwrite, "Replace the output wheel if it exists (refused otherwise)");
+    command->add_flag("--dry-run", args->dry_run, "Print the plan (the shim added, each ELF edit), write nothing");
     return [args, &global] { return run_shim(*args, global); };
 }
 

@@ -1,12 +1,11 @@
-// load_torch: the torch inputs of check and index (torch_input.hpp has the contract).
+// load_torch: analysis::load_torch, with -v reporting what a torch wheel cost (torch_input.hpp).
 #include "torch_input.hpp"
 
-#include "wheelfix/util/files.hpp"
+#include "wheelfix/analysis/torch_check.hpp"
 
 #include "render.hpp"
 
 #include <fmt/format.h>
-
 
 namespace wheelfix::cli {
 
@@ -29,13 +28,9 @@ void print_notes(const abi::SymbolIndex& index) {
 }
 
 abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options, bool verbose) {
-    if (!wheelfix::starts_like_zip(path)) {
-        abi::SymbolIndex index = abi::load_index(path, options);
-        print_notes(index);
-        return index;
-    }
     abi::WheelReadStats stats;
-    abi::SymbolIndex index = abi::load_index_from_wheel(path, options, &stats);
+    abi::SymbolIndex index = analysis::load_torch(path, options, &stats);
+    print_notes(index);
     if (verbose) report(path, stats);
     return index;
 }

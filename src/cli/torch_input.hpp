@@ -1,5 +1,5 @@
 // Loading a `--torch PATH` (or `index PATH`) for the commands: a torch directory,
-// a torch wheel or an index file. For a wheel, -v reports on stderr what was
+// a torch wheel or an index file (analysis::load_torch). For a wheel, -v reports on stderr what was
 // inflated and what was kept: one summary line, then one line per library member.
 #pragma once
 

@@ -9,6 +9,7 @@
 #include "wheelfix/util/text.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/wheel/wheel.hpp"
 
 #include <fnmatch.h>
 
@@ -19,16 +20,10 @@ namespace wheelfix::repair {
 
 namespace {
 
-std::string origin_for_depth(int depth) {
-    std::string origin = "$ORIGIN";
-    for (int i = 0; i < depth; ++i) origin += "/..";
-    return origin;
-}
-
 std::vector<std::string> expanded_entries(const std::vector<std::string>& values, int depth) {
     std::vector<std::string> entries;
     for (const auto& value : values)
-        for (auto& entry : split_nonempty(expand_root(value, depth), ':')) entries.push_back(std::move(entry));
+        for (auto& entry : split_nonempty(wheel::expand_root(value, depth), ':')) entries.push_back(std::move(entry));
     return entries;
 }
 
@@ -97,33 +92,23 @@ MemberChange change_record(std::string name, const elf::EditPlan& plan, std::uin
 
 }  // namespace
 
-std::string expand_root(std::string_view search_path, int depth) {
-    std::string out;
-    std::string origin = origin_for_depth(depth);
-    std::size_t start = 0;
-    while (true) {
-        auto found = search_path.find("{root}", start);
-        out.append(search_path.substr(start, found == std::string_view::npos ? std::string_view::npos : found - start));
-        if (found == std::string_view::npos) break;
-        out += origin;
-        start = found + 6;
-    }
-    return out;
-}
-
-elf::EditRequest request_for(const RelinkOptions& options, const elf::ElfFile& elf, std::optional<int> depth) {
-    int levels = depth.value_or(0);
+elf::EditRequest request_for(const RelinkOptions& options, int depth) {
     elf::EditRequest request;
-    if (options.set_rpath) request.set_search_path = expand_root(*options.set_rpath, levels);
-    request.add_search_path = expanded_entries(options.add_rpath, levels);
-    request.remove_search_path = expanded_entries(options.remove_rpath, levels);
-    if (options.drop_absolute)
-        for (auto& entry : entries_to_drop(elf, depth)) request.remove_search_path.push_back(std::move(entry));
+    if (options.set_rpath) request.set_search_path = wheel::expand_root(*options.set_rpath, depth);
+    request.add_search_path = expanded_entries(options.add_rpath, depth);
+    request.remove_search_path = expanded_entries(options.remove_rpath, depth);
     request.force_kind = options.force_kind;
     request.replace_needed = options.replace_needed;
     request.add_needed = options.add_needed;
     request.remove_needed = options.remove_needed;
     request.set_soname = options.set_soname;
+    return request;
+}
+
+elf::EditRequest request_for(const RelinkOptions& options, const elf::ElfFile& elf, std::optional<int> depth) {
+    elf::EditRequest request = request_for(options, depth.value_or(0));
+    if (options.drop_absolute)
+        for (auto& entry : entries_to_drop(elf, depth)) request.remove_search_path.push_back(std::move(entry));
     return request;
 }
 
@@ -159,39 +144,28 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkO
     check_options(options);
     auto wheel = wheel::Wheel::open(wheel_path);
     RelinkResult result;
-    result.output = out_dir / wheel_path.filename();
-    if (same_file(wheel_path, result.output))
-        throw InputError(result.output.string(), "output would overwrite the input wheel; choose another -o directory");
-    refuse_existing_output(result.output, options.overwrite);
-
-    std::map<std::string, zip::PrecompressedMember> edited;
-    std::optional<InputError> member_error;  // reported after RECORD: a tampered member explains a broken ELF
-    auto wants = [&](const zip::Member& member) {
-        return !member.is_symlink && !member.name.starts_with(wheel.dist_info() + "/") && is_selected(options, member.name);
-    };
-    auto on_member = [&](const zip::Member& member, const zip::InflatedMember& inflated) {
-        if (member_error || !elf::is_elf(inflated.data)) return;
+    WheelPlan plan;
+    plan.output = out_dir / wheel_path.filename();
+    plan.overwrite = options.overwrite;
+    PlanHooks hooks;
+    hooks.reads = [&](const zip::Member& member) { return is_selected(options, member.name); };
+    hooks.on_elf = [&](const std::string& member, const elf::ElfFile& elf, WheelPlan& steps) {
         ++result.elf_members;
-        try {
-            auto member_edit =
-                relink_member(options, wheel_path.string(), member.name, inflated, wheel::directory_depth(member.name));
-            if (!member_edit) return;
-            result.changed.push_back(std::move(member_edit->change));
-            edited.emplace(member.name, std::move(member_edit->data));
-        } catch (const InputError& error) {
-            member_error = error;
-        }
+        if (elf.has_dynamic())
+            steps.edit_elf.push_back({member, request_for(options, elf, wheel::directory_depth(member))});
+        return false;
     };
-    auto digests = wheel::scan_members_indexed(wheel.archive(), wants, on_member);
-    wheel::require_record_matches(wheel, digests);
-    if (member_error) throw *member_error;
-    if (!options.only.empty() && result.elf_members == 0)
-        throw InputError(wheel_path.string(), options.exclude.empty() ? "--only matches no ELF member"
-                                                                      : "--only matches no ELF member --exclude leaves");
-
-    std::filesystem::create_directories(out_dir);
-    wheel::write_wheel(wheel, std::move(edited), result.output,
-                       wheel::WriteOptions{wheel::source_date_epoch_from_environment(), options.overwrite});
+    hooks.after_read = [&](WheelPlan&) {
+        if (!options.only.empty() && result.elf_members == 0)
+            throw InputError(wheel_path.string(), options.exclude.empty() ? "--only matches no ELF member"
+                                                                          : "--only matches no ELF member --exclude leaves");
+    };
+    ExecuteOptions execute;
+    execute.dry_run = options.dry_run;
+    auto executed = execute_plan(wheel, plan, hooks, execute);
+    if (options.dry_run) result.plan = describe_plan(wheel, plan, executed);
+    result.output = executed.output;
+    result.changed = std::move(executed.changed);
     return result;
 }
 

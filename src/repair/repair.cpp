@@ -83,7 +83,7 @@ const policy::Profile& wiring_for(const policy::Profile& fallback, const analysi
 RelinkOptions member_relink(const policy::Profile& profile, const analysis::ElfReport& report, int depth) {
     RelinkOptions options;
     options.drop_absolute = true;
-    options.add_rpath = policy::missing_search_path(profile, report, depth);
+    options.add_rpath = analysis::missing_search_path(profile, report, depth);
     for (const auto& replacement : profile.replace_needed)
         if (std::find(report.needed.begin(), report.needed.end(), replacement.from) != report.needed.end())
             options.replace_needed.emplace_back(replacement.from, replacement.to);
@@ -208,7 +208,7 @@ RetagOptions retag_options(const RepairOptions& options, const abi::SymbolIndex&
 std::string shim_runpath(const policy::Profile& profile) {
     constexpr int kShimDepth = 1;
     std::vector<std::string> entries;
-    for (const auto& path : profile.rpaths) entries.push_back(expand_root(path, kShimDepth));
+    for (const auto& path : profile.rpaths) entries.push_back(wheel::expand_root(path, kShimDepth));
     if (std::find(entries.begin(), entries.end(), kShimRunpath) == entries.end()) entries.push_back(kShimRunpath);
     return join(entries, ":");
 }
@@ -260,7 +260,7 @@ std::vector<wheel::AddedMember> wire_shim_and_grafts(const wheel::Wheel& wheel, 
 
 void note_what_was_wrong(const analysis::WheelReport& wheel_report, const policy::Profile& profile,
                          RepairReport& report) {
-    report.findings_before = policy::evaluate(profile, wheel_report);
+    report.findings_before = analysis::evaluate(profile, wheel_report);
     for (const auto& elf : wheel_report.elves)
         for (const auto& entry : elf.search_path)
             if (entry.absolute || entry.outside_wheel) report.absolute_rpath_entries.push_back(elf.name + ": " + entry.path);
@@ -277,10 +277,10 @@ void note_stubs(RepairReport& report) {
 }
 
 // What the plan leaves: the findings repair cannot fix.
-std::vector<policy::Finding> unfixable(const std::vector<policy::Finding>& findings) {
-    std::vector<policy::Finding> left;
+std::vector<analysis::Finding> unfixable(const std::vector<analysis::Finding>& findings) {
+    std::vector<analysis::Finding> left;
     std::copy_if(findings.begin(), findings.end(), std::back_inserter(left),
-                 [](const policy::Finding& finding) { return !finding.repair_fixes; });
+                 [](const analysis::Finding& finding) { return !finding.repair_fixes; });
     return left;
 }
 
@@ -328,7 +328,7 @@ std::vector<std::string> prove_output(const policy::Profile& profile, const Copi
                                       const std::filesystem::path& written_path, RepairReport& report) {
     auto written = analysis::inspect_wheel(written_path, std::cref(copied));
     report.output_record_findings = written.record_findings;
-    report.remaining = policy::evaluate(profile, written);
+    report.remaining = analysis::evaluate(profile, written);
     if (!report.output_record_findings.empty())
         throw std::logic_error(report.output.string() + ": the written wheel fails its own RECORD: " +
                                report.output_record_findings.front().member + ": " + report.output_record_findings.front().problem);
@@ -398,7 +398,7 @@ std::string result_platform_tag(const policy::Profile& profile, analysis::WheelR
                 wheel_report.honest_tag = named.rule->since_tag;
         }
     }
-    std::string tag = policy::target_platform_tag(profile, wheel_report);
+    std::string tag = analysis::target_platform_tag(profile, wheel_report);
     if (!options.plat) return tag;
     auto asked = policy::parse_platform_tag(*options.plat);
     if (asked.kind != policy::PlatformTag::Kind::manylinux && asked.kind != policy::PlatformTag::Kind::musllinux)

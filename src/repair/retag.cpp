@@ -1,6 +1,8 @@
 // retag_wheel: versions agreed, RECORD proven, then the new names and the two
-// metadata texts are computed and handed to write_wheel as dist-info changes.
+// metadata texts are computed and run as a plan of dist-info changes (plan.hpp).
 #include "wheelfix/repair/retag.hpp"
+
+#include "wheelfix/repair/plan.hpp"
 
 #include "wheelfix/policy/manylinux.hpp"
 #include "wheelfix/util/error.hpp"
@@ -157,16 +159,20 @@ std::vector<wheel::MemberDigest> retag_digests(const wheel::Wheel& wheel, bool v
 
 RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
                         const RetagOptions& options, const std::filesystem::path& out_dir) {
-    auto plan = plan_retag(wheel, options, out_dir);
-    refuse_output_over_input(wheel, plan.result.output);
-    refuse_existing_output(plan.result.output, options.overwrite);
-    require_record(wheel, digests, options.fix_version);
-    wheel::WheelChanges changes;
-    changes.dist_info = std::move(plan.dist_info);
-    std::filesystem::create_directories(out_dir);
-    wheel::write_wheel_changes(wheel, std::move(changes), plan.result.output,
-                               wheel::WriteOptions{wheel::source_date_epoch_from_environment(), options.overwrite});
-    return plan.result;
+    auto retag = plan_retag(wheel, options, out_dir);
+    WheelPlan plan;
+    plan.output = retag.result.output;
+    plan.overwrite = options.overwrite;
+    plan.dist_info = std::move(retag.dist_info);
+    ExecuteOptions execute;
+    execute.dry_run = options.dry_run;
+    execute.digests = digests;
+    execute.check_record = [&](const wheel::Wheel& read, const std::vector<wheel::MemberDigest>& proven) {
+        require_record(read, proven, options.fix_version);
+    };
+    auto executed = execute_plan(wheel, plan, {}, execute);
+    if (options.dry_run) retag.result.plan = describe_plan(wheel, plan, executed);
+    return retag.result;
 }
 
 }  // namespace wheelfix::repair

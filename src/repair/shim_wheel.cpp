@@ -29,12 +29,6 @@ constexpr std::string_view kShimPrefix = "libwheelfix_shim_";
 constexpr const char* kFreeFunctionAssumed = " (assumed not a non-const member function: mangling cannot tell)";
 
 // An extension that needs the shim, kept inflated until the shim is named.
-struct Pending {
-    std::string member;
-    int depth = 0;
-    zip::InflatedMember inflated;
-};
-
 // One missing torch function, over all the members that need it.
 struct Need {
     abi::Unresolved unresolved;
@@ -125,14 +119,6 @@ private:
     const abi::SymbolIndex& index_;
     std::string label_;
 };
-
-elf::ElfFile parse_member(const std::string& wheel_label, const std::string& member, std::span<const std::uint8_t> data) {
-    try {
-        return elf::ElfFile::parse(data);
-    } catch (const elf::ElfError& error) {
-        throw InputError(wheel_label + ": " + member, std::string("invalid ELF: ") + error.what());
-    }
-}
 
 // The library exporting `name` as a default-version function, or nullptr.
 const abi::LibraryExports* exporting_library(const abi::SymbolIndex& index, std::string_view name) {
@@ -351,58 +337,42 @@ RelinkOptions shim_link_options(const wheel::Wheel& wheel, const abi::ShimLibrar
 }
 
 ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesystem::path& torch,
-                      const std::filesystem::path& out_dir, const SymbolMap& maps, bool overwrite) {
+                      const std::filesystem::path& out_dir, const SymbolMap& maps, bool overwrite, bool dry_run) {
     auto index = abi::load_index(torch);
     if (index.torch_version.empty())
         throw InputError(torch.string(), "torch version unknown (no torch/version.py); a shim is made for one version");
     auto wheel = wheel::Wheel::open(wheel_path);
     ShimResult result;
-    result.output = out_dir / wheel_path.filename();
-    if (same_file(wheel_path, result.output))
-        throw InputError(result.output.string(), "output would overwrite the input wheel; choose another -o directory");
-    refuse_existing_output(result.output, overwrite);
+    WheelPlan plan;
+    plan.output = out_dir / wheel_path.filename();
+    plan.overwrite = overwrite;
 
     ShimPlanner planner(index, wheel_path.string(), maps);
-    std::vector<Pending> pending;
-    auto wants = [&](const zip::Member& member) {
-        return !member.is_symlink && !member.name.starts_with(wheel.dist_info() + "/");
+    std::vector<std::string> pending;  // the extensions that need the shim, kept until its name is known
+    PlanHooks hooks;
+    hooks.on_elf = [&](const std::string& member, const elf::ElfFile& elf, WheelPlan&) {
+        ++result.elf_members;
+        if (!planner.take(member, elf)) return false;
+        pending.push_back(member);
+        return true;
     };
-    std::optional<InputError> member_error;  // reported after RECORD: a tampered member explains a broken ELF
-    auto digests = wheel::scan_members_indexed(
-        wheel.archive(), wants, [&](const zip::Member& member, const zip::InflatedMember& inflated) {
-            if (member_error || !elf::is_elf(inflated.data)) return;
-            ++result.elf_members;
-            try {
-                auto elf = parse_member(wheel_path.string(), member.name, inflated.data);
-                if (planner.take(member.name, elf))
-                    pending.push_back(Pending{member.name, wheel::directory_depth(member.name), inflated});
-            } catch (const InputError& error) {
-                member_error = error;
-            }
-        });
-    wheel::require_record_matches(wheel, digests);
-    if (member_error) throw *member_error;
-    auto library = planner.finish(result);
-
-    std::filesystem::create_directories(out_dir);
-    wheel::WriteOptions write_options{wheel::source_date_epoch_from_environment(), overwrite};
-    if (!library) {
-        wheel::write_wheel(wheel, {}, result.output, write_options);
-        return result;
-    }
-    result.shim_member = shim_directory(wheel) + "/" + library->file_name;
-    auto options = shim_link_options(wheel, *library);
-    std::map<std::string, zip::PrecompressedMember> edited;
-    for (const auto& member : pending) {
-        auto member_edit = relink_member(options, wheel_path.string(), member.member, member.inflated, member.depth);
-        if (!member_edit) continue;
-        result.changed.push_back(std::move(member_edit->change));
-        edited.emplace(member.member, std::move(member_edit->data));
-    }
-    std::vector<wheel::AddedMember> added{{result.shim_member, std::move(library->bytes), 0100755}};
-    library->bytes.clear();
-    result.shim = std::move(library);
-    wheel::write_wheel(wheel, std::move(edited), std::move(added), result.output, write_options);
+    hooks.after_read = [&](WheelPlan& steps) {
+        auto library = planner.finish(result);
+        if (!library) return;
+        result.shim_member = shim_directory(wheel) + "/" + library->file_name;
+        auto options = shim_link_options(wheel, *library);
+        for (const auto& member : pending)
+            steps.edit_elf.push_back({member, request_for(options, wheel::directory_depth(member))});
+        steps.add.push_back({result.shim_member, std::move(library->bytes), 0100755});
+        library->bytes.clear();
+        result.shim = std::move(library);
+    };
+    ExecuteOptions execute;
+    execute.dry_run = dry_run;
+    auto executed = execute_plan(wheel, plan, hooks, execute);
+    if (dry_run) result.plan = describe_plan(wheel, plan, executed);
+    result.output = executed.output;
+    result.changed = std::move(executed.changed);
     return result;
 }
 

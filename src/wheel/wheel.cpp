@@ -157,4 +157,19 @@ int directory_depth(std::string_view member_path) {
     return static_cast<int>(std::count(installed.begin(), installed.end(), '/'));
 }
 
+std::string expand_root(std::string_view search_path, int depth) {
+    std::string origin = "$ORIGIN";
+    for (int i = 0; i < depth; ++i) origin += "/..";
+    std::string out;
+    std::size_t start = 0;
+    while (true) {
+        auto found = search_path.find("{root}", start);
+        out.append(search_path.substr(start, found == std::string_view::npos ? std::string_view::npos : found - start));
+        if (found == std::string_view::npos) break;
+        out += origin;
+        start = found + 6;
+    }
+    return out;
+}
+
 }  // namespace wheelfix::wheel

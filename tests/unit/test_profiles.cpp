@@ -3,7 +3,7 @@
 #include "wheelfix/analysis/modules.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/cuda/coverage.hpp"
-#include "wheelfix/policy/evaluate.hpp"
+#include "wheelfix/analysis/profile_findings.hpp"
 #include "wheelfix/policy/profile.hpp"
 #include "wheelfix/util/error.hpp"
 
@@ -276,33 +276,33 @@ TEST_CASE("evaluate: CUDA runtime, SM coverage, platform and RUNPATH findings") 
     report.honest_tag = "manylinux_2_34";
     report.platform_claims = {{"manylinux2014_x86_64", "2.17", true, "GLIBC_2.34", ""}};
 
-    auto findings = policy::evaluate(profile, report);
+    auto findings = analysis::evaluate(profile, report);
     REQUIRE(findings.size() == 4);
-    CHECK(findings[0].kind == policy::Finding::Kind::cuda_runtime);
+    CHECK(findings[0].kind == analysis::Finding::Kind::cuda_runtime);
     CHECK(findings[0].member == "sgl_kernel/sm100/common_ops.abi3.so");
     CHECK(findings[0].message ==
           "sgl_kernel/sm100/common_ops.abi3.so needs libcudart.so.12; cuda13-blackwell needs CUDA runtime 13 "
           "(libcudart.so.13)");
     CHECK_FALSE(findings[0].repair_fixes);
-    CHECK(findings[1].kind == policy::Finding::Kind::sm);
+    CHECK(findings[1].kind == analysis::Finding::Kind::sm);
     CHECK(findings[1].message ==
           "sgl_kernel/{sm90,sm100}/common_ops.abi3.so has no code for sm_120 that cuda13-blackwell needs "
           "(has: cubin sm_90a in sm90/; cubin sm_100a in sm100/)");
-    CHECK(findings[2].kind == policy::Finding::Kind::platform);
+    CHECK(findings[2].kind == analysis::Finding::Kind::platform);
     CHECK(findings[2].message ==
           "tag manylinux2014_x86_64: older than manylinux_2_28, the oldest cuda13-blackwell allows; the binaries "
           "need GLIBC_2.34; repair sets manylinux_2_34_x86_64");
     CHECK(findings[2].repair_fixes);
-    CHECK(findings[3].kind == policy::Finding::Kind::runpath);
+    CHECK(findings[3].kind == analysis::Finding::Kind::runpath);
     CHECK(findings[3].member == "sgl_kernel/sm100/common_ops.abi3.so");
     // What repair adds follows the same rule: nothing for libpure.so.
-    CHECK(policy::missing_search_path(profile, report.elves.back(), 1).empty());
-    CHECK(policy::missing_search_path(profile, report.elves.at(1), 1).size() == 3);
+    CHECK(analysis::missing_search_path(profile, report.elves.back(), 1).empty());
+    CHECK(analysis::missing_search_path(profile, report.elves.at(1), 1).size() == 3);
     CHECK(findings[3].message ==
           "sgl_kernel/sm100/common_ops.abi3.so: RUNPATH does not reach $ORIGIN/../../nvidia/cu13/lib, "
           "$ORIGIN/../../torch/lib, $ORIGIN/../../nvidia/nccl/lib, where cuda13-blackwell installs its libraries");
     CHECK(findings[3].repair_fixes);
-    CHECK(std::string(policy::kind_name(findings[3].kind)) == "runpath");
+    CHECK(std::string(analysis::kind_name(findings[3].kind)) == "runpath");
 }
 
 TEST_CASE("evaluate: a wheel that fits has no findings; the platform target") {
@@ -314,18 +314,18 @@ TEST_CASE("evaluate: a wheel that fits has no findings; the platform target") {
     report.modules = analysis::group_cuda_modules(report.elves);
     report.honest_tag = "manylinux_2_17";
     report.platform_claims = {{"manylinux_2_28_x86_64", "2.28", false, "", ""}};
-    CHECK(policy::evaluate(profile, report).empty());
-    CHECK(policy::target_platform_tag(profile, report) == "manylinux_2_28_x86_64");  // raised to the floor
+    CHECK(analysis::evaluate(profile, report).empty());
+    CHECK(analysis::target_platform_tag(profile, report) == "manylinux_2_28_x86_64");  // raised to the floor
     report.honest_tag = "manylinux_2_34";
-    CHECK(policy::target_platform_tag(profile, report) == "manylinux_2_34_x86_64");
+    CHECK(analysis::target_platform_tag(profile, report) == "manylinux_2_34_x86_64");
     report.platform_claims = {{"linux_x86_64", "", false, "", ""}};
-    auto findings = policy::evaluate(profile, report);
+    auto findings = analysis::evaluate(profile, report);
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].message ==
           "tag linux_x86_64: a plain linux tag, which PyPI and pip's manylinux checks do not accept; repair sets "
           "manylinux_2_34_x86_64");
     // cuda13-blackwell-all asks for sm_103 and sm_121 too: the f cubins cover them.
-    CHECK(policy::evaluate(policy::load_profile("cuda13-blackwell-all"), report).size() == 1);
+    CHECK(analysis::evaluate(policy::load_profile("cuda13-blackwell-all"), report).size() == 1);
 }
 
 TEST_CASE("evaluate: a bare ELF file and a profile that maps libcudart") {
@@ -333,12 +333,12 @@ TEST_CASE("evaluate: a bare ELF file and a profile that maps libcudart") {
                                          "replace-needed libcudart.so.12 libcudart.so.13\n",
                                          "remap", "remap.profile");
     auto report = report_of("ops.so", {cubin(90, ArchVariant::arch_specific)}, {"libcudart.so.12"}, 12, {"$ORIGIN/lib"});
-    auto findings = policy::evaluate(profile, report);
+    auto findings = analysis::evaluate(profile, report);
     REQUIRE(findings.size() == 1);
-    CHECK(findings[0].kind == policy::Finding::Kind::cuda_runtime);
+    CHECK(findings[0].kind == analysis::Finding::Kind::cuda_runtime);
     CHECK(findings[0].repair_fixes);  // the profile maps .12 to .13
-    CHECK(policy::missing_search_path(profile, report, 0).empty());
-    CHECK(policy::missing_search_path(profile, report, 1) == std::vector<std::string>{"$ORIGIN/../lib"});
+    CHECK(analysis::missing_search_path(profile, report, 0).empty());
+    CHECK(analysis::missing_search_path(profile, report, 1) == std::vector<std::string>{"$ORIGIN/../lib"});
 }
 
 TEST_CASE("musllinux tags: lowest tag per architecture, musl 1.2 for time64 callers") {

@@ -15,7 +15,7 @@
 //   PTX only within its family, compute_XYa PTX only on XY;
 // - LTO IR never runs as it is (it needs a device link first).
 // This lives in cuda/ because it is a fact about fatbins, not a policy choice;
-// policy/evaluate.hpp and analysis/modules.hpp apply it.
+// analysis/profile_findings.hpp and analysis/modules.hpp apply it.
 //
 // Contract: best_entry_for(entries, sm) returns the entry the driver would use:
 // a cubin built for exactly sm (first in file order), else a compatible cubin

@@ -2,19 +2,19 @@
 // wheel, or to one bare ELF file.
 //
 // Contract:
-// - relink_wheel(wheel, options, out_dir) reads the wheel once: every member is
-//   hashed for RECORD (a wheel whose RECORD does not match is refused, InputError),
-//   every ELF member with a dynamic section that is_selected() (matches
-//   options.only, all of them when only is empty, and matches no options.exclude)
-//   is edited with one EditRequest built for its place in the
-//   wheel, and the result goes to out_dir/<same file name> through
-//   wheel/rewrite.hpp (edited members spliced, everything else copied raw).
+// - relink_wheel(wheel, options, out_dir) is a plan (plan.hpp) run by the one
+//   executor: every member is hashed for RECORD (a wheel whose RECORD does not
+//   match is refused, InputError), every ELF member with a dynamic section that
+//   is_selected() (matches options.only, all of them when only is empty, and
+//   matches no options.exclude) gets one edit step, the EditRequest built for its
+//   place in the wheel on its one parse, and the result goes to
+//   out_dir/<same file name> (edited members spliced, everything else copied raw).
 //   Writing over the input file itself is refused, and so is writing over any
-//   existing file unless options.overwrite.
-// - Search paths may use "{root}", the wheel root seen from the member: it becomes
-//   "$ORIGIN" followed by one "/.." per directory level of the member, so
-//   "{root}/torch/lib" in sgl_kernel/sm100/x.so is "$ORIGIN/../../torch/lib".
-//   For a bare file "{root}" is "$ORIGIN".
+//   existing file unless options.overwrite. With options.dry_run nothing is
+//   written and RelinkResult::plan describes what would be.
+// - Search paths may use "{root}", the wheel root seen from the member
+//   (wheel::expand_root): "{root}/torch/lib" in sgl_kernel/sm100/x.so is
+//   "$ORIGIN/../../torch/lib". For a bare file "{root}" is "$ORIGIN".
 // - drop_absolute removes entries that are not $ORIGIN-relative and entries whose
 //   $ORIGIN/.. climbs above the wheel root.
 // - relink_file(path, options, out_file) edits one ELF file into out_file (written
@@ -28,6 +28,7 @@
 #pragma once
 
 #include "wheelfix/elf/editor.hpp"
+#include "wheelfix/repair/plan.hpp"
 #include "wheelfix/zip/splice.hpp"
 
 #include <cstdint>
@@ -52,21 +53,14 @@ struct RelinkOptions {
     std::vector<std::string> only;     // globs on member paths (a pattern without '/' matches the base name)
     std::vector<std::string> exclude;  // globs of members never touched, even when `only` matches them
     bool overwrite = false;         // replace an existing output file (refused otherwise)
-};
-
-struct MemberChange {
-    std::string member;
-    std::vector<std::string> changes;
-    std::uint64_t size_before = 0;
-    std::uint64_t size_after = 0;
-    std::uint64_t recompressed_bytes = 0;  // uncompressed bytes that went through deflate
-    bool grew = false;
+    bool dry_run = false;           // wheels: plan and describe, write nothing
 };
 
 struct RelinkResult {
     std::filesystem::path output;
     std::vector<MemberChange> changed;
     std::size_t elf_members = 0;  // ELF members considered
+    std::string plan;             // with dry_run: the plan (plan.hpp describe_plan); nothing written
 };
 
 // One edited wheel member: what changed and its new compressed stream.
@@ -87,10 +81,11 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel, const RelinkOption
 RelinkResult relink_file(const std::filesystem::path& file, const RelinkOptions& options,
                          const std::filesystem::path& out_file);
 
-// "{root}/a:{root}/b" for a member `depth` directories deep.
-std::string expand_root(std::string_view search_path, int depth);
 // The EditRequest for one member (depth nullopt: a bare file).
 elf::EditRequest request_for(const RelinkOptions& options, const elf::ElfFile& elf, std::optional<int> depth);
+// The same for options that do not read the file (no drop_absolute), for a member
+// `depth` directories deep: what a plan can name before the member is read.
+elf::EditRequest request_for(const RelinkOptions& options, int depth);
 // Whether the member path matches the --only globs (true when there are none).
 bool matches_only(const RelinkOptions& options, std::string_view member);
 // Whether the member path matches any of `globs` (false when there are none).

@@ -17,7 +17,7 @@
 // - retags (repair/retag.hpp): when an extension uses torch, the local version
 //   records the index's torch and METADATA pins it (options.pin); WHEEL's Tag lines
 //   that disagree with the file name are rewritten from it; the platform tag becomes
-//   the honest one raised to the profile's min-platform (policy::target_platform_tag)
+//   the honest one raised to the profile's min-platform (analysis::target_platform_tag)
 //   when that differs;
 // - writes out_dir/<new file name> once (wheel/rewrite.hpp): edited members spliced,
 //   the shim added, dist-info renamed, every other member copied as stored;
@@ -50,7 +50,7 @@
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
-#include "wheelfix/policy/evaluate.hpp"
+#include "wheelfix/analysis/profile_findings.hpp"
 #include "wheelfix/policy/profile.hpp"
 #include "wheelfix/repair/graft.hpp"
 #include "wheelfix/repair/load_test.hpp"
@@ -97,7 +97,7 @@ struct RepairReport {
     std::string torch_version;
 
     // What was wrong.
-    std::vector<policy::Finding> findings_before;
+    std::vector<analysis::Finding> findings_before;
     std::size_t unresolved_torch_symbols = 0;   // torch functions the extensions miss
     std::vector<std::string> absolute_rpath_entries;  // "member: entry"
     std::string platform_before;                // the file name's platform part
@@ -120,7 +120,7 @@ struct RepairReport {
     std::string platform_after;
 
     // What is left (judged on the output when written, else from the plan).
-    std::vector<policy::Finding> remaining;
+    std::vector<analysis::Finding> remaining;
     std::vector<std::string> stubbed;           // demangled torch functions only a stub provides
     std::vector<wheel::VerifyFinding> output_record_findings;  // must be empty: our own check
     std::vector<LoadOutcome> loads;             // the load test, when it ran

@@ -31,7 +31,10 @@
 //   crossed with it, so both expand to the same set. WHEEL's Tag lines that
 //   disagree with the file name (a rename that left them behind; sgl-kernel 0.3.21
 //   on PyPI) are rewritten the same way, from the file name: pip installs by the
-//   name. Without a torch in the request (repair of a wheel no extension of which
+//   name. The writing is a plan (plan.hpp: rename the .dist-info directory,
+//   replace METADATA and WHEEL, copy the rest raw) run by the one executor on the
+//   caller's digests; with options.dry_run nothing is written and
+//   RetagResult::plan describes what would be. Without a torch in the request (repair of a wheel no extension of which
 //   uses torch) the torch segment and the pin stay as they are. The .dist-info
 //   directory is renamed, RECORD regenerated, every other member copied raw
 //   (rewrite.hpp) to out_dir/<new file name>. Writing over the input file is refused, and over
@@ -64,6 +67,7 @@ struct RetagOptions {
     bool fix_version = false;
     bool keep_version = false;             // no local label: the version stays, the torch pin is still written
     bool overwrite = false;                // replace an existing output file
+    bool dry_run = false;                  // plan and describe, write nothing (retag_wheel)
 };
 
 template <typename T>
@@ -83,6 +87,7 @@ struct RetagResult {
     std::string torch;                         // the torch version retagged for (public part); "" when none
     std::optional<std::string> pin_specifier;  // ">=2.10,<2.11"; nullopt with --pin none
     std::vector<std::pair<std::string, std::string>> requirements;  // Requires-Dist before -> after ("" = added)
+    std::string plan;                          // with dry_run: the plan (plan.hpp describe_plan); nothing written
 };
 
 void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version);

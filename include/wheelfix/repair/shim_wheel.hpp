@@ -4,8 +4,8 @@
 //
 // Contract: shim_wheel(wheel, torch, out_dir, maps) loads the torch's symbol index
 // (abi/symbol_index.hpp: package directory, torch wheel or index file) and reads the
-// wheel once (wheel::scan_members_indexed): every ELF member with a dynamic section
-// is checked (abi::check_elf). For each unresolved torch function symbol, in this
+// wheel once, as a plan run by the one executor (plan.hpp): every ELF member with
+// a dynamic section is checked (abi::check_elf) on its one parse. For each unresolved torch function symbol, in this
 // order of authority:
 // - `maps` (--map OLD=NEW, mangled names) names its successor by hand: NEW must be
 //   exported by the torch, and when both signatures parse they must be
@@ -19,8 +19,8 @@
 // references and non-torch misses cannot be shimmed and are reported.
 // One shim per call (one target torch), placed at "<escaped dist>.libs/<shim file>"
 // (auditwheel's convention), with RUNPATH "$ORIGIN/../torch/lib". Every affected
-// extension gets the shim's SONAME appended to NEEDED and "{root}/<dist>.libs" to its
-// search path through the relink engine; the wheel is written to out_dir/<same name>
+// extension gets an edit step: the shim's SONAME appended to NEEDED and
+// "{root}/<dist>.libs" to its search path (relink's request_for); the wheel is written to out_dir/<same name>
 // with RECORD lines for the edited and the added member (wheel/rewrite.hpp).
 // When nothing needs a shim, the wheel is copied unchanged (RECORD kept).
 // Memory: the extensions that need the shim are kept inflated until the shim's name
@@ -75,6 +75,7 @@ struct ShimResult {
     std::vector<std::string> missing_libraries;  // NEEDED torch libraries the torch lacks
     std::vector<MemberChange> changed;
     std::size_t elf_members = 0;
+    std::string plan;                      // with dry_run: the plan (plan.hpp describe_plan); nothing written
 };
 
 
@@ -111,9 +112,11 @@ private:
 std::string shim_directory(const wheel::Wheel& wheel);
 RelinkOptions shim_link_options(const wheel::Wheel& wheel, const abi::ShimLibrary& library);
 
-// An existing out_dir/<name> is refused (InputError) unless `overwrite`.
+// An existing out_dir/<name> is refused (InputError) unless `overwrite`. With
+// `dry_run` nothing is written and ShimResult::plan describes what would be.
 ShimResult shim_wheel(const std::filesystem::path& wheel, const std::filesystem::path& torch,
-                      const std::filesystem::path& out_dir, const SymbolMap& maps, bool overwrite = false);
+                      const std::filesystem::path& out_dir, const SymbolMap& maps, bool overwrite = false,
+                      bool dry_run = false);
 
 // "OLD=NEW" -> {OLD, NEW}; InputError naming --map otherwise.
 std::pair<std::string, std::string> parse_symbol_map(std::string_view text);

@@ -30,6 +30,12 @@ std::string_view installed_path(std::string_view member_path);
 // checks and {root} expansion.
 int directory_depth(std::string_view member_path);
 
+// "{root}", the wheel root seen from a member `depth` directories deep, expanded
+// in a search path: "$ORIGIN" then one "/.." per level, so "{root}/torch/lib" in
+// sgl_kernel/sm100/x.so (depth 2) is "$ORIGIN/../../torch/lib". Used by relink's
+// search path options and by the profiles' rpath records alike.
+std::string expand_root(std::string_view search_path, int depth);
+
 class Wheel {
 public:
     static Wheel open(const std::filesystem::path& path);

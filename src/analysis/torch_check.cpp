@@ -1,19 +1,44 @@
-// Reading check's targets (check_targets.hpp has the contract).
-#include "check_targets.hpp"
+// The check pipeline (torch_check.hpp has the contract): targets read once, each
+// torch loaded as far as the targets' NEEDED closure reaches, misses grouped.
+#include "wheelfix/analysis/torch_check.hpp"
 
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/elf/streamed_elf.hpp"
-#include "wheelfix/zip/seekable_member.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/progress.hpp"
 #include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
 
+#include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
-namespace wheelfix::cli {
+namespace wheelfix::analysis {
 
 namespace {
+
+void group_unresolved(TorchResult& result) {
+    std::map<std::pair<std::string, std::string>, GroupedSymbol> groups;
+    for (const abi::ElfCheck& check : result.members)
+        for (const abi::Unresolved& unresolved : check.unresolved) {
+            auto [it, fresh] = groups.try_emplace({unresolved.name, unresolved.version}, GroupedSymbol{unresolved, {}});
+            it->second.needed_by.push_back(check.member);
+        }
+    for (auto& [key, group] : groups) result.unresolved.push_back(std::move(group));
+    std::sort(result.unresolved.begin(), result.unresolved.end(), [](const GroupedSymbol& a, const GroupedSymbol& b) {
+        return std::tie(a.symbol.demangled, a.symbol.name) < std::tie(b.symbol.demangled, b.symbol.name);
+    });
+}
+
+void group_libraries(TorchResult& result) {
+    std::map<std::string, std::vector<std::string>> groups;
+    for (const abi::ElfCheck& check : result.members)
+        for (const std::string& name : check.missing_libraries) groups[name].push_back(check.member);
+    for (auto& [name, members] : groups) result.missing_libraries.push_back({name, std::move(members)});
+}
+
 
 std::string base_name(const std::string& path) {
     const std::size_t slash = path.rfind('/');
@@ -117,4 +142,42 @@ TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index)
     return build_torch_result(index, std::move(checks));
 }
 
-}  // namespace wheelfix::cli
+abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options, abi::WheelReadStats* stats) {
+    if (!wheelfix::starts_like_zip(path)) return abi::load_index(path, options);
+    return abi::load_index_from_wheel(path, options, stats);
+}
+
+bool CheckReport::loads_everywhere() const {
+    return std::all_of(torches.begin(), torches.end(), [](const TorchResult& torch) { return torch.loads(); });
+}
+
+TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members) {
+    TorchResult result;
+    result.source = index.source;
+    result.label = index.label();
+    result.torch_version = index.torch_version;
+    result.cuda_version = index.cuda_version;
+    result.members = std::move(members);
+    group_unresolved(result);
+    group_libraries(result);
+    return result;
+}
+
+TorchPick pick_newest_torch(const Targets& targets, const std::string& input, const std::vector<std::string>& paths,
+                            const TorchLoader& load) {
+    if (targets.elves.empty()) throw InputError(input, "holds no ELF extensions: --torch auto has nothing to check");
+    abi::IndexOptions options;
+    options.roots = needed_roots(targets);
+    TorchPick pick;
+    pick.report.input = input;
+    for (const std::string& path : paths) {
+        TorchResult result = check_against(targets, load(path, options));
+        auto version = wheel::Version::try_parse(result.torch_version);
+        if (!version) throw InputError(path, "torch version unknown, so --torch auto cannot retag for it");
+        if (result.loads() && (!pick.torch || *version > *pick.torch)) pick.torch = version;
+        pick.report.torches.push_back(std::move(result));
+    }
+    return pick;
+}
+
+}  // namespace wheelfix::analysis

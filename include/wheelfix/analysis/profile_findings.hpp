@@ -1,5 +1,7 @@
 // Judging a wheel (or one ELF file) against a target profile (policy/profile.hpp):
-// the list of what keeps it from running on the profile's machines.
+// the list of what keeps it from running on the profile's machines. The profile
+// is policy data; judging a report against it is analysis, so this lives here
+// (policy never includes analysis).
 //
 // Contract: evaluate(profile, report) reads only the report and returns findings
 // in this order: CUDA runtime (per ELF file), SM coverage (per CUDA module,
@@ -38,7 +40,7 @@
 #include <string>
 #include <vector>
 
-namespace wheelfix::policy {
+namespace wheelfix::analysis {
 
 struct Finding {
     enum class Kind { cuda_runtime, sm, platform, runpath, blacklist, pyfpe, ucs2, isa };
@@ -50,20 +52,20 @@ struct Finding {
 
 const char* kind_name(Finding::Kind kind);  // "cudart", "sm", "platform", "runpath", "blacklist", ...
 
-std::vector<Finding> evaluate(const Profile& profile, const analysis::WheelReport& report);
-// A bare ELF file (not in a wheel): runtime, SM coverage of the file, ABI policy,
-// RUNPATH with {root} = $ORIGIN; no platform tag to judge.
-std::vector<Finding> evaluate(const Profile& profile, const analysis::ElfReport& report);
+std::vector<Finding> evaluate(const policy::Profile& profile, const WheelReport& report);
+// A bare ELF file (not in a wheel): runtime, SM coverage of the file, ABI policy, RUNPATH with
+// {root} = $ORIGIN; no platform tag to judge.
+std::vector<Finding> evaluate(const policy::Profile& profile, const ElfReport& report);
 
 // The platform tag `repair` should give the wheel: its honest tag raised to the
 // profile's min-platform, with the wheel's architecture ("manylinux_2_34_x86_64");
 // empty when the wheel has no ELF files or no tag fits.
-std::string target_platform_tag(const Profile& profile, const analysis::WheelReport& report);
+std::string target_platform_tag(const policy::Profile& profile, const WheelReport& report);
 
 // The profile's rpath directories that `elf`'s search path does not reach, expanded
 // for a member `depth` directories deep ("$ORIGIN/../../torch/lib"); none for a
 // member that links neither torch nor CUDA (its search path is not the profile's
 // business, and repair leaves it alone).
-std::vector<std::string> missing_search_path(const Profile& profile, const analysis::ElfReport& elf, int depth);
+std::vector<std::string> missing_search_path(const policy::Profile& profile, const ElfReport& elf, int depth);
 
-}  // namespace wheelfix::policy
+}  // namespace wheelfix::analysis

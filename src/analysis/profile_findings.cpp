@@ -1,19 +1,23 @@
-// evaluate: a wheel report against a target profile, one small rule a concern.
-#include "wheelfix/policy/evaluate.hpp"
+// profile_findings: a wheel report against a target profile, one small rule a concern.
+#include "wheelfix/analysis/profile_findings.hpp"
 
-#include "wheelfix/repair/relink.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace wheelfix::policy {
+namespace wheelfix::analysis {
 
 namespace {
 
-using analysis::ElfReport;
-using analysis::WheelReport;
+using policy::AbiConcern;
+using policy::Family;
+using policy::abi_concerns;
+using policy::NeededReplacement;
+using policy::PlatformTag;
+using policy::Profile;
+using policy::parse_platform_tag;
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
     std::string out;
@@ -42,13 +46,13 @@ std::string sm_list(const std::vector<std::uint32_t>& sms) {
     return join(names, ", ");
 }
 
-std::optional<Finding> coverage_finding(const Profile& profile, const analysis::CudaModule& module,
+std::optional<Finding> coverage_finding(const Profile& profile, const CudaModule& module,
                                         const std::vector<ElfReport>& elves) {
     std::vector<std::uint32_t> missing;
-    for (const auto& row : analysis::module_support(module, elves, profile.sms))
+    for (const auto& row : module_support(module, elves, profile.sms))
         if (!row.runs) missing.push_back(row.sm);
     if (missing.empty()) return std::nullopt;
-    std::string has = analysis::module_code_summary(module, elves);
+    std::string has = module_code_summary(module, elves);
     return Finding{Finding::Kind::sm, module.name,
                    fmt::format("{} has no code for {} that {} needs (has: {})", module.name, sm_list(missing),
                                profile.name, has.empty() ? "nothing" : has),
@@ -56,7 +60,7 @@ std::optional<Finding> coverage_finding(const Profile& profile, const analysis::
 }
 
 bool links_cuda_or_torch(const ElfReport& elf) {
-    return elf.cudart_major || !elf.cuda_libraries.empty() || analysis::links_torch_library(elf);
+    return elf.cudart_major || !elf.cuda_libraries.empty() || links_torch_library(elf);
 }
 
 // "${ORIGIN}/../x/" and "$ORIGIN/./../x" name the same directory as "$ORIGIN/../x".
@@ -87,7 +91,7 @@ std::optional<Finding> runpath_finding(const Profile& profile, const ElfReport& 
 
 // The tag of the file name judged against the profile's floor and the binaries' needs.
 std::optional<Finding> platform_finding(const Profile& profile, const WheelReport& report,
-                                        const analysis::PlatformClaim& claim, const std::string& target) {
+                                        const PlatformClaim& claim, const std::string& target) {
     auto tag = parse_platform_tag(claim.tag);
     if (tag.kind == PlatformTag::Kind::other) return std::nullopt;
     std::vector<std::string> reasons;
@@ -166,7 +170,7 @@ std::vector<std::string> missing_search_path(const Profile& profile, const ElfRe
     for (const auto& entry : elf.search_path) present.push_back(normalized(entry.path));
     std::vector<std::string> missing;
     for (const auto& rpath : profile.rpaths) {
-        auto wanted = repair::expand_root(rpath, depth);
+        auto wanted = wheel::expand_root(rpath, depth);
         if (std::find(present.begin(), present.end(), normalized(wanted)) == present.end()) missing.push_back(wanted);
     }
     return missing;
@@ -197,10 +201,10 @@ std::vector<Finding> evaluate(const Profile& profile, const ElfReport& report) {
     std::vector<Finding> findings;
     add(findings, runtime_finding(profile, report));
     std::vector<ElfReport> alone{report};
-    for (const auto& module : analysis::group_cuda_modules(alone)) add(findings, coverage_finding(profile, module, alone));
+    for (const auto& module : group_cuda_modules(alone)) add(findings, coverage_finding(profile, module, alone));
     add_abi_findings(findings, report, nullptr);
     add(findings, runpath_finding(profile, report, 0));
     return findings;
 }
 
-}  // namespace wheelfix::policy
+}  // namespace wheelfix::analysis

@@ -1,0 +1,103 @@
+// The check pipeline: will a wheel's extensions load against each torch? What
+// `check` runs and `retag --torch auto` reuses; the commands only render it.
+//
+// Contract:
+// - Targets: the extensions of a wheel (or one ELF file), each reduced to its
+//   imports (abi::ElfImports), and the input's own libraries as a search scope.
+//   add_wheel_member() takes one member's bytes as the caller reads them (so a
+//   command that reads every member anyway reads them once) and keeps it when it is
+//   named like a shared library, is ELF and has a dynamic section; its bytes can be
+//   dropped afterwards. An invalid ELF is an InputError naming wheel and member.
+//   read_targets() reads a wheel's library members (streamed: only their dynamic
+//   tables are kept, elf/streamed_elf.hpp), or one ELF file, and refuses an input
+//   with nothing to check. needed_roots() names what the targets need, for
+//   abi::IndexOptions::roots.
+// - load_torch(path, options, stats) loads one `--torch PATH`: a torch directory,
+//   a torch wheel (stats, when given, says what was inflated and kept) or an index
+//   file (abi/symbol_index.hpp).
+// - check_against() resolves every target against one torch (abi/check.hpp), the
+//   wheel's own libraries in scope, and groups the result (build_torch_result):
+//   unresolved symbols by (name, version) with the members needing each, sorted by
+//   demangled name; missing libraries by name. A torch "loads" when nothing is
+//   missing.
+// - pick_newest_torch() checks the targets against each torch path in turn
+//   (`load` reads one, so the caller can report what it read) and picks the newest
+//   torch version that loads; nullopt when none does. A torch without a version is
+//   an InputError naming its path (retag cannot name a torch it does not know),
+//   raised before the next path is read; no targets is an InputError naming input.
+#pragma once
+
+#include "wheelfix/abi/check.hpp"
+#include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/wheel/version.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wheelfix::analysis {
+
+struct Target {
+    std::string member;
+    abi::ElfImports imports;
+};
+
+struct Targets {
+    std::vector<Target> elves;
+    abi::SymbolIndex bundled;  // the input's own libraries
+};
+
+struct GroupedSymbol {
+    abi::Unresolved symbol;
+    std::vector<std::string> needed_by;
+};
+
+struct GroupedLibrary {
+    std::string name;
+    std::vector<std::string> needed_by;
+};
+
+struct TorchResult {
+    std::string source;
+    std::string label;  // torch version, else the source
+    std::string torch_version;
+    std::string cuda_version;
+    std::vector<abi::ElfCheck> members;
+    std::vector<GroupedSymbol> unresolved;
+    std::vector<GroupedLibrary> missing_libraries;
+
+    std::size_t missing() const { return unresolved.size() + missing_libraries.size(); }
+    bool loads() const { return missing() == 0; }
+};
+
+struct CheckReport {
+    std::string input;
+    std::vector<TorchResult> torches;
+
+    bool loads_everywhere() const;
+};
+
+void add_wheel_member(Targets& targets, const std::string& wheel, const std::string& member,
+                      std::span<const std::uint8_t> bytes);
+Targets read_targets(const std::string& path);
+std::vector<std::string> needed_roots(const Targets& targets);
+
+abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options,
+                            abi::WheelReadStats* stats = nullptr);
+
+TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members);
+TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index);
+
+struct TorchPick {
+    CheckReport report;
+    std::optional<wheel::Version> torch;
+};
+
+using TorchLoader = std::function<abi::SymbolIndex(const std::string& path, const abi::IndexOptions& options)>;
+TorchPick pick_newest_torch(const Targets& targets, const std::string& input, const std::vector<std::string>& paths,
+                            const TorchLoader& load);
+
+}  // namespace wheelfix::analysis

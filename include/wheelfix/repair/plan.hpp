@@ -1,0 +1,117 @@
+// The plan engine under every command that writes a wheel: a command decides, the
+// plan records what it decided, one executor reads the input once and writes it.
+//
+// A WheelPlan says, per member of the output:
+// - edit ELF: a list of editor edits (one elf::EditRequest: search path, NEEDED,
+//   SONAME), planned on the member's one parse and spliced into its stream
+//   (zip/splice.hpp), so only the bytes around each edit are deflated again;
+// - add member: a new file (a shim library, a grafted library, an SBOM);
+// - rename member: the .dist-info directory and every member in it;
+// - replace metadata: METADATA, WHEEL (small dist-info files written anew);
+// - copy raw: every member the plan does not name, as stored (never inflated
+//   again for writing).
+// RECORD is regenerated from the original (wheel/rewrite.hpp has the rules).
+//
+// Contract of execute_plan(wheel, plan, hooks, options):
+// 1. Refuses, before reading a byte: an output that is the input file, and (unless
+//   a dry run, which writes nothing) an existing output unless plan.overwrite
+//   (InputError naming the output).
+// 2. Reads the input once (wheel/scan.hpp): with options.digests given (the caller
+//   already read what it proves, retag), nothing is read and the plan may not edit
+//   ELF members; otherwise every member is hashed, the ones hooks.reads picks (by
+//   default every file member outside the .dist-info directory that is not a
+//   symlink) are inflated whole, and each ELF member among them (by its magic) is
+//   parsed once and handed to hooks.on_elf, which may add an edit step for it to
+//   the plan (relink's options expanded for the member's place) and may ask to keep
+//   it (shim: its edits name a library whose hash is known only after the read).
+//   Edit steps added for a member while it is read are planned and spliced at once,
+//   so memory holds one member at a time beyond the kept ones.
+// 3. Proves the read: options.check_record (default wheel::require_record_matches)
+//   on the digests; an error hooks.on_elf raised is thrown after it (a tampered
+//   member explains a broken ELF better than the ELF error does). ELF errors and
+//   edit errors are InputErrors naming "<wheel>: <member>".
+// 4. hooks.after_read(plan) may refuse (InputError) or add steps: edits of kept
+//   members (planned on their one parse), added members, dist-info changes.
+// 5. With options.dry_run nothing is written: the result has the plan's member
+//   changes (what the editor would change) and `written` false. Otherwise the
+//   output is written (atomically, wheel/rewrite.hpp), its directory created.
+// The result carries what the proofs need: the output path, the digests of the
+// input, the per-member changes, the number of ELF members read.
+//
+// describe_plan(plan, result) renders the plan for --dry-run: one line per step
+// ("edit ELF", "add", "rename", "replace"), then the count of members copied raw.
+#pragma once
+
+#include "wheelfix/elf/editor.hpp"
+#include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/wheel/rewrite.hpp"
+#include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/wheel/wheel.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wheelfix::repair {
+
+struct ElfEditStep {
+    std::string member;
+    elf::EditRequest edits;
+};
+
+struct WheelPlan {
+    std::filesystem::path output;         // the output wheel's path
+    bool overwrite = false;               // replace an existing output
+    std::vector<ElfEditStep> edit_elf;    // one step per member at most
+    std::vector<wheel::AddedMember> add;
+    wheel::DistInfoChanges dist_info;     // rename_to: rename member; replaced: replace metadata
+};
+
+// What the editor changed in one member (or would, in a dry run).
+struct MemberChange {
+    std::string member;
+    std::vector<std::string> changes;
+    std::uint64_t size_before = 0;
+    std::uint64_t size_after = 0;
+    std::uint64_t recompressed_bytes = 0;  // uncompressed bytes that went through deflate
+    bool grew = false;
+};
+
+struct PlanHooks {
+    // The members read whole (inflated, and parsed when ELF); default: every file
+    // member outside the .dist-info directory that is not a symlink. Others are
+    // only hashed as they pass.
+    std::function<bool(const zip::Member& member)> reads;
+    // Called with each ELF member's one parse; returns true to keep the member
+    // (inflated and parsed) for after_read.
+    std::function<bool(const std::string& member, const elf::ElfFile& elf, WheelPlan& plan)> on_elf;
+    std::function<void(WheelPlan& plan)> after_read;
+};
+
+struct ExecuteOptions {
+    bool dry_run = false;
+    std::optional<std::vector<wheel::MemberDigest>> digests;  // the read already made (no ELF edits then)
+    std::function<void(const wheel::Wheel&, const std::vector<wheel::MemberDigest>&)> check_record;
+};
+
+struct PlanResult {
+    std::filesystem::path output;
+    bool written = false;
+    std::vector<MemberChange> changed;  // in the order the steps were planned
+    std::vector<wheel::MemberDigest> digests;
+    std::size_t elf_members = 0;        // ELF members read
+};
+
+PlanResult execute_plan(const wheel::Wheel& wheel, WheelPlan& plan, const PlanHooks& hooks,
+                        const ExecuteOptions& options = {});
+
+// The plan as text, one step a line, for --dry-run.
+std::string describe_plan(const wheel::Wheel& wheel, const WheelPlan& plan, const PlanResult& result);
+// The editor edits of one request, one short line each ("add RUNPATH entry $ORIGIN/x").
+std::vector<std::string> describe_edits(const elf::EditRequest& edits);
+
+}  // namespace wheelfix::repair

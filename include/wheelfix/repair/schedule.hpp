@@ -1,0 +1,33 @@
+// Repairing several wheels at once: the -j worker pool under `wheelfix repair`.
+//
+// Contract: repair_wheels(wheels, index, options, out_dir, jobs) runs
+// repair_wheel() (repair.hpp) on each wheel on its own and returns one outcome per
+// wheel, in the order given: its report, or the InputError (a filesystem error
+// becomes an InputError naming the wheel) that stopped it. One wheel's failure
+// never stops the others. The thread budget (util/thread_budget.hpp) is set to
+// `jobs` (0: the CPUs this process may use); as many workers as wheels allow take
+// a wheel each, largest inflated size first (inflating and hashing is where a
+// repair's time goes, so the last wheel to start is a small one and the workers
+// finish together), and shares no worker needs go to the helpers of the wheels
+// still running. With one job the wheels run in the order given. An archive that
+// does not open counts as empty for the order: its repair reports the error.
+#pragma once
+
+#include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/repair/repair.hpp"
+#include "wheelfix/util/error.hpp"
+
+#include <filesystem>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace wheelfix::repair {
+
+using RepairOutcome = std::variant<RepairReport, InputError>;
+
+std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels, const abi::SymbolIndex& index,
+                                         const RepairOptions& options, const std::filesystem::path& out_dir,
+                                         unsigned jobs);
+
+}  // namespace wheelfix::repair

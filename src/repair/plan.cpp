@@ -1,0 +1,211 @@
+// execute_plan: one read of the input, each ELF parsed once, edits spliced, one
+// write (plan.hpp has the contract); describe_plan: the plan as --dry-run prints it.
+#include "wheelfix/repair/plan.hpp"
+
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
+#include "wheelfix/zip/splice.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace wheelfix::repair {
+
+namespace {
+
+// A member kept whole after its read (hooks.on_elf asked for it): its bytes and
+// the one parse of them, which points into those bytes.
+struct KeptMember {
+    std::string name;
+    zip::InflatedMember inflated;
+    std::optional<elf::ElfFile> elf;
+};
+
+class Executor {
+public:
+    Executor(const wheel::Wheel& wheel, WheelPlan& plan, const PlanHooks& hooks, const ExecuteOptions& options)
+        : wheel_(wheel), plan_(plan), hooks_(hooks), options_(options), label_(wheel.archive().path().string()) {}
+
+    PlanResult run() {
+        refuse_output();
+        result_.output = plan_.output;
+        read();
+        if (hooks_.after_read) hooks_.after_read(plan_);
+        for (const auto& step : plan_.edit_elf)
+            if (!planned_.contains(step.member)) edit_kept(step);
+        kept_.clear();
+        if (!options_.dry_run) write();
+        return std::move(result_);
+    }
+
+private:
+    const wheel::Wheel& wheel_;
+    WheelPlan& plan_;
+    const PlanHooks& hooks_;
+    const ExecuteOptions& options_;
+    std::string label_;
+    PlanResult result_;
+    std::map<std::string, zip::PrecompressedMember> edited_;
+    std::map<std::string, bool> planned_;  // members whose edit step was planned (true: something changed)
+    std::vector<std::unique_ptr<KeptMember>> kept_;
+
+    void refuse_output() const {
+        if (same_file(wheel_.archive().path(), plan_.output))
+            throw InputError(plan_.output.string(), "output would overwrite the input wheel; choose another -o directory");
+        if (!options_.dry_run) refuse_existing_output(plan_.output, plan_.overwrite);
+    }
+
+    std::string member_label(const std::string& member) const { return label_ + ": " + member; }
+
+    const ElfEditStep* step_for(const std::string& member) const {
+        auto found = std::find_if(plan_.edit_elf.begin(), plan_.edit_elf.end(),
+                                  [&](const ElfEditStep& step) { return step.member == member; });
+        return found == plan_.edit_elf.end() ? nullptr : &*found;
+    }
+
+    // Plans the editor's byte edits on the one parse and splices them into the
+    // member's stream (skipped in a dry run: the change lines are what it shows).
+    void edit(const ElfEditStep& step, const zip::InflatedMember& inflated, const elf::ElfFile& elf) {
+        planned_[step.member] = false;
+        elf::EditPlan edits;
+        try {
+            edits = elf::plan_edits(elf, step.edits);
+        } catch (const elf::EditError& error) {
+            throw InputError(member_label(step.member), std::string("cannot edit: ") + error.what());
+        }
+        if (edits.edits.empty()) return;
+        planned_[step.member] = true;
+        MemberChange change{step.member, edits.changes, inflated.size, edits.new_size, 0, edits.grew};
+        if (!options_.dry_run) {
+            auto spliced = zip::plan_splice(inflated, edits.edits);
+            change.recompressed_bytes = spliced.recompressed_bytes;
+            edited_.emplace(step.member, std::move(spliced));
+        }
+        result_.changed.push_back(std::move(change));
+    }
+
+    void edit_kept(const ElfEditStep& step) {
+        auto found = std::find_if(kept_.begin(), kept_.end(), [&](const auto& kept) { return kept->name == step.member; });
+        if (found == kept_.end())
+            throw std::logic_error("plan edits " + step.member + ", which was neither read nor kept");
+        edit(step, (*found)->inflated, *(*found)->elf);
+    }
+
+    elf::ElfFile parse(const std::string& member, const zip::InflatedMember& inflated) const {
+        try {
+            return elf::ElfFile::parse(inflated.data);
+        } catch (const elf::ElfError& error) {
+            throw InputError(member_label(member), std::string("invalid ELF: ") + error.what());
+        }
+    }
+
+    // One ELF member as the read passes it: parsed once, offered to the command,
+    // edited at once when the command planned an edit, kept when it asked.
+    void take(const zip::Member& member, zip::InflatedMember& inflated) {
+        ++result_.elf_members;
+        auto kept = std::make_unique<KeptMember>(KeptMember{member.name, std::move(inflated), std::nullopt});
+        kept->elf = parse(member.name, kept->inflated);
+        const bool keep = hooks_.on_elf && hooks_.on_elf(member.name, *kept->elf, plan_);
+        if (const auto* step = step_for(member.name)) edit(*step, kept->inflated, *kept->elf);
+        if (keep) kept_.push_back(std::move(kept));
+    }
+
+    void read() {
+        if (options_.digests) {
+            if (!plan_.edit_elf.empty() || hooks_.on_elf)
+                throw std::logic_error("a plan that edits ELF members needs the executor's own read");
+            result_.digests = *options_.digests;
+        } else {
+            const std::string dist_info = wheel_.dist_info() + "/";
+            auto wants = [&](const zip::Member& member) {
+                return !member.is_symlink && !member.name.starts_with(dist_info) && (!hooks_.reads || hooks_.reads(member));
+            };
+            std::optional<InputError> member_error;  // thrown after RECORD: a tampered member explains a broken ELF
+            result_.digests = wheel::scan_members_indexed(
+                wheel_.archive(), wants, [&](const zip::Member& member, zip::InflatedMember& inflated) {
+                    if (member_error || !elf::is_elf(inflated.data)) return;
+                    try {
+                        take(member, inflated);
+                    } catch (const InputError& error) {
+                        member_error = error;
+                    }
+                });
+            check_record();
+            if (member_error) throw *member_error;
+            return;
+        }
+        check_record();
+    }
+
+    void check_record() const {
+        if (options_.check_record) options_.check_record(wheel_, result_.digests);
+        else wheel::require_record_matches(wheel_, result_.digests);
+    }
+
+    void write() {
+        wheel::WheelChanges changes;
+        changes.edited = std::move(edited_);
+        changes.added = std::move(plan_.add);
+        plan_.add.clear();
+        changes.dist_info = plan_.dist_info;
+        if (!plan_.output.parent_path().empty()) std::filesystem::create_directories(plan_.output.parent_path());
+        wheel::write_wheel_changes(wheel_, std::move(changes), plan_.output,
+                                   wheel::WriteOptions{wheel::source_date_epoch_from_environment(), plan_.overwrite});
+        result_.written = true;
+    }
+};
+
+std::string search_path_kind(elf::SearchPathKind kind) {
+    return kind == elf::SearchPathKind::rpath ? "RPATH" : "RUNPATH";
+}
+
+}  // namespace
+
+PlanResult execute_plan(const wheel::Wheel& wheel, WheelPlan& plan, const PlanHooks& hooks,
+                        const ExecuteOptions& options) {
+    return Executor(wheel, plan, hooks, options).run();
+}
+
+std::vector<std::string> describe_edits(const elf::EditRequest& edits) {
+    std::vector<std::string> lines;
+    if (edits.set_search_path) lines.push_back("set search path to '" + *edits.set_search_path + "'");
+    for (const auto& entry : edits.remove_search_path) lines.push_back("remove search path entry " + entry);
+    if (edits.drop_absolute) lines.push_back("drop absolute search path entries");
+    for (const auto& entry : edits.add_search_path) lines.push_back("add search path entry " + entry);
+    if (edits.force_kind != elf::SearchPathKind::keep) lines.push_back("write it as " + search_path_kind(edits.force_kind));
+    for (const auto& [from, to] : edits.replace_needed) lines.push_back("replace NEEDED " + from + " with " + to);
+    for (const auto& name : edits.remove_needed) lines.push_back("remove NEEDED " + name);
+    for (const auto& name : edits.add_needed) lines.push_back("add NEEDED " + name);
+    if (edits.set_soname) lines.push_back("set SONAME " + *edits.set_soname);
+    return lines;
+}
+
+std::string describe_plan(const wheel::Wheel& wheel, const WheelPlan& plan, const PlanResult& result) {
+    std::string out = fmt::format("plan: {} -> {}\n", wheel.archive().path().filename().string(), plan.output.string());
+    std::size_t edited = 0;
+    for (const auto& step : plan.edit_elf) {
+        auto change = std::find_if(result.changed.begin(), result.changed.end(),
+                                   [&](const MemberChange& c) { return c.member == step.member; });
+        if (change == result.changed.end()) {
+            out += fmt::format("  keep      {} (already as asked)\n", step.member);
+            continue;
+        }
+        ++edited;
+        out += fmt::format("  edit ELF  {}\n", step.member);
+        for (const auto& line : change->changes) out += "              " + line + "\n";
+    }
+    for (const auto& added : plan.add) out += fmt::format("  add       {} ({} bytes)\n", added.name, added.bytes.size());
+    if (plan.dist_info.rename_to)
+        out += fmt::format("  rename    {} -> {}\n", wheel.dist_info(), *plan.dist_info.rename_to);
+    for (const auto& [file, text] : plan.dist_info.replaced)
+        out += fmt::format("  replace   {}/{}\n", plan.dist_info.rename_to.value_or(wheel.dist_info()), file);
+    std::size_t payload = 0;
+    for (const auto& member : wheel.archive().members())
+        if (!member.is_directory && !member.name.starts_with(wheel.dist_info() + "/")) ++payload;
+    out += fmt::format("  copy raw  {} other payload member(s) as stored; RECORD regenerated\n", payload - edited);
+    return out;
+}
+
+}  // namespace wheelfix::repair
