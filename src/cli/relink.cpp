@@ -69,6 +69,7 @@ void render_text(const repair::RelinkResult& result, const GlobalOptions& global
 int run_relink(RelinkArguments& args, const GlobalOptions& global) {
     finish_options(args);
     bool is_wheel = args.input.ends_with(".whl");
+    if (is_wheel) require_output_directory(args.output);
     auto result = is_wheel ? repair::relink_wheel(args.input, args.options, args.output)
                            : repair::relink_file(args.input, args.options, args.output);
     if (global.json) render_json(result);

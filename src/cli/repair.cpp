@@ -315,6 +315,7 @@ int exit_status(const std::vector<Outcome>& outcomes) {
 }
 
 int run_repair(const RepairArguments& args, const GlobalOptions& global) {
+    require_output_directory(args.output);
     auto options = repair_options(args);
     auto index = abi::load_index(args.torch);
     auto outcomes = repair_all(args, index, options);
