@@ -2,7 +2,9 @@
 // load against each torch? PATH is a torch directory, a torch wheel or an index.
 // Several inputs (`check dist/*.whl`): each torch is loaded once for all of them,
 // each input gets its report, then one summary line (JSON: check/2) and one exit
-// status; one input prints exactly what it always did (JSON: check/1).
+// status; one input prints exactly what it always did (JSON: check/1). Among
+// several, an input without ELF shared objects (a pure-python wheel) is said to
+// have nothing to check, not refused; alone it is refused as before.
 //
 // The input is read once: each ELF member of a wheel (members named like shared
 // libraries) is parsed and reduced to what resolution needs (its NEEDED and
@@ -55,17 +57,26 @@ std::vector<std::string> all_needed_roots(const std::vector<Targets>& inputs) {
     return roots;
 }
 
-std::string render_checks_text(const std::vector<CheckReport>& reports, const GlobalOptions& global) {
+std::string render_checks_text(const std::vector<CheckReport>& reports, const std::vector<Targets>& inputs,
+                               const GlobalOptions& global) {
     if (reports.size() == 1) return render_check_text(reports.front(), global);
     std::string out;
-    for (const CheckReport& report : reports) out += report.input + ":\n" + render_check_text(report, global) + "\n";
-    return out + render_checks_summary(reports, global);
+    std::size_t nothing_to_check = 0;
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+        if (inputs[i].elves.empty()) {
+            out += reports[i].input + ": no ELF shared objects: nothing to check\n\n";
+            ++nothing_to_check;
+            continue;
+        }
+        out += reports[i].input + ":\n" + render_check_text(reports[i], global) + "\n";
+    }
+    return out + render_checks_summary(reports, nothing_to_check, global);
 }
 
 int run_check(const CheckArguments& args, const GlobalOptions& global) {
     if (!args.junit.empty()) refuse_existing_output(args.junit, args.overwrite);
     std::vector<Targets> inputs;
-    for (const std::string& input : args.inputs) inputs.push_back(read_targets(input));
+    for (const std::string& input : args.inputs) inputs.push_back(read_targets(input, args.inputs.size() == 1));
     abi::IndexOptions options;
     options.roots = all_needed_roots(inputs);
     std::vector<CheckReport> reports(inputs.size());
@@ -78,7 +89,7 @@ int run_check(const CheckArguments& args, const GlobalOptions& global) {
     if (global.json)
         fmt::print("{}", reports.size() == 1 ? write_check_json(reports.front()) : write_checks_json(reports));
     else
-        fmt::print("{}", render_checks_text(reports, global));
+        fmt::print("{}", render_checks_text(reports, inputs, global));
     bool loads = std::all_of(reports.begin(), reports.end(), [](const CheckReport& r) { return r.loads_everywhere(); });
     return loads ? 0 : 1;
 }

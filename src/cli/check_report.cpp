@@ -210,13 +210,15 @@ std::string write_checks_json(const std::vector<CheckReport>& reports) {
     return json.str();
 }
 
-std::string render_checks_summary(const std::vector<CheckReport>& reports, const GlobalOptions& global) {
+std::string render_checks_summary(const std::vector<CheckReport>& reports, std::size_t nothing_to_check,
+                                  const GlobalOptions& global) {
     const Palette colour = palette(global);
     std::vector<std::string> failing;
     for (const CheckReport& report : reports)
         if (!report.loads_everywhere()) failing.push_back(report.input);
     std::string out = fmt::format("{} inputs: {} load against every torch", reports.size(),
                                   reports.size() - failing.size());
+    if (nothing_to_check > 0) out += fmt::format(" ({} with nothing to check)", nothing_to_check);
     if (failing.empty()) return out + "\n";
     return out + fmt::format(", {} {}: {}\n", failing.size(), colour.bad("do not"), join(failing, ", "));
 }

@@ -12,7 +12,8 @@
 // matrix_text() is that last line alone (retag --torch auto prints it).
 // write_check_json() writes the same content; keys are only ever added within
 // schema version 1. Several inputs (`check dist/*.whl`): render_checks_summary() is
-// the closing summary of their texts, and write_checks_json() one document of
+// the closing summary of their texts (inputs without ELF shared objects count as
+// loading and are also counted on their own), and write_checks_json() one document of
 // schema "wheelfix.check/2" (docs/schema): each input's check/1 content without its
 // "schema" key, in order, under "inputs"; one input is always written as check/1.
 #pragma once
@@ -61,7 +62,8 @@ TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::E
 std::string render_check_text(const CheckReport& report, const GlobalOptions& global);
 std::string matrix_text(const CheckReport& report, const Palette& colour = Palette(false));
 std::string write_check_json(const CheckReport& report);
-std::string render_checks_summary(const std::vector<CheckReport>& reports, const GlobalOptions& global);
+std::string render_checks_summary(const std::vector<CheckReport>& reports, std::size_t nothing_to_check,
+                                  const GlobalOptions& global);
 std::string write_checks_json(const std::vector<CheckReport>& reports);
 
 }  // namespace wheelfix::cli

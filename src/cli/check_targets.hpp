@@ -7,7 +7,8 @@
 // it is named like a shared library, is ELF and has a dynamic section; its bytes
 // can be dropped afterwards. An invalid ELF is an InputError naming wheel and
 // member. read_targets() reads a wheel's library members, or one ELF file, and
-// refuses an input with nothing to check. check_against() resolves every target
+// refuses an input with nothing to check unless refuse_empty is false (check of
+// several inputs: a pure-python wheel in dist/ is not an error). check_against() resolves every target
 // against one torch index (check.hpp), the wheel's own libraries in scope;
 // needed_roots() names what the targets need, for IndexOptions::roots.
 #pragma once
@@ -36,7 +37,7 @@ struct Targets {
 
 void add_wheel_member(Targets& targets, const std::string& wheel, const std::string& member,
                       std::span<const std::uint8_t> bytes);
-Targets read_targets(const std::string& path);
+Targets read_targets(const std::string& path, bool refuse_empty = true);
 std::vector<std::string> needed_roots(const Targets& targets);
 TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index);
 

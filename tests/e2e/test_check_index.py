@@ -149,6 +149,16 @@ class SeveralInputs(unittest.TestCase):
             ok = wfx.run("check", elf, elf, "--torch", TREES["2.10.0"], check_status=0).stdout
             self.assertEqual(ok.splitlines()[-1], "2 inputs: 2 load against every torch")
 
+    def test_a_pure_python_wheel_among_several_has_nothing_to_check(self):
+        pure = wfx.SAMPLES / "purepy-1.0.0-py3-none-any.whl"
+        wfx.run("check", pure, "--torch", TREES["2.9.0"], check_status=2)  # alone: refused, as before
+        text = wfx.run("check", pure, wfx.SGL_WHEEL, "--torch", TREES["2.9.0"], check_status=0).stdout
+        self.assertIn(f"{pure}: no ELF shared objects: nothing to check\n", text)
+        self.assertEqual(text.splitlines()[-1], "2 inputs: 2 load against every torch (1 with nothing to check)")
+        doc = json.loads(wfx.run("--json", "check", pure, wfx.SGL_WHEEL, "--torch", TREES["2.9.0"]).stdout)
+        self.assertEqual(doc["inputs"][0]["torches"][0]["members"], [])
+        self.assertTrue(doc["loads_everywhere"])
+
     def test_one_bad_input_is_exit_2_naming_it(self):
         with wfx.TempDir() as tmp:
             bad = tmp / "bad-1.0-py3-none-any.whl"
