@@ -1,0 +1,32 @@
+"""wheelfix: inspect, check and repair Python wheels with native (C++/CUDA) extensions.
+
+The wheel installs a static `wheelfix` binary into the scripts directory (bin/);
+this package only finds it, so that `python -m wheelfix` (and pipx, uvx) run it.
+"""
+import os
+import sys
+import sysconfig
+
+__all__ = ["binary"]
+
+
+def _candidates():
+    yield sysconfig.get_path("scripts")                       # venv, system, conda
+    user_scheme = {"posix": "posix_user", "nt": "nt_user"}.get(os.name)
+    if user_scheme:
+        yield sysconfig.get_path("scripts", user_scheme)      # pip install --user
+    # pip install --target DIR puts the package in DIR and the scripts in DIR/bin
+    yield os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin")
+
+
+def binary():
+    """The path of the wheelfix binary this package was installed with."""
+    for directory in _candidates():
+        if not directory:
+            continue
+        path = os.path.join(directory, "wheelfix")
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    raise FileNotFoundError("wheelfix: the wheelfix binary was not found beside this package "
+                            "(looked in " + ", ".join(d for d in _candidates() if d) + "); "
+                            "reinstall with: pip install --force-reinstall wheelfix")
