@@ -10,7 +10,21 @@ import sysconfig
 __all__ = ["binary"]
 
 
+def _recorded():
+    """Where this installation's RECORD says pip put the binary (any scheme, --target, --prefix)."""
+    try:
+        from importlib import metadata
+        files = metadata.distribution("wheelfix").files or []
+    except Exception:  # no importlib.metadata (python < 3.8) or no dist-info found
+        return None
+    for file in files:
+        if file.name == "wheelfix" and file.parent.name == "bin":
+            return os.path.dirname(os.path.normpath(str(file.locate())))
+    return None
+
+
 def _candidates():
+    yield _recorded()
     yield sysconfig.get_path("scripts")                       # venv, system, conda
     user_scheme = {"posix": "posix_user", "nt": "nt_user"}.get(os.name)
     if user_scheme:
