@@ -5,6 +5,16 @@ function(wheelfix_missing what package)
   message(FATAL_ERROR "wheelfix: ${what} not found. Install it with: apt-get install ${package}")
 endfunction()
 
+# WHEELFIX_STATIC (scripts/build-wheels): every library as its static archive, for the
+# target architecture. Debian ships libz.a and libcrypto.a (zlib1g-dev, libssl-dev, also
+# as :arm64); libzip.a it does not, so scripts/build-wheels builds it from Debian's source
+# package into a prefix named by CMAKE_PREFIX_PATH; fmt is used header-only (no libfmt.a).
+if(WHEELFIX_STATIC)
+  set(CMAKE_FIND_LIBRARY_SUFFIXES .a)
+  set(ZLIB_USE_STATIC_LIBS ON)
+  set(OPENSSL_USE_STATIC_LIBS TRUE)
+endif()
+
 find_package(ZLIB QUIET)
 if(NOT ZLIB_FOUND)
   wheelfix_missing("zlib" zlib1g-dev)
@@ -15,9 +25,19 @@ if(NOT OpenSSL_FOUND)
   wheelfix_missing("OpenSSL libcrypto (SHA-256)" libssl-dev)
 endif()
 
-find_package(fmt QUIET)
-if(NOT fmt_FOUND)
-  wheelfix_missing("fmt" libfmt-dev)
+if(WHEELFIX_STATIC)
+  find_path(FMT_INCLUDE_DIR fmt/format.h)
+  if(NOT FMT_INCLUDE_DIR)
+    wheelfix_missing("fmt" libfmt-dev)
+  endif()
+  add_library(fmt::fmt INTERFACE IMPORTED)  # the name fmt's own CMake config gives
+  target_include_directories(fmt::fmt INTERFACE ${FMT_INCLUDE_DIR})
+  target_compile_definitions(fmt::fmt INTERFACE FMT_HEADER_ONLY=1)
+else()
+  find_package(fmt QUIET)
+  if(NOT fmt_FOUND)
+    wheelfix_missing("fmt" libfmt-dev)
+  endif()
 endif()
 
 find_path(LIBZIP_INCLUDE_DIR zip.h)
@@ -28,6 +48,9 @@ endif()
 add_library(wheelfix::libzip INTERFACE IMPORTED)
 target_include_directories(wheelfix::libzip INTERFACE ${LIBZIP_INCLUDE_DIR})
 target_link_libraries(wheelfix::libzip INTERFACE ${LIBZIP_LIBRARY})
+if(WHEELFIX_STATIC)
+  target_link_libraries(wheelfix::libzip INTERFACE ZLIB::ZLIB)  # libzip.a needs inflate/deflate after it
+endif()
 
 find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp)
 if(NOT CLI11_INCLUDE_DIR)

@@ -123,9 +123,9 @@ void add_wheel_member(Targets& targets, const std::string& wheel, const std::str
     }
 }
 
-Targets read_targets(const std::string& path) {
+Targets read_targets(const std::string& path, bool refuse_empty) {
     Targets targets = wheelfix::starts_like_zip(path) ? read_wheel_targets(path) : read_elf_target(path);
-    if (targets.elves.empty()) throw InputError(path, "holds no ELF shared objects: nothing to check");
+    if (refuse_empty && targets.elves.empty()) throw InputError(path, "holds no ELF shared objects: nothing to check");
     return targets;
 }
 

@@ -1,5 +1,10 @@
-// `wheelfix check WHEEL|ELF --torch PATH... [--json]`: will the wheel's extensions
+// `wheelfix check WHEEL|ELF... --torch PATH... [--json]`: will the wheel's extensions
 // load against each torch? PATH is a torch directory, a torch wheel or an index.
+// Several inputs (`check dist/*.whl`): each torch is loaded once for all of them,
+// each input gets its report, then one summary line (JSON: check/2) and one exit
+// status; one input prints exactly what it always did (JSON: check/1). Among
+// several, an input without ELF shared objects (a pure-python wheel) is said to
+// have nothing to check, not refused; alone it is refused as before.
 //
 // The work is analysis/torch_check.hpp; this file parses and renders. The input
 // is read once: each ELF member of a wheel (members named like shared
@@ -22,37 +27,71 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace wheelfix::cli {
 
 namespace {
 
 struct CheckArguments {
-    std::string input;
+    std::vector<std::string> inputs;
     std::vector<std::string> torches;
     std::string junit;
     bool overwrite = false;
 };
 
-void write_junit(const CheckReport& report, const std::string& path, bool overwrite) {
-    std::string xml = write_check_junit(report);
+void write_junit(const std::vector<CheckReport>& reports, const std::string& path, bool overwrite) {
+    std::string xml = write_check_junit(reports);
     using std::filesystem::perms;
     write_file_atomically(path, {reinterpret_cast<const std::uint8_t*>(xml.data()), xml.size()},
                           perms::owner_read | perms::owner_write | perms::group_read | perms::others_read, overwrite);
 }
 
+// What every input needs, so each torch is loaded once for all of them.
+std::vector<std::string> all_needed_roots(const std::vector<analysis::Targets>& inputs) {
+    std::vector<std::string> roots;
+    for (const analysis::Targets& targets : inputs)
+        for (std::string& root : analysis::needed_roots(targets)) roots.push_back(std::move(root));
+    std::sort(roots.begin(), roots.end());
+    roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+    return roots;
+}
+
+std::string render_checks_text(const std::vector<CheckReport>& reports, const std::vector<analysis::Targets>& inputs,
+                               const GlobalOptions& global) {
+    if (reports.size() == 1) return render_check_text(reports.front(), global);
+    std::string out;
+    std::size_t nothing_to_check = 0;
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+        if (inputs[i].elves.empty()) {
+            out += reports[i].input + ": no ELF shared objects: nothing to check\n\n";
+            ++nothing_to_check;
+            continue;
+        }
+        out += reports[i].input + ":\n" + render_check_text(reports[i], global) + "\n";
+    }
+    return out + render_checks_summary(reports, nothing_to_check, global);
+}
+
 int run_check(const CheckArguments& args, const GlobalOptions& global) {
-    const std::string& input = args.input;
     if (!args.junit.empty()) refuse_existing_output(args.junit, args.overwrite);
-    const analysis::Targets targets = analysis::read_targets(input);
+    std::vector<analysis::Targets> inputs;
+    for (const std::string& input : args.inputs) inputs.push_back(analysis::read_targets(input, args.inputs.size() == 1));
     abi::IndexOptions options;
-    options.roots = analysis::needed_roots(targets);
-    CheckReport report;
-    report.input = input;
-    for (const std::string& torch : args.torches)
-        report.torches.push_back(analysis::check_against(targets, load_torch(torch, options, global.verbose)));
-    if (!args.junit.empty()) write_junit(report, args.junit, args.overwrite);
-    fmt::print("{}", global.json ? write_check_json(report) : render_check_text(report, global));
-    return report.loads_everywhere() ? 0 : 1;
+    options.roots = all_needed_roots(inputs);
+    std::vector<CheckReport> reports(inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) reports[i].input = args.inputs[i];
+    for (const std::string& torch : args.torches) {
+        const abi::SymbolIndex index = load_torch(torch, options, global.verbose);
+        for (std::size_t i = 0; i < inputs.size(); ++i) reports[i].torches.push_back(analysis::check_against(inputs[i], index));
+    }
+    if (!args.junit.empty()) write_junit(reports, args.junit, args.overwrite);
+    if (global.json)
+        fmt::print("{}", reports.size() == 1 ? write_check_json(reports.front()) : write_checks_json(reports));
+    else
+        fmt::print("{}", render_checks_text(reports, inputs, global));
+    bool loads = std::all_of(reports.begin(), reports.end(), [](const CheckReport& r) { return r.loads_everywhere(); });
+    return loads ? 0 : 1;
 }
 
 }  // namespace
@@ -62,7 +101,9 @@ CommandRunner register_check(CLI::App& app, const GlobalOptions& global) {
                                                 "against each torch (a torch directory, torch wheel or index) the "
                                                 "way ld.so would; explain every miss and its near misses");
     auto args = std::make_shared<CheckArguments>();
-    command->add_option("input", args->input, "A wheel (*.whl) or an ELF shared object")->required();
+    command->add_option("input", args->inputs,
+                        "Wheels (*.whl) or ELF shared objects; several get one summary and one exit status")
+        ->required();
     add_torch_option(*command, args->torches, "Torch package directory, torch wheel or wheelfix index (repeatable)")
         ->required()
         ->take_all();

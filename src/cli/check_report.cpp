@@ -136,13 +136,53 @@ std::string render_check_text(const CheckReport& report, const GlobalOptions& gl
     return out + matrix_text(report, colour);
 }
 
-std::string write_check_json(const CheckReport& report) {
-    JsonWriter json;
-    json.begin_object().field("schema", "wheelfix.check/1").field("input", report.input);
+namespace {
+
+void write_report_fields(JsonWriter& json, const CheckReport& report) {
+    json.field("input", report.input);
     json.field("loads_everywhere", report.loads_everywhere()).key("torches").begin_array();
     for (const TorchResult& torch : report.torches) write_torch(json, torch);
+    json.end_array();
+}
+
+bool all_load(const std::vector<CheckReport>& reports) {
+    return std::all_of(reports.begin(), reports.end(), [](const CheckReport& r) { return r.loads_everywhere(); });
+}
+
+}  // namespace
+
+std::string write_check_json(const CheckReport& report) {
+    JsonWriter json;
+    json.begin_object().field("schema", "wheelfix.check/1");
+    write_report_fields(json, report);
+    json.end_object();
+    return json.str();
+}
+
+std::string write_checks_json(const std::vector<CheckReport>& reports) {
+    JsonWriter json;
+    json.begin_object().field("schema", "wheelfix.check/2").field("loads_everywhere", all_load(reports));
+    json.key("inputs").begin_array();
+    for (const CheckReport& report : reports) {
+        json.begin_object();
+        write_report_fields(json, report);
+        json.end_object();
+    }
     json.end_array().end_object();
     return json.str();
+}
+
+std::string render_checks_summary(const std::vector<CheckReport>& reports, std::size_t nothing_to_check,
+                                  const GlobalOptions& global) {
+    const Palette colour = palette(global);
+    std::vector<std::string> failing;
+    for (const CheckReport& report : reports)
+        if (!report.loads_everywhere()) failing.push_back(report.input);
+    std::string out = fmt::format("{} inputs: {} load against every torch", reports.size(),
+                                  reports.size() - failing.size());
+    if (nothing_to_check > 0) out += fmt::format(" ({} with nothing to check)", nothing_to_check);
+    if (failing.empty()) return out + "\n";
+    return out + fmt::format(", {} {}: {}\n", failing.size(), colour.bad("do not"), join(failing, ", "));
 }
 
 }  // namespace wheelfix::cli

@@ -8,7 +8,11 @@
 // has one), then the matrix "loads against: 2.9.0+cu130 yes, 2.10.0+cu130 NO (1 missing)".
 // matrix_text() is that last line alone (retag --torch auto prints it).
 // write_check_json() writes the same content; keys are only ever added within
-// schema version 1.
+// schema version 1. Several inputs (`check dist/*.whl`): render_checks_summary() is
+// the closing summary of their texts (inputs without ELF shared objects count as
+// loading and are also counted on their own), and write_checks_json() one document of
+// schema "wheelfix.check/2" (docs/schema): each input's check/1 content without its
+// "schema" key, in order, under "inputs"; one input is always written as check/1.
 #pragma once
 
 #include "commands.hpp"
@@ -29,5 +33,8 @@ using analysis::TorchResult;
 std::string render_check_text(const CheckReport& report, const GlobalOptions& global);
 std::string matrix_text(const CheckReport& report, const Palette& colour = Palette(false));
 std::string write_check_json(const CheckReport& report);
+std::string render_checks_summary(const std::vector<CheckReport>& reports, std::size_t nothing_to_check,
+                                  const GlobalOptions& global);
+std::string write_checks_json(const std::vector<CheckReport>& reports);
 
 }  // namespace wheelfix::cli

@@ -96,14 +96,18 @@ std::string testsuite(const TorchResult& torch, const CheckReport& report) {
 
 }  // namespace
 
-std::string write_check_junit(const CheckReport& report) {
+std::string write_check_junit(const std::vector<CheckReport>& reports) {
     std::size_t tests = 0, failed = 0;
-    for (const auto& torch : report.torches) tests += torch.members.size(), failed += failures(torch);
+    for (const auto& report : reports)
+        for (const auto& torch : report.torches) tests += torch.members.size(), failed += failures(torch);
     std::string out = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                                   "<testsuites name=\"wheelfix check\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n",
                                   tests, failed);
-    for (const auto& torch : report.torches) out += testsuite(torch, report);
+    for (const auto& report : reports)
+        for (const auto& torch : report.torches) out += testsuite(torch, report);
     return out + "</testsuites>\n";
 }
+
+std::string write_check_junit(const CheckReport& report) { return write_check_junit(std::vector<CheckReport>{report}); }
 
 }  // namespace wheelfix::cli

@@ -14,15 +14,18 @@
 //   escaped for XML 1.0: markup characters as entities, control characters other
 //   than tab/newline and invalid UTF-8 bytes as U+FFFD, so any symbol name from
 //   any file gives well-formed XML. No timestamps: the same input gives the same
-//   bytes.
+//   bytes. Several inputs (check A.whl B.whl …): one document, the testsuites of
+//   each input in turn, its input property telling them apart.
 #pragma once
 
 #include "check_report.hpp"
 
 #include <string>
+#include <vector>
 
 namespace wheelfix::cli {
 
 std::string write_check_junit(const CheckReport& report);
+std::string write_check_junit(const std::vector<CheckReport>& reports);
 
 }  // namespace wheelfix::cli

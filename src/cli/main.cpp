@@ -3,6 +3,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "progress_bar.hpp"
+#include "suggest.hpp"
 
 #include "wheelfix/util/argfile.hpp"
 #include "wheelfix/util/cleanup.hpp"
@@ -26,7 +27,7 @@ void add_global_options(CLI::App& app, wheelfix::cli::GlobalOptions& global) {
     app.add_flag("-q,--quiet", global.quiet, "Print only findings and errors");
     app.add_flag("-v,--verbose", global.verbose, "Print more detail");
     wheelfix::cli::add_color_option(app, global.color);
-    app.set_version_flag("--version", "wheelfix " WHEELFIX_VERSION);
+    app.set_version_flag("--version", "wheelfix " WHEELFIX_VERSION " (" WHEELFIX_BUILD ")");
 }
 
 // argv without the program name, every @FILE replaced by its arguments (util/argfile.hpp).
@@ -100,6 +101,12 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
+        if (std::string word = wheelfix::cli::unknown_command(app, arguments); !word.empty()) {
+            std::string guess = wheelfix::cli::closest_command(app, word);
+            fmt::print(stderr, "wheelfix: '{}' is not a wheelfix command{}\nRun 'wheelfix --help' for the commands.\n",
+                       word, guess.empty() ? "" : "; did you mean '" + guess + "'?");
+            return 2;
+        }
         fmt::print(stderr, "wheelfix: {}\nRun 'wheelfix --help' for usage.\n", e.what());
         return 2;
     }

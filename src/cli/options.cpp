@@ -1,7 +1,28 @@
 // Shared option spellings (options.hpp has the contract).
 #include "options.hpp"
 
+#include "wheelfix/util/error.hpp"
+
+#include <filesystem>
+
 namespace wheelfix::cli {
+
+void require_output_directory(const std::string& output) {
+    std::error_code ec;
+    for (std::filesystem::path path = output; !path.empty(); path = path.parent_path()) {
+        auto status = std::filesystem::status(path, ec);
+        if (!std::filesystem::exists(status)) {
+            if (path == path.parent_path()) break;
+            continue;
+        }
+        if (std::filesystem::is_directory(status)) return;
+        throw InputError(output, path.string() == output
+                                     ? "is a file, but -o/-w names the directory the output wheel is written into "
+                                       "(it is created if missing): name a directory, e.g. -o dist/"
+                                     : "cannot be created: " + path.string() + " is a file, not a directory; "
+                                       "name a directory for -o/-w, e.g. -o dist/");
+    }
+}
 
 CLI::Option* add_wheel_dir_option(CLI::App& command, std::string& output, const std::string& description) {
     return command.add_option("-o,--output,-w,--wheel-dir", output, description)->required();

@@ -4,6 +4,9 @@
 // Contract:
 // - add_wheel_dir_option(): "-o,--output" with auditwheel's "-w,--wheel-dir" as
 //   the same option (either spelling, once), required.
+// - require_output_directory(): the -o/-w of a command writing wheels must be a
+//   directory or not exist yet (it is created); a file there (or a file where a
+//   parent directory should be) is an InputError saying what to name instead.
 // - add_target_option(): "--target PROFILE", defaulting to $WHEELFIX_TARGET when
 //   the option is not given (an empty variable counts as unset).
 // - add_torch_option(): "--torch PATH" (a torch directory, torch wheel or index),
@@ -27,6 +30,7 @@ inline constexpr const char* kTargetEnvironment = "WHEELFIX_TARGET";
 inline constexpr const char* kTorchEnvironment = "WHEELFIX_TORCH";
 
 CLI::Option* add_wheel_dir_option(CLI::App& command, std::string& output, const std::string& description);
+void require_output_directory(const std::string& output);
 CLI::Option* add_exclude_option(CLI::App& command, std::vector<std::string>& globs);
 CLI::Option* add_color_option(CLI::App& app, std::string& color);
 

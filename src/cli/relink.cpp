@@ -75,6 +75,7 @@ int run_relink(RelinkArguments& args, const GlobalOptions& global) {
     finish_options(args);
     bool is_wheel = args.input.ends_with(".whl");
     if (args.options.dry_run && !is_wheel) throw InputError("--dry-run", "is for wheels; a bare ELF file has no plan");
+    if (is_wheel) require_output_directory(args.output);
     auto result = is_wheel ? repair::relink_wheel(args.input, args.options, args.output)
                            : repair::relink_file(args.input, args.options, args.output);
     if (global.json) render_json(result);

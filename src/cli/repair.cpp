@@ -307,6 +307,7 @@ int exit_status(const std::vector<Outcome>& outcomes) {
 }
 
 int run_repair(const RepairArguments& args, const GlobalOptions& global) {
+    require_output_directory(args.output);
     auto options = repair_options(args);
     auto index = args.torch.empty() ? abi::SymbolIndex{} : abi::load_index(args.torch);
     print_notes(index);

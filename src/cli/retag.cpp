@@ -173,6 +173,7 @@ repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Vers
 
 int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     check_arguments(args);
+    require_output_directory(args.output);
     auto wheel = wheel::Wheel::open(args.wheel);
     repair::require_agreeing_versions(wheel, args.fix_version);
     if (args.platform) repair::require_plausible_platform(wheel, *args.platform);

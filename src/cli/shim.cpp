@@ -131,6 +131,7 @@ void render_json(const repair::ShimResult& result) {
 }
 
 int run_shim(const ShimArguments& args, const GlobalOptions& global) {
+    require_output_directory(args.output);
     repair::SymbolMap maps;
     for (const auto& text : args.maps) maps.push_back(repair::parse_symbol_map(text));
     auto result = repair::shim_wheel(args.wheel, args.torch, args.output, maps, args.overwrite, args.dry_run);

@@ -1,5 +1,6 @@
 #include "wheelfix/util/sha256.hpp"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <stdexcept>
@@ -10,7 +11,15 @@ struct Sha256::State {
     EVP_MD_CTX* ctx = nullptr;
 };
 
+void init_crypto() {
+    // Hashes need no configuration: never read openssl.cnf. A static build would
+    // otherwise read the host's file, which may name modules to dlopen.
+    static const bool once = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) == 1;
+    (void)once;
+}
+
 Sha256::Sha256() : state_(std::make_unique<State>()) {
+    init_crypto();
     state_->ctx = EVP_MD_CTX_new();
     if (!state_->ctx || EVP_DigestInit_ex(state_->ctx, EVP_sha256(), nullptr) != 1)
         throw std::runtime_error("OpenSSL: cannot initialise SHA-256");

@@ -49,6 +49,7 @@ MemberDigest digest_member(const zip::Archive& archive, const zip::Member& membe
 
 // sha384 / sha512 of a member, urlsafe-b64 without padding.
 std::string evp_hash(const zip::Archive& archive, const zip::Member& member, std::string_view algorithm) {
+    init_crypto();
     const EVP_MD* md = algorithm == "sha384" ? EVP_sha384() : EVP_sha512();
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     if (!context || EVP_DigestInit_ex(context.get(), md, nullptr) != 1)

@@ -121,6 +121,64 @@ class CheckAgainstTrees(unittest.TestCase):
             check_json(TREES["2.9.0"], target=elf, status=0)
 
 
+class SeveralInputs(unittest.TestCase):
+    """check A B --torch ...: each input's report as check of it alone gives, one summary,
+    one exit status; --json is schema check/2 with the check/1 reports under inputs."""
+
+    def test_each_input_as_alone_then_one_summary(self):
+        with wfx.TempDir() as tmp, zipfile.ZipFile(wfx.SGL_WHEEL) as wheel:
+            elf = tmp / "libplain.so"
+            subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(elf), "-x", "c", "-"],
+                           input="int plain(void) { return 1; }\n", text=True, check=True)
+            inputs = [wfx.SGL_WHEEL, elf]
+            torches = [TREES["2.9.0"], TREES["2.10.0"]]
+            proc = wfx.run("--json", "check", *inputs, "--torch", *torches, check_status=1)
+            doc = json.loads(proc.stdout)
+            self.assertEqual(doc["schema"], "wheelfix.check/2")
+            self.assertFalse(doc["loads_everywhere"])
+            for got, path in zip(doc["inputs"], inputs, strict=True):
+                alone = json.loads(wfx.run("--json", "check", path, "--torch", *torches).stdout)
+                alone.pop("schema")
+                self.assertEqual(got, alone, path)
+            self.assertEqual([i["loads_everywhere"] for i in doc["inputs"]], [False, True])
+
+            text = wfx.run("check", *inputs, "--torch", *torches, check_status=1).stdout
+            self.assertTrue(text.startswith(f"{wfx.SGL_WHEEL}:\n"))
+            self.assertIn(f"\n{elf}:\n", text)
+            self.assertEqual(text.splitlines()[-1], f"2 inputs: 1 load against every torch, 1 do not: {wfx.SGL_WHEEL}")
+            ok = wfx.run("check", elf, elf, "--torch", TREES["2.10.0"], check_status=0).stdout
+            self.assertEqual(ok.splitlines()[-1], "2 inputs: 2 load against every torch")
+
+    def test_a_pure_python_wheel_among_several_has_nothing_to_check(self):
+        pure = wfx.SAMPLES / "purepy-1.0.0-py3-none-any.whl"
+        wfx.run("check", pure, "--torch", TREES["2.9.0"], check_status=2)  # alone: refused, as before
+        text = wfx.run("check", pure, wfx.SGL_WHEEL, "--torch", TREES["2.9.0"], check_status=0).stdout
+        self.assertIn(f"{pure}: no ELF shared objects: nothing to check\n", text)
+        self.assertEqual(text.splitlines()[-1], "2 inputs: 2 load against every torch (1 with nothing to check)")
+        doc = json.loads(wfx.run("--json", "check", pure, wfx.SGL_WHEEL, "--torch", TREES["2.9.0"]).stdout)
+        self.assertEqual(doc["inputs"][0]["torches"][0]["members"], [])
+        self.assertTrue(doc["loads_everywhere"])
+
+    def test_one_bad_input_is_exit_2_naming_it(self):
+        with wfx.TempDir() as tmp:
+            bad = tmp / "bad-1.0-py3-none-any.whl"
+            bad.write_bytes(b"PK\x03\x04 not a zip")
+            proc = wfx.run("check", wfx.SGL_WHEEL, bad, "--torch", TREES["2.9.0"], check_status=2)
+            self.assertEqual(proc.stdout, "")
+            self.assertEqual(len(proc.stderr.splitlines()), 1)
+            self.assertIn(str(bad), proc.stderr)
+
+    def test_junit_of_several_inputs_is_one_document(self):
+        with wfx.TempDir() as tmp:
+            out = tmp / "junit.xml"
+            wfx.run("check", wfx.SGL_WHEEL, wfx.SGL_WHEEL, "--torch", TREES["2.10.0"], "--junit", out, check_status=1)
+            import xml.etree.ElementTree as ET
+            root = ET.parse(out).getroot()
+            self.assertEqual(root.get("tests"), "4")
+            self.assertEqual(root.get("failures"), "4")
+            self.assertEqual(len(root.findall("testsuite")), 2)
+
+
 class IndexAndWheelForms(unittest.TestCase):
     def test_an_index_gives_the_tree_answer(self):
         with wfx.TempDir() as tmp:

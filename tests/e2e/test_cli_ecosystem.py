@@ -95,6 +95,36 @@ class FamiliarSpellings(unittest.TestCase):
             self.assertIn("-o,-w,--output,--wheel-dir", run(command, "--help", status=0).stdout)
 
 
+class FirstMinutes(unittest.TestCase):
+    """What a new user types wrong gets a sentence that says what to do."""
+
+    def test_a_mistyped_command_gets_did_you_mean(self):
+        for typed, meant in (("inpsect", "inspect"), ("chek", "check"), ("shwo", "show"), ("repiar", "repair")):
+            proc = run(typed, wfx.SGL_WHEEL, status=2)
+            self.assertEqual(proc.stderr.splitlines()[0],
+                             f"wheelfix: '{typed}' is not a wheelfix command; did you mean '{meant}'?")
+        far = run("frobnicate", status=2)
+        self.assertEqual(far.stderr.splitlines()[0], "wheelfix: 'frobnicate' is not a wheelfix command")
+        self.assertIn("did you mean 'inspect'?", run("--json", "inspct", wfx.SGL_WHEEL, status=2).stderr)
+        self.assertNotIn("did you mean", run("inspect", "--bogus", wfx.SGL_WHEEL, status=2).stderr)
+
+    def test_output_directory_naming_a_file_says_what_to_do(self):
+        with wfx.TempDir() as tmp:
+            existing = tmp / "out.whl"
+            existing.write_bytes(b"mine")
+            commands = [("relink", wfx.SGL_WHEEL, "--add-rpath", "x"), ("shim", wfx.SGL_WHEEL, "--torch", TORCH["2.11.0"]),
+                        ("retag", wfx.SGL_WHEEL, "--torch", "2.10"), ("repair", wfx.SGL_WHEEL, "--torch", TORCH["2.10.0"])]
+            for command in commands:
+                for output in (existing, existing / "sub"):
+                    proc = run(*command, "-o", output, status=2)
+                    self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+                    self.assertIn("name a directory", proc.stderr)
+                    self.assertNotIn("filesystem error", proc.stderr)
+                    self.assertTrue(proc.stderr.startswith(f"wheelfix: {output}: "), proc.stderr)
+            self.assertEqual(existing.read_bytes(), b"mine")
+            self.assertEqual(sorted(p.name for p in tmp.iterdir()), ["out.whl"])
+
+
 class Exclude(unittest.TestCase):
     def test_excluded_members_are_never_touched(self):
         with wfx.TempDir() as tmp:

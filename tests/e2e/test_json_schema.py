@@ -163,6 +163,14 @@ class JsonSchemas(unittest.TestCase):
         self.assertEqual(sorted(PENDING & documented), [], "a PENDING command has its schema now: remove it from "
                                                            "PENDING and add its outputs to documents()")
 
+    def test_check_of_several_inputs_validates_as_version_2(self):
+        schema = json.loads((SCHEMAS / "wheelfix.check-2.schema.json").read_text())
+        lib = TORCH["2.9.0"] / "lib" / "libc10_cuda.so"
+        doc = json_of("check", wfx.SGL_WHEEL, lib, *[a for t in TORCH.values() for a in ("--torch", t)], status=(1,))
+        self.assertEqual(doc["schema"], "wheelfix.check/2")
+        self.assertEqual(len(doc["inputs"]), 2)
+        self.assertEqual(self.validate(schema, [("two inputs, three torches", doc)]), [])
+
     def test_the_strict_check_can_fail(self):
         schema = json.loads((SCHEMAS / "wheelfix.verify-1.schema.json").read_text())
         doc = json_of("verify", wfx.SGL_WHEEL)

@@ -10,7 +10,8 @@
 //   dropped afterwards. An invalid ELF is an InputError naming wheel and member.
 //   read_targets() reads a wheel's library members (streamed: only their dynamic
 //   tables are kept, elf/streamed_elf.hpp), or one ELF file, and refuses an input
-//   with nothing to check. needed_roots() names what the targets need, for
+//   with nothing to check unless refuse_empty is false (check of several inputs: a
+//   pure-python wheel in dist/ is not an error). needed_roots() names what the targets need, for
 //   abi::IndexOptions::roots.
 // - load_torch(path, options, stats) loads one `--torch PATH`: a torch directory,
 //   a torch wheel (stats, when given, says what was inflated and kept) or an index
@@ -82,7 +83,7 @@ struct CheckReport {
 
 void add_wheel_member(Targets& targets, const std::string& wheel, const std::string& member,
                       std::span<const std::uint8_t> bytes);
-Targets read_targets(const std::string& path);
+Targets read_targets(const std::string& path, bool refuse_empty = true);
 std::vector<std::string> needed_roots(const Targets& targets);
 
 abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options,

@@ -3,6 +3,8 @@
 //
 // Contract: feed bytes with update() in any chunking; digest() returns the 32
 // raw bytes and may be called once. urlsafe_b64_nopad() gives RECORD's spelling.
+// init_crypto() initialises libcrypto once without reading any openssl.cnf (the
+// static build must not follow a host's config to modules); every EVP user calls it.
 #pragma once
 
 #include <array>
@@ -13,6 +15,8 @@
 #include <string_view>
 
 namespace wheelfix {
+
+void init_crypto();
 
 class Sha256 {
 public:
