@@ -9,6 +9,12 @@
 // wheel has only those libraries inflated, once each. Exit 0 when everything
 // resolves against every torch, 1 when anything is missing, 2 on error. --junit FILE
 // also writes the report as JUnit XML (junit.hpp) for CI test reports.
+//
+// `--torch-release all|'>=2.6'|2.9.1,2.10.0` checks against releases of the torch
+// atlas (the bundled one, and user atlases given with --torch) and prints the matrix
+// (torch_release.hpp, torch_matrix_render.hpp); a --torch PATH that is an atlas asks
+// for the same with `all` by default. Exit 0 when the wheel loads on every release
+// asked, 1 when not on some (or a release does not cover a library it needs).
 #include "check_report.hpp"
 #include "check_targets.hpp"
 #include "commands.hpp"
@@ -16,8 +22,12 @@
 #include "options.hpp"
 #include "render.hpp"
 #include "torch_input.hpp"
+#include "torch_matrix_render.hpp"
+#include "torch_release.hpp"
+#include "style.hpp"
 
 #include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 
 #include <fmt/format.h>
@@ -30,6 +40,8 @@ struct CheckArguments {
     std::string input;
     std::vector<std::string> torches;
     std::string junit;
+    std::string torch_release;
+    std::string format = "text";
     bool overwrite = false;
 };
 
@@ -40,10 +52,32 @@ void write_junit(const CheckReport& report, const std::string& path) {
                           perms::owner_read | perms::owner_write | perms::group_read | perms::others_read);
 }
 
+int run_release_matrix(const CheckArguments& args, const Targets& targets, const GlobalOptions& global) {
+    const ReleaseMatrix run =
+        check_releases(targets, args.input, release_request(args.torch_release, args.torches), global.verbose);
+    if (!args.junit.empty()) write_junit(run.report, args.junit);
+    if (global.json || args.format == "json")
+        fmt::print("{}", write_check_json(run.report, [&](JsonWriter& json) {
+                       write_matrix_json(json, run.matrix);
+                       write_requirement_json(json, analysis::requirement_from(run.matrix, run.stable.stable_only()),
+                                              run.stable);
+                   }));
+    else if (args.format == "markdown")
+        fmt::print("{}", render_matrix_markdown(run.matrix, args.input));
+    else if (!global.quiet)
+        fmt::print("{}{}", render_matrix_text(run.matrix, palette(global)),
+                   torch_requirement_text(analysis::requirement_from(run.matrix, run.stable.stable_only()), run.stable));
+    return run.matrix.loads_everywhere() ? 0 : 1;
+}
+
 int run_check(const CheckArguments& args, const GlobalOptions& global) {
     const std::string& input = args.input;
+    if (args.torches.empty() && args.torch_release.empty())
+        throw InputError("check", "needs --torch PATH or --torch-release RELEASES");
     if (!args.junit.empty()) refuse_existing_output(args.junit, args.overwrite);
+    const bool matrix = !args.torch_release.empty() || !release_request("all", args.torches).atlases.empty();
     const Targets targets = read_targets(input);
+    if (matrix) return run_release_matrix(args, targets, global);
     abi::IndexOptions options;
     options.roots = needed_roots(targets);
     CheckReport report;
@@ -51,7 +85,7 @@ int run_check(const CheckArguments& args, const GlobalOptions& global) {
     for (const std::string& torch : args.torches)
         report.torches.push_back(check_against(targets, load_torch(torch, options, global.verbose)));
     if (!args.junit.empty()) write_junit(report, args.junit);
-    fmt::print("{}", global.json ? write_check_json(report) : render_check_text(report, global));
+    fmt::print("{}", global.json || args.format == "json" ? write_check_json(report) : render_check_text(report, global));
     return report.loads_everywhere() ? 0 : 1;
 }
 
@@ -63,9 +97,15 @@ CommandRunner register_check(CLI::App& app, const GlobalOptions& global) {
                                                 "way ld.so would; explain every miss and its near misses");
     auto args = std::make_shared<CheckArguments>();
     command->add_option("input", args->input, "A wheel (*.whl) or an ELF shared object")->required();
-    add_torch_option(*command, args->torches, "Torch package directory, torch wheel or wheelfix index (repeatable)")
-        ->required()
+    add_torch_option(*command, args->torches,
+                     "Torch package directory, torch wheel, wheelfix index or torch atlas (repeatable)")
         ->take_all();
+    command->add_option("--torch-release", args->torch_release,
+                        "Check against torch releases of the atlas (bundled, and atlases given with --torch): "
+                        "all, a PEP 440 range ('>=2.6') or a list (2.9.1,2.10.0); prints the matrix");
+    command->add_option("--format", args->format, "Output format: text, json (as --json), markdown (the matrix)")
+        ->check(CLI::IsMember({"text", "json", "markdown"}))
+        ->capture_default_str();
     command->add_option("--junit", args->junit,
                         "Also write the result as JUnit XML to FILE: one test case per extension and torch, "
                         "failed when it misses symbols or libraries");

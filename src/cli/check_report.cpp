@@ -174,12 +174,14 @@ std::string render_check_text(const CheckReport& report, const GlobalOptions& gl
     return out + matrix_text(report, colour);
 }
 
-std::string write_check_json(const CheckReport& report) {
+std::string write_check_json(const CheckReport& report, const std::function<void(JsonWriter&)>& extra) {
     JsonWriter json;
     json.begin_object().field("schema", "wheelfix.check/1").field("input", report.input);
     json.field("loads_everywhere", report.loads_everywhere()).key("torches").begin_array();
     for (const TorchResult& torch : report.torches) write_torch(json, torch);
-    json.end_array().end_object();
+    json.end_array();
+    if (extra) extra(json);
+    json.end_object();
     return json.str();
 }
 

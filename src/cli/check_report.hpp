@@ -18,6 +18,9 @@
 #include "style.hpp"
 
 #include "wheelfix/abi/check.hpp"
+#include "wheelfix/util/json.hpp"
+
+#include <functional>
 
 #include <string>
 #include <vector>
@@ -57,6 +60,7 @@ struct CheckReport {
 TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members);
 std::string render_check_text(const CheckReport& report, const GlobalOptions& global);
 std::string matrix_text(const CheckReport& report, const Palette& colour = Palette(false));
-std::string write_check_json(const CheckReport& report);
+// `extra` writes further keys of the document (the release matrix).
+std::string write_check_json(const CheckReport& report, const std::function<void(JsonWriter&)>& extra = {});
 
 }  // namespace wheelfix::cli

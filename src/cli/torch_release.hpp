@@ -1,0 +1,42 @@
+// Checking a wheel against torch releases from atlases: the matrix behind
+// `check --torch-release` and `retag --torch auto`.
+//
+// Contract: check_releases() resolves the targets against every release the spec
+// selects (analysis/torch_matrix.hpp) from the user atlases given (first) and the
+// bundled one, for the wheel's arch (from its platform tag; this machine's for an
+// ELF file) and CPython ABI tag (cpXY from its abi tag; abi3/none take each
+// release's primary libtorch_python), then against each other --torch PATH as a
+// column of its own. Each release is materialised only as far as the targets'
+// NEEDED closure reaches, one release at a time, so memory stays near one
+// release's libraries. An atlas that has no release matching is an InputError
+// naming --torch-release; no atlas at all (none bundled, none given) too.
+#pragma once
+
+#include "check_report.hpp"
+#include "check_targets.hpp"
+
+#include "wheelfix/analysis/torch_matrix.hpp"
+
+#include <string>
+#include <vector>
+
+namespace wheelfix::cli {
+
+struct ReleaseRequest {
+    std::string spec = "all";
+    std::vector<std::string> atlases;  // user atlas files, beside the bundled atlas
+    std::vector<std::string> torches;  // other --torch paths: one column each, after the releases
+};
+
+struct ReleaseMatrix {
+    CheckReport report;
+    analysis::TorchMatrix matrix;
+    analysis::StableAbiUse stable;
+};
+
+// Splits --torch paths into atlases and the rest.
+ReleaseRequest release_request(const std::string& spec, const std::vector<std::string>& torch_paths);
+ReleaseMatrix check_releases(const Targets& targets, const std::string& input, const ReleaseRequest& request,
+                             bool verbose);
+
+}  // namespace wheelfix::cli
