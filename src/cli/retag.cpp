@@ -110,7 +110,7 @@ void check_arguments(const RetagArguments& args) {
 
 AutoPick pick_from_atlas(const Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
     AutoPick pick;
-    pick.releases = check_releases(targets, args.wheel, release_request("all", args.torch_from), global.verbose);
+    pick.releases = check_releases(targets, args.wheel, release_request("", args.torch_from), global.verbose);
     pick.report = pick.releases->report;
     pick.requirement = analysis::requirement_from(pick.releases->matrix, pick.releases->stable.stable_only());
     if (pick.requirement.any) pick.torch = wheel::Version::parse(pick.requirement.lowest);

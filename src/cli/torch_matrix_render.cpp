@@ -184,7 +184,9 @@ std::string torch_requirement_text(const analysis::TorchRequirement& requirement
                    : fmt::format("stable ABI  {} stable C functions, but also {} C++ symbols: judged by the C++ "
                                  "ones\n", stable.stable.size(), stable.cpp.size());
     if (!requirement.any) return out + "no release of the matrix loads it\n";
-    out += fmt::format("requirement {}  (loads on {} … {}", requirement.specifier, requirement.lowest, requirement.highest);
+    out += fmt::format("requirement {}  (loads on {}", requirement.specifier,
+                       requirement.lowest == requirement.highest ? requirement.lowest
+                                                                 : requirement.lowest + " … " + requirement.highest);
     if (requirement.later_unproven) out += "; releases after " + requirement.highest + " are unproven";
     out += ")\n";
     if (!requirement.contiguous)

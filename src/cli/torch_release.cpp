@@ -61,6 +61,7 @@ ReleaseRequest release_request(const std::string& spec, const std::vector<std::s
         const bool atlas = !std::filesystem::is_directory(path, error) && abi::Atlas::is_atlas_file(path);
         (atlas ? request.atlases : request.torches).push_back(path);
     }
+    request.with_bundled = !spec.empty() || request.atlases.empty();
     return request;
 }
 
@@ -72,7 +73,7 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
         owned.push_back(std::make_unique<abi::Atlas>(abi::Atlas::load(path)));
         atlases.push_back(owned.back().get());
     }
-    if (!abi::Atlas::bundled().empty()) atlases.push_back(&abi::Atlas::bundled());
+    if (request.with_bundled && !abi::Atlas::bundled().empty()) atlases.push_back(&abi::Atlas::bundled());
     if (atlases.empty()) throw InputError("--torch-release", "no torch atlas: none is bundled with this build; give one (or torch indexes) "
                                                   "with --torch (check) or --torch-from (retag)");
 
@@ -81,8 +82,10 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     for (const abi::Atlas* atlas : atlases)
         for (abi::AtlasRelease& release : atlas->releases()) {
             bool shadowed = false;  // a user atlas's entry of the same release wins
+            const auto public_part = [](const std::string& v) { return v.substr(0, v.find('+')); };
             for (const abi::AtlasRelease& seen : available)
-                shadowed = shadowed || (seen.torch_version == release.torch_version && seen.arch == release.arch);
+                shadowed = shadowed || (public_part(seen.torch_version) == public_part(release.torch_version) &&
+                                        (seen.arch == release.arch || seen.arch.empty() || release.arch.empty()));
             if (shadowed) continue;
             available.push_back(std::move(release));
             owner.push_back(atlas);

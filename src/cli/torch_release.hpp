@@ -2,8 +2,8 @@
 // `check --torch-release` and `retag --torch auto`.
 //
 // Contract: check_releases() resolves the targets against every release the spec
-// selects (analysis/torch_matrix.hpp) from the user atlases given (first) and the
-// bundled one, for the wheel's arch (from its platform tag; this machine's for an
+// selects (analysis/torch_matrix.hpp) from the user atlases given and the bundled
+// one (unless with_bundled is false; a release both have is taken from the user's), for the wheel's arch (from its platform tag; this machine's for an
 // ELF file) and CPython ABI tag (cpXY from its abi tag; abi3/none take each
 // release's primary libtorch_python), then against each other --torch PATH as a
 // column of its own. Each release is materialised only as far as the targets'
@@ -26,6 +26,7 @@ struct ReleaseRequest {
     std::string spec = "all";
     std::vector<std::string> atlases;  // user atlas files, beside the bundled atlas
     std::vector<std::string> torches;  // other --torch paths: one column each, after the releases
+    bool with_bundled = true;          // false: only the atlases given (`check --torch ATLAS` alone)
 };
 
 struct ReleaseMatrix {
@@ -34,7 +35,8 @@ struct ReleaseMatrix {
     analysis::StableAbiUse stable;
 };
 
-// Splits --torch paths into atlases and the rest.
+// Splits --torch paths into atlases and the rest; the bundled atlas joins when the spec
+// is given (`check --torch-release`) or no atlas is (`retag --torch auto` alone).
 ReleaseRequest release_request(const std::string& spec, const std::vector<std::string>& torch_paths);
 ReleaseMatrix check_releases(const Targets& targets, const std::string& input, const ReleaseRequest& request,
                              bool verbose);
