@@ -636,6 +636,50 @@ SymbolIndex Atlas::index_for(const AtlasRelease& release, std::string_view pytho
     return index;
 }
 
+std::vector<std::uint32_t> Atlas::reachable_nodes(const AtlasRelease& release, std::string_view python_tag,
+                                                  const std::vector<std::string>& roots,
+                                                  std::vector<std::string>& not_covered) const {
+    const std::vector<std::uint32_t> nodes = nodes_for(release, python_tag, not_covered);
+    std::vector<std::uint32_t> reached;
+    std::deque<std::string> queue(roots.begin(), roots.end());
+    std::set<std::string> seen;
+    while (!queue.empty()) {
+        const std::string name = queue.front();
+        queue.pop_front();
+        if (!seen.insert(name).second) continue;
+        for (std::uint32_t node : nodes) {
+            const AtlasLibrary& library = libraries_[node];
+            if (library.file_name != name && library.soname != name) continue;
+            if (std::find(reached.begin(), reached.end(), node) != reached.end()) continue;
+            reached.push_back(node);
+            for (const std::string& needed : library.needed) queue.push_back(needed);
+        }
+    }
+    return reached;
+}
+
+std::vector<std::uint32_t> Atlas::nodes_defining(std::string_view name) const {
+    const std::string escaped = escape(name);
+    const auto key_of = [&](const SymbolRecord& record) {
+        return std::string_view(keys_.data() + record.key_offset, record.key_length);
+    };
+    std::vector<std::uint32_t> nodes;
+    auto add_set = [&](std::uint32_t set) {
+        nodes.insert(nodes.end(), set_members_.begin() + set_offsets_[set], set_members_.begin() + set_offsets_[set + 1]);
+    };
+    // The unversioned key, then the versioned ones ("name@…", adjacent to each other).
+    auto at = std::lower_bound(symbols_.begin(), symbols_.end(), std::string_view(escaped),
+                               [&](const SymbolRecord& record, std::string_view key) { return key_of(record) < key; });
+    for (; at != symbols_.end() && key_of(*at) == escaped; ++at) add_set(at->set);
+    const std::string versioned = escaped + "@";
+    at = std::lower_bound(symbols_.begin(), symbols_.end(), std::string_view(versioned),
+                          [&](const SymbolRecord& record, std::string_view key) { return key_of(record) < key; });
+    for (; at != symbols_.end() && key_of(*at).starts_with(versioned); ++at) add_set(at->set);
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    return nodes;
+}
+
 SymbolIndex Atlas::entry_index(std::uint32_t entry) const {
     std::vector<std::uint32_t> nodes;
     for (std::uint32_t node = 0; node < libraries_.size(); ++node)

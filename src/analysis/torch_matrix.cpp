@@ -245,6 +245,43 @@ bool is_stable_abi_symbol(std::string_view name) {
            name.starts_with("torch_parse_") || name.starts_with("torch_stable_") || name.starts_with("torch_dispatcher_");
 }
 
+TorchMatrix quick_matrix(const abi::Atlas& atlas, const std::vector<TorchRangeInput>& members, std::string_view arch,
+                         std::string_view python_tag) {
+    TorchMatrix matrix;
+    for (const TorchRangeInput& member : members)
+        if (!member.torch_symbols.empty()) matrix.members.push_back(member.member);
+    if (matrix.members.empty()) return matrix;
+    std::vector<abi::AtlasRelease> releases;
+    for (const abi::AtlasRelease& release : atlas.releases())
+        if (release.arch == arch || release.arch.empty()) releases.push_back(release);
+    matrix.cells.assign(matrix.members.size(), std::vector<MatrixCell>(releases.size()));
+    for (const abi::AtlasRelease& release : releases)
+        matrix.columns.push_back({release.torch_version, release.cuda_version, release.arch, std::string(python_tag), "", ""});
+    std::size_t row = 0;
+    for (const TorchRangeInput& member : members) {
+        if (member.torch_symbols.empty()) continue;
+        std::vector<std::vector<std::uint32_t>> defining;
+        for (const std::string& name : member.torch_symbols) defining.push_back(atlas.nodes_defining(name));
+        for (std::size_t column = 0; column < releases.size(); ++column) {
+            std::vector<std::string> not_covered;
+            const auto reached = atlas.reachable_nodes(releases[column], python_tag, member.needed, not_covered);
+            MatrixCell& cell = matrix.cells[row][column];
+            for (std::size_t i = 0; i < defining.size(); ++i) {
+                const bool found = std::any_of(defining[i].begin(), defining[i].end(), [&](std::uint32_t node) {
+                    return std::find(reached.begin(), reached.end(), node) != reached.end();
+                });
+                if (found) continue;
+                if (cell.missing++ == 0) cell.first_missing = member.torch_symbols[i];
+            }
+            if (!not_covered.empty()) cell.verdict = Verdict::not_covered;  // what is missing may be in it
+            else if (cell.missing > 0) cell.verdict = Verdict::no;
+            cell.not_covered = not_covered;
+        }
+        ++row;
+    }
+    return matrix;
+}
+
 StableAbiUse stable_abi_use(const std::vector<const abi::ElfImports*>& imports) {
     std::set<std::string> stable;
     std::set<std::string> cpp;

@@ -6,6 +6,7 @@
 #include "markdown.hpp"
 #include "options.hpp"
 #include "render.hpp"
+#include "torch_release.hpp"
 
 #include "wheelfix/util/error.hpp"
 
@@ -59,6 +60,7 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
         TargetFindings judged{profile ? &*profile : nullptr, {}, {}};
         if (is_wheel_path(input)) {
             auto report = analysis::inspect_wheel(input);
+            report.torch_range = torch_range_of(report, input);
             if (profile) {
                 judged.findings = policy::evaluate(*profile, report);
                 judged.coverage = analysis::sm_coverage(report.modules, report.elves, profile->sms);

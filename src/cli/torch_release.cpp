@@ -65,6 +65,42 @@ ReleaseRequest release_request(const std::string& spec, const std::vector<std::s
     return request;
 }
 
+std::string torch_range_of(const analysis::WheelReport& report, const std::string& input) {
+    const abi::Atlas& atlas = abi::Atlas::bundled();
+    if (atlas.empty()) return {};
+    std::vector<analysis::TorchRangeInput> members;
+    std::vector<abi::ElfImports> imports;
+    for (const analysis::ElfReport& elf : report.elves) {
+        analysis::TorchRangeInput member{elf.name, elf.needed, {}};
+        abi::ElfImports used{elf.needed, {}};
+        for (const analysis::TorchImport& import : elf.torch_imports) {
+            member.torch_symbols.push_back(import.mangled);
+            used.symbols.push_back({import.mangled, "", "", false});
+        }
+        members.push_back(std::move(member));
+        imports.push_back(std::move(used));
+    }
+    const WheelFacts facts = wheel_facts(input);
+    const analysis::TorchMatrix matrix = analysis::quick_matrix(atlas, members, facts.arch, facts.python_tag);
+    if (matrix.members.empty() || matrix.columns.empty()) return {};
+    std::vector<const abi::ElfImports*> pointers;
+    for (const abi::ElfImports& one : imports) pointers.push_back(&one);
+    const analysis::StableAbiUse stable = analysis::stable_abi_use(pointers);
+    const analysis::TorchRequirement requirement = analysis::requirement_from(matrix, stable.stable_only());
+    const auto first = matrix.columns.front().torch_version, last = matrix.columns.back().torch_version;
+    const std::string atlas_span = std::to_string(matrix.columns.size()) + " releases " +
+                                   first.substr(0, first.find('+')) + " … " + last.substr(0, last.find('+')) + " " +
+                                   facts.arch;
+    std::string text = requirement.any ? requirement.specifier + " (loads on " + requirement.lowest +
+                                             (requirement.lowest == requirement.highest ? "" : " … " + requirement.highest) +
+                                             " of " + atlas_span + (requirement.later_unproven ? "; later unproven" : "") +
+                                             (requirement.contiguous ? "" : "; not contiguous") + ")"
+                                       : "loads on none of " + atlas_span + " (wheelfix check --torch-release all)";
+    if (stable.stable_only()) text += "; stable C ABI only";
+    else if (stable.uses_stable()) text += "; stable C ABI and C++ symbols: judged by the C++ ones";
+    return text;
+}
+
 ReleaseMatrix check_releases(const Targets& targets, const std::string& input, const ReleaseRequest& request,
                              bool verbose) {
     std::vector<std::unique_ptr<abi::Atlas>> owned;

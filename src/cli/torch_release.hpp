@@ -16,6 +16,7 @@
 #include "check_targets.hpp"
 
 #include "wheelfix/analysis/torch_matrix.hpp"
+#include "wheelfix/analysis/wheel_report.hpp"
 
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ struct ReleaseMatrix {
 // Splits --torch paths into atlases and the rest; the bundled atlas joins when the spec
 // is given (`check --torch-release`) or no atlas is (`retag --torch auto` alone).
 ReleaseRequest release_request(const std::string& spec, const std::vector<std::string>& torch_paths);
+// inspect's "torch range" line: the requirement the bundled atlas gives for the wheel's
+// extensions, found by symbol name alone (analysis::quick_matrix); empty when no
+// extension references torch or no atlas is bundled.
+std::string torch_range_of(const analysis::WheelReport& report, const std::string& input);
+
 ReleaseMatrix check_releases(const Targets& targets, const std::string& input, const ReleaseRequest& request,
                              bool verbose);
 

@@ -97,4 +97,17 @@ struct StableAbiUse {
 StableAbiUse stable_abi_use(const std::vector<const abi::ElfImports*>& imports);
 bool is_stable_abi_symbol(std::string_view name);
 
+// inspect's torch range: the releases of `atlas` for `arch` against which every torch
+// reference of the members (NEEDED and torch symbol names) is defined in the NEEDED
+// closure, found by name alone (no near misses, nothing materialised: a few ms), and
+// the requirement that gives. Members without torch references are left out; no member
+// with any gives an empty matrix.
+struct TorchRangeInput {
+    std::string member;
+    std::vector<std::string> needed;
+    std::vector<std::string> torch_symbols;  // mangled C++ and stable C names
+};
+TorchMatrix quick_matrix(const abi::Atlas& atlas, const std::vector<TorchRangeInput>& members, std::string_view arch,
+                         std::string_view python_tag);
+
 }  // namespace wheelfix::analysis

@@ -63,6 +63,9 @@ struct WheelReport {
     std::vector<ElfReport> elves;
     std::vector<CudaModule> modules;   // the ELF files with device code, variants grouped (modules.hpp)
     std::vector<std::string> not_elf;  // library-named members that are not ELF
+    // The torch releases the extensions load on, from the torch atlas (`inspect` fills it:
+    // "torch>=2.7.0,<2.8 (loads on 2.7.0 … 2.7.1 of 18 releases)"); empty when not known.
+    std::string torch_range;
 };
 
 WheelReport inspect_wheel(const std::filesystem::path& path);
