@@ -13,6 +13,7 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <deque>
 #include <set>
 
@@ -109,8 +110,12 @@ ElfCheck check_imports(std::string member, const ElfImports& imports, const Symb
     ElfCheck result;
     result.member = std::move(member);
     const Scope scope = search_scope(imports.needed, index, bundled);
-    for (const std::string& name : scope.unknown)
-        if (is_torch_library(name)) result.missing_libraries.push_back(name);
+    for (const std::string& name : scope.unknown) {
+        const bool uncovered = std::any_of(index.not_covered.begin(), index.not_covered.end(),
+                                           [&](const std::string& library) { return library == name; });
+        if (uncovered) result.not_covered.push_back(name);
+        else if (is_torch_library(name)) result.missing_libraries.push_back(name);
+    }
     const bool outside_libraries = !scope.unknown.empty();
     for (const ImportedSymbol& reference : imports.symbols) {
         const bool torch = is_torch_namespace(top_namespace(reference.name));
@@ -118,6 +123,7 @@ ElfCheck check_imports(std::string member, const ElfImports& imports, const Symb
         else if (versioned_outside(reference, scope)) ++result.system;
         else if (reference.weak) ++result.weak_missing;
         else if (!torch && outside_libraries) ++result.system;
+        else if (!result.not_covered.empty()) ++result.uncovered_symbols;
         else result.unresolved.push_back(unresolved_entry(reference, index));
     }
     return result;

@@ -101,6 +101,13 @@ LibraryExports exports_of(std::string file_name, const elf::ElfFile& elf) {
     std::sort(library.symbols.begin(), library.symbols.end(), [](const ExportedSymbol& a, const ExportedSymbol& b) {
         return std::tie(a.name, a.version) < std::tie(b.name, b.version);
     });
+    for (const elf::VersionDef& definition : elf.version_defs())
+        if ((definition.flags & VER_FLG_BASE) == 0 && !definition.names.empty())
+            library.version_definitions.emplace_back(definition.names.front());
+    for (const elf::VersionNeed& need : elf.version_needs())
+        for (const elf::VersionNeedAux& version : need.versions)
+            library.version_needs.push_back({std::string(need.file), std::string(version.name)});
+    std::sort(library.version_needs.begin(), library.version_needs.end());
     return library;
 }
 

@@ -7,9 +7,12 @@
 //   torch 2.10.0+cu128               optional: torch's __version__
 //   cuda 12.8                        optional: the CUDA variant
 //   source torch-2.10.0-…whl         optional: what it was made from
+//   sha256 <64 hex digits>           optional: of that wheel
 //   library libc10_cuda.so           starts a library (its file name)
 //   soname libc10_cuda.so            optional
 //   needed libc10.so                 one per DT_NEEDED, in order
+//   verdef TORCH_1                   optional, one per version the library defines
+//   verneed libc.so.6 GLIBC_2.17     optional, one per version it needs (sorted)
 //   symbols 223                      the count of symbol lines that follow
 //   F _ZN3c104cuda9SetDeviceEab      <type> <name>[@@<version>|@<version>]
 //   end                              ends the file
@@ -139,10 +142,14 @@ std::string index_text(const SymbolIndex& index) {
     write_field(out, "torch", index.torch_version);
     write_field(out, "cuda", index.cuda_version);
     write_field(out, "source", index.source);
+    write_field(out, "sha256", index.source_sha256);
     for (const LibraryExports& library : index.libraries) {
         write_field(out, "library", library.file_name);
         write_field(out, "soname", library.soname);
         for (const std::string& needed : library.needed) write_field(out, "needed", needed);
+        for (const std::string& version : library.version_definitions) write_field(out, "verdef", version);
+        for (const VersionRequirement& need : library.version_needs)
+            out.append("verneed ").append(escape(need.file)).append(" ").append(escape(need.version)).append("\n");
         out += "symbols " + std::to_string(library.symbols.size()) + "\n";
         for (const ExportedSymbol& symbol : library.symbols) write_symbol(out, symbol);
     }
@@ -250,10 +257,21 @@ private:
         if (key == "torch") index.torch_version = value(line, key.size());
         else if (key == "cuda") index.cuda_version = value(line, key.size());
         else if (key == "source") index.source = value(line, key.size());
-        else if (key == "library") index.libraries.push_back({value(line, key.size()), {}, {}, {}});
+        else if (key == "sha256") index.source_sha256 = value(line, key.size());
+        else if (key == "library") index.libraries.push_back({value(line, key.size()), {}, {}, {}, {}, {}});
+        else if (key == "verdef") current(index).version_definitions.push_back(value(line, key.size()));
+        else if (key == "verneed") current(index).version_needs.push_back(requirement(line.substr(space + 1)));
         else if (key == "soname") current(index).soname = value(line, key.size());
         else if (key == "needed") current(index).needed.push_back(value(line, key.size()));
         else if (key == "symbols") read_symbols(current(index), line.substr(space + 1));
+    }
+
+    VersionRequirement requirement(std::string_view fields) {
+        const std::size_t space = fields.find(' ');
+        auto file = unescape(fields.substr(0, space));
+        auto version = space == std::string_view::npos ? std::nullopt : unescape(fields.substr(space + 1));
+        if (!file || !version || file->empty() || version->empty()) problem("expected 'verneed <file> <version>'");
+        return {std::move(*file), std::move(*version)};
     }
 
     LibraryExports& current(SymbolIndex& index) {

@@ -65,7 +65,7 @@ LibraryExports read_member(const zip::Archive& archive, const zip::Member& membe
         const zip::SeekableMember seekable(archive, member,
                                            [&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); });
         record(stats, member, streamed.kept_bytes());
-        if (!streamed.is_elf()) return LibraryExports{base_name(member.name), {}, {}, {}};
+        if (!streamed.is_elf()) return LibraryExports{base_name(member.name), {}, {}, {}, {}, {}};
         auto fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) { seekable.read(ranges, sink); };
         return elf::read_streamed(streamed, fetch,
                                   [&](std::span<const std::uint8_t> image, const ByteRanges* present) {

@@ -15,14 +15,25 @@
 // wheel has only those libraries inflated, once each. Exit 0 when everything
 // resolves against every torch, 1 when anything is missing, 2 on error. --junit FILE
 // also writes the report as JUnit XML (junit.hpp) for CI test reports.
+//
+// `--torch-release all|'>=2.6'|2.9.1,2.10.0` checks against releases of the torch
+// atlas (the bundled one, and user atlases given with --torch) and prints the matrix
+// (torch_release.hpp, torch_matrix_render.hpp); a --torch PATH that is an atlas asks
+// for the same with `all` by default. Exit 0 when the wheel loads on every release
+// asked, 1 when not on some (or a release does not cover a library it needs).
 #include "check_report.hpp"
 #include "commands.hpp"
 #include "junit.hpp"
 #include "options.hpp"
 #include "render.hpp"
 #include "torch_input.hpp"
+#include "torch_matrix_render.hpp"
+#include "torch_release.hpp"
+#include "style.hpp"
 
+#include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/analysis/torch_check.hpp"
+#include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 
 #include <fmt/format.h>
@@ -37,6 +48,8 @@ struct CheckArguments {
     std::vector<std::string> inputs;
     std::vector<std::string> torches;
     std::string junit;
+    std::string torch_release;
+    std::string format = "text";
     bool overwrite = false;
 };
 
@@ -73,10 +86,35 @@ std::string render_checks_text(const std::vector<CheckReport>& reports, const st
     return out + render_checks_summary(reports, nothing_to_check, global);
 }
 
+int run_release_matrix(const CheckArguments& args, const analysis::Targets& targets, const GlobalOptions& global) {
+    const std::string& input = args.inputs.front();
+    const ReleaseMatrix run =
+        check_releases(targets, input, release_request(args.torch_release, args.torches), global.verbose);
+    if (!args.junit.empty()) write_junit({run.report}, args.junit, args.overwrite);
+    if (global.json || args.format == "json")
+        fmt::print("{}", write_check_json(run.report, [&](JsonWriter& json) {
+                       write_matrix_json(json, run.matrix);
+                       write_requirement_json(json, analysis::requirement_from(run.matrix, run.stable.stable_only()),
+                                              run.stable);
+                   }));
+    else if (args.format == "markdown")
+        fmt::print("{}", render_matrix_markdown(run.matrix, input));
+    else if (!global.quiet)
+        fmt::print("{}{}", render_matrix_text(run.matrix, palette(global)),
+                   torch_requirement_text(analysis::requirement_from(run.matrix, run.stable.stable_only()), run.stable));
+    return run.matrix.loads_everywhere() ? 0 : 1;
+}
+
 int run_check(const CheckArguments& args, const GlobalOptions& global) {
+    if (args.torches.empty() && args.torch_release.empty())
+        throw InputError("check", "needs --torch PATH or --torch-release RELEASES");
     if (!args.junit.empty()) refuse_existing_output(args.junit, args.overwrite);
+    const bool matrix = !args.torch_release.empty() || !release_request("all", args.torches).atlases.empty();
+    if (matrix && args.inputs.size() != 1)
+        throw InputError("--torch-release", "checks one wheel or ELF file at a time (a matrix per input)");
     std::vector<analysis::Targets> inputs;
     for (const std::string& input : args.inputs) inputs.push_back(analysis::read_targets(input, args.inputs.size() == 1));
+    if (matrix) return run_release_matrix(args, inputs.front(), global);
     abi::IndexOptions options;
     options.roots = all_needed_roots(inputs);
     std::vector<CheckReport> reports(inputs.size());
@@ -86,7 +124,7 @@ int run_check(const CheckArguments& args, const GlobalOptions& global) {
         for (std::size_t i = 0; i < inputs.size(); ++i) reports[i].torches.push_back(analysis::check_against(inputs[i], index));
     }
     if (!args.junit.empty()) write_junit(reports, args.junit, args.overwrite);
-    if (global.json)
+    if (global.json || args.format == "json")
         fmt::print("{}", reports.size() == 1 ? write_check_json(reports.front()) : write_checks_json(reports));
     else
         fmt::print("{}", render_checks_text(reports, inputs, global));
@@ -104,9 +142,15 @@ CommandRunner register_check(CLI::App& app, const GlobalOptions& global) {
     command->add_option("input", args->inputs,
                         "Wheels (*.whl) or ELF shared objects; several get one summary and one exit status")
         ->required();
-    add_torch_option(*command, args->torches, "Torch package directory, torch wheel or wheelfix index (repeatable)")
-        ->required()
+    add_torch_option(*command, args->torches,
+                     "Torch package directory, torch wheel, wheelfix index or torch atlas (repeatable)")
         ->take_all();
+    command->add_option("--torch-release", args->torch_release,
+                        "Check against torch releases of the atlas (bundled, and atlases given with --torch): "
+                        "all, a PEP 440 range ('>=2.6') or a list (2.9.1,2.10.0); prints the matrix");
+    command->add_option("--format", args->format, "Output format: text, json (as --json), markdown (the matrix)")
+        ->check(CLI::IsMember({"text", "json", "markdown"}))
+        ->capture_default_str();
     command->add_option("--junit", args->junit,
                         "Also write the result as JUnit XML to FILE: one test case per extension and torch, "
                         "failed when it misses symbols or libraries");

@@ -151,10 +151,11 @@ bool all_load(const std::vector<CheckReport>& reports) {
 
 }  // namespace
 
-std::string write_check_json(const CheckReport& report) {
+std::string write_check_json(const CheckReport& report, const std::function<void(JsonWriter&)>& extra) {
     JsonWriter json;
     json.begin_object().field("schema", "wheelfix.check/1");
     write_report_fields(json, report);
+    if (extra) extra(json);
     json.end_object();
     return json.str();
 }

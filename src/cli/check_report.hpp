@@ -19,6 +19,9 @@
 #include "style.hpp"
 
 #include "wheelfix/analysis/torch_check.hpp"
+#include "wheelfix/util/json.hpp"
+
+#include <functional>
 
 #include <string>
 #include <vector>
@@ -32,7 +35,8 @@ using analysis::TorchResult;
 
 std::string render_check_text(const CheckReport& report, const GlobalOptions& global);
 std::string matrix_text(const CheckReport& report, const Palette& colour = Palette(false));
-std::string write_check_json(const CheckReport& report);
+// `extra` writes further keys of the document (the release matrix).
+std::string write_check_json(const CheckReport& report, const std::function<void(JsonWriter&)>& extra = {});
 std::string render_checks_summary(const std::vector<CheckReport>& reports, std::size_t nothing_to_check,
                                   const GlobalOptions& global);
 std::string write_checks_json(const std::vector<CheckReport>& reports);

@@ -4,27 +4,36 @@
 // them stays complete: libtorch_cuda.so brings libtorch_nvshmem.so). The format is in
 // man/wheelfix.1 (INDEX FILE FORMAT) and src/abi/symbol_index_file.cpp. A wheel's
 // libraries are inflated once each, keeping only their dynamic tables.
+//
+// `wheelfix index PATH... --atlas FILE` adds each PATH (torch wheel, directory, index
+// file or another atlas) to the torch atlas FILE, creating it when it does not exist
+// (abi/atlas.hpp): scripts/build-atlas assembles data/torch-atlas.gz this way, and a
+// user adds a nightly to a user atlas that `check --torch FILE` takes.
 #include "commands.hpp"
 #include "render.hpp"
 #include "torch_input.hpp"
 
+#include "wheelfix/abi/atlas.hpp"
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/json.hpp"
+#include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/table.hpp"
 
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace wheelfix::cli {
 
 namespace {
 
 struct IndexArguments {
-    std::string input;
+    std::vector<std::string> inputs;
     std::string output;
+    std::string atlas;
     std::vector<std::string> libs;
     bool overwrite = false;
 };
@@ -33,6 +42,19 @@ std::size_t symbol_count(const abi::SymbolIndex& index) {
     std::size_t count = 0;
     for (const abi::LibraryExports& library : index.libraries) count += library.symbols.size();
     return count;
+}
+
+// The wheel's SHA-256, recorded in the index so an atlas names exactly what it was built from.
+std::string file_sha256(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, "cannot open");
+    Sha256 hash;
+    std::vector<char> buffer(1 << 20);
+    while (in) {
+        in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+        hash.update({reinterpret_cast<const std::uint8_t*>(buffer.data()), static_cast<std::size_t>(in.gcount())});
+    }
+    return hex_digest(hash.digest());
 }
 
 void render(const abi::SymbolIndex& index, const IndexArguments& args, const GlobalOptions& global) {
@@ -60,16 +82,75 @@ void render(const abi::SymbolIndex& index, const IndexArguments& args, const Glo
     fmt::print("{}", table.render_text());
 }
 
+abi::SymbolIndex index_of(const std::string& input, const abi::IndexOptions& options, bool verbose,
+                          bool for_atlas = false) {
+    abi::SymbolIndex index = load_torch(input, options, verbose);
+    // Recorded as the file name for files, so an index made elsewhere is byte-identical; an
+    // index file added to an atlas keeps the wheel it names (its arch and python tag).
+    const bool keeps_source = for_atlas && !index.source.empty() && !wheelfix::starts_like_zip(input);
+    if (!std::filesystem::is_directory(input) && !keeps_source)
+        index.source = std::filesystem::path(input).filename().string();
+    if (wheelfix::starts_like_zip(input)) index.source_sha256 = file_sha256(input);
+    if (index.libraries.empty()) throw InputError(input, "no library matches --libs");
+    return index;
+}
+
+// Adds every input to the atlas: the atlas's own entries, then each input's (an input
+// that is itself an atlas gives all of its entries).
+int run_add_to_atlas(const IndexArguments& args, const GlobalOptions& global) {
+    abi::IndexOptions options;
+    options.library_globs = args.libs;
+    options.with_dependencies = true;
+    std::vector<abi::SymbolIndex> indexes;
+    auto add_atlas = [&](const std::string& path) {
+        const abi::Atlas atlas = abi::Atlas::load(path);
+        for (std::uint32_t entry = 0; entry < atlas.entries().size(); ++entry)
+            indexes.push_back(atlas.entry_index(entry));
+    };
+    if (std::filesystem::exists(args.atlas)) add_atlas(args.atlas);
+    const std::size_t before = indexes.size();
+    for (const std::string& input : args.inputs) {
+        if (!std::filesystem::is_directory(input) && abi::Atlas::is_atlas_file(input)) add_atlas(input);
+        else indexes.push_back(index_of(input, options, global.verbose, true));
+    }
+    const abi::Atlas atlas = abi::Atlas::build(indexes);
+    atlas.save(args.atlas);
+    const std::uint64_t size = std::filesystem::file_size(args.atlas);
+    if (global.json) {
+        JsonWriter json;
+        json.begin_object().field("schema", "wheelfix.atlas/1").field("output", args.atlas);
+        json.field("added", static_cast<std::uint64_t>(indexes.size() - before));
+        json.key("entries").begin_array();
+        for (const abi::AtlasEntry& entry : atlas.entries())
+            json.begin_object().field("torch_version", entry.torch_version).field("cuda_version", entry.cuda_version)
+                .field("arch", entry.arch).field("python_tag", entry.python_tag).field("wheel", entry.wheel)
+                .field("sha256", entry.sha256).end_object();
+        json.end_array().field("library_nodes", static_cast<std::uint64_t>(atlas.libraries().size()));
+        json.field("symbols", static_cast<std::uint64_t>(atlas.symbol_count())).field("bytes", size).end_object();
+        fmt::print("{}", json.str());
+        return 0;
+    }
+    fmt::print("{}: torch atlas, {} entries ({} added), {} releases, {} library nodes, {} distinct symbols, {}\n",
+               args.atlas, atlas.entries().size(), indexes.size() - before, atlas.releases().size(),
+               atlas.libraries().size(), atlas.symbol_count(), human_size(size));
+    if (!global.verbose) return 0;
+    Table table({"torch", "arch", "tag", "wheel", "sha256"});
+    table.indent(2);
+    for (const abi::AtlasEntry& entry : atlas.entries())
+        table.add_row({entry.torch_version, entry.arch, entry.python_tag, entry.wheel, entry.sha256.substr(0, 16)});
+    fmt::print("{}", table.render_text());
+    return 0;
+}
+
 int run_index(const IndexArguments& args, const GlobalOptions& global) {
+    if (!args.atlas.empty()) return run_add_to_atlas(args, global);
+    if (args.inputs.size() != 1) throw InputError("index", "takes one PATH (several only with --atlas)");
+    if (args.output.empty()) throw InputError("index", "needs -o FILE (or --atlas FILE)");
     abi::IndexOptions options;
     options.library_globs = args.libs;
     options.with_dependencies = true;
     refuse_existing_output(args.output, args.overwrite);
-    abi::SymbolIndex index = load_torch(args.input, options, global.verbose);
-    // Recorded as the file name for files, so an index made elsewhere is byte-identical.
-    if (!std::filesystem::is_directory(args.input))
-        index.source = std::filesystem::path(args.input).filename().string();
-    if (index.libraries.empty()) throw InputError(args.input, "no library matches --libs");
+    const abi::SymbolIndex index = index_of(args.inputs.front(), options, global.verbose);
     abi::save_index(index, args.output, args.overwrite);
     render(index, args, global);
     return 0;
@@ -81,9 +162,14 @@ CommandRunner register_index(CLI::App& app, const GlobalOptions& global) {
     auto* command = app.add_subcommand("index", "Write a compact, versioned symbol index of a torch (directory or "
                                                 "wheel) or any directory of shared libraries, for `check --torch`");
     auto args = std::make_shared<IndexArguments>();
-    command->add_option("path", args->input, "Torch package directory, torch wheel, or directory of libraries")
+    command->add_option("path", args->inputs,
+                        "Torch package directory, torch wheel, or directory of libraries (several, and index files "
+                        "or atlases, with --atlas)")
         ->required();
-    command->add_option("-o,--output", args->output, "The index file to write (gzip-compressed text)")->required();
+    command->add_option("-o,--output", args->output, "The index file to write (gzip-compressed text)");
+    command->add_option("--atlas", args->atlas,
+                        "Add the index of each PATH to this torch atlas (created when missing), for "
+                        "`check --torch FILE` and `--torch-release`");
     command->add_option("--libs", args->libs,
                         "Index only libraries whose file name matches GLOB, and the libraries of the same source "
                         "they need (repeatable)");

@@ -367,6 +367,7 @@ void write_json(JsonWriter& json, const analysis::WheelReport& report, const Tar
     json.field("local_version", report.local_version.empty() ? std::optional<std::string>() : report.local_version);
     json.string_array("tags", report.tags);
     json.string_array("torch_requirements", report.torch_requirements);
+    json.field("torch_range", report.torch_range);
     json.key("record").begin_object();
     json.field("ok", report.record_findings.empty());
     json.field("files", static_cast<std::uint64_t>(report.member_count));
@@ -457,6 +458,7 @@ std::string render_text(const analysis::WheelReport& report, bool verbose, const
     out += line("version", version);
     out += line("tags", join(report.tags, " "));
     out += line("torch", report.torch_requirements.empty() ? "no Requires-Dist on torch" : join(report.torch_requirements, "; "));
+    if (!report.torch_range.empty()) out += line("torch range", report.torch_range);
     out += line("RECORD", report.record_findings.empty() ? record_text(report) : colour.bad(record_text(report)));
     for (const auto& finding : report.record_findings)  // named here: a writer refuses the wheel for them
         if (finding.kind == wheel::FindingKind::collision)

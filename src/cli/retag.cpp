@@ -7,15 +7,26 @@
 // WHEEL are inflated and hashed, every other member is checked against RECORD by
 // its central-directory size and copied as stored; --verify inflates and hashes
 // every member. With --torch auto every member is read once anyway: hashed for
-// RECORD, its extensions reduced to their imports on the way (check_targets.hpp)
+// RECORD, its extensions reduced to their imports on the way (analysis/torch_check.hpp)
 // and resolved against each --torch-from; the newest torch they load against is
 // the one retagged for. Exit 0 when written, 1 when --torch auto found no torch the
 // wheel loads against (nothing written), 2 on usage or input errors.
+//
+// --torch auto without --torch-from, or with atlases among them, checks every
+// release of the torch atlas (torch_release.hpp) and derives the requirement from
+// the matrix (analysis/torch_matrix.hpp): METADATA gets the newest contiguous range
+// that loads (`torch>=2.9.0,<2.10`), the local label names its lowest release
+// (`+torch2.9`: a label must stay short and PEP 440, and the lowest release is the
+// one the build needs; the range itself is in METADATA). --pin range|SPECIFIER is
+// the range form of --pin (range: the derived one; '>=2.9,<2.11': as written).
 #include "check_report.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "render.hpp"
 #include "torch_input.hpp"
+#include "torch_matrix_render.hpp"
+#include "torch_release.hpp"
+#include "style.hpp"
 
 #include "wheelfix/analysis/torch_check.hpp"
 #include "wheelfix/repair/retag.hpp"
@@ -37,7 +48,7 @@ struct RetagArguments {
     std::string output;
     std::optional<std::string> cuda;
     std::optional<std::string> platform;
-    std::string pin = "minor";
+    std::string pin;  // "": minor, or range with --torch auto against the atlas
     std::string local_format = "dotted";
     bool fix_version = false;
     bool overwrite = false;
@@ -45,7 +56,40 @@ struct RetagArguments {
     bool dry_run = false;
 };
 
-using AutoPick = analysis::TorchPick;  // the newest torch the wheel loads against
+// The torch picked by --torch auto: the newest release the wheel loads against.
+struct AutoPick {
+    CheckReport report;
+    std::optional<wheel::Version> torch;
+    std::optional<ReleaseMatrix> releases;  // against the atlas: the matrix
+    analysis::TorchRequirement requirement;
+};
+
+bool is_specifier(const std::string& pin) { return !pin.empty() && std::string_view("<>=!~").find(pin[0]) != std::string_view::npos; }
+
+// A PEP 440 specifier set: clauses "<op><version>" separated by commas.
+bool valid_specifier(std::string_view text) {
+    while (true) {
+        const std::size_t comma = text.find(',');
+        std::string_view clause = text.substr(0, comma);
+        while (!clause.empty() && clause.front() == ' ') clause.remove_prefix(1);
+        std::size_t op = 0;
+        while (op < clause.size() && std::string_view("<>=!~").find(clause[op]) != std::string_view::npos) ++op;
+        const std::string_view oper = clause.substr(0, op);
+        std::string_view version = clause.substr(op);
+        while (!version.empty() && version.front() == ' ') version.remove_prefix(1);
+        if (version.ends_with(".*") && (oper == "==" || oper == "!=")) version.remove_suffix(2);
+        const bool known = oper == "==" || oper == "!=" || oper == ">=" || oper == "<=" || oper == ">" || oper == "<" ||
+                           oper == "~=";
+        if (!known || !wheel::Version::try_parse(version)) return false;
+        if (comma == std::string_view::npos) return true;
+        text.remove_prefix(comma + 1);
+    }
+}
+
+// --torch auto checks the atlas's releases unless every --torch-from is a plain torch.
+bool against_atlas(const RetagArguments& args) {
+    return args.torch == "auto" && (args.torch_from.empty() || !release_request("all", args.torch_from).atlases.empty());
+}
 
 wheel::Version torch_version_option(const std::string& text) {
     auto version = wheel::Version::try_parse(text);
@@ -55,18 +99,37 @@ wheel::Version torch_version_option(const std::string& text) {
 
 void check_arguments(const RetagArguments& args) {
     bool automatic = args.torch == kAuto;
-    if (automatic && args.torch_from.empty())
-        throw InputError("--torch auto", "needs --torch-from PATH (torch directory, torch wheel or index)");
     if (!automatic && !args.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
+    if (!args.pin.empty() && !is_specifier(args.pin) && args.pin != "range" && !wheel::parse_torch_pin(args.pin))
+        throw InputError("--pin", "expected minor, exact, none, range or a specifier like '>=2.9,<2.11', got '" + args.pin + "'");
+    if (is_specifier(args.pin) && !valid_specifier(args.pin))
+        throw InputError("--pin", "'" + args.pin + "' is not a PEP 440 specifier like '>=2.9,<2.11'");
+    if (args.pin == "range" && !against_atlas(args))
+        throw InputError("--pin range", "needs --torch auto against the torch atlas (or give the range: --pin '>=2.9,<2.11')");
     if (!automatic) torch_version_option(args.torch);
     if (args.cuda) wheel::cuda_segment(*args.cuda);
 }
 
+AutoPick pick_from_atlas(const analysis::Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
+    AutoPick pick;
+    pick.releases = check_releases(targets, args.wheel, release_request("", args.torch_from), global.verbose);
+    pick.report = pick.releases->report;
+    pick.requirement = analysis::requirement_from(pick.releases->matrix, pick.releases->stable.stable_only());
+    if (pick.requirement.any) pick.torch = wheel::Version::parse(pick.requirement.lowest);
+    return pick;
+}
+
 AutoPick pick_torch(const analysis::Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
-    return analysis::pick_newest_torch(targets, args.wheel, args.torch_from,
-                                       [&](const std::string& path, const abi::IndexOptions& options) {
-                                           return load_torch(path, options, global.verbose);
-                                       });
+    if (targets.elves.empty()) throw InputError(args.wheel, "holds no ELF extensions: --torch auto has nothing to check");
+    if (against_atlas(args)) return pick_from_atlas(targets, args, global);
+    auto newest = analysis::pick_newest_torch(targets, args.wheel, args.torch_from,
+                                              [&](const std::string& path, const abi::IndexOptions& options) {
+                                                  return load_torch(path, options, global.verbose);
+                                              });
+    AutoPick pick;
+    pick.report = std::move(newest.report);
+    pick.torch = std::move(newest.torch);
+    return pick;
 }
 
 void write_candidates(JsonWriter& json, const std::optional<AutoPick>& pick) {
@@ -108,12 +171,16 @@ void render_json(const RetagArguments& args, const std::optional<AutoPick>& pick
     if (result) json.value(result->torch);
     else json.null();
     write_candidates(json, pick);
+    if (pick && pick->releases) {
+        write_matrix_json(json, pick->releases->matrix);
+        write_requirement_json(json, pick->requirement, pick->releases->stable);
+    }
     if (result) {
         write_change(json, "file_name", result->file_name);
         write_change(json, "version", result->version);
         write_change(json, "dist_info", result->dist_info);
         write_change(json, "tags", result->tags);
-        write_pin(json, *result, args.pin);
+        write_pin(json, *result, args.pin.empty() ? (pick && pick->releases ? "range" : "minor") : args.pin);
         json.field("fixed_file_name_version", result->fixed_file_name_version);
         json.field("dry_run", !result->plan.empty());
     }
@@ -142,7 +209,11 @@ std::optional<std::string> unchecked_platform(const RetagArguments& args, const 
 void render_text(const RetagArguments& args, const std::optional<AutoPick>& pick, const repair::RetagResult& result,
                  const GlobalOptions& global) {
     if (global.quiet && result.plan.empty()) return;
-    if (pick) fmt::print("{}torch {}: the newest that loads\n", matrix_text(pick->report), pick->torch->original());
+    if (pick && pick->releases)
+        fmt::print("{}{}", render_matrix_text(pick->releases->matrix, palette(global)),
+                   torch_requirement_text(pick->requirement, pick->releases->stable));
+    else if (pick)
+        fmt::print("{}torch {}: the newest that loads\n", matrix_text(pick->report), pick->torch->original());
     fmt::print("{} -> {}\n", result.file_name.before, result.file_name.after);
     if (result.fixed_file_name_version)
         fmt::print("  fixed      file name said {}, METADATA {}: METADATA wins\n", *result.fixed_file_name_version,
@@ -160,10 +231,15 @@ void render_text(const RetagArguments& args, const std::optional<AutoPick>& pick
     else fmt::print("wrote {}\n", result.output.string());
 }
 
-repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Version& torch) {
+repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Version& torch,
+                                   const std::optional<AutoPick>& pick) {
     repair::RetagOptions options;
     options.request = {torch, args.cuda, *wheel::parse_local_format(args.local_format)};
-    options.pin = *wheel::parse_torch_pin(args.pin);
+    const bool range = args.pin == "range" || (args.pin.empty() && pick && pick->releases);
+    options.pin = range || is_specifier(args.pin) ? wheel::TorchPin::minor
+                                                  : *wheel::parse_torch_pin(args.pin.empty() ? "minor" : args.pin);
+    if (range) options.pin_specifier = pick->requirement.specifier.substr(std::string_view("torch").size());
+    if (is_specifier(args.pin)) options.pin_specifier = args.pin;
     options.platform = args.platform;
     options.fix_version = args.fix_version;
     options.overwrite = args.overwrite;
@@ -189,12 +265,15 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
         pick = pick_torch(targets, args, global);
         if (!pick->torch) {
             if (global.json) render_json(args, pick, nullptr);
+            else if (pick->releases)
+                fmt::print("{}no torch release this wheel loads against: nothing written\n",
+                           render_matrix_text(pick->releases->matrix, palette(global)));
             else fmt::print("{}no torch this wheel loads against: nothing written\n", matrix_text(pick->report));
             return 1;
         }
     }
     auto torch = pick ? *pick->torch : torch_version_option(args.torch);
-    auto result = repair::retag_wheel(wheel, digests, retag_options(args, torch), args.output);
+    auto result = repair::retag_wheel(wheel, digests, retag_options(args, torch, pick), args.output);
     if (global.json) render_json(args, pick, &result);
     else render_text(args, pick, result, global);
     return 0;
@@ -209,20 +288,22 @@ CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
     auto args = std::make_shared<RetagArguments>();
     command->add_option("wheel", args->wheel, "Wheel (*.whl)")->required();
     command->add_option("--torch", args->torch,
-                        "Torch version the wheel needs (2.10, 2.10.0), or 'auto': the newest --torch-from it loads against")
+                        "Torch version the wheel needs (2.10, 2.10.0), or 'auto': the releases of the torch atlas it "
+                        "loads on (or the newest --torch-from it loads against)")
         ->required();
     command->add_option("--torch-from", args->torch_from,
-                        "With --torch auto: torch directory, torch wheel or wheelfix index to check against (repeatable)")
+                        "With --torch auto: torch atlas, torch directory, torch wheel or wheelfix index to check "
+                        "against (repeatable; default: the bundled atlas)")
         ->take_all();
     add_wheel_dir_option(*command, args->output, "Output directory (the wheel gets its new file name)");
     command->add_option("--cuda", args->cuda, "Set or replace the cuXYZ local segment (13.0 -> cu130)");
     command->add_option("--platform", args->platform,
                         "New platform tag or compressed tag set (manylinux_2_17_x86_64.manylinux2014_x86_64)");
     command->add_option("--pin", args->pin,
-                        "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==the torch version as given), "
-                        "none (left as it is)")
-        ->check(CLI::IsMember({"minor", "exact", "none"}))
-        ->capture_default_str();
+                        "Requires-Dist torch pin: minor (>=2.10,<2.11; the default), exact (==the torch version as "
+                        "given), none (left as it is), range (the range --torch auto found in the atlas; its "
+                        "default), or a specifier as written ('>=2.9,<2.11')")
+        ->type_name("TEXT:{minor,exact,none,range}");  // the words completion offers; a specifier is free text
     command->add_option("--local-format", args->local_format,
                         "Torch segment spelling: dotted (torch2.10), compact (torch210), full (torch2.10.0)")
         ->check(CLI::IsMember({"dotted", "compact", "full"}))

@@ -84,7 +84,8 @@ void require_record(const wheel::Wheel& wheel, const std::vector<wheel::MemberDi
 // METADATA with the new Version and the torch pin; records the requirement changes.
 std::string new_metadata(const wheel::Wheel& wheel, const RetagOptions& options, RetagResult& result) {
     std::string text = wheel::set_version(member_text(wheel, "METADATA"), result.version.after);
-    if (options.request.torch) result.pin_specifier = wheel::torch_pin_specifier(*options.request.torch, options.pin);
+    if (options.pin_specifier) result.pin_specifier = options.pin_specifier;
+    else if (options.request.torch) result.pin_specifier = wheel::torch_pin_specifier(*options.request.torch, options.pin);
     if (!result.pin_specifier) return text;
     auto pinned = wheel::pin_torch(text, *result.pin_specifier);
     result.requirements = std::move(pinned.changes);

@@ -98,3 +98,18 @@ bool urlsafe_b64_decode(std::string_view text, std::string& out) {
 }
 
 }  // namespace wheelfix
+
+namespace wheelfix {
+
+std::string hex_digest(std::span<const std::uint8_t> digest) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(digest.size() * 2);
+    for (std::uint8_t byte : digest) {
+        out += kDigits[byte >> 4];
+        out += kDigits[byte & 15];
+    }
+    return out;
+}
+
+}  // namespace wheelfix

@@ -96,17 +96,26 @@ def documents(command, tmp):
         return [("wheel", json_of("relink", sgl, "-o", tmp / "r", "--set-rpath", "{root}/torch/lib")),
                 ("elf", json_of("relink", lib, "-o", tmp / "lib.so", "--add-needed", "libx.so"))]
     if command == "check":
-        return [("three torches", json_of("check", sgl, *[a for t in TORCH.values() for a in ("--torch", t)],
+        atlas = tmp / "atlas.gz"
+        wfx.run("index", *TORCH.values(), "--atlas", atlas, check_status=0)
+        return [("release matrix", json_of("check", sgl, "--torch", atlas, status=(1,))),
+                ("three torches", json_of("check", sgl, *[a for t in TORCH.values() for a in ("--torch", t)],
                                           status=(1,))),
                 ("elf", json_of("check", lib, "--torch", TORCH["2.9.0"]))]
     if command == "index":
         return [("torch dir", json_of("index", TORCH["2.10.0"], "-o", tmp / "i.gz"))]
+    if command == "atlas":
+        return [("new atlas", json_of("index", TORCH["2.9.0"], TORCH["2.10.0"], "--atlas", tmp / "a.gz")),
+                ("added to it", json_of("index", TORCH["2.11.0"], "--atlas", tmp / "a.gz"))]
     if command == "shim":
         return [("forwarders", json_of("shim", sgl, "--torch", TORCH["2.11.0"], "-o", tmp / "s1")),
                 ("nothing to shim", json_of("shim", sgl, "--torch", TORCH["2.9.0"], "-o", tmp / "s2"))]
     if command == "retag":
         auto = ["--torch", "auto", "--torch-from", TORCH["2.9.0"], TORCH["2.10.0"]]
-        return [("version", json_of("retag", sgl, "--torch", "2.10", "--platform", "manylinux_2_34_x86_64",
+        atlas = tmp / "atlas.gz"
+        wfx.run("index", TORCH["2.9.0"], TORCH["2.10.0"], "--atlas", atlas, check_status=0)
+        return [("auto, atlas", json_of("retag", sgl, "--torch", "auto", "--torch-from", atlas, "-o", tmp / "t4")),
+                ("version", json_of("retag", sgl, "--torch", "2.10", "--platform", "manylinux_2_34_x86_64",
                                     "-o", tmp / "t1")),
                 ("auto", json_of("retag", sgl, *auto, "-o", tmp / "t2")),
                 ("auto, none loads", json_of("retag", sgl, "--torch", "auto", "--torch-from", TORCH["2.11.0"],

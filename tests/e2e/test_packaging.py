@@ -81,7 +81,7 @@ class Completions(unittest.TestCase):
     def test_bash_completes_commands_options_and_values(self):
         self.assertEqual(complete("re"), ["relink", "retag", "repair"])
         self.assertEqual(complete("relink", "x.whl", "--ex"), ["--exclude"])
-        self.assertEqual(complete("retag", "x.whl", "--pin", ""), ["minor", "exact", "none"])
+        self.assertEqual(complete("retag", "x.whl", "--pin", ""), ["minor", "exact", "none", "range"])
         self.assertEqual(complete("--color", "n"), ["never"])
         self.assertEqual(complete("show", "--format", "m"), ["markdown"])
         self.assertIn("cuda13-blackwell", complete("inspect", "--target", "cuda13"))

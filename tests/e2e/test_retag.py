@@ -252,7 +252,8 @@ class FixVersionAndRefusals(unittest.TestCase):
                 (["--torch", "2.10", "--platform", "any"], "'any'"),
                 (["--torch", "2.10", "--pin", "major"], "--pin"),
                 (["--torch", "2.10", "--local-format", "short"], "--local-format"),
-                (["--torch", "auto"], "--torch-from"),
+                (["--torch", "2.10", "--pin", "range"], "--pin range"),
+                (["--torch", "2.10", "--pin", "<<2"], "--pin"),
                 (["--torch", "2.10", "--torch-from", str(STANDINS[0])], "--torch-from"),
             ]
             for args, expected in cases:

@@ -22,7 +22,8 @@
 // a torch library (libc10*, libtorch*, libcaffe2*, libshm*) and left to the system
 // otherwise; an unversioned reference that resolves nowhere is counted as system
 // when some NEEDED library is outside the index (it may come from there), else it
-// is unresolved.
+// is unresolved. A NEEDED name the index lists as not covered is `not_covered`, and
+// the torch references that do not resolve are then counted as uncovered.
 #pragma once
 
 #include "wheelfix/abi/signature.hpp"
@@ -53,6 +54,10 @@ struct Unresolved {
 struct ElfCheck {
     std::string member;
     std::vector<std::string> missing_libraries;  // NEEDED torch libraries the index lacks
+    // NEEDED libraries the index says it does not cover (SymbolIndex::not_covered): neither
+    // missing nor resolved; the torch symbols left unresolved are counted, not listed.
+    std::vector<std::string> not_covered;
+    std::size_t uncovered_symbols = 0;
     std::size_t resolved = 0;
     std::size_t system = 0;                      // left to the system's libraries
     std::size_t weak_missing = 0;                // weak references nothing defines (not errors)

@@ -61,19 +61,32 @@ struct ExportedSymbol {
     std::uint8_t type = 0;     // STT_*
 };
 
+// One version the library needs from another file (DT_VERNEED): "libc.so.6" "GLIBC_2.17".
+struct VersionRequirement {
+    std::string file;
+    std::string version;
+    auto operator<=>(const VersionRequirement&) const = default;
+};
+
 struct LibraryExports {
     std::string file_name;     // "libc10_cuda.so"
     std::string soname;        // may be empty
     std::vector<std::string> needed;
     std::vector<ExportedSymbol> symbols;  // sorted by name
+    std::vector<std::string> version_definitions;     // DT_VERDEF names, not the file's own (base) name
+    std::vector<VersionRequirement> version_needs;    // DT_VERNEED, sorted: the glibc/CXXABI floor
 };
 
 struct SymbolIndex {
     std::string source;        // the path it was made from
     std::string torch_version; // "2.10.0+cu130", empty when unknown
     std::string cuda_version;  // "13.0", empty when unknown / CPU
+    std::string source_sha256; // hex SHA-256 of the wheel it was made from, when made from a wheel
     std::vector<LibraryExports> libraries;
     std::vector<std::string> notes;  // what the loader skipped and why (a dangling link in torch/lib)
+    // Libraries this torch ships that the index does not cover (an atlas release without
+    // the asked CPython tag's libtorch_python): check reports them "not covered", never missing.
+    std::vector<std::string> not_covered;
 
     const LibraryExports* find_library(std::string_view soname_or_file) const;
     // The label `check` prints for this torch: the version, else the source path.

@@ -68,6 +68,9 @@ struct WheelReport {
     // Every NEEDED resolved and classified (analysis/needed_resolution.hpp), when
     // the caller asked for it (attach_libraries): inspect does, repair keeps its own.
     std::optional<NeededResolution> libraries;
+    // The torch releases the extensions load on, from the torch atlas (`inspect` fills it:
+    // "torch>=2.7.0,<2.8 (loads on 2.7.0 … 2.7.1 of 18 releases)"); empty when not known.
+    std::string torch_range;
 };
 
 // Resolves the report's ELF members' NEEDED (the wheel's other members, read from

@@ -63,6 +63,9 @@ namespace wheelfix::repair {
 struct RetagOptions {
     wheel::RetagRequest request;           // torch version, CUDA, local label spelling
     wheel::TorchPin pin = wheel::TorchPin::minor;
+    // A range pin (">=2.9.0,<2.10", from `--torch auto`'s matrix or `--pin '>=…'`): written as
+    // given, in place of what `pin` would make of the torch version.
+    std::optional<std::string> pin_specifier;
     std::optional<std::string> platform;   // nullopt keeps the platform tags
     bool fix_version = false;
     bool keep_version = false;             // no local label: the version stays, the torch pin is still written

@@ -34,6 +34,8 @@ private:
 };
 
 std::array<std::uint8_t, 32> sha256(std::span<const std::uint8_t> bytes);
+// Lower-case hex, as sha256sum prints it.
+std::string hex_digest(std::span<const std::uint8_t> digest);
 
 // Base64 with the URL-safe alphabet (-_) and no '=' padding, as RECORD uses.
 std::string urlsafe_b64_nopad(std::span<const std::uint8_t> bytes);

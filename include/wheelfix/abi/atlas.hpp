@@ -1,0 +1,142 @@
+// The torch atlas: many torch releases' symbol indexes in one deduplicated file.
+//
+// Contract: an Atlas holds entries (one per indexed torch wheel: torch version,
+// CUDA variant, arch, CPython ABI tag, the wheel's file name and SHA-256) and
+// library nodes (one per library of an entry: file name, SONAME, NEEDED, the
+// versions it defines and needs). Each exported symbol (name, version, default
+// flag, type) is stored once, with the set of library nodes defining it; identical
+// sets are stored once. Releases group the entries of one (torch version, arch):
+// every library but libtorch_python is the same across a release's CPython tags,
+// so only the release's primary entry (the one with the most libraries; ties: the
+// first in order) keeps them, and the others keep only libtorch_python*.
+//
+// build() makes an atlas from per-wheel SymbolIndexes (index files written by
+// `wheelfix index`), ordered by release number, arch, tag and wheel name, so the
+// same inputs give the same atlas in any order; save() writes it gzip-compressed
+// with no time or name in the header: the same atlas gives the same bytes.
+// load() reads it back (refusing another format version, damaged data, counts or
+// ids out of range: InputError naming the file); index_for() materialises one
+// release as a SymbolIndex that check_imports() takes, only as far as the roots'
+// NEEDED closure reaches, with libtorch_python taken from the wheel of the asked
+// CPython tag: when the release has no entry for that tag, `not_covered` names it
+// and the index lacks it. entry_index() gives back everything one entry holds,
+// so an atlas plus one more index rebuilds into a bigger atlas (user atlases).
+//
+// File format, version 1 (gzip-compressed text, one record per line):
+//   wheelfix-torch-atlas 1
+//   entries N      then N lines: <torch version> <cuda|-> <arch|-> <tag|-> <wheel> <sha256|->
+//   libraries N    then N node lines: L <entry> <file name> <soname|->, each followed by
+//                  its `n <needed>`, `d <verdef>` and `r <file> <version>` lines
+//   sets N         then N lines of node ids, ascending, each written as the
+//                  difference to the one before (the first as itself)
+//   symbols N      then N lines: <shared prefix> <type> <set> <rest of key>; the key is
+//                  the name (bytes <= 0x20, %, @, 0x7f written %XX) then @@version or
+//                  @version when versioned; keys are sorted; <shared prefix> counts the
+//                  bytes shared with the key before (front coding)
+//   end
+#pragma once
+
+#include "wheelfix/abi/symbol_index.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wheelfix::abi {
+
+struct AtlasEntry {
+    std::string torch_version;  // "2.9.1+cu128"
+    std::string cuda_version;   // "12.8", empty for a CPU build or when unknown
+    std::string arch;           // "x86_64", "aarch64"; empty when unknown
+    std::string python_tag;     // CPython ABI tag of the wheel: "cp312", "cp313t"; empty when unknown
+    std::string wheel;          // the file name it was indexed from
+    std::string sha256;         // of that wheel, hex; empty when unknown
+
+    std::string release() const;  // torch_version without "+local": "2.9.1"
+};
+
+struct AtlasLibrary {
+    std::uint32_t entry = 0;
+    std::string file_name;
+    std::string soname;
+    std::vector<std::string> needed;
+    std::vector<std::string> version_definitions;
+    std::vector<VersionRequirement> version_needs;
+};
+
+// One column of the matrix: a torch version on one arch, with the CPython tags it has.
+struct AtlasRelease {
+    std::string torch_version;
+    std::string cuda_version;
+    std::string arch;
+    std::vector<std::string> python_tags;  // sorted
+    std::uint32_t primary_entry = 0;
+};
+
+class Atlas {
+public:
+    static Atlas build(const std::vector<SymbolIndex>& indexes);
+    static Atlas load(const std::filesystem::path& path);
+    static Atlas parse(std::string_view gzip_bytes, const std::string& where);
+    void save(const std::filesystem::path& destination) const;  // atomic
+
+    // The atlas bundled with wheelfix (data/torch-atlas.gz, compiled in); empty when none was.
+    static const Atlas& bundled();
+    // True when the file at `path` starts like an atlas (gzip or text).
+    static bool is_atlas_file(const std::filesystem::path& path);
+
+    const std::vector<AtlasEntry>& entries() const { return entries_; }
+    const std::vector<AtlasLibrary>& libraries() const { return libraries_; }
+    std::size_t symbol_count() const { return symbols_.size(); }
+    std::size_t set_count() const { return set_offsets_.empty() ? 0 : set_offsets_.size() - 1; }
+    bool empty() const { return entries_.empty(); }
+
+    // Sorted by release number, then arch.
+    std::vector<AtlasRelease> releases() const;
+    // `python_tag` empty: the primary entry's libtorch_python.
+    SymbolIndex index_for(const AtlasRelease& release, std::string_view python_tag,
+                          const IndexOptions& options = {}) const;
+    SymbolIndex entry_index(std::uint32_t entry) const;
+
+    // Without materialising anything (inspect's torch range): the nodes of `release`
+    // reachable from `roots` (file names or SONAMEs) through NEEDED, libtorch_python
+    // from `python_tag`'s entry (not_covered names it when there is none), and the
+    // nodes defining `name` in any version.
+    std::vector<std::uint32_t> reachable_nodes(const AtlasRelease& release, std::string_view python_tag,
+                                               const std::vector<std::string>& roots,
+                                               std::vector<std::string>& not_covered) const;
+    std::vector<std::uint32_t> nodes_defining(std::string_view name) const;
+
+    // The glibc/CXXABI floor of a release: for each versioned file its libraries need
+    // (libc.so.6, libstdc++.so.6), the highest version needed.
+    std::vector<VersionRequirement> floor_of(const AtlasRelease& release) const;
+
+private:
+    struct SymbolRecord {
+        std::uint32_t key_offset = 0;  // into keys_
+        std::uint32_t key_length = 0;
+        std::uint32_t set = 0;
+        std::uint8_t type = 0;
+    };
+
+    std::vector<AtlasEntry> entries_;
+    std::vector<AtlasLibrary> libraries_;
+    std::vector<std::uint32_t> set_offsets_;  // set i: set_members_[set_offsets_[i] .. set_offsets_[i+1])
+    std::vector<std::uint32_t> set_members_;
+    std::string keys_;
+    std::vector<SymbolRecord> symbols_;
+
+    std::vector<std::uint32_t> nodes_for(const AtlasRelease& release, std::string_view python_tag,
+                                         std::vector<std::string>& not_covered) const;
+    SymbolIndex materialise(const std::vector<std::uint32_t>& nodes) const;
+};
+
+// "torch-2.9.1-cp312-cp312-manylinux_2_28_x86_64.whl" -> arch "x86_64", tag "cp312".
+void tags_from_wheel_name(std::string_view wheel, std::string& arch, std::string& python_tag);
+// Release numbers compared numerically ("2.10.0" after "2.9.1"); the local label last.
+bool torch_version_less(std::string_view a, std::string_view b);
+bool is_torch_python_library(std::string_view file_name);
+
+}  // namespace wheelfix::abi

@@ -1,0 +1,722 @@
+// The torch atlas (atlas.hpp has the contract and the file format).
+#include "wheelfix/abi/atlas.hpp"
+
+#include "symbol_index_internal.hpp"
+
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
+#include "wheelfix/util/output_file.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+namespace wheelfix::abi {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kMagic = "wheelfix-torch-atlas";
+constexpr int kFormatVersion = 1;
+// The bundled atlas is 1.5 MB (17.6 MB of text for 18 releases); user atlases grow
+// by ~1 MB of text per release. Bounds that keep a hostile file within 512 MiB.
+constexpr std::uint64_t kMaxInflated = 256ull << 20;
+constexpr std::uint64_t kMaxAtlasFile = 64ull << 20;
+
+// ---- names ------------------------------------------------------------------
+
+std::vector<std::uint64_t> release_numbers(std::string_view version) {
+    std::vector<std::uint64_t> numbers;
+    std::uint64_t value = 0;
+    bool digits = false;
+    for (char c : version) {
+        if (c >= '0' && c <= '9') {
+            value = value * 10 + static_cast<std::uint64_t>(c - '0');
+            digits = true;
+        } else if (c == '.' && digits) {
+            numbers.push_back(value);
+            value = 0;
+            digits = false;
+        } else {
+            break;
+        }
+    }
+    if (digits) numbers.push_back(value);
+    return numbers;
+}
+
+bool needs_escape(unsigned char c) { return c <= 0x20 || c == '%' || c == '@' || c == 0x7f; }
+
+std::string escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    for (unsigned char c : text) {
+        if (!needs_escape(c)) {
+            out += static_cast<char>(c);
+            continue;
+        }
+        out += '%';
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
+    return out;
+}
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+std::optional<std::string> unescape(std::string_view text) {
+    if (text.find('%') == std::string_view::npos) return std::string(text);
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '%') {
+            out += text[i];
+            continue;
+        }
+        if (i + 2 >= text.size()) return std::nullopt;
+        const int high = hex_digit(text[i + 1]);
+        const int low = hex_digit(text[i + 2]);
+        if (high < 0 || low < 0) return std::nullopt;
+        out += static_cast<char>(high * 16 + low);
+        i += 2;
+    }
+    return out;
+}
+
+std::string field(const std::string& value) { return value.empty() ? "-" : escape(value); }
+
+// A symbol's key: the escaped name, then @@version / @version.
+std::string symbol_key(const ExportedSymbol& symbol) {
+    std::string key = escape(symbol.name);
+    if (!symbol.version.empty()) key += (symbol.default_version ? "@@" : "@") + escape(symbol.version);
+    return key;
+}
+
+// ---- gzip -------------------------------------------------------------------
+
+std::string gzip(const std::string& text) {
+    z_stream stream{};
+    if (deflateInit2(&stream, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+        throw std::runtime_error("deflateInit2 failed");
+    std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    stream.avail_in = static_cast<uInt>(text.size());
+    stream.next_out = reinterpret_cast<Bytef*>(out.data());
+    stream.avail_out = static_cast<uInt>(out.size());
+    const int status = deflate(&stream, Z_FINISH);
+    out.resize(stream.total_out);
+    deflateEnd(&stream);
+    if (status != Z_STREAM_END) throw std::runtime_error("deflate did not finish");
+    return out;
+}
+
+std::string gunzip(std::string_view compressed, const std::string& where) {
+    z_stream stream{};
+    if (inflateInit2(&stream, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+    stream.avail_in = static_cast<uInt>(compressed.size());
+    std::string out;
+    out.resize(std::min<std::uint64_t>(compressed.size() * 4 + 4096, kMaxInflated));
+    std::size_t used = 0;
+    int status = Z_OK;
+    while (status != Z_STREAM_END) {
+        if (used == out.size()) {
+            if (out.size() >= kMaxInflated) {
+                status = Z_DATA_ERROR;
+                break;
+            }
+            out.resize(std::min<std::uint64_t>(out.size() * 2, kMaxInflated));
+        }
+        stream.next_out = reinterpret_cast<Bytef*>(out.data() + used);
+        stream.avail_out = static_cast<uInt>(out.size() - used);
+        status = inflate(&stream, Z_NO_FLUSH);
+        used = out.size() - stream.avail_out;
+        if (status != Z_OK && status != Z_STREAM_END) break;
+        if (status == Z_OK && stream.avail_in == 0 && stream.avail_out != 0) status = Z_BUF_ERROR;
+    }
+    inflateEnd(&stream);
+    if (status != Z_STREAM_END) throw InputError(where, "damaged or truncated gzip data in the torch atlas");
+    out.resize(used);
+    return out;
+}
+
+// ---- building -----------------------------------------------------------------
+
+AtlasEntry entry_of(const SymbolIndex& index) {
+    AtlasEntry entry;
+    entry.torch_version = index.torch_version;
+    entry.cuda_version = index.cuda_version;
+    entry.wheel = fs::path(index.source).filename().string();
+    entry.sha256 = index.source_sha256;
+    tags_from_wheel_name(entry.wheel, entry.arch, entry.python_tag);
+    return entry;
+}
+
+auto entry_order(const AtlasEntry& entry) {
+    return std::make_tuple(release_numbers(entry.torch_version), entry.torch_version, entry.arch, entry.python_tag,
+                           entry.wheel);
+}
+
+struct SymbolGroup {
+    std::string key;
+    std::uint8_t type;
+    bool operator<(const SymbolGroup& other) const { return std::tie(key, type) < std::tie(other.key, other.type); }
+};
+
+std::string atlas_text(const std::vector<AtlasEntry>& entries, const std::vector<AtlasLibrary>& libraries,
+                       const std::vector<std::vector<std::uint32_t>>& sets,
+                       const std::vector<std::pair<SymbolGroup, std::uint32_t>>& symbols) {
+    std::string out = std::string(kMagic) + " " + std::to_string(kFormatVersion) + "\n";
+    out += "entries " + std::to_string(entries.size()) + "\n";
+    for (const AtlasEntry& entry : entries)
+        out += field(entry.torch_version) + " " + field(entry.cuda_version) + " " + field(entry.arch) + " " +
+               field(entry.python_tag) + " " + field(entry.wheel) + " " + field(entry.sha256) + "\n";
+    out += "libraries " + std::to_string(libraries.size()) + "\n";
+    for (const AtlasLibrary& library : libraries) {
+        out += "L " + std::to_string(library.entry) + " " + field(library.file_name) + " " + field(library.soname) + "\n";
+        for (const std::string& needed : library.needed) out += "n " + escape(needed) + "\n";
+        for (const std::string& version : library.version_definitions) out += "d " + escape(version) + "\n";
+        for (const VersionRequirement& need : library.version_needs)
+            out += "r " + escape(need.file) + " " + escape(need.version) + "\n";
+    }
+    out += "sets " + std::to_string(sets.size()) + "\n";
+    for (const std::vector<std::uint32_t>& set : sets) {
+        std::uint32_t previous = 0;
+        for (std::size_t i = 0; i < set.size(); ++i) {
+            if (i) out += ' ';
+            out += std::to_string(set[i] - previous);
+            previous = set[i];
+        }
+        out += '\n';
+    }
+    out += "symbols " + std::to_string(symbols.size()) + "\n";
+    std::string_view previous;
+    for (const auto& [group, set] : symbols) {
+        std::size_t shared = 0;
+        while (shared < previous.size() && shared < group.key.size() && previous[shared] == group.key[shared]) ++shared;
+        out += std::to_string(shared) + " " + std::to_string(group.type) + " " + std::to_string(set) + " ";
+        out.append(group.key, shared);
+        out += '\n';
+        previous = group.key;
+    }
+    out += "end\n";
+    return out;
+}
+
+// ---- reading -----------------------------------------------------------------
+
+class AtlasParser {
+public:
+    AtlasParser(std::string_view text, const std::string& where) : text_(text), where_(where) {}
+
+    std::string_view line() {
+        if (position_ >= text_.size()) problem("truncated");
+        const std::size_t end = text_.find('\n', position_);
+        const std::size_t stop = end == std::string_view::npos ? text_.size() : end;
+        std::string_view result = text_.substr(position_, stop - position_);
+        position_ = stop + 1;
+        ++line_number_;
+        return result;
+    }
+
+    [[noreturn]] void problem(const std::string& what) const {
+        throw InputError(where_, "torch atlas line " + std::to_string(line_number_) + ": " + what);
+    }
+
+    // "keyword N": N checked against what the rest of the file could hold.
+    std::uint32_t count(std::string_view keyword) {
+        const std::string_view text = line();
+        if (!text.starts_with(keyword) || text.size() <= keyword.size() || text[keyword.size()] != ' ')
+            problem("expected '" + std::string(keyword) + " <count>'");
+        const std::uint64_t value = number(text.substr(keyword.size() + 1));
+        if (value > text_.size() - std::min(position_, text_.size())) problem("count larger than the file");
+        return static_cast<std::uint32_t>(value);
+    }
+
+    std::uint64_t number(std::string_view text) const {
+        std::uint64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size() || value > 0xffffffffull) problem("bad number");
+        return value;
+    }
+
+    static std::vector<std::string_view> split(std::string_view text, std::size_t max_fields) {
+        std::vector<std::string_view> fields;
+        while (fields.size() + 1 < max_fields) {
+            const std::size_t space = text.find(' ');
+            if (space == std::string_view::npos) break;
+            fields.push_back(text.substr(0, space));
+            text.remove_prefix(space + 1);
+        }
+        fields.push_back(text);
+        return fields;
+    }
+
+    std::string value(std::string_view text) const {
+        if (text == "-") return {};
+        auto result = unescape(text);
+        if (!result) problem("bad %XX escape");
+        return *result;
+    }
+
+    bool at_end() const { return position_ >= text_.size(); }
+    std::string_view peek_keyword() const {
+        const std::size_t end = text_.find_first_of(" \n", position_);
+        return text_.substr(position_, (end == std::string_view::npos ? text_.size() : end) - position_);
+    }
+
+private:
+    std::string_view text_;
+    const std::string& where_;
+    std::size_t position_ = 0;
+    std::size_t line_number_ = 0;
+};
+
+}  // namespace
+
+std::string AtlasEntry::release() const { return torch_version.substr(0, torch_version.find('+')); }
+
+bool is_torch_python_library(std::string_view file_name) { return file_name.starts_with("libtorch_python."); }
+
+bool torch_version_less(std::string_view a, std::string_view b) {
+    return std::make_tuple(release_numbers(a), a) < std::make_tuple(release_numbers(b), b);
+}
+
+void tags_from_wheel_name(std::string_view wheel, std::string& arch, std::string& python_tag) {
+    arch.clear();
+    python_tag.clear();
+    if (!wheel.ends_with(".whl")) return;
+    wheel.remove_suffix(4);
+    std::vector<std::string_view> parts;
+    while (true) {
+        const std::size_t dash = wheel.find('-');
+        parts.push_back(wheel.substr(0, dash));
+        if (dash == std::string_view::npos) break;
+        wheel.remove_prefix(dash + 1);
+    }
+    if (parts.size() < 5) return;
+    const std::string_view abi = parts[parts.size() - 2];
+    const std::string_view python = parts[parts.size() - 3];
+    python_tag = std::string(abi.starts_with("cp") ? abi : python);
+    std::string_view platform = parts.back();
+    platform = platform.substr(0, platform.find('.'));
+    for (std::string_view known : {"x86_64", "aarch64", "ppc64le", "s390x", "i686", "armv7l"})
+        if (platform.ends_with(known)) arch = std::string(known);
+}
+
+Atlas Atlas::build(const std::vector<SymbolIndex>& indexes) {
+    std::vector<std::size_t> order(indexes.size());
+    std::vector<AtlasEntry> entries;
+    for (const SymbolIndex& index : indexes) entries.push_back(entry_of(index));
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return entry_order(entries[a]) < entry_order(entries[b]); });
+    for (std::size_t i = 1; i < order.size(); ++i)
+        if (entry_order(entries[order[i]]) == entry_order(entries[order[i - 1]]))
+            throw InputError(entries[order[i]].wheel, "given twice (or two indexes of the same torch wheel)");
+
+    // The primary entry of each (torch version, arch): the most libraries, then the first.
+    std::map<std::pair<std::string, std::string>, std::size_t> primary;
+    for (std::size_t position : order) {
+        const auto group = std::make_pair(entries[position].torch_version, entries[position].arch);
+        auto found = primary.find(group);
+        if (found == primary.end() || indexes[position].libraries.size() > indexes[found->second].libraries.size())
+            primary[group] = position;
+    }
+
+    Atlas atlas;
+    std::map<SymbolGroup, std::vector<std::uint32_t>> nodes_of;
+    for (std::size_t position : order) {
+        const auto entry_id = static_cast<std::uint32_t>(atlas.entries_.size());
+        atlas.entries_.push_back(entries[position]);
+        const bool is_primary = primary[{entries[position].torch_version, entries[position].arch}] == position;
+        std::vector<const LibraryExports*> libraries;
+        for (const LibraryExports& library : indexes[position].libraries)
+            if (is_primary || is_torch_python_library(library.file_name)) libraries.push_back(&library);
+        std::sort(libraries.begin(), libraries.end(),
+                  [](const LibraryExports* a, const LibraryExports* b) { return a->file_name < b->file_name; });
+        for (const LibraryExports* library : libraries) {
+            const auto node = static_cast<std::uint32_t>(atlas.libraries_.size());
+            atlas.libraries_.push_back({entry_id, library->file_name, library->soname, library->needed,
+                                        library->version_definitions, library->version_needs});
+            for (const ExportedSymbol& symbol : library->symbols) {
+                std::vector<std::uint32_t>& nodes = nodes_of[{symbol_key(symbol), symbol.type}];
+                if (nodes.empty() || nodes.back() != node) nodes.push_back(node);
+            }
+        }
+    }
+    std::map<std::vector<std::uint32_t>, std::uint32_t> set_ids;
+    std::vector<std::vector<std::uint32_t>> sets;
+    std::vector<std::pair<SymbolGroup, std::uint32_t>> symbols;
+    for (auto& [group, nodes] : nodes_of) {
+        auto [found, inserted] = set_ids.try_emplace(nodes, static_cast<std::uint32_t>(sets.size()));
+        if (inserted) sets.push_back(nodes);
+        symbols.emplace_back(group, found->second);
+    }
+    // Through the text, so a built atlas is exactly what loading its file gives.
+    const std::string text =
+        atlas_text(atlas.entries_, atlas.libraries_, sets, symbols);
+    return parse(text, "(built atlas)");
+}
+
+Atlas Atlas::parse(std::string_view bytes, const std::string& where) {
+    std::string inflated;
+    if (bytes.starts_with("\x1f\x8b")) {
+        inflated = gunzip(bytes, where);
+        bytes = inflated;
+    }
+    AtlasParser parser(bytes, where);
+    const std::string_view magic = parser.line();
+    if (!magic.starts_with(kMagic)) parser.problem("not a wheelfix torch atlas");
+    if (magic != std::string(kMagic) + " " + std::to_string(kFormatVersion))
+        parser.problem("unsupported atlas format '" + std::string(magic) + "' (this wheelfix reads version 1)");
+    Atlas atlas;
+    const std::uint32_t entry_count = parser.count("entries");
+    for (std::uint32_t i = 0; i < entry_count; ++i) {
+        const auto fields = AtlasParser::split(parser.line(), 6);
+        if (fields.size() != 6) parser.problem("expected 6 fields in an entry");
+        atlas.entries_.push_back({parser.value(fields[0]), parser.value(fields[1]), parser.value(fields[2]),
+                                  parser.value(fields[3]), parser.value(fields[4]), parser.value(fields[5])});
+    }
+    const std::uint32_t library_count = parser.count("libraries");
+    for (std::uint32_t i = 0; i < library_count; ++i) {
+        const auto fields = AtlasParser::split(parser.line(), 4);
+        if (fields.size() != 4 || fields[0] != "L") parser.problem("expected 'L <entry> <file> <soname>'");
+        AtlasLibrary library;
+        library.entry = static_cast<std::uint32_t>(parser.number(fields[1]));
+        if (library.entry >= atlas.entries_.size()) parser.problem("entry id out of range");
+        library.file_name = parser.value(fields[2]);
+        library.soname = parser.value(fields[3]);
+        while (!parser.at_end()) {
+            const std::string_view keyword = parser.peek_keyword();
+            if (keyword != "n" && keyword != "d" && keyword != "r") break;
+            const auto parts = AtlasParser::split(parser.line(), 3);
+            if (keyword == "n" && parts.size() == 2) library.needed.push_back(parser.value(parts[1]));
+            else if (keyword == "d" && parts.size() == 2) library.version_definitions.push_back(parser.value(parts[1]));
+            else if (keyword == "r" && parts.size() == 3)
+                library.version_needs.push_back({parser.value(parts[1]), parser.value(parts[2])});
+            else parser.problem("bad library field");
+        }
+        atlas.libraries_.push_back(std::move(library));
+    }
+    const std::uint32_t set_count = parser.count("sets");
+    atlas.set_offsets_.reserve(set_count + 1);
+    atlas.set_offsets_.push_back(0);
+    for (std::uint32_t i = 0; i < set_count; ++i) {
+        std::string_view text = parser.line();
+        std::uint64_t node = 0;
+        bool first = true;
+        while (!text.empty()) {
+            const std::size_t space = text.find(' ');
+            const std::uint64_t delta = parser.number(text.substr(0, space));
+            if (!first && delta == 0) parser.problem("set node ids not ascending");
+            node += delta;
+            first = false;
+            if (node >= atlas.libraries_.size()) parser.problem("node id out of range");
+            atlas.set_members_.push_back(static_cast<std::uint32_t>(node));
+            text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+        }
+        if (first) parser.problem("empty set");
+        atlas.set_offsets_.push_back(static_cast<std::uint32_t>(atlas.set_members_.size()));
+    }
+    const std::uint32_t symbol_count = parser.count("symbols");
+    atlas.symbols_.reserve(symbol_count);
+    std::size_t previous_offset = 0;
+    std::size_t previous_length = 0;
+    for (std::uint32_t i = 0; i < symbol_count; ++i) {
+        const auto fields = AtlasParser::split(parser.line(), 4);
+        if (fields.size() != 4) parser.problem("expected '<shared> <type> <set> <key>'");
+        const std::uint64_t shared = parser.number(fields[0]);
+        const std::uint64_t type = parser.number(fields[1]);
+        const std::uint64_t set = parser.number(fields[2]);
+        if (shared > previous_length) parser.problem("shared prefix longer than the key before");
+        if (type > 15 || set >= set_count) parser.problem("symbol type or set out of range");
+        if (atlas.keys_.size() + shared + fields[3].size() > 0xffffffffull) parser.problem("keys too large");
+        const std::size_t offset = atlas.keys_.size();
+        atlas.keys_.append(atlas.keys_, previous_offset, static_cast<std::size_t>(shared));
+        atlas.keys_.append(fields[3]);
+        previous_offset = offset;
+        previous_length = atlas.keys_.size() - offset;
+        if (previous_length == 0) parser.problem("empty symbol key");
+        atlas.symbols_.push_back({static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(previous_length),
+                                  static_cast<std::uint32_t>(set), static_cast<std::uint8_t>(type)});
+    }
+    if (parser.line() != "end") parser.problem("expected 'end'");
+    return atlas;
+}
+
+Atlas Atlas::load(const fs::path& path) {
+    return parse(read_regular_file(path, kMaxAtlasFile), path.string());
+}
+
+bool Atlas::is_atlas_file(const fs::path& path) {
+    std::error_code error;
+    if (!fs::is_regular_file(path, error)) return false;  // never open a FIFO to look
+    std::ifstream in(path, std::ios::binary);
+    std::array<char, 2> head{};
+    if (!in.read(head.data(), head.size())) return false;
+    if (head[0] == 'w') {
+        std::string first;
+        in.seekg(0);
+        std::getline(in, first);
+        return first.starts_with(kMagic);
+    }
+    if (head[0] != '\x1f' || head[1] != '\x8b') return false;
+    // A gzip file: an atlas when its text starts with the magic.
+    in.seekg(0);
+    std::string compressed(4096, '\0');
+    in.read(compressed.data(), static_cast<std::streamsize>(compressed.size()));
+    compressed.resize(static_cast<std::size_t>(in.gcount()));
+    z_stream stream{};
+    if (inflateInit2(&stream, 15 + 32) != Z_OK) return false;
+    std::array<char, 64> out{};
+    stream.next_in = reinterpret_cast<Bytef*>(compressed.data());
+    stream.avail_in = static_cast<uInt>(compressed.size());
+    stream.next_out = reinterpret_cast<Bytef*>(out.data());
+    stream.avail_out = out.size();
+    inflate(&stream, Z_NO_FLUSH);
+    const std::size_t produced = out.size() - stream.avail_out;
+    inflateEnd(&stream);
+    return std::string_view(out.data(), produced).starts_with(kMagic);
+}
+
+void Atlas::save(const fs::path& destination) const {
+    std::vector<std::vector<std::uint32_t>> sets;
+    for (std::size_t i = 0; i + 1 < set_offsets_.size(); ++i)
+        sets.emplace_back(set_members_.begin() + set_offsets_[i], set_members_.begin() + set_offsets_[i + 1]);
+    std::vector<std::pair<SymbolGroup, std::uint32_t>> symbols;
+    symbols.reserve(symbols_.size());
+    for (const SymbolRecord& record : symbols_)
+        symbols.push_back({{keys_.substr(record.key_offset, record.key_length), record.type}, record.set});
+    const std::string bytes = gzip(atlas_text(entries_, libraries_, sets, symbols));
+    // `index --atlas FILE` reads the atlas and writes it back with entries added: it
+    // replaces the file on purpose (atomically; the old one stays whole until then).
+    OutputFile output(destination, Existing::replace);
+    output.write({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+    output.commit();
+}
+
+std::vector<AtlasRelease> Atlas::releases() const {
+    std::map<std::pair<std::string, std::string>, AtlasRelease> by_group;
+    std::map<std::uint32_t, std::size_t> library_counts;
+    for (const AtlasLibrary& library : libraries_) ++library_counts[library.entry];
+    for (std::uint32_t i = 0; i < entries_.size(); ++i) {
+        const AtlasEntry& entry = entries_[i];
+        auto [found, inserted] = by_group.try_emplace({entry.torch_version, entry.arch});
+        AtlasRelease& release = found->second;
+        if (inserted) {
+            release = {entry.torch_version, entry.cuda_version, entry.arch, {}, i};
+        } else if (library_counts[i] > library_counts[release.primary_entry]) {
+            release.primary_entry = i;
+        }
+        if (!entry.python_tag.empty()) release.python_tags.push_back(entry.python_tag);
+    }
+    std::vector<AtlasRelease> releases;
+    for (auto& [group, release] : by_group) {
+        std::sort(release.python_tags.begin(), release.python_tags.end());
+        releases.push_back(std::move(release));
+    }
+    std::sort(releases.begin(), releases.end(), [](const AtlasRelease& a, const AtlasRelease& b) {
+        if (a.torch_version != b.torch_version) return torch_version_less(a.torch_version, b.torch_version);
+        return a.arch < b.arch;
+    });
+    return releases;
+}
+
+std::vector<std::uint32_t> Atlas::nodes_for(const AtlasRelease& release, std::string_view python_tag,
+                                            std::vector<std::string>& not_covered) const {
+    std::vector<std::uint32_t> nodes;
+    std::optional<std::uint32_t> python_entry;
+    if (!python_tag.empty()) {
+        for (std::uint32_t i = 0; i < entries_.size(); ++i)
+            if (entries_[i].torch_version == release.torch_version && entries_[i].arch == release.arch &&
+                entries_[i].python_tag == python_tag)
+                python_entry = i;
+    } else {
+        python_entry = release.primary_entry;
+    }
+    bool primary_has_python = false;
+    for (std::uint32_t node = 0; node < libraries_.size(); ++node) {
+        const AtlasLibrary& library = libraries_[node];
+        const bool python = is_torch_python_library(library.file_name);
+        if (library.entry == release.primary_entry && python) primary_has_python = true;
+        if (library.entry == release.primary_entry && !python) nodes.push_back(node);
+        if (python && python_entry && library.entry == *python_entry) nodes.push_back(node);
+    }
+    if (!python_entry && primary_has_python) not_covered.push_back("libtorch_python.so");
+    return nodes;
+}
+
+SymbolIndex Atlas::materialise(const std::vector<std::uint32_t>& nodes) const {
+    SymbolIndex index;
+    // Per set, the positions (in `nodes`) of the wanted nodes it holds, as a bit mask.
+    std::vector<std::uint64_t> masks(set_count(), 0);
+    std::vector<std::uint32_t> position_of(libraries_.size(), 0xffffffffu);
+    for (std::size_t i = 0; i < nodes.size() && i < 64; ++i) position_of[nodes[i]] = static_cast<std::uint32_t>(i);
+    for (std::size_t set = 0; set < masks.size(); ++set)
+        for (std::uint32_t k = set_offsets_[set]; k < set_offsets_[set + 1]; ++k)
+            if (position_of[set_members_[k]] != 0xffffffffu) masks[set] |= 1ull << position_of[set_members_[k]];
+    for (std::size_t i = 0; i < nodes.size() && i < 64; ++i) {
+        const AtlasLibrary& library = libraries_[nodes[i]];
+        index.libraries.push_back({library.file_name, library.soname, library.needed, {}, library.version_definitions,
+                                   library.version_needs});
+    }
+    for (const SymbolRecord& record : symbols_) {
+        std::uint64_t mask = masks[record.set];
+        if (mask == 0) continue;
+        const std::string_view key(keys_.data() + record.key_offset, record.key_length);
+        const std::size_t at = key.find('@');
+        ExportedSymbol symbol;
+        symbol.name = unescape(key.substr(0, at)).value_or(std::string(key.substr(0, at)));
+        symbol.type = record.type;
+        if (at != std::string_view::npos) {
+            symbol.default_version = key.substr(at).starts_with("@@");
+            symbol.version = unescape(key.substr(at + (symbol.default_version ? 2 : 1))).value_or("");
+        }
+        while (mask != 0) {
+            const int bit = __builtin_ctzll(mask);
+            mask &= mask - 1;
+            index.libraries[static_cast<std::size_t>(bit)].symbols.push_back(symbol);
+        }
+    }
+    // Keys are sorted by escaped name then version; the index wants (name, version) order.
+    for (LibraryExports& library : index.libraries)
+        if (!std::is_sorted(library.symbols.begin(), library.symbols.end(),
+                            [](const ExportedSymbol& a, const ExportedSymbol& b) {
+                                return std::tie(a.name, a.version) < std::tie(b.name, b.version);
+                            }))
+            std::sort(library.symbols.begin(), library.symbols.end(), [](const ExportedSymbol& a, const ExportedSymbol& b) {
+                return std::tie(a.name, a.version) < std::tie(b.name, b.version);
+            });
+    return index;
+}
+
+SymbolIndex Atlas::index_for(const AtlasRelease& release, std::string_view python_tag,
+                             const IndexOptions& options) const {
+    std::vector<std::string> not_covered;
+    std::vector<std::uint32_t> nodes = nodes_for(release, python_tag, not_covered);
+    // The NEEDED closure from the roots, on the nodes' metadata alone.
+    if (!options.roots.empty() || !options.library_globs.empty()) {
+        std::vector<detail::Candidate> candidates;
+        for (std::uint32_t node : nodes) {
+            const AtlasLibrary& library = libraries_[node];
+            candidates.push_back({library.file_name, [&library, node] {
+                                      LibraryExports exports{library.file_name, library.soname, library.needed, {}, {}, {}};
+                                      exports.symbols.push_back({std::to_string(node), {}, true, 0});
+                                      return exports;
+                                  }});
+        }
+        IndexOptions resolved = options;
+        for (std::string& root : resolved.roots)
+            for (std::uint32_t node : nodes)
+                if (libraries_[node].soname == root) root = libraries_[node].file_name;
+        std::vector<std::uint32_t> reached;
+        for (const LibraryExports& found : detail::read_libraries(candidates, resolved, "torch atlas"))
+            reached.push_back(static_cast<std::uint32_t>(std::stoul(found.symbols.front().name)));
+        nodes = std::move(reached);
+    }
+    if (nodes.size() > 64) throw InputError("torch atlas", "a release with more than 64 libraries");
+    SymbolIndex index = materialise(nodes);
+    const AtlasEntry& primary = entries_[release.primary_entry];
+    index.torch_version = release.torch_version;
+    index.cuda_version = release.cuda_version;
+    index.source = primary.wheel;
+    index.source_sha256 = primary.sha256;
+    index.not_covered = std::move(not_covered);
+    return index;
+}
+
+std::vector<std::uint32_t> Atlas::reachable_nodes(const AtlasRelease& release, std::string_view python_tag,
+                                                  const std::vector<std::string>& roots,
+                                                  std::vector<std::string>& not_covered) const {
+    const std::vector<std::uint32_t> nodes = nodes_for(release, python_tag, not_covered);
+    std::vector<std::uint32_t> reached;
+    std::deque<std::string> queue(roots.begin(), roots.end());
+    std::set<std::string> seen;
+    while (!queue.empty()) {
+        const std::string name = queue.front();
+        queue.pop_front();
+        if (!seen.insert(name).second) continue;
+        for (std::uint32_t node : nodes) {
+            const AtlasLibrary& library = libraries_[node];
+            if (library.file_name != name && library.soname != name) continue;
+            if (std::find(reached.begin(), reached.end(), node) != reached.end()) continue;
+            reached.push_back(node);
+            for (const std::string& needed : library.needed) queue.push_back(needed);
+        }
+    }
+    return reached;
+}
+
+std::vector<std::uint32_t> Atlas::nodes_defining(std::string_view name) const {
+    const std::string escaped = escape(name);
+    const auto key_of = [&](const SymbolRecord& record) {
+        return std::string_view(keys_.data() + record.key_offset, record.key_length);
+    };
+    std::vector<std::uint32_t> nodes;
+    auto add_set = [&](std::uint32_t set) {
+        nodes.insert(nodes.end(), set_members_.begin() + set_offsets_[set], set_members_.begin() + set_offsets_[set + 1]);
+    };
+    // The unversioned key, then the versioned ones ("name@…", adjacent to each other).
+    auto at = std::lower_bound(symbols_.begin(), symbols_.end(), std::string_view(escaped),
+                               [&](const SymbolRecord& record, std::string_view key) { return key_of(record) < key; });
+    for (; at != symbols_.end() && key_of(*at) == escaped; ++at) add_set(at->set);
+    const std::string versioned = escaped + "@";
+    at = std::lower_bound(symbols_.begin(), symbols_.end(), std::string_view(versioned),
+                          [&](const SymbolRecord& record, std::string_view key) { return key_of(record) < key; });
+    for (; at != symbols_.end() && key_of(*at).starts_with(versioned); ++at) add_set(at->set);
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    return nodes;
+}
+
+SymbolIndex Atlas::entry_index(std::uint32_t entry) const {
+    std::vector<std::uint32_t> nodes;
+    for (std::uint32_t node = 0; node < libraries_.size(); ++node)
+        if (libraries_[node].entry == entry) nodes.push_back(node);
+    if (nodes.size() > 64) throw InputError(entries_.at(entry).wheel, "more than 64 libraries in one atlas entry");
+    SymbolIndex index = materialise(nodes);
+    const AtlasEntry& source = entries_.at(entry);
+    index.torch_version = source.torch_version;
+    index.cuda_version = source.cuda_version;
+    index.source = source.wheel;
+    index.source_sha256 = source.sha256;
+    return index;
+}
+
+std::vector<VersionRequirement> Atlas::floor_of(const AtlasRelease& release) const {
+    // (file, family) -> the highest version of that family needed: GLIBC_ of libc.so.6,
+    // GLIBCXX_ and CXXABI_ of libstdc++.so.6.
+    std::map<std::pair<std::string, std::string>, std::string> highest;
+    for (const AtlasLibrary& library : libraries_) {
+        if (library.entry != release.primary_entry) continue;
+        for (const VersionRequirement& need : library.version_needs) {
+            const std::size_t digits = need.version.find_first_of("0123456789");
+            if (digits == std::string::npos) continue;
+            const std::string family = need.version.substr(0, digits);
+            if (family != "GLIBC_" && family != "GLIBCXX_" && family != "CXXABI_") continue;
+            std::string& best = highest[{need.file, family}];
+            if (best.empty() || release_numbers(best.substr(digits)) < release_numbers(need.version.substr(digits)))
+                best = need.version;
+        }
+    }
+    std::vector<VersionRequirement> floor;
+    for (auto& [key, version] : highest) floor.push_back({key.first, version});
+    return floor;
+}
+
+}  // namespace wheelfix::abi

@@ -1,0 +1,207 @@
+// Rendering the release matrix (torch_matrix_render.hpp has the contract).
+#include "torch_matrix_render.hpp"
+
+#include "render.hpp"
+
+#include "wheelfix/util/table.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <tuple>
+
+namespace wheelfix::cli {
+
+namespace {
+
+using analysis::MatrixCell;
+using analysis::TorchMatrix;
+using analysis::Verdict;
+
+std::string header(const analysis::MatrixColumn& column) {
+    return column.torch_version.substr(0, column.torch_version.find('+'));
+}
+
+std::string cell_text(const MatrixCell& cell) {
+    if (cell.verdict == Verdict::no) return "NO " + std::to_string(cell.missing);
+    return std::string(analysis::verdict_name(cell.verdict));
+}
+
+std::string coloured(const MatrixCell& cell, const Palette& colour) {
+    const std::string text = cell_text(cell);
+    if (cell.verdict == Verdict::ok) return colour.good(text);
+    if (cell.verdict == Verdict::no) return colour.bad(text);
+    return colour.warn(text);
+}
+
+// One line per distinct (member, verdict, first miss, near miss), naming its releases.
+struct Detail {
+    std::string member;
+    Verdict verdict;
+    std::string first_missing;
+    std::string near_miss;
+    bool operator<(const Detail& other) const {
+        return std::tie(member, verdict, first_missing, near_miss) <
+               std::tie(other.member, other.verdict, other.first_missing, other.near_miss);
+    }
+};
+
+// Column indexes as releases: runs of three or more adjacent columns as "first … last".
+std::vector<std::string> runs_text(const TorchMatrix& matrix, const std::vector<std::size_t>& columns) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < columns.size();) {
+        std::size_t j = i;
+        while (j + 1 < columns.size() && columns[j + 1] == columns[j] + 1) ++j;
+        if (j - i >= 2) {
+            out.push_back(header(matrix.columns[columns[i]]) + " … " + header(matrix.columns[columns[j]]));
+        } else {
+            for (std::size_t k = i; k <= j; ++k) out.push_back(header(matrix.columns[columns[k]]));
+        }
+        i = j + 1;
+    }
+    return out;
+}
+
+std::vector<std::pair<Detail, std::vector<std::string>>> details(const TorchMatrix& matrix) {
+    std::map<Detail, std::vector<std::size_t>> grouped;
+    std::vector<Detail> order;
+    for (std::size_t row = 0; row < matrix.members.size(); ++row)
+        for (std::size_t column = 0; column < matrix.columns.size(); ++column) {
+            const MatrixCell& cell = matrix.cells[row][column];
+            if (cell.verdict == Verdict::ok) continue;
+            Detail detail{matrix.members[row], cell.verdict, cell.first_missing, cell.near_miss};
+            auto [found, inserted] = grouped.try_emplace(detail);
+            if (inserted) order.push_back(detail);
+            found->second.push_back(column);
+        }
+    std::vector<std::pair<Detail, std::vector<std::string>>> out;
+    for (const Detail& detail : order) out.emplace_back(detail, runs_text(matrix, grouped[detail]));
+    return out;
+}
+
+std::string releases_text(const std::vector<std::string>& releases) { return join(releases, ", "); }
+
+// "2.9.0 2.9.1: cu128 cp312" lines: the builds the columns come from, grouped.
+std::string builds_text(const TorchMatrix& matrix) {
+    std::vector<std::pair<std::string, std::vector<std::size_t>>> groups;
+    for (const analysis::MatrixColumn& column : matrix.columns) {
+        const std::string local = column.torch_version.find('+') == std::string::npos
+                                      ? "cpu"
+                                      : column.torch_version.substr(column.torch_version.find('+') + 1);
+        std::string build = local + " " + column.arch + (column.python_tag.empty() ? "" : " " + column.python_tag);
+        if (!column.cuda_note.empty()) build += "; " + column.cuda_note;
+        if (groups.empty() || groups.back().first != build) groups.push_back({build, {}});
+        groups.back().second.push_back(static_cast<std::size_t>(&column - matrix.columns.data()));
+    }
+    std::string out;
+    for (const auto& [build, columns] : groups)
+        out += "  " + releases_text(runs_text(matrix, columns)) + ": " + build + "\n";
+    return out;
+}
+
+}  // namespace
+
+std::string render_matrix_text(const TorchMatrix& matrix, const Palette& colour) {
+    std::vector<std::string> head{"member"};
+    for (const analysis::MatrixColumn& column : matrix.columns) head.push_back(header(column));
+    Table table(head);
+    for (std::size_t row = 0; row < matrix.members.size(); ++row) {
+        std::vector<std::string> cells{matrix.members[row]};
+        for (const MatrixCell& cell : matrix.cells[row]) cells.push_back(coloured(cell, colour));
+        table.add_row(cells);
+    }
+    std::vector<std::string> verdicts{"(wheel)"};
+    for (std::size_t column = 0; column < matrix.columns.size(); ++column) {
+        MatrixCell summary;
+        summary.verdict = matrix.column_verdict(column);
+        for (const auto& row : matrix.cells) summary.missing += row[column].missing;
+        verdicts.push_back(coloured(summary, colour));
+    }
+    table.add_row(verdicts);
+    std::string out = table.render_text();
+    out += "builds:\n" + builds_text(matrix);
+    for (const auto& [detail, releases] : details(matrix)) {
+        if (detail.verdict == Verdict::not_covered) {
+            out += fmt::format("{} on {}: {} (the atlas lacks it for this python tag)\n", detail.member,
+                               releases_text(releases), colour.warn("not covered: " + detail.first_missing));
+            continue;
+        }
+        out += fmt::format("{} on {}: {} first missing {}\n", detail.member, releases_text(releases),
+                           colour.bad("NO"), detail.first_missing);
+        if (!detail.near_miss.empty()) out += fmt::format("    near miss {}\n", detail.near_miss);
+    }
+    return out;
+}
+
+std::string render_matrix_markdown(const TorchMatrix& matrix, const std::string& input) {
+    std::vector<std::string> head{"member"};
+    for (const analysis::MatrixColumn& column : matrix.columns) head.push_back(header(column));
+    Table table(head);
+    for (std::size_t row = 0; row < matrix.members.size(); ++row) {
+        std::vector<std::string> cells{"`" + matrix.members[row] + "`"};
+        for (const MatrixCell& cell : matrix.cells[row])
+            cells.push_back((cell.verdict == Verdict::ok ? "✅ " : "❌ ") + cell_text(cell));
+        table.add_row(cells);
+    }
+    std::string out = "### `" + input + "` against torch releases\n\n" + table.render_markdown() + "\n";
+    for (const auto& [detail, releases] : details(matrix))
+        out += "- `" + detail.member + "` on " + releases_text(releases) + ": " +
+               (detail.verdict == Verdict::not_covered ? "not covered: " : "NO, first missing `") + detail.first_missing +
+               (detail.verdict == Verdict::not_covered ? "" : "`") +
+               (detail.near_miss.empty() ? "" : ", near miss `" + detail.near_miss + "`") + "\n";
+    return out;
+}
+
+void write_matrix_json(JsonWriter& json, const TorchMatrix& matrix) {
+    json.key("matrix").begin_object().key("releases").begin_array();
+    for (std::size_t column = 0; column < matrix.columns.size(); ++column) {
+        const analysis::MatrixColumn& info = matrix.columns[column];
+        json.begin_object().field("torch_version", info.torch_version).field("cuda_version", info.cuda_version);
+        json.field("arch", info.arch).field("python_tag", info.python_tag).field("source", info.source);
+        json.field("verdict", analysis::verdict_name(matrix.column_verdict(column)));
+        json.field("cuda_note", info.cuda_note).end_object();
+    }
+    json.end_array().key("members").begin_array();
+    for (std::size_t row = 0; row < matrix.members.size(); ++row) {
+        json.begin_object().field("member", matrix.members[row]).key("cells").begin_array();
+        for (const MatrixCell& cell : matrix.cells[row]) {
+            json.begin_object().field("verdict", analysis::verdict_name(cell.verdict));
+            json.field("missing", static_cast<std::uint64_t>(cell.missing));
+            json.field("first_missing", cell.first_missing).field("near_miss", cell.near_miss);
+            json.string_array("not_covered", cell.not_covered).end_object();
+        }
+        json.end_array().end_object();
+    }
+    json.end_array().field("loads_everywhere", matrix.loads_everywhere()).end_object();
+}
+
+std::string torch_requirement_text(const analysis::TorchRequirement& requirement, const analysis::StableAbiUse& stable) {
+    std::string out;
+    if (stable.uses_stable())
+        out += stable.stable_only()
+                   ? fmt::format("stable ABI  only torch's stable C functions ({}, e.g. {}): no upper bound\n",
+                                 stable.stable.size(), stable.stable.front())
+                   : fmt::format("stable ABI  {} stable C functions, but also {} C++ symbols: judged by the C++ "
+                                 "ones\n", stable.stable.size(), stable.cpp.size());
+    if (!requirement.any) return out + "no release of the matrix loads it\n";
+    out += fmt::format("requirement {}  (loads on {}", requirement.specifier,
+                       requirement.lowest == requirement.highest ? requirement.lowest
+                                                                 : requirement.lowest + " … " + requirement.highest);
+    if (requirement.later_unproven) out += "; releases after " + requirement.highest + " are unproven";
+    out += ")\n";
+    if (!requirement.contiguous)
+        out += "            not contiguous: older releases load too, separated by one that does not; pinned the "
+               "newest contiguous range\n";
+    return out;
+}
+
+void write_requirement_json(JsonWriter& json, const analysis::TorchRequirement& requirement,
+                            const analysis::StableAbiUse& stable) {
+    json.key("requirement").begin_object().field("any", requirement.any).field("specifier", requirement.specifier);
+    json.field("lowest", requirement.lowest).field("highest", requirement.highest).field("upper", requirement.upper);
+    json.field("later_unproven", requirement.later_unproven).field("contiguous", requirement.contiguous);
+    json.field("stable_abi_only", stable.stable_only()).string_array("stable_abi_symbols", stable.stable);
+    json.field("cpp_symbols", static_cast<std::uint64_t>(stable.cpp.size())).end_object();
+}
+
+}  // namespace wheelfix::cli

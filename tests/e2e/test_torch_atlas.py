@@ -1,0 +1,168 @@
+"""The torch atlas end to end: `index --atlas` of the three stand-in torches (format,
+determinism, growing a user atlas), `check --torch-release` / `--torch ATLAS` (the
+matrix in text, JSON, Markdown and JUnit; exit status), `retag --torch auto` against it
+(the range pin and the label), "not covered" for a CPython tag the atlas lacks, and a
+small slice of the real bundled atlas (data/torch-atlas.gz)."""
+import json
+import sys
+import unittest
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import wfx  # noqa: E402
+
+TREES = {v: wfx.SAMPLES / f"torch-{v}" / "torch" for v in ("2.9.0", "2.10.0", "2.11.0")}
+PLAIN = wfx.SAMPLES / "plainext-1.0.0-cp311-cp311-linux_x86_64.whl"
+OLD_CHECK = "c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool)"
+NEW_CHECK = "c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, unsigned int, bool)"
+
+
+def make_atlas(path, *versions):
+    wfx.run("index", *(TREES[v] for v in versions), "--atlas", path, check_status=0)
+    return path
+
+
+def metadata_of(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        return archive.read(name).decode()
+
+
+class AtlasFile(unittest.TestCase):
+    def test_same_bytes_in_any_order_and_growing_a_user_atlas(self):
+        with wfx.TempDir() as tmp:
+            make_atlas(tmp / "a.gz", "2.9.0", "2.10.0", "2.11.0")
+            make_atlas(tmp / "b.gz", "2.11.0", "2.9.0", "2.10.0")
+            self.assertEqual((tmp / "a.gz").read_bytes(), (tmp / "b.gz").read_bytes())
+            # A user atlas grows one torch at a time and ends up the same.
+            make_atlas(tmp / "c.gz", "2.10.0")
+            doc = wfx.run_json("index", TREES["2.9.0"], TREES["2.11.0"], "--atlas", tmp / "c.gz")
+            self.assertEqual(doc["schema"], "wheelfix.atlas/1")
+            self.assertEqual(doc["added"], 2)
+            self.assertEqual([e["torch_version"] for e in doc["entries"]],
+                             ["2.9.0+cu130", "2.10.0+cu130", "2.11.0+cu130"])
+            self.assertEqual((tmp / "a.gz").read_bytes(), (tmp / "c.gz").read_bytes())
+            # An index file adds as the torch it was made from.
+            wfx.run("index", TREES["2.9.0"], "-o", tmp / "i.gz", check_status=0)
+            wfx.run("index", tmp / "i.gz", TREES["2.10.0"], TREES["2.11.0"], "--atlas", tmp / "d.gz", check_status=0)
+            self.assertEqual((tmp / "a.gz").read_bytes(), (tmp / "d.gz").read_bytes())
+
+    def test_refusals(self):
+        with wfx.TempDir() as tmp:
+            proc = wfx.run("index", TREES["2.9.0"], TREES["2.10.0"], "-o", tmp / "x.gz", check_status=2)
+            self.assertIn("several only with --atlas", proc.stderr)
+            bad = tmp / "bad.gz"
+            bad.write_bytes(b"wheelfix-torch-atlas 1\nentries 7\n")
+            proc = wfx.run("check", wfx.SGL_WHEEL, "--torch", bad, check_status=2)
+            self.assertIn("bad.gz", proc.stderr)
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1)
+            atlas = make_atlas(tmp / "a.gz", "2.9.0", "2.10.0")
+            proc = wfx.run("check", wfx.SGL_WHEEL, "--torch", atlas, "--torch-release", "2.7.7", check_status=2)
+            self.assertIn("--torch-release: torch 2.7.7 is not in the atlas", proc.stderr)
+
+
+class Matrix(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = wfx.TempDir()
+        cls.atlas = make_atlas(cls.tmp.__enter__() / "atlas.gz", "2.9.0", "2.10.0", "2.11.0")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.__exit__(None, None, None)
+
+    def test_text_matrix(self):
+        proc = wfx.run("check", wfx.SGL_WHEEL, "--torch", self.atlas, check_status=1)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(lines[0].split(), ["member", "2.9.0", "2.10.0", "2.11.0"])
+        self.assertEqual(lines[1].split(), ["sgl_kernel/sm100/common_ops.abi3.so", "ok", "NO", "1", "NO", "2"])
+        self.assertIn(f"sgl_kernel/sm90/common_ops.abi3.so on 2.10.0: NO first missing {OLD_CHECK}", proc.stdout)
+        self.assertIn(f"near miss {NEW_CHECK}", proc.stdout)
+        self.assertIn("requirement torch>=2.9.0,<2.10", proc.stdout)
+
+    def test_selection_and_exit_status(self):
+        wfx.run("check", wfx.SGL_WHEEL, "--torch", self.atlas, "--torch-release", "2.9.0", check_status=0)
+        # With --torch-release the bundled atlas joins; the user atlas's releases shadow its own.
+        doc = wfx.run_json("check", wfx.SGL_WHEEL, "--torch", self.atlas, "--torch-release", ">=2.10,<2.12",
+                           check_status=1)
+        self.assertEqual([r["torch_version"] for r in doc["matrix"]["releases"]], ["2.10.0+cu130", "2.11.0+cu130"])
+
+    def test_json_markdown_junit_carry_the_same_matrix(self):
+        with wfx.TempDir() as tmp:
+            doc = wfx.run_json("check", wfx.SGL_WHEEL, "--torch", self.atlas, "--junit", tmp / "j.xml",
+                               check_status=1)
+            matrix = doc["matrix"]
+            self.assertEqual([r["verdict"] for r in matrix["releases"]], ["ok", "NO", "NO"])
+            self.assertEqual(matrix["releases"][0]["python_tag"], "")  # directories carry no tag
+            cells = matrix["members"][1]["cells"]
+            self.assertEqual([c["missing"] for c in cells], [0, 1, 2])
+            self.assertEqual(cells[1]["first_missing"], OLD_CHECK)
+            self.assertEqual(cells[1]["near_miss"], NEW_CHECK)
+            self.assertEqual(doc["requirement"]["specifier"], "torch>=2.9.0,<2.10")
+            self.assertFalse(doc["loads_everywhere"])
+            junit = (tmp / "j.xml").read_text()
+            self.assertEqual(junit.count("<testsuite "), 3)
+        markdown = wfx.run("check", wfx.SGL_WHEEL, "--torch", self.atlas, "--format", "markdown",
+                           check_status=1).stdout
+        self.assertIn("| member | 2.9.0 | 2.10.0 | 2.11.0 |", markdown)
+        self.assertIn("| `sgl_kernel/sm90/common_ops.abi3.so` | ✅ ok | ❌ NO 1 | ❌ NO 2 |", markdown)
+
+    def test_retag_auto_pins_the_range_and_names_its_lowest_release(self):
+        with wfx.TempDir() as tmp:
+            proc = wfx.run("retag", wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", self.atlas, "-o", tmp,
+                           check_status=0)
+            self.assertIn("requirement torch>=2.9.0,<2.10", proc.stdout)
+            out = next(tmp.glob("*.whl"))
+            self.assertEqual(out.name, "sgl_kernel-0.3.21+cu130.torch2.9-cp310-abi3-manylinux2014_x86_64.whl")
+            self.assertIn("Requires-Dist: torch>=2.9.0,<2.10", metadata_of(out))
+            wfx.run("verify", out, check_status=0)
+            # A specifier as the range form of --pin.
+            doc = wfx.run_json("retag", wfx.SGL_WHEEL, "--torch", "2.9", "--pin", ">=2.9,<2.11", "-o", tmp / "s")
+            self.assertEqual(doc["pin"]["specifier"], ">=2.9,<2.11")
+            self.assertIn("Requires-Dist: torch>=2.9,<2.11", metadata_of(next((tmp / "s").glob("*.whl"))))
+
+    def test_retag_auto_when_no_release_loads(self):
+        with wfx.TempDir() as tmp:
+            atlas = make_atlas(tmp / "late.gz", "2.10.0", "2.11.0")
+            proc = wfx.run("retag", wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", atlas, "-o", tmp / "o",
+                           check_status=1)
+            self.assertIn("no torch release this wheel loads against: nothing written", proc.stdout)
+            self.assertFalse((tmp / "o").exists())
+
+
+class BundledAtlas(unittest.TestCase):
+    """A slice of the real atlas: what the real torch wheels export."""
+
+    def setUp(self):
+        if not (wfx.SOURCE_DIR / "data" / "torch-atlas.gz").exists():
+            self.skipTest("no data/torch-atlas.gz in this checkout")
+
+    def test_sample_against_real_releases(self):
+        doc = wfx.run_json("check", wfx.SGL_WHEEL, "--torch-release", "2.7.0,2.9.1,2.10.0", check_status=1)
+        matrix = doc["matrix"]
+        self.assertEqual([r["torch_version"] for r in matrix["releases"]],
+                         ["2.7.0+cu126", "2.9.1+cu128", "2.10.0+cu128"])
+        self.assertEqual([r["verdict"] for r in matrix["releases"]], ["ok", "NO", "NO"])
+        cells = matrix["members"][0]["cells"]
+        self.assertEqual(cells[1]["first_missing"], "c10::cuda::SetDevice(signed char)")
+        self.assertEqual(cells[1]["near_miss"], "c10::cuda::SetDevice(signed char, bool)")
+        self.assertIn("wheel +cu130, entry cu128", matrix["releases"][1]["cuda_note"])
+        self.assertEqual(matrix["releases"][0]["python_tag"], "cp312")  # abi3: the release's own
+
+    def test_a_python_tag_the_atlas_lacks_is_not_covered(self):
+        with wfx.TempDir() as tmp:
+            wfx.run("relink", PLAIN, "-o", tmp, "--add-needed", "libtorch_python.so", check_status=0)
+            wheel = next(tmp.glob("*.whl"))
+            doc = wfx.run_json("check", wheel, "--torch-release", "2.9.1", check_status=1)
+            cell = doc["matrix"]["members"][0]["cells"][0]
+            self.assertEqual(cell["verdict"], "not covered")
+            self.assertEqual(cell["not_covered"], ["libtorch_python.so"])
+            self.assertEqual(doc["torches"][0]["missing_libraries"], [])
+            text = wfx.run("check", wheel, "--torch-release", "2.9.1", check_status=1).stdout
+            self.assertIn("not covered: libtorch_python.so", text)
+            self.assertNotIn("missing", text.replace("first missing", ""))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,223 @@
+// Unit tests: the torch atlas (abi/atlas.hpp) built from the sample stand-in
+// torches — format round trip, sharing, determinism, damage — and the release
+// matrix and requirement (analysis/torch_matrix.hpp) of the sample extension.
+#include "wheelfix/abi/atlas.hpp"
+#include "wheelfix/abi/check.hpp"
+#include "wheelfix/analysis/torch_matrix.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/zip/archive.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+using namespace wheelfix;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSamples = fs::path(WHEELFIX_TEST_DATA) / ".." / ".." / "sample_wheels" / "dist";
+const char* kSglWheel = "sgl_kernel-0.3.21+cu130-cp310-abi3-manylinux2014_x86_64.whl";
+const char* kMember = "sgl_kernel/sm90/common_ops.abi3.so";
+
+// A stand-in torch as `wheelfix index` of its wheel would record it.
+abi::SymbolIndex stand_in(const std::string& version, const std::string& tag = "cp312") {
+    abi::SymbolIndex index = abi::load_index(kSamples / ("torch-" + version) / "torch");
+    index.source = "torch-" + version + "-" + tag + "-" + tag + "-manylinux_2_28_x86_64.whl";
+    index.source_sha256 = std::string(64, 'a');
+    return index;
+}
+
+std::vector<abi::SymbolIndex> stand_ins() { return {stand_in("2.11.0"), stand_in("2.9.0"), stand_in("2.10.0")}; }
+
+std::string read_bytes(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        char pattern[] = "/tmp/wheelfix-atlas-XXXXXX";
+        path = ::mkdtemp(pattern);
+    }
+    ~TempDir() {
+        std::error_code ignored;
+        fs::remove_all(path, ignored);
+    }
+};
+
+abi::ElfImports sample_imports() {
+    auto archive = zip::Archive::open(kSamples / kSglWheel);
+    const auto bytes = archive.read(*archive.find(kMember));
+    return abi::imports_of(elf::ElfFile::parse(bytes));
+}
+
+std::vector<std::string> symbol_names(const abi::LibraryExports& library) {
+    std::vector<std::string> names;
+    for (const auto& symbol : library.symbols)
+        names.push_back(symbol.name + (symbol.default_version ? "@@" : "@") + symbol.version + ":" +
+                        std::to_string(symbol.type));
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("an atlas gives back each release's libraries exactly, sharing the symbols they have in common") {
+    const abi::Atlas atlas = abi::Atlas::build(stand_ins());
+    REQUIRE(atlas.entries().size() == 3);
+    const auto releases = atlas.releases();
+    REQUIRE(releases.size() == 3);
+    CHECK(releases[0].torch_version == stand_in("2.9.0").torch_version);  // ordered by release number
+    CHECK(releases[2].torch_version == stand_in("2.11.0").torch_version);
+    CHECK(releases[0].arch == "x86_64");
+    CHECK(releases[0].python_tags == std::vector<std::string>{"cp312"});
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < releases.size(); ++i) {
+        const abi::SymbolIndex original = stand_in(std::vector<std::string>{"2.9.0", "2.10.0", "2.11.0"}[i]);
+        const abi::SymbolIndex back = atlas.index_for(releases[i], "");
+        REQUIRE(back.libraries.size() == original.libraries.size());
+        for (const abi::LibraryExports& library : original.libraries) {
+            const abi::LibraryExports* found = back.find_library(library.file_name);
+            REQUIRE(found != nullptr);
+            CHECK(found->soname == library.soname);
+            CHECK(found->needed == library.needed);
+            CHECK(symbol_names(*found) == symbol_names(library));
+            total += library.symbols.size();
+        }
+        CHECK(back.source_sha256 == std::string(64, 'a'));
+    }
+    CHECK(atlas.symbol_count() < total);  // shared names are stored once
+}
+
+TEST_CASE("the atlas file is the same bytes whatever the input order, and loads back equal") {
+    TempDir dir;
+    abi::Atlas::build(stand_ins()).save(dir.path / "a.gz");
+    auto reversed = stand_ins();
+    std::reverse(reversed.begin(), reversed.end());
+    abi::Atlas::build(reversed).save(dir.path / "b.gz");
+    CHECK(read_bytes(dir.path / "a.gz") == read_bytes(dir.path / "b.gz"));
+    CHECK(abi::Atlas::is_atlas_file(dir.path / "a.gz"));
+    const abi::Atlas loaded = abi::Atlas::load(dir.path / "a.gz");
+    loaded.save(dir.path / "c.gz");
+    CHECK(read_bytes(dir.path / "a.gz") == read_bytes(dir.path / "c.gz"));
+    // An entry taken back out and rebuilt gives the same atlas (user atlases grow this way).
+    std::vector<abi::SymbolIndex> entries;
+    for (std::uint32_t i = 0; i < loaded.entries().size(); ++i) entries.push_back(loaded.entry_index(i));
+    abi::Atlas::build(entries).save(dir.path / "d.gz");
+    CHECK(read_bytes(dir.path / "a.gz") == read_bytes(dir.path / "d.gz"));
+    CHECK_THROWS_AS(abi::Atlas::build({stand_in("2.9.0"), stand_in("2.9.0")}), InputError);
+}
+
+TEST_CASE("a damaged atlas is an InputError, never a crash") {
+    TempDir dir;
+    abi::Atlas::build(stand_ins()).save(dir.path / "a.gz");
+    const std::string good = read_bytes(dir.path / "a.gz");
+    CHECK_THROWS_AS(abi::Atlas::parse(good.substr(0, good.size() / 2), "half"), InputError);
+    CHECK_THROWS_AS(abi::Atlas::parse("wheelfix-torch-atlas 2\n", "v2"), InputError);
+    CHECK_THROWS_AS(abi::Atlas::parse("wheelfix-torch-atlas 1\nentries 99999999999\n", "count"), InputError);
+    CHECK_THROWS_AS(abi::Atlas::parse("wheelfix-torch-atlas 1\nentries 0\nlibraries 1\nL 5 a -\n", "entry id"), InputError);
+    CHECK_THROWS_AS(abi::Atlas::parse("wheelfix-torch-atlas 1\nentries 1\nt - - - w -\nlibraries 1\nL 0 a -\nsets 1\n"
+                                      "3\nsymbols 0\nend\n",
+                                      "node id"),
+                    InputError);
+    CHECK_THROWS_AS(abi::Atlas::parse("wheelfix-torch-atlas 1\nentries 1\nt - - - w -\nlibraries 1\nL 0 a -\nsets 1\n"
+                                      "0\nsymbols 1\n4 2 0 abc\nend\n",
+                                      "prefix"),
+                    InputError);
+    const abi::Atlas tiny = abi::Atlas::parse(
+        "wheelfix-torch-atlas 1\nentries 1\n2.0.0 - x86_64 cp312 w -\nlibraries 1\nL 0 libtorch.so -\nsets 1\n0\n"
+        "symbols 2\n0 2 0 abc\n2 2 0 d\nend\n",
+        "tiny");
+    const abi::SymbolIndex index = tiny.index_for(tiny.releases().front(), "");
+    REQUIRE(index.libraries.size() == 1);
+    CHECK(symbol_names(index.libraries[0]) == std::vector<std::string>{"abc@@:2", "abd@@:2"});
+}
+
+TEST_CASE("the sample extension's matrix: loads on 2.9 only, so auto pins >=2.9.0,<2.10") {
+    const abi::Atlas atlas = abi::Atlas::build(stand_ins());
+    const abi::ElfImports imports = sample_imports();
+    abi::IndexOptions options;
+    options.roots = imports.needed;
+    std::vector<analysis::MatrixColumn> columns;
+    std::vector<std::vector<abi::ElfCheck>> checks;
+    for (const abi::AtlasRelease& release : analysis::select_releases(atlas.releases(), "all", "x86_64")) {
+        const abi::SymbolIndex index = atlas.index_for(release, "", options);
+        CHECK(index.libraries.size() < 8);  // only the NEEDED closure is materialised
+        columns.push_back({release.torch_version, release.cuda_version, release.arch, "", index.source,
+                           analysis::cuda_note("cu130", release.cuda_version)});
+        checks.push_back({abi::check_imports(kMember, imports, index)});
+    }
+    const analysis::TorchMatrix matrix = analysis::build_matrix(columns, checks);
+    REQUIRE(matrix.columns.size() == 3);
+    CHECK(matrix.column_verdict(0) == analysis::Verdict::ok);
+    CHECK(matrix.column_verdict(1) == analysis::Verdict::no);
+    CHECK(matrix.column_verdict(2) == analysis::Verdict::no);
+    CHECK(matrix.cells[0][1].first_missing.find("c10_cuda_check_implementation") != std::string::npos);
+    CHECK(matrix.cells[0][1].near_miss.find("unsigned int") != std::string::npos);
+    const analysis::TorchRequirement requirement = analysis::requirement_from(matrix, false);
+    CHECK(requirement.specifier == "torch>=2.9.0,<2.10");
+    CHECK_FALSE(requirement.later_unproven);
+    CHECK(requirement.contiguous);
+    // Stable-ABI style: an open upper bound when the newest loads.
+    const analysis::TorchMatrix newest_only = analysis::build_matrix({columns[2]}, {{abi::ElfCheck{}}});
+    CHECK(analysis::requirement_from(newest_only, true).specifier == "torch>=2.11.0");
+    CHECK(analysis::requirement_from(newest_only, false).specifier == "torch>=2.11.0,<2.12");
+    CHECK(analysis::requirement_from(newest_only, false).later_unproven);
+}
+
+TEST_CASE("release selection: all, ranges, lists; what the atlas lacks is named") {
+    const auto releases = abi::Atlas::build(stand_ins()).releases();
+    CHECK(analysis::select_releases(releases, "all", "x86_64").size() == 3);
+    CHECK(analysis::select_releases(releases, ">=2.10", "x86_64").size() == 2);
+    CHECK(analysis::select_releases(releases, ">=2.9,<2.11", "x86_64").size() == 2);
+    CHECK(analysis::select_releases(releases, "==2.10.*", "x86_64").size() == 1);
+    CHECK(analysis::select_releases(releases, "2.11.0,2.9.0", "x86_64").front().torch_version ==
+          stand_in("2.9.0").torch_version);
+    CHECK_THROWS_AS(analysis::select_releases(releases, "2.8.0", "x86_64"), InputError);
+    CHECK_THROWS_AS(analysis::select_releases(releases, ">=3", "x86_64"), InputError);
+    CHECK_THROWS_AS(analysis::select_releases(releases, "all", "aarch64"), InputError);
+}
+
+TEST_CASE("libtorch_python of a CPython tag the atlas lacks is not covered, never missing") {
+    abi::SymbolIndex with_python = stand_in("2.9.0");
+    with_python.libraries.push_back({"libtorch_python.so", "libtorch_python.so", {"libtorch.so"},
+                                     {{"_ZN5torch6python4initEv", "", true, 2}}, {}, {}});
+    abi::SymbolIndex cp313 = with_python;
+    cp313.source = "torch-2.9.0-cp313-cp313-manylinux_2_28_x86_64.whl";
+    cp313.libraries.back().symbols.front().name = "_ZN5torch6python5init2Ev";
+    const abi::Atlas atlas = abi::Atlas::build({with_python, cp313});
+    REQUIRE(atlas.releases().size() == 1);
+    const abi::AtlasRelease release = atlas.releases().front();
+    CHECK(release.python_tags == std::vector<std::string>{"cp312", "cp313"});
+    // cp313's libtorch_python is its own; the other libraries are stored once, with the primary.
+    const abi::SymbolIndex for_313 = atlas.index_for(release, "cp313");
+    REQUIRE(for_313.find_library("libtorch_python.so") != nullptr);
+    CHECK(for_313.find_library("libtorch_python.so")->symbols.front().name == "_ZN5torch6python5init2Ev");
+    CHECK(for_313.libraries.size() == with_python.libraries.size());
+    const abi::SymbolIndex for_310 = atlas.index_for(release, "cp310");
+    CHECK(for_310.find_library("libtorch_python.so") == nullptr);
+    CHECK(for_310.not_covered == std::vector<std::string>{"libtorch_python.so"});
+    const abi::ElfImports imports{{"libtorch_python.so", "libc10.so"}, {{"_ZN5torch6python4initEv", "", "", false}}};
+    const abi::ElfCheck check = abi::check_imports("ext.so", imports, for_310);
+    CHECK(check.missing_libraries.empty());
+    CHECK(check.unresolved.empty());
+    CHECK(check.not_covered == std::vector<std::string>{"libtorch_python.so"});
+    CHECK(analysis::cell_of(check).verdict == analysis::Verdict::not_covered);
+    CHECK(abi::check_imports("ext.so", imports, atlas.index_for(release, "cp312")).unresolved.empty());
+}
+
+TEST_CASE("stable C ABI imports are told apart from C++ ones") {
+    const abi::ElfImports stable{{"libtorch.so"}, {{"aoti_torch_empty_strided", "", "", false},
+                                                    {"torch_call_dispatcher", "", "", false},
+                                                    {"memcpy", "GLIBC_2.14", "libc.so.6", false}}};
+    const abi::ElfImports mixed{{"libc10.so"}, {{"aoti_torch_get_device_type", "", "", false},
+                                               {"_ZN3c106detail14torchCheckFailEPKcS2_jRKSs", "", "", false}}};
+    CHECK(analysis::stable_abi_use({&stable}).stable_only());
+    CHECK(analysis::stable_abi_use({&stable}).stable.size() == 2);
+    CHECK_FALSE(analysis::stable_abi_use({&stable, &mixed}).stable_only());
+    CHECK(analysis::stable_abi_use({&stable, &mixed}).cpp.size() == 1);
+}
