@@ -12,8 +12,9 @@
 //   EditRequest::patchelf_rules), written in place (atomically, mode and owner
 //   kept) or to --output (always written, as patchelf does).
 // - Every error is one line "patchelf: <what>" on stderr and status 1, as patchelf.
-// - Not done, refused with a line saying so: --rename-dynamic-symbols,
-//   --build-resolution-cache; removing a NEEDED entry whose symbol versions are
+// - --rename-dynamic-symbols reads its map while parsing, with patchelf's checks
+//   and messages (elf::read_rename_map).
+// - Not done, refused with a line saying so: --build-resolution-cache; removing a NEEDED entry whose symbol versions are
 //   still needed (ld.so would assert). Accepted without effect: --page-size (the
 //   appended segment is aligned for pages up to 64 KiB, and to the file's own
 //   largest p_align), --no-sort, --no-clobber-old-sections, --debug.
@@ -88,7 +89,8 @@ struct Command {
     std::map<std::string, std::string> replace_needed;
     std::optional<std::string> soname, interpreter;
     bool no_default_lib = false, debug_tag = false, clear_execstack = false, set_execstack = false;
-    bool rename_symbols = false, resolution_cache = false;
+    elf::SymbolRenames rename_symbols;
+    bool resolution_cache = false;
     std::string output;
     std::vector<std::string> files;
 };
@@ -113,12 +115,6 @@ std::vector<std::string> split_colons(const std::string& text) {
     std::istringstream in(text);
     while (std::getline(in, part, ':')) parts.push_back(part);
     return parts;
-}
-
-// The map file's checks, as patchelf makes them (the renaming itself is not done).
-void check_rename_map(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw PatchelfError("Cannot open map file " + path);
 }
 
 enum class Parsed { run, done_ok, done_usage };
@@ -161,8 +157,9 @@ Parsed parse(int argc, char** argv, Command& command) {
         else if (arg == "--add-debug-tag") command.debug_tag = true;
         else if (arg == "--build-resolution-cache") command.resolution_cache = true;
         else if (arg == "--rename-dynamic-symbols") {
-            check_rename_map(value(i));
-            command.rename_symbols = true;
+            // patchelf reads the map while parsing (a later map's pairs join the
+            // earlier ones'), before looking at any file
+            for (auto& pair : elf::read_rename_map(value(i), true)) command.rename_symbols.push_back(std::move(pair));
         } else if (arg == "--debug" || arg == "--no-sort" || arg == "--no-clobber-old-sections") {
         } else if (arg == "--help" || arg == "-h") {
             fmt::print(stderr, "syntax: {}\n{}", argv[0], kSyntax);
@@ -176,8 +173,6 @@ Parsed parse(int argc, char** argv, Command& command) {
     if (!command.output.empty() && command.files.size() != 1)
         throw PatchelfError("--output option only allowed with single input file");
     if (command.set_rpath && command.add_rpath) throw PatchelfError("--set-rpath option not allowed with --add-rpath");
-    if (command.rename_symbols)
-        throw PatchelfError("--rename-dynamic-symbols is not supported by wheelfix's patchelf front end");
     if (command.resolution_cache)
         throw PatchelfError("--build-resolution-cache is not supported by wheelfix's patchelf front end");
     return Parsed::run;
@@ -186,7 +181,8 @@ Parsed parse(int argc, char** argv, Command& command) {
 bool wants_dynamic_edit(const Command& command) {
     return command.shrink_rpath || command.remove_rpath || command.set_rpath || command.add_rpath ||
            !command.remove_needed.empty() || !command.replace_needed.empty() || !command.add_needed.empty() ||
-           command.no_default_lib || command.debug_tag || !command.clear_version.empty();
+           command.no_default_lib || command.debug_tag || !command.clear_version.empty() ||
+           !command.rename_symbols.empty();
 }
 
 // What patchelf says when it looks for .dynamic in a statically linked file.
@@ -252,6 +248,7 @@ elf::FileEdit edit_for(const Command& command, const elf::ElfFile& file) {
     edit.headers.clear_symbol_version.assign(command.clear_version.begin(), command.clear_version.end());
     if (command.no_default_lib) request.add_flags_1 = DF_1_NODEFLIB;
     request.add_debug = command.debug_tag;
+    request.rename_symbols = command.rename_symbols;
     return edit;
 }
 

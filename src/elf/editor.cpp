@@ -135,6 +135,7 @@ EditPlan plan_edits(const ElfFile& elf, const EditRequest& request) {
         plan.new_size = segment.new_size;
         plan.grew = segment.grew;
     }
+    write_symbol_renames(elf, dynamic, overlay);
     plan.edits = overlay.edits(plan.new_size);
     refuse_edits_of_section_names(elf, plan.edits);
     read_back(elf, plan);

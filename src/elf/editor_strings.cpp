@@ -188,6 +188,7 @@ std::vector<StringField*> all_fields(DynamicPlan& plan) {
     for (PlannedEntry& entry : plan.entries)
         if (entry.string) fields.push_back(&*entry.string);
     for (PlannedVerneedFile& file : plan.verneed_files) fields.push_back(&file.string);
+    for (PlannedSymbolName& symbol : plan.symbol_names) fields.push_back(&symbol.string);
     return fields;
 }
 

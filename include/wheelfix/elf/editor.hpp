@@ -80,6 +80,13 @@ struct EditRequest {
     std::uint64_t add_flags_1 = 0;         // DT_FLAGS_1 bits to set (DF_1_NODEFLIB: --no-default-lib)
     bool add_debug = false;                // a DT_DEBUG entry when there is none (--add-debug-tag)
     std::optional<std::string> interpreter;  // PT_INTERP's path (--set-interpreter)
+    // --rename-dynamic-symbols: every .dynsym entry (defined or undefined) named
+    // `old` is renamed `new` (old -> new; an old name appears once). The new names
+    // are placed like any string; the GNU and SysV hash tables are rebuilt in place
+    // for the new names, which may reorder the hashed symbols by bucket (in
+    // patchelf 0.19's order), .gnu.version and the dynamic relocations following
+    // the symbols they refer to. A MIPS file that would need reordering is refused.
+    std::vector<std::pair<std::string, std::string>> rename_symbols;
 
     // patchelf 0.19's rules, for the `patchelf` front end (same entries, same order):
     // the operations apply in patchelf's order (soname, search path, remove, replace,
