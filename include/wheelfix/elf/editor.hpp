@@ -13,8 +13,10 @@
 // - Otherwise one new PT_LOAD is appended at the end of the file holding a grown
 //   copy of .dynstr (and .dynamic when an entry must be added and there is no
 //   spare DT_NULL slot); DT_STRTAB/DT_STRSZ (and PT_DYNAMIC/DT_ entries) point at it.
-//   The program header table moves (into that segment) only when there is no free
-//   slot for the new PT_LOAD entry. A file already edited by wheelfix reuses its
+//   The program header table moves only when there is no free slot for the new
+//   PT_LOAD entry: an executable's to the bytes right after its first PT_LOAD
+//   (which grows over it, so AT_PHDR = first bias + e_phoff holds on every kernel
+//   and qemu-user) when they are free, otherwise into that segment. A file already edited by wheelfix reuses its
 //   appended block instead of adding another, so repeated edits do not grow it.
 // - Section headers stay consistent (.dynstr/.dynamic headers follow the data), so
 //   readelf, strip and eu-elflint accept the result; alignments stay valid for 4 KiB
