@@ -15,9 +15,10 @@
 // - --rename-dynamic-symbols reads its map while parsing, with patchelf's checks
 //   and messages (elf::read_rename_map).
 // - Not done, refused with a line saying so: --build-resolution-cache; removing a NEEDED entry whose symbol versions are
-//   still needed (ld.so would assert). Accepted without effect: --page-size (the
-//   appended segment is aligned for pages up to 64 KiB, and to the file's own
-//   largest p_align), --no-sort, --no-clobber-old-sections, --debug.
+//   still needed (ld.so would assert); a --page-size that is not a power of two.
+//   --page-size N aligns the appended segment to N (never below the file's own
+//   largest p_align; offsets and addresses agree modulo 64 KiB anyway). Accepted
+//   without effect: --no-sort, --no-clobber-old-sections, --debug.
 #include "commands.hpp"
 
 #include "wheelfix/elf/file_editor.hpp"
@@ -90,6 +91,7 @@ struct Command {
     std::optional<std::string> soname, interpreter;
     bool no_default_lib = false, debug_tag = false, clear_execstack = false, set_execstack = false;
     elf::SymbolRenames rename_symbols;
+    std::optional<std::uint64_t> page_size;
     bool resolution_cache = false;
     std::string output;
     std::vector<std::string> files;
@@ -128,7 +130,9 @@ Parsed parse(int argc, char** argv, Command& command) {
         const std::string arg = argv[i];
         if (arg == "--set-interpreter" || arg == "--interpreter") command.interpreter = resolved(value(i));
         else if (arg == "--page-size") {
-            if (std::atoi(value(i)) <= 0) throw PatchelfError("invalid argument to --page-size");
+            const int size = std::atoi(value(i));
+            if (size <= 0) throw PatchelfError("invalid argument to --page-size");
+            command.page_size = static_cast<std::uint64_t>(size);
         } else if (arg == "--print-interpreter") command.print_interpreter = true;
         else if (arg == "--print-os-abi") command.print_os_abi = true;
         else if (arg == "--set-os-abi") command.os_abi = resolved(value(i));
@@ -249,6 +253,7 @@ elf::FileEdit edit_for(const Command& command, const elf::ElfFile& file) {
     if (command.no_default_lib) request.add_flags_1 = DF_1_NODEFLIB;
     request.add_debug = command.debug_tag;
     request.rename_symbols = command.rename_symbols;
+    request.page_size = command.page_size;
     return edit;
 }
 

@@ -132,6 +132,8 @@ struct DynamicPlan {
     std::vector<PlannedVerneedFile> verneed_files;
     std::vector<std::string> changes;
     std::vector<PlannedSymbolName> symbol_names;  // --rename-dynamic-symbols
+    std::optional<ProgramHeader> extra_program_header;  // EditRequest::add_program_header
+    std::optional<std::uint64_t> page_size;             // EditRequest::page_size
     // The interpreter path the appended segment carries (a new one too long for
     // PT_INTERP's bytes, or the one an earlier edit put there); PT_INTERP follows.
     std::optional<std::string> segment_interpreter;

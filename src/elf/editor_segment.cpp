@@ -201,8 +201,9 @@ SegmentContents plan_contents(const ElfFile& elf, const Layout& layout, const Dy
     return contents;
 }
 
-Placement place_new_segment(const ElfFile& elf, const Layout& layout, bool moves_phdrs) {
-    const std::uint64_t alignment = largest_load_alignment(elf);
+Placement place_new_segment(const ElfFile& elf, const Layout& layout, bool moves_phdrs,
+                            std::optional<std::uint64_t> page_size) {
+    const std::uint64_t alignment = std::max(largest_load_alignment(elf), page_size.value_or(1));
     std::uint64_t modulus = std::max(kLargestPageSize, alignment);
     const std::uint64_t start = align_up(layout.file_size, kSegmentStartAlignment);
     const std::uint64_t end = highest_load_end(elf);
@@ -219,9 +220,10 @@ Placement place_new_segment(const ElfFile& elf, const Layout& layout, bool moves
     return {start, align_up(end, modulus) + start % modulus};
 }
 
-Placement placement(const ElfFile& elf, const Layout& layout, const SegmentContents& contents) {
+Placement placement(const ElfFile& elf, const Layout& layout, const SegmentContents& contents,
+                    std::optional<std::uint64_t> page_size) {
     const Placement place = layout.appended ? Placement{layout.appended->offset, layout.appended->vaddr}
-                                            : place_new_segment(elf, layout, contents.holds_phdrs);
+                                            : place_new_segment(elf, layout, contents.holds_phdrs, page_size);
     const std::uint64_t limit = elf.elf_class() == Class::elf64
                                     ? std::numeric_limits<std::uint64_t>::max()
                                     : std::numeric_limits<std::uint32_t>::max();
@@ -255,13 +257,14 @@ void move_table_into_slack(ProgramHeaders& table, const Layout& layout, const He
 }
 
 void update_program_headers(ProgramHeaders& table, const Layout& layout, const SegmentContents& contents,
-                            Placement place, const ElfWriter& writer) {
+                            Placement place, const ElfWriter& writer, std::optional<std::uint64_t> page_size) {
     ProgramHeader& load = table.headers[table.segment];
     load.type = PT_LOAD;
     load.flags = PF_R | (contents.holds_dynamic && layout.dynamic_writable ? PF_W : 0);
     load.offset = place.offset;
     load.vaddr = load.paddr = place.vaddr;
     load.filesz = load.memsz = contents.size;
+    if (!layout.appended) load.align = page_size.value_or(0);
     for (const ProgramHeader& ph : table.headers)
         if (ph.type == PT_LOAD && &ph != &load) load.align = std::max(load.align, ph.align);
     for (ProgramHeader& ph : table.headers) {
@@ -415,13 +418,19 @@ SegmentResult write_with_segment(const ElfFile& elf, const Layout& layout, const
         throw EditError("no DT_STRSZ: the string table cannot be copied without its size");
     const ElfWriter writer = writer_for(elf);
     ProgramHeaders table = plan_program_headers(elf, layout);
+    if (plan.extra_program_header) {
+        if (!phdrs_move(elf, layout))
+            throw EditError("the program header table cannot grow where an earlier edit left it");
+        table.headers.push_back(*plan.extra_program_header);
+        table.origin.push_back(std::nullopt);
+    }
     std::optional<HeaderSlack> slack;
     if (!layout.appended && layout.is_executable && phdrs_move(elf, layout))
         slack = header_slack(elf, layout, table.headers.size() * layout.phentsize);
     const SegmentContents contents =
         plan_contents(elf, layout, plan, strings, table.headers.size(), slack.has_value());
-    const Placement place = placement(elf, layout, contents);
-    update_program_headers(table, layout, contents, place, writer);
+    const Placement place = placement(elf, layout, contents, plan.page_size);
+    update_program_headers(table, layout, contents, place, writer, plan.page_size);
     if (slack) move_table_into_slack(table, layout, *slack);
     if (contents.holds_dynamic) drop_unused_write_flag(elf, layout, table);
 

@@ -245,7 +245,8 @@ FileEditResult edit_elf_file(const std::filesystem::path& input, const std::file
     result.changes = headers.changes;
 
     const ElfFile elf = headers_edited.empty() ? original : ElfFile::parse(image);
-    const EditRequest request = resolved_request(elf, edit);
+    EditRequest request = resolved_request(elf, edit);
+    request.add_program_header = headers.add_program_header;
     const EditPlan plan = plan_edits(elf, request);
     result.changes.insert(result.changes.end(), plan.changes.begin(), plan.changes.end());
     result.size_after = plan.edits.empty() ? image.size() : plan.new_size;

@@ -16,6 +16,7 @@ same way plus patchelf --print-* reading wheelfix's output."""
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,60 @@ def phdrs_at_first_bias(path):
         phoff + int(phdr[4], 16) <= offset + filesz
 
 
+def without_gnu_stack(source, target, keep_slot):
+    """A copy of an ELF file without PT_GNU_STACK, as old linkers wrote them: the entry
+    becomes PT_NULL (keep_slot), or is removed (later entries move up; e_phnum and
+    PT_PHDR shrink), so adding one means moving the program header table."""
+    data = bytearray(Path(source).read_bytes())
+    is64, order = data[4] == 2, "<" if data[5] == 1 else ">"
+    phoff = struct.unpack_from(order + ("Q" if is64 else "I"), data, 32 if is64 else 28)[0]
+    entsize, count = struct.unpack_from(order + "HH", data, 54 if is64 else 42)
+    types = [struct.unpack_from(order + "I", data, phoff + i * entsize)[0] for i in range(count)]
+    at = types.index(0x6474E551)
+    table = data[phoff:phoff + count * entsize]
+    if keep_slot:
+        table[at * entsize:(at + 1) * entsize] = bytes(entsize)
+    else:
+        del table[at * entsize:(at + 1) * entsize]
+        table += bytes(entsize)
+        struct.pack_into(order + "H", data, 56 if is64 else 44, count - 1)
+        for i, kind in enumerate(types[:at] + types[at + 1:]):
+            if kind == 6:  # PT_PHDR: p_filesz, p_memsz
+                struct.pack_into(order + ("QQ" if is64 else "II"), table, i * entsize + (32 if is64 else 16),
+                                 (count - 1) * entsize, (count - 1) * entsize)
+    data[phoff:phoff + count * entsize] = table
+    Path(target).write_bytes(data)
+    Path(target).chmod(0o755)
+
+
+def loads(path):
+    out = subprocess.run(["readelf", "-lW", str(path)], capture_output=True, text=True).stdout
+    return [(int(r[1], 16), int(r[2], 16), int(r[-1], 16)) for r in
+            (l.split() for l in out.splitlines() if l.strip().startswith("LOAD "))]
+
+
+def aligned_for(page):
+    """check: every PT_LOAD's offset and address agree modulo its p_align, and the
+    segment the edit appended (the last one in the file) is aligned to `page`."""
+    def check(path):
+        segments = loads(path)
+        for offset, vaddr, align in segments:
+            if (offset - vaddr) % align:
+                return f"LOAD at offset {offset:#x} vaddr {vaddr:#x} not congruent modulo {align:#x}"
+        offset, vaddr, align = max(segments)
+        if align != page or (offset - vaddr) % page:
+            return f"appended LOAD (offset {offset:#x}, vaddr {vaddr:#x}, align {align:#x}) not aligned to {page:#x}"
+        return None
+    return check
+
+
+def execstack_is(flag):
+    def check(path):
+        shown = peers.patchelf("--print-execstack", path).stdout
+        return None if shown == f"execstack: {flag}\n" else f"patchelf --print-execstack says {shown!r}"
+    return check
+
+
 def cross_links(tmp):
     if not (AARCH64_GCC and QEMU):
         return False
@@ -115,6 +170,9 @@ def build_fixtures(arch, into):
     cc("-o", "simple-execstack", src / "simple.c", "-Wl,-z,execstack")
     cc("-o", "big-bss", src / "bss.c")
     cc("-o", "math", src / "math.c", "-Wl,--no-as-needed", "-lm")
+    without_gnu_stack(into / "simple", into / "simple-nostack-slot", keep_slot=True)
+    without_gnu_stack(into / "simple", into / "simple-nostack", keep_slot=False)
+    without_gnu_stack(into / "libfoo.so", into / "libfoo-nostack.so", keep_slot=False)
     subprocess.run(["objcopy", "--only-keep-debug", "libfoo.so", "libfoo.debug"], check=True, cwd=into,
                    capture_output=True) if arch.name == "x86_64" else None
     return into
@@ -123,8 +181,10 @@ def build_fixtures(arch, into):
 class Scenario:
     """One patchelf test scenario: arguments (FILE is the copied input), and what to run."""
 
-    def __init__(self, name, input, args, run=None, inputs=None, refused_because=None):
+    def __init__(self, name, input, args, run=None, inputs=None, refused_because=None, check=None):
         self.name, self.input, self.args, self.run = name, input, args, run
+        # check(output path) -> None, or what is wrong with wheelfix's output
+        self.check = check
         self.inputs = inputs or [input]
         # A deliberate difference: wheelfix refuses (status 1, one line) what patchelf
         # writes, and patchelf's output fails to run with this message from ld.so.
@@ -176,6 +236,17 @@ def scenarios(long_interp, real_interp):
         Scenario("add-debug-tag", "libfoo.so", ["--add-debug-tag", "FILE"]),
         Scenario("modify-execstack (set)", "simple", ["--set-execstack", "FILE"], run=True),
         Scenario("modify-execstack (clear)", "simple-execstack", ["--clear-execstack", "FILE"], run=True),
+        Scenario("print-execstack (no PT_GNU_STACK)", "simple-nostack", ["--print-execstack", "FILE"]),
+        Scenario("modify-execstack (no PT_GNU_STACK, PT_NULL slot)", "simple-nostack-slot", ["--set-execstack", "FILE"],
+                 run=True, check=execstack_is("X")),
+        Scenario("modify-execstack (no PT_GNU_STACK, table moves)", "simple-nostack", ["--set-execstack", "FILE"],
+                 run=True, check=execstack_is("X")),
+        Scenario("modify-execstack (clear, no PT_GNU_STACK, library)", "libfoo-nostack.so", ["--clear-execstack", "FILE"],
+                 check=execstack_is("-")),
+        Scenario("page-size 64 KiB", "main", ["--page-size", "65536", "--set-rpath", "/p" * 150 + ":$ORIGIN", "FILE"],
+                 run=True, check=aligned_for(0x10000)),
+        Scenario("page-size 2 MiB (library)", "libfoo.so", ["--page-size", "2097152", "--set-rpath", "/q" * 150, "FILE"],
+                 check=aligned_for(0x200000)),
         Scenario("change-abi", "simple", ["--set-os-abi", "FreeBSD", "--print-os-abi", "FILE"]),
         Scenario("clear-symbol-version", "simple", ["--clear-symbol-version", "puts", "FILE"]),
         Scenario("args-from-file", "main-norpath", ["--set-rpath", rpath_file_arg, "FILE"], run=True),
@@ -288,6 +359,8 @@ class PatchelfParity(unittest.TestCase):
                     growth = our_out.stat().st_size - input_path.stat().st_size
                     self.assertLess(growth, 1 << 20, f"{label}: the file grew by {growth} bytes for a 300-byte edit")
                     lint += f" (grew {growth} B; patchelf {peer_out.stat().st_size - input_path.stat().st_size} B)"
+            if scenario.check:
+                self.assertIsNone(scenario.check(our_out), label)
             if scenario.run:
                 result = arch.run(our_out)
                 self.assertEqual(result.returncode, 0, f"{label}: the edited program does not run:\n{result.stderr}")

@@ -763,6 +763,76 @@ TEST_CASE("editor: header edits write OS ABI, PF_X of PT_GNU_STACK and versym en
     CHECK(plan_header_edits(result, request).edits.empty());  // already so: nothing to write
 }
 
+TEST_CASE("editor: --set-execstack on a file without PT_GNU_STACK adds patchelf's header") {
+    const Bytes original = load("elf/libversioned.so");  // ELF64 LE
+    const ElfFile elf = ElfFile::parse(original);
+    const auto& headers = elf.program_headers();
+    const auto at = std::find_if(headers.begin(), headers.end(),
+                                 [](const ProgramHeader& ph) { return ph.type == PT_GNU_STACK; });
+    REQUIRE(at != headers.end());
+    std::uint64_t phoff = 0;
+    for (int i = 7; i >= 0; --i) phoff = phoff << 8 | original[32 + i];
+    const std::size_t entry = phoff + static_cast<std::size_t>(at - headers.begin()) * 56;
+    const auto stack_of = [](const ElfFile& file) -> std::optional<ProgramHeader> {
+        for (const ProgramHeader& ph : file.program_headers())
+            if (ph.type == PT_GNU_STACK) return ph;
+        return std::nullopt;
+    };
+    HeaderRequest request;
+    request.executable_stack = true;
+    SUBCASE("a PT_NULL slot takes it, in place") {
+        Bytes slot = original;
+        std::fill(slot.begin() + entry, slot.begin() + entry + 56, 0);
+        const HeaderPlan plan = plan_header_edits(ElfFile::parse(slot), request);
+        CHECK(!plan.add_program_header);
+        const Bytes bytes = wheelfix::apply_edits(slot, plan.edits);
+        const auto stack = stack_of(ElfFile::parse(bytes));
+        REQUIRE(stack);
+        CHECK(stack->flags == (PF_R | PF_W | PF_X));
+        CHECK(stack->align == 1);
+        CHECK(bytes.size() == slot.size());
+    }
+    SUBCASE("no slot: the dynamic editor adds it, moving the table") {
+        Bytes dropped = original;
+        std::copy(original.begin() + entry + 56, original.begin() + phoff + headers.size() * 56, dropped.begin() + entry);
+        dropped[56] = static_cast<std::uint8_t>(headers.size() - 1);  // e_phnum
+        const ElfFile without = ElfFile::parse(dropped);
+        REQUIRE(!stack_of(without));
+        const HeaderPlan plan = plan_header_edits(without, request);
+        REQUIRE(plan.add_program_header);
+        CHECK(plan.edits.empty());
+        EditRequest add;
+        add.add_program_header = plan.add_program_header;
+        const Edited result = edit(dropped, add);
+        const ElfFile after = ElfFile::parse(result.bytes);
+        const auto stack = stack_of(after);
+        REQUIRE(stack);
+        CHECK(stack->flags == (PF_R | PF_W | PF_X));
+        CHECK(after.program_headers().size() == headers.size() + 1);  // the stack and the new PT_LOAD
+        CHECK(symbol_view(after) == symbol_view(without));
+        check_layout(after);
+        request.executable_stack = false;
+        CHECK(plan_header_edits(without, request).add_program_header->flags == (PF_R | PF_W));
+    }
+}
+
+TEST_CASE("editor: --page-size aligns the appended segment") {
+    const Bytes original = load("elf/libversioned.so");
+    for (const std::uint64_t page : {std::uint64_t(0x10000), std::uint64_t(0x200000)}) {
+        CAPTURE(page);
+        EditRequest request = set_path(long_path(300));
+        request.page_size = page;
+        const ElfFile after = ElfFile::parse(edit(original, request).bytes);
+        const ProgramHeader& segment = last_load(after);
+        CHECK(segment.align == page);
+        CHECK((segment.offset - segment.vaddr) % page == 0);
+        check_layout(after);
+    }
+    EditRequest odd = set_path(long_path(300));
+    odd.page_size = 3000;
+    CHECK_THROWS_AS(plan_edits(ElfFile::parse(original), odd), EditError);
+}
+
 TEST_CASE("editor: an interpreter request on a file without PT_INTERP is refused") {
     EditRequest request;
     request.interpreter = "/lib/ld.so";

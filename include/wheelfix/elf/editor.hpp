@@ -89,6 +89,15 @@ struct EditRequest {
     // patchelf 0.19's order), .gnu.version and the dynamic relocations following
     // the symbols they refer to. A MIPS file that would need reordering is refused.
     std::vector<std::pair<std::string, std::string>> rename_symbols;
+    // A program header to add at the end of the table (what plan_header_edits asks
+    // for when a file without PT_GNU_STACK and without a PT_NULL slot gets one): the
+    // table moves as for a new PT_LOAD (see above). Refused (EditError) for a file
+    // without a dynamic section and for one whose table cannot grow where it is.
+    std::optional<ProgramHeader> add_program_header;
+    // --page-size: the appended segment's p_align and the modulus its p_offset and
+    // p_vaddr agree in become max(page_size, the file's largest PT_LOAD p_align, and
+    // for the modulus 64 KiB); a power of two. Unset: the file's own alignment.
+    std::optional<std::uint64_t> page_size;
 
     // patchelf 0.19's rules, for the `patchelf` front end (same entries, same order):
     // the operations apply in patchelf's order (soname, search path, remove, replace,
@@ -105,8 +114,10 @@ struct EditRequest {
 
 // Edits of the headers that never move anything (patchelf's --set-os-abi,
 // --set-execstack/--clear-execstack, --clear-symbol-version): bytes written in
-// place. A file without PT_GNU_STACK gets none for an execstack request (an
-// EditError: adding a program header is not done for this); a symbol version
+// place. A file without PT_GNU_STACK gets one for an execstack request, as
+// patchelf 0.19 adds it (PF_R|PF_W, PF_X when set, p_align 1, the rest 0): in a
+// PT_NULL slot when there is one, else HeaderPlan::add_program_header asks the
+// dynamic editor to add it (EditRequest::add_program_header); a symbol version
 // cleared means its .gnu.version entry becomes 1 (global), for every dynamic
 // symbol of that name.
 struct HeaderRequest {
@@ -118,6 +129,7 @@ struct HeaderRequest {
 struct HeaderPlan {
     ByteEdits edits;                   // empty: nothing to change
     std::vector<std::string> changes;  // one human line per effective change
+    std::optional<ProgramHeader> add_program_header;  // for EditRequest::add_program_header
 };
 HeaderPlan plan_header_edits(const ElfFile& elf, const HeaderRequest& request);
 
