@@ -41,6 +41,30 @@ SOURCES = {
              "int main(void) { big[12345] = 1; printf(\"%d\\n\", big[12345]); return 0; }\n",
     "math.c": "#include <math.h>\n#include <stdio.h>\nint main(int c, char** v) { (void)v; "
               "printf(\"%d\\n\", (int)sqrt((double)(c * 4))); return 0; }\n",
+    "shared.c": "int a_symbol_name;\nint foo(void) { return a_symbol_name; }\n",
+    "void.c": "int main(void) { return 0; }\n",
+    # patchelf's phdr-corruption: one PT_LOAD mapping the headers and, after a 4 KiB
+    # gap, .interp and .text; PT_PHDR; no PT_DYNAMIC (the dynamic section is orphaned)
+    "headers-gap.ld": "PHDRS {\n  phdrs PT_PHDR PHDRS;\n  image PT_LOAD FILEHDR PHDRS;\n  interpreter PT_INTERP;\n}\n"
+                      "SECTIONS {\n  . = SIZEOF_HEADERS;\n  . = ALIGN(4) + 0x1000;\n"
+                      "  .interp : { *(.interp) } :image :interpreter\n  .text : { *(.text) } :image\n}\n",
+    # patchelf's contiguous-note-sections: two adjacent note sections of different
+    # alignment under one PT_NOTE (here the build-id note also lands under PT_INTERP)
+    "notes.s": "".join(f""".section ".note.{name}", "a", %note
+    .balign {align}
+    .long 2f - 1f, 4f - 3f, 1
+1:  .asciz "{label}"
+2:  .balign 4
+3:  .long {align}
+4:  .balign 4
+""" for name, align, label in (("first", 4, "first-note-name"), ("second", 8, "second"))),
+    "notes.ld": "PHDRS {\n  phdrs PT_PHDR PHDRS;\n  notes PT_NOTE;\n  image PT_LOAD FILEHDR PHDRS;\n  data PT_LOAD;\n"
+                "  interpreter PT_INTERP;\n  dynamic PT_DYNAMIC;\n}\n"
+                "SECTIONS {\n  . = SIZEOF_HEADERS;\n  . = ALIGN(4);\n"
+                "  .note.first : { *(.note.first) } :notes :image\n  .note.second : { *(.note.second) } :notes :image\n"
+                "  .interp : { *(.interp) } :image :interpreter\n  .text : { *(.text) } :image\n"
+                "  .rodata : { *(.rodata) }\n  .data : { *(.data) } :data\n"
+                "  .dynamic : { *(.dynamic) } :data :dynamic\n}\n",
 }
 
 STRING_TAGS = {"NEEDED", "SONAME", "RPATH", "RUNPATH"}
@@ -113,7 +137,7 @@ def loads(path):
 def aligned_for(page):
     """check: every PT_LOAD's offset and address agree modulo its p_align, and the
     segment the edit appended (the last one in the file) is aligned to `page`."""
-    def check(path):
+    def check(_input, path):
         segments = loads(path)
         for offset, vaddr, align in segments:
             if (offset - vaddr) % align:
@@ -126,9 +150,26 @@ def aligned_for(page):
 
 
 def execstack_is(flag):
-    def check(path):
+    def check(_input, path):
         shown = peers.patchelf("--print-execstack", path).stdout
         return None if shown == f"execstack: {flag}\n" else f"patchelf --print-execstack says {shown!r}"
+    return check
+
+
+def readelf(option, path):
+    return subprocess.run(["readelf", option, "-W", str(path)], capture_output=True, text=True).stdout
+
+
+def dyn_sym_names(text):
+    return [l.split()[-1] for l in text.splitlines() if re.match(r"\s*\d+:", l)]
+
+
+def keeps(option, what, view=lambda text: text):
+    """check(input, output): `readelf OPTION` shows the same `what` before and after."""
+    def check(before, after):
+        if view(readelf(option, before)) != view(readelf(option, after)):
+            return f"readelf {option} differs ({what})"
+        return None
     return check
 
 
@@ -170,6 +211,10 @@ def build_fixtures(arch, into):
     cc("-o", "simple-execstack", src / "simple.c", "-Wl,-z,execstack")
     cc("-o", "big-bss", src / "bss.c")
     cc("-o", "math", src / "math.c", "-Wl,--no-as-needed", "-lm")
+    cc("-shared", "-fPIC", "-o", "libshared-rpath.so", src / "shared.c", "-Wl,-rpath=a_symbol_name")
+    cc("-shared", "-fPIC", "-o", "libbuildid.so", src / "shared.c", "-Wl,--build-id")
+    cc("-nostdlib", "-shared", "-Wl,-T," + str(src / "headers-gap.ld"), "-o", "phdr-corruption.so", src / "void.c")
+    cc("-nostdlib", "-pie", "-Wl,-T," + str(src / "notes.ld"), "-o", "contiguous-note-sections", src / "notes.s")
     without_gnu_stack(into / "simple", into / "simple-nostack-slot", keep_slot=True)
     without_gnu_stack(into / "simple", into / "simple-nostack", keep_slot=False)
     without_gnu_stack(into / "libfoo.so", into / "libfoo-nostack.so", keep_slot=False)
@@ -181,10 +226,13 @@ def build_fixtures(arch, into):
 class Scenario:
     """One patchelf test scenario: arguments (FILE is the copied input), and what to run."""
 
-    def __init__(self, name, input, args, run=None, inputs=None, refused_because=None, check=None):
+    def __init__(self, name, input, args, run=None, inputs=None, refused_because=None, check=None, refused=None):
         self.name, self.input, self.args, self.run = name, input, args, run
-        # check(output path) -> None, or what is wrong with wheelfix's output
+        # check(input path, output path) -> None, or what is wrong with wheelfix's output
         self.check = check
+        # A deliberate difference: patchelf writes a file, wheelfix refuses the input
+        # (status 1, one line naming this) and leaves it as it was.
+        self.refused = refused
         self.inputs = inputs or [input]
         # A deliberate difference: wheelfix refuses (status 1, one line) what patchelf
         # writes, and patchelf's output fails to run with this message from ld.so.
@@ -247,6 +295,17 @@ def scenarios(long_interp, real_interp):
                  run=True, check=aligned_for(0x10000)),
         Scenario("page-size 2 MiB (library)", "libfoo.so", ["--page-size", "2097152", "--set-rpath", "/q" * 150, "FILE"],
                  check=aligned_for(0x200000)),
+        Scenario("build-id", "libbuildid.so", ["--set-rpath", "A" * 1400, "FILE"],
+                 check=keeps("-n", "the build-id note")),
+        Scenario("shared-rpath (larger)", "libshared-rpath.so",
+                 ["--set-rpath", "a_very_big_rpath_that_is_larger_than_original", "FILE"],
+                 check=keeps("--dyn-syms", "symbol names", dyn_sym_names)),
+        Scenario("shared-rpath (shorter)", "libshared-rpath.so", ["--set-rpath", "shrt_rpth", "FILE"],
+                 check=keeps("--dyn-syms", "symbol names", dyn_sym_names)),
+        Scenario("contiguous-note-sections", "contiguous-note-sections",
+                 ["--set-interpreter", "ld-linux-x86-64.so.2", "FILE"], check=keeps("-n", "the notes")),
+        Scenario("phdr-corruption", "phdr-corruption.so", ["--set-rpath", "/some/dir", "FILE"],
+                 refused="no PT_DYNAMIC"),
         Scenario("change-abi", "simple", ["--set-os-abi", "FreeBSD", "--print-os-abi", "FILE"]),
         Scenario("clear-symbol-version", "simple", ["--clear-symbol-version", "puts", "FILE"]),
         Scenario("args-from-file", "main-norpath", ["--set-rpath", rpath_file_arg, "FILE"], run=True),
@@ -325,6 +384,21 @@ class PatchelfParity(unittest.TestCase):
             self.assertEqual(our_out.stat().st_size, size_once, "repeated edits must not grow the file")
             peer = self.tool("patchelf", peer_args, peer_dir)
             size_once = None
+        if scenario.refused:
+            with self.subTest(scenario=label):
+                self.assertEqual(peer.returncode, 0, peer.stderr)
+                self.assertEqual(ours.returncode, 1, ours.stderr)
+                self.assertRegex(ours.stderr, rf"^patchelf: [^\n]*{scenario.refused}[^\n]*\n$")
+                self.assertEqual(our_out.read_bytes(), input_path.read_bytes(), "a refused edit leaves the input")
+                self.assertEqual(readelf("-l", peer_out).count("PHDR"), 1, "patchelf's output: one PT_PHDR")
+                # the wheelfix elf command: bad input, one line, status 2
+                mine = subprocess.run([wfx.WHEELFIX, "elf", *scenario.args[:-1], str(our_out)], capture_output=True,
+                                      text=True, timeout=10)
+                self.assertEqual(mine.returncode, 2, mine.stderr)
+                self.assertEqual(len(mine.stderr.strip().splitlines()), 1, mine.stderr)
+                self.assertIn(our_out.name, mine.stderr)
+                RESULTS.append((label, "exit 0", f"refused ({scenario.refused}), exit 1", "-"))
+            return
         if scenario.refused_because:
             with self.subTest(scenario=label):
                 self.assertEqual(peer.returncode, 0, peer.stderr)
@@ -360,7 +434,7 @@ class PatchelfParity(unittest.TestCase):
                     self.assertLess(growth, 1 << 20, f"{label}: the file grew by {growth} bytes for a 300-byte edit")
                     lint += f" (grew {growth} B; patchelf {peer_out.stat().st_size - input_path.stat().st_size} B)"
             if scenario.check:
-                self.assertIsNone(scenario.check(our_out), label)
+                self.assertIsNone(scenario.check(input_path, our_out), label)
             if scenario.run:
                 result = arch.run(our_out)
                 self.assertEqual(result.returncode, 0, f"{label}: the edited program does not run:\n{result.stderr}")
