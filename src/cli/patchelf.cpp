@@ -63,6 +63,7 @@ constexpr const char* kSyntax =
     "  [--no-sort]\t\tDo not sort program+section headers; useful for debugging patchelf.\n"
     "  [--clear-symbol-version SYMBOL]\n"
     "  [--add-debug-tag]\n"
+    "  [--build-resolution-cache]\n"
     "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
     "  [--clear-execstack]\n"
     "  [--set-execstack]\n"
