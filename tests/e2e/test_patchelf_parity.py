@@ -580,5 +580,100 @@ class OtherArchitectures(unittest.TestCase):
                   " - |", file=sys.stderr)
 
 
+def section_table(data):
+    """{name: (header offset, sh_offset, sh_size)} and e_shstrndx of an ELF64 LE file."""
+    shoff, = struct.unpack_from("<Q", data, 40)
+    count, shstrndx = struct.unpack_from("<HH", data, 60)
+    rows = [struct.unpack_from("<IIQQQQ", data, shoff + i * 64) for i in range(count)]
+    names_at = rows[shstrndx][4]
+    name = lambda i: data[names_at + rows[i][0]:data.index(b"\0", names_at + rows[i][0])].decode()
+    return {name(i): (shoff + i * 64, rows[i][4], rows[i][5]) for i in range(count)}, shstrndx, shoff
+
+
+def corruptions(data):
+    """patchelf's invalid-elf.sh fixtures re-derived from a gcc-built ELF64 LE program:
+    one field each, (name, offset, bytes)."""
+    sections, shstrndx, shoff = section_table(data)
+    names_header, names_at, names_size = sections[".shstrtab"]
+    dynamic_at, dynamic_size = sections[".dynamic"][1:]
+    dynstr_at, dynstr_size = sections[".dynstr"][1:]
+    verneed_at = sections[".gnu.version_r"][1]
+    gnuhash_at = sections[".gnu.hash"][1]
+    first = shoff + 64
+    return [
+        ("invalid-shrstrtab-idx", 62, b"\xff\xff"),
+        ("invalid-shrstrtab-size", names_header + 32, b"\xff" * 7 + b"\x7f"),
+        ("invalid-shrstrtab-zero", names_header + 32, bytes(8)),
+        ("invalid-shrstrtab-nonterm", names_at + names_size - 1, b"A"),
+        ("invalid-shdr-name", first, b"\xff\xff\xff\x7f"),
+        ("invalid-shentsize", 58, b"\x30\x00"),
+        ("invalid-dynamic-offset", sections[".dynamic"][0] + 24, b"\xff" * 7 + b"\x7f"),
+        ("invalid-dynamic-unaligned", sections[".dynamic"][0] + 24, b"\x01" + bytes(7)),
+        ("invalid-dynstr-idx", dynamic_at + 8, b"\xff" * 7 + b"\x7f"),
+        ("invalid-dynstr-noterm", dynstr_at + dynstr_size - 1, b"A"),
+        ("invalid-verneed-file", verneed_at + 4, b"\xff\xff\xff\x7f"),
+        ("invalid-unnamed-section", first, bytes(4)),
+        ("invalid-gnuhash-buckets", gnuhash_at, bytes(4)),
+        ("invalid-gnuhash-maskwords", gnuhash_at + 8, b"\xff\xff\xff\x7f"),
+        ("invalid-gnuhash-symoffset", gnuhash_at + 4, b"\xff\xff\xff\x7f"),
+        ("invalid-dynamic-noterm", dynamic_at, b"\xff" * dynamic_size),
+        ("valid-note-addralign-zero", sections[".note.gnu.build-id"][0] + 48, bytes(8)),
+    ]
+
+
+def elf_syntax(edit):
+    """The `wheelfix elf` spelling of a patchelf edit (--replace-needed OLD=NEW)."""
+    return [edit[0], "=".join(edit[1:])] if edit[0] == "--replace-needed" else edit
+
+
+@unittest.skipUnless(shutil.which("gcc"), "needs gcc")
+class InvalidElf(unittest.TestCase):
+    """patchelf's invalid-elf.sh: damaged inputs give one line and a status (1 as
+    patchelf, 2 from `wheelfix elf`), never a signal or a hang, and leave no output;
+    every edit, --rename-dynamic-symbols included, on every corruption."""
+
+    EDITS = [["--print-needed"], ["--set-rpath", "/" + "r" * 300], ["--replace-needed", "libc.so.6", "libx.so"],
+             ["--rename-dynamic-symbols", "MAP"], ["--set-execstack"], ["--add-needed", "libextra.so"],
+             ["--set-interpreter", "/" + "i" * 200]]
+
+    def test_corruptions(self):
+        with wfx.TempDir() as tmp:
+            links = peers.wheelfix_as_patchelf(tmp, wfx.WHEELFIX)
+            source = tmp / "prog.c"
+            source.write_text('#include <stdio.h>\nint main(void) { puts("x"); return 0; }\n')
+            subprocess.run(["gcc", "-Wl,--build-id", "-o", str(tmp / "prog"), str(source)], check=True)
+            (tmp / "map").write_text("puts puts2\nmain main2\n")
+            base = (tmp / "prog").read_bytes()
+            rows = []
+            for name, offset, patch in corruptions(base):
+                damaged = bytearray(base)
+                damaged[offset:offset + len(patch)] = patch
+                path = tmp / name
+                path.write_bytes(damaged)
+                outcomes, peer_outcomes = set(), set()
+                for edit in self.EDITS:
+                    edit = [str(tmp / "map") if arg == "MAP" else arg for arg in edit]
+                    out = tmp / f"{name}.out"
+                    peer = peers.patchelf(*edit, "--output", out, path)
+                    peer_outcomes.add(f"signal {-peer.returncode}" if peer.returncode < 0 else f"exit {peer.returncode}")
+                    out.unlink(missing_ok=True)
+                    for front, args, failure in (("patchelf", [str(links / "patchelf"), *edit, "--output", str(out)], 1),
+                                                 ("elf", [wfx.WHEELFIX, "elf", *elf_syntax(edit), "-o", str(out)], 2)):
+                        with self.subTest(fixture=name, edit=edit[0], front=front):
+                            proc = subprocess.run([*args, str(path)], capture_output=True, text=True, timeout=10)
+                            self.assertIn(proc.returncode, (0, failure), proc.stderr)
+                            if proc.returncode:
+                                self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+                                self.assertFalse(out.exists(), "a refused edit leaves no output")
+                                outcomes.add(f"{front} {failure}")
+                            else:
+                                outcomes.add(f"{front} 0")
+                            self.assertEqual(path.read_bytes(), bytes(damaged), "the input is never touched")
+                            out.unlink(missing_ok=True)
+                rows.append(f"| invalid-elf: {name} | {', '.join(sorted(peer_outcomes))} | {', '.join(sorted(outcomes))}, "
+                            f"one line, no signal | - |")
+            print("\n" + "\n".join(rows), file=sys.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
