@@ -45,6 +45,8 @@ SOURCES = {
     "big.c": '#include <stdio.h>\nint foo(void);\n' +
              "".join(f"int exported_function_with_a_long_name_{i}(void) {{ return {i}; }}\n" for i in range(3000)) +
              'int main(void) { printf("%d\\n", foo()); return 0; }\n',
+    # patchelf's too-many-strtab: a second section named .shstrtab, of type STRTAB
+    "extra-names.s": '.section ".shstrtab", "", %3\n.byte 0\n',
     "shared.c": "int a_symbol_name;\nint foo(void) { return a_symbol_name; }\n",
     "void.c": "int main(void) { return 0; }\n",
     # patchelf's phdr-corruption: one PT_LOAD mapping the headers and, after a 4 KiB
@@ -224,6 +226,8 @@ def build_fixtures(arch, into):
     shutil.copy2(into / "simple", into / "simple-no-gnu-hash")
     subprocess.run([arch.cc[:-3] + "objcopy", "--remove-section=.gnu.hash", str(into / "simple-no-gnu-hash")],
                    check=True)
+    cc("-shared", "-fPIC", "-o", "libtoomanystrtab.so", src / "void.c", src / "extra-names.s")
+    cc("-fno-pie", "-no-pie", "-o", "large-page", src / "simple.c", "-Wl,-z,max-page-size=0x200000")
     without_gnu_stack(into / "simple", into / "simple-nostack-slot", keep_slot=True)
     without_gnu_stack(into / "simple", into / "simple-nostack", keep_slot=False)
     without_gnu_stack(into / "libfoo.so", into / "libfoo-nostack.so", keep_slot=False)
@@ -325,6 +329,9 @@ def scenarios(long_interp, real_interp):
         Scenario("preserve-init", "libcustom-init.so", ["--set-rpath", "/" + "i" * 200, "FILE"],
                  check=keeps("-d", "DT_INIT", lambda text: [l for l in text.splitlines() if "(INIT)" in l])),
         Scenario("big-dynstr", "big-dynstr", ["--force-rpath", "--set-rpath", "/oops:$ORIGIN", "FILE"], run=True),
+        Scenario("too-many-strtab", "libtoomanystrtab.so", ["--set-rpath", "$ORIGIN", "FILE"]),
+        Scenario("large-page (2 MiB max-page-size, ET_EXEC)", "large-page", ["--add-needed", "libm.so.6", "FILE"],
+                 run=True, check=aligned_for(0x200000)),
         Scenario("change-abi", "simple", ["--set-os-abi", "FreeBSD", "--print-os-abi", "FILE"]),
         Scenario("clear-symbol-version", "simple", ["--clear-symbol-version", "puts", "FILE"]),
         Scenario("args-from-file", "main-norpath", ["--set-rpath", rpath_file_arg, "FILE"], run=True),
