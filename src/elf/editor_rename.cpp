@@ -152,32 +152,34 @@ std::optional<SysvHash> sysv_hash_table(const ElfFile& elf, const SymbolTable& s
     return hash;
 }
 
-// Every dynamic relocation's r_info field (file offsets), each once.
-std::vector<std::uint64_t> relocation_info_fields(const ElfFile& elf) {
+// The dynamic relocation tables (DT_RELA, DT_REL, DT_JMPREL): each table's extent
+// and entry size; overlapping tables (some linkers count .rela.plt in DT_RELASZ)
+// are visited once per entry.
+struct RelocationTable {
+    Extent extent;
+    std::uint64_t entsize = 0;
+};
+
+std::vector<RelocationTable> relocation_tables(const ElfFile& elf) {
     const ElfBytes in = reader_for(elf);
     const std::uint64_t w = in.word_size();
-    const std::uint64_t rel_size = 2 * w, rela_size = 3 * w;
-    struct Table {
-        std::int64_t address_tag, size_tag;
+    struct Tags {
+        std::int64_t address, size;
         bool rela;
     };
     const bool plt_rela = dynamic_value(elf, DT_PLTREL).value_or(DT_RELA) == DT_RELA;
-    const Table tables[] = {{DT_RELA, DT_RELASZ, true}, {DT_REL, DT_RELSZ, false}, {DT_JMPREL, DT_PLTRELSZ, plt_rela}};
-    std::vector<std::uint64_t> fields;
-    for (const Table& table : tables) {
-        const auto offset = table_offset(elf, table.address_tag, "a relocation table");
-        const auto size = dynamic_value(elf, table.size_tag);
+    const Tags all[] = {{DT_RELA, DT_RELASZ, true}, {DT_REL, DT_RELSZ, false}, {DT_JMPREL, DT_PLTRELSZ, plt_rela}};
+    std::vector<RelocationTable> tables;
+    for (const Tags& tags : all) {
+        const auto offset = table_offset(elf, tags.address, "a relocation table");
+        const auto size = dynamic_value(elf, tags.size);
         if (!offset || !size) continue;
-        const std::uint64_t standard = table.rela ? rela_size : rel_size;
+        const std::uint64_t standard = (tags.rela ? 3 : 2) * w;
         const std::uint64_t entsize =
-            std::max(dynamic_value(elf, table.rela ? DT_RELAENT : DT_RELENT).value_or(standard), standard);
-        const Extent extent = in.range(*offset, *size, "relocation table");
-        for (std::uint64_t at = extent.offset; at + entsize <= extent.offset + extent.size; at += entsize)
-            fields.push_back(at + w);
+            std::max(dynamic_value(elf, tags.rela ? DT_RELAENT : DT_RELENT).value_or(standard), standard);
+        tables.push_back({in.range(*offset, *size / entsize * entsize, "relocation table"), entsize});
     }
-    std::sort(fields.begin(), fields.end());
-    fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
-    return fields;
+    return tables;
 }
 
 // The symbols' names after the rename, by .dynsym index.
@@ -282,18 +284,45 @@ void write_symbols(const ElfFile& elf, const SymbolTable& table, const DynamicPl
     }
 }
 
+// Each relocation table is rewritten as one block (an overlay write per table, not
+// per entry: libraries carry hundreds of thousands of relocations).
 void remap_relocations(const ElfFile& elf, const std::vector<std::uint64_t>& new_index, Overlay& overlay) {
     const ElfBytes in = reader_for(elf);
     const ElfWriter writer = writer_for(elf);
     const bool is64 = writer.is64();
-    for (const std::uint64_t field : relocation_info_fields(elf)) {
-        const std::uint64_t info = in.word(field, "r_info");
-        const std::uint64_t symbol = is64 ? info >> 32 : info >> 8;
-        if (symbol >= new_index.size() || new_index[symbol] == symbol) continue;
-        const std::uint64_t type = is64 ? info & 0xffffffffu : info & 0xffu;
-        std::vector<std::uint8_t> bytes(writer.word_size());
-        writer.word(bytes, 0, is64 ? new_index[symbol] << 32 | type : new_index[symbol] << 8 | type);
-        overlay.write(field, std::move(bytes));
+    const std::uint64_t w = writer.word_size();
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> written;  // [start, end) of blocks already rewritten
+    for (const RelocationTable& table : relocation_tables(elf)) {
+        const auto original = in.span(table.extent);
+        std::vector<std::uint8_t> block(original.begin(), original.end());
+        bool changed = false;
+        for (std::uint64_t at = 0; at + table.entsize <= block.size(); at += table.entsize) {
+            const std::uint64_t field = table.extent.offset + at + w;
+            const bool seen = std::any_of(written.begin(), written.end(),
+                                          [&](const auto& range) { return field >= range.first && field < range.second; });
+            if (seen) continue;  // that table rewrote it
+            const std::uint64_t info = in.word(field, "r_info");
+            const std::uint64_t symbol = is64 ? info >> 32 : info >> 8;
+            if (symbol >= new_index.size() || new_index[symbol] == symbol) continue;
+            const std::uint64_t type = is64 ? info & 0xffffffffu : info & 0xffu;
+            writer.word(block, at + w, is64 ? new_index[symbol] << 32 | type : new_index[symbol] << 8 | type);
+            changed = true;
+        }
+        if (changed) {
+            // a table overlapping one written before writes only what lies outside it
+            std::uint64_t start = 0, end = block.size();
+            for (const auto& [first, last] : written) {
+                if (first <= table.extent.offset + start && last > table.extent.offset + start)
+                    start = std::min(end, last - table.extent.offset);
+                if (first < table.extent.offset + end && last >= table.extent.offset + end && first >= table.extent.offset + start)
+                    end = first - table.extent.offset;
+            }
+            if (start < end)
+                overlay.write(table.extent.offset + start,
+                              std::vector<std::uint8_t>(block.begin() + static_cast<std::ptrdiff_t>(start),
+                                                        block.begin() + static_cast<std::ptrdiff_t>(end)));
+        }
+        written.emplace_back(table.extent.offset, table.extent.offset + block.size());
     }
 }
 

@@ -177,6 +177,44 @@ class RenameDynamicSymbols(unittest.TestCase):
             for hash_style in ("gnu", "both"):
                 self.check_arch(arch, hash_style)
 
+    @unittest.skipUnless(shutil.which("g++"), "needs g++")
+    def test_libstdcxx(self):
+        """patchelf's own real-world case: every defined symbol of this system's
+        libstdc++ (thousands, versioned GLIBCXX_/CXXABI_) renamed in a copy and in a
+        C++ program's imports; the program runs against the copy."""
+        work = self.tmp / "cxx"
+        work.mkdir()
+        (work / "p.cpp").write_text('#include <iostream>\n#include <string>\n#include <vector>\n'
+                                    'int main() { std::vector<std::string> v{"a", "bb"}; std::string s;\n'
+                                    '  for (auto& x : v) s += x; std::cout << s << std::endl; return 0; }\n')
+        subprocess.run(["g++", "-o", str(work / "p"), str(work / "p.cpp")], check=True)
+        library = subprocess.run(["g++", "-print-file-name=libstdc++.so.6"], capture_output=True,
+                                 text=True).stdout.strip()
+        names = defined_names(library)
+        self.assertGreater(len(names), 1000)
+        (work / "map").write_text("".join(f"{n} {n}{SUFFIX}\n" for n in names))
+        outputs = {}
+        for side in ("patchelf", "wheelfix"):
+            out = work / side
+            out.mkdir()
+            shutil.copy(library, out / "libstdc++.so.6")
+            shutil.copy2(work / "p", out / "p")
+            proc = self.tool(side, ["--rename-dynamic-symbols", work / "map", "libstdc++.so.6", "p"], out)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            outputs[side] = out
+        ours = outputs["wheelfix"]
+        self.assertEqual(dyn_syms(ours / "libstdc++.so.6"), dyn_syms(outputs["patchelf"] / "libstdc++.so.6"))
+        self.assertEqual(dyn_syms(ours / "p"), dyn_syms(outputs["patchelf"] / "p"))
+        run = subprocess.run([str(ours / "p")], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, LD_LIBRARY_PATH=str(ours), LD_BIND_NOW="1"))
+        self.assertEqual((run.returncode, run.stdout), (0, "abb\n"), run.stderr)
+        before = peers.elflint_complaints(library)
+        after = peers.elflint_complaints(ours / "libstdc++.so.6")
+        self.assertLessEqual(after, before)
+        RESULTS.append((f"rename-dynamic-symbols libstdc++ ({len(names)} symbols)", "exit 0, runs",
+                        "same --dyn-syms, runs", f"{before} / {peers.elflint_complaints(outputs['patchelf'] / 'libstdc++.so.6')}"
+                        f" / {after}"))
+
     def test_map_file_errors_are_patchelfs(self):
         work = self.tmp / "errors"
         work.mkdir()
