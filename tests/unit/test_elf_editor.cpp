@@ -816,6 +816,33 @@ TEST_CASE("editor: --set-execstack on a file without PT_GNU_STACK adds patchelf'
     }
 }
 
+TEST_CASE("editor: many strings placed at once reuse existing ones as a scan would (tail index)") {
+    const Bytes original = load("elf/libversioned.so");
+    const ElfFile before = ElfFile::parse(original);
+    REQUIRE(!before.needed().empty());
+    EditRequest request;
+    for (int i = 0; i < 24; ++i) request.add_needed.push_back("libmany-needed-" + std::to_string(i) + ".so");
+    // past the 16th search: names already in the table (whole, and as a tail of one
+    // just added) must be found, not appended again
+    request.add_needed.push_back("GLIBC_2.14");   // a version name in .dynstr (memcpy@GLIBC_2.14)
+    request.add_needed.push_back("needed-7.so");  // the tail of libmany-needed-7.so
+    const Edited result = edit(original, request);
+    const ElfFile after = ElfFile::parse(result.bytes);
+    const auto names = after.needed();
+    CHECK(names.size() == before.needed().size() + 26);
+    CHECK(std::find(names.begin(), names.end(), "GLIBC_2.14") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "needed-7.so") != names.end());
+    std::uint64_t appended = 0;
+    for (int i = 0; i < 24; ++i) appended += ("libmany-needed-" + std::to_string(i) + ".so").size() + 1;
+    std::uint64_t strsz = 0, old_strsz = 0;
+    for (const DynamicEntry& entry : after.dynamic())
+        if (entry.tag == DT_STRSZ) strsz = entry.value;
+    for (const DynamicEntry& entry : before.dynamic())
+        if (entry.tag == DT_STRSZ) old_strsz = entry.value;
+    CHECK(strsz == old_strsz + appended);  // nothing appended for the two existing strings
+    check_layout(after);
+}
+
 TEST_CASE("editor: --page-size aligns the appended segment") {
     const Bytes original = load("elf/libversioned.so");
     for (const std::uint64_t page : {std::uint64_t(0x10000), std::uint64_t(0x200000)}) {
