@@ -849,7 +849,8 @@ TEST_CASE("editor: --page-size aligns the appended segment") {
         CAPTURE(page);
         EditRequest request = set_path(long_path(300));
         request.page_size = page;
-        const ElfFile after = ElfFile::parse(edit(original, request).bytes);
+        const Edited result = edit(original, request);  // the bytes outlive the view
+        const ElfFile after = ElfFile::parse(result.bytes);
         const ProgramHeader& segment = last_load(after);
         CHECK(segment.align == page);
         CHECK((segment.offset - segment.vaddr) % page == 0);
