@@ -29,6 +29,7 @@ struct ElfArguments {
     std::vector<std::string> allowed_prefixes;
     bool no_default_lib = false, debug_tag = false, clear_execstack = false, set_execstack = false;
     std::optional<int> page_size;
+    std::string rename_map;
 };
 
 std::pair<std::string, std::string> split_replacement(const std::string& text) {
@@ -62,6 +63,8 @@ elf::FileEdit edit_for(const ElfArguments& args, const std::string& file) {
     request.remove_needed = args.remove_needed;
     if (args.no_default_lib) request.add_flags_1 = DF_1_NODEFLIB;
     request.add_debug = args.debug_tag;
+    if (args.page_size) request.page_size = static_cast<std::uint64_t>(*args.page_size);
+    if (!args.rename_map.empty()) request.rename_symbols = elf::read_rename_map(args.rename_map, false);
     return edit;
 }
 
@@ -144,9 +147,14 @@ CommandRunner register_elf(CLI::App& app, const GlobalOptions& global) {
                         "Make the dynamic symbol SYMBOL unversioned (repeatable)");
     command->add_flag("--add-debug-tag", a.debug_tag, "Add a DT_DEBUG entry (for debuggers)");
     auto* clear = command->add_flag("--clear-execstack", a.clear_execstack, "Clear PF_X of PT_GNU_STACK");
-    command->add_flag("--set-execstack", a.set_execstack, "Set PF_X of PT_GNU_STACK")->excludes(clear);
+    command->add_flag("--set-execstack", a.set_execstack,
+                      "Set PF_X of PT_GNU_STACK (added, as patchelf adds it, when missing)")->excludes(clear);
+    command->add_option("--rename-dynamic-symbols", a.rename_map,
+                        "Rename dynamic symbols (defined and imported) by a map file of 'OLD NEW' lines; "
+                        "the hash tables are rebuilt");
     command->add_option("--page-size", a.page_size,
-                        "Accepted for patchelf users; added segments are aligned for pages up to 64 KiB");
+                        "Align what the edit appends to this page size (a power of two; at least the file's own "
+                        "alignment, offsets and addresses agree modulo 64 KiB anyway)");
     return [args, &global] { return run_elf(*args, global); };
 }
 

@@ -12,11 +12,13 @@
 //   EditRequest::patchelf_rules), written in place (atomically, mode and owner
 //   kept) or to --output (always written, as patchelf does).
 // - Every error is one line "patchelf: <what>" on stderr and status 1, as patchelf.
-// - Not done, refused with a line saying so: --rename-dynamic-symbols,
-//   --build-resolution-cache; removing a NEEDED entry whose symbol versions are
-//   still needed (ld.so would assert). Accepted without effect: --page-size (the
-//   appended segment is aligned for pages up to 64 KiB, and to the file's own
-//   largest p_align), --no-sort, --no-clobber-old-sections, --debug.
+// - --rename-dynamic-symbols reads its map while parsing, with patchelf's checks
+//   and messages (elf::read_rename_map).
+// - Not done, refused with a line saying so: --build-resolution-cache; removing a NEEDED entry whose symbol versions are
+//   still needed (ld.so would assert); a --page-size that is not a power of two.
+//   --page-size N aligns the appended segment to N (never below the file's own
+//   largest p_align; offsets and addresses agree modulo 64 KiB anyway). Accepted
+//   without effect: --no-sort, --no-clobber-old-sections, --debug.
 #include "commands.hpp"
 
 #include "wheelfix/elf/file_editor.hpp"
@@ -61,6 +63,7 @@ constexpr const char* kSyntax =
     "  [--no-sort]\t\tDo not sort program+section headers; useful for debugging patchelf.\n"
     "  [--clear-symbol-version SYMBOL]\n"
     "  [--add-debug-tag]\n"
+    "  [--build-resolution-cache]\n"
     "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
     "  [--clear-execstack]\n"
     "  [--set-execstack]\n"
@@ -88,7 +91,9 @@ struct Command {
     std::map<std::string, std::string> replace_needed;
     std::optional<std::string> soname, interpreter;
     bool no_default_lib = false, debug_tag = false, clear_execstack = false, set_execstack = false;
-    bool rename_symbols = false, resolution_cache = false;
+    elf::SymbolRenames rename_symbols;
+    std::optional<std::uint64_t> page_size;
+    bool resolution_cache = false;
     std::string output;
     std::vector<std::string> files;
 };
@@ -115,12 +120,6 @@ std::vector<std::string> split_colons(const std::string& text) {
     return parts;
 }
 
-// The map file's checks, as patchelf makes them (the renaming itself is not done).
-void check_rename_map(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw PatchelfError("Cannot open map file " + path);
-}
-
 enum class Parsed { run, done_ok, done_usage };
 
 Parsed parse(int argc, char** argv, Command& command) {
@@ -132,7 +131,9 @@ Parsed parse(int argc, char** argv, Command& command) {
         const std::string arg = argv[i];
         if (arg == "--set-interpreter" || arg == "--interpreter") command.interpreter = resolved(value(i));
         else if (arg == "--page-size") {
-            if (std::atoi(value(i)) <= 0) throw PatchelfError("invalid argument to --page-size");
+            const int size = std::atoi(value(i));
+            if (size <= 0) throw PatchelfError("invalid argument to --page-size");
+            command.page_size = static_cast<std::uint64_t>(size);
         } else if (arg == "--print-interpreter") command.print_interpreter = true;
         else if (arg == "--print-os-abi") command.print_os_abi = true;
         else if (arg == "--set-os-abi") command.os_abi = resolved(value(i));
@@ -161,8 +162,9 @@ Parsed parse(int argc, char** argv, Command& command) {
         else if (arg == "--add-debug-tag") command.debug_tag = true;
         else if (arg == "--build-resolution-cache") command.resolution_cache = true;
         else if (arg == "--rename-dynamic-symbols") {
-            check_rename_map(value(i));
-            command.rename_symbols = true;
+            // patchelf reads the map while parsing (a later map's pairs join the
+            // earlier ones'), before looking at any file
+            for (auto& pair : elf::read_rename_map(value(i), true)) command.rename_symbols.push_back(std::move(pair));
         } else if (arg == "--debug" || arg == "--no-sort" || arg == "--no-clobber-old-sections") {
         } else if (arg == "--help" || arg == "-h") {
             fmt::print(stderr, "syntax: {}\n{}", argv[0], kSyntax);
@@ -176,8 +178,6 @@ Parsed parse(int argc, char** argv, Command& command) {
     if (!command.output.empty() && command.files.size() != 1)
         throw PatchelfError("--output option only allowed with single input file");
     if (command.set_rpath && command.add_rpath) throw PatchelfError("--set-rpath option not allowed with --add-rpath");
-    if (command.rename_symbols)
-        throw PatchelfError("--rename-dynamic-symbols is not supported by wheelfix's patchelf front end");
     if (command.resolution_cache)
         throw PatchelfError("--build-resolution-cache is not supported by wheelfix's patchelf front end");
     return Parsed::run;
@@ -186,7 +186,8 @@ Parsed parse(int argc, char** argv, Command& command) {
 bool wants_dynamic_edit(const Command& command) {
     return command.shrink_rpath || command.remove_rpath || command.set_rpath || command.add_rpath ||
            !command.remove_needed.empty() || !command.replace_needed.empty() || !command.add_needed.empty() ||
-           command.no_default_lib || command.debug_tag || !command.clear_version.empty();
+           command.no_default_lib || command.debug_tag || !command.clear_version.empty() ||
+           !command.rename_symbols.empty();
 }
 
 // What patchelf says when it looks for .dynamic in a statically linked file.
@@ -252,6 +253,8 @@ elf::FileEdit edit_for(const Command& command, const elf::ElfFile& file) {
     edit.headers.clear_symbol_version.assign(command.clear_version.begin(), command.clear_version.end());
     if (command.no_default_lib) request.add_flags_1 = DF_1_NODEFLIB;
     request.add_debug = command.debug_tag;
+    request.rename_symbols = command.rename_symbols;
+    request.page_size = command.page_size;
     return edit;
 }
 

@@ -114,27 +114,31 @@ EditPlan plan_edits(const ElfFile& elf, const EditRequest& request) {
     plan.new_size = elf.bytes().size();
     if (!elf.has_dynamic()) {
         if (request.touches_dynamic()) throw EditError(why_no_dynamic(elf));
+        if (request.add_program_header)
+            throw EditError("no PT_GNU_STACK, and no PT_NULL slot to add one in a file without a dynamic section");
         return plan_without_dynamic(elf, request);
     }
     const Layout layout = read_layout(elf);
     DynamicPlan dynamic = plan_dynamic(elf, layout, request);
     Overlay overlay(elf.bytes());
     const bool interpreter_changed = plan_interpreter(elf, &layout, request, dynamic, overlay);
-    if (dynamic.changes.empty()) return plan;
+    const bool adds_header = request.add_program_header.has_value();
+    if (dynamic.changes.empty() && !adds_header) return plan;
 
     const PlacedStrings strings = place_strings(elf, layout, dynamic);
     if (strings.table.size() > std::numeric_limits<std::uint32_t>::max())
         throw EditError("the dynamic string table would exceed 4 GiB");
-    const bool dynamic_changed = dynamic.changes.size() > (interpreter_changed ? 1u : 0u);
+    const bool dynamic_changed = dynamic.changes.size() > (interpreter_changed ? 1u : 0u) || adds_header;
     if (!dynamic.segment_interpreter && !dynamic_changed) {
         // only the interpreter, written in its own bytes
-    } else if (fits_in_place(layout, dynamic, strings)) {
+    } else if (!adds_header && fits_in_place(layout, dynamic, strings)) {
         write_in_place(elf, layout, dynamic, strings, overlay);
     } else {
         const SegmentResult segment = write_with_segment(elf, layout, dynamic, strings, overlay);
         plan.new_size = segment.new_size;
         plan.grew = segment.grew;
     }
+    write_symbol_renames(elf, dynamic, overlay);
     plan.edits = overlay.edits(plan.new_size);
     refuse_edits_of_section_names(elf, plan.edits);
     read_back(elf, plan);

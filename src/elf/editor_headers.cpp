@@ -20,8 +20,9 @@ void set_os_abi(const ElfFile& elf, std::uint8_t abi, Overlay& overlay, std::vec
     changes.push_back("OS ABI: " + std::to_string(elf.os_abi()) + " -> " + std::to_string(abi));
 }
 
-// p_flags sits at +4 in an Elf64_Phdr and at +24 in an Elf32_Phdr.
-void set_execstack(const ElfFile& elf, bool executable, Overlay& overlay, std::vector<std::string>& changes) {
+// p_flags sits at +4 in an Elf64_Phdr and at +24 in an Elf32_Phdr. A file without
+// PT_GNU_STACK gets patchelf's header, in a PT_NULL slot or added by the dynamic editor.
+void set_execstack(const ElfFile& elf, bool executable, Overlay& overlay, HeaderPlan& plan) {
     const ElfBytes in = reader_for(elf);
     const std::uint64_t w = in.word_size();
     const std::uint64_t phoff = in.word(24 + w, "e_phoff");
@@ -34,10 +35,21 @@ void set_execstack(const ElfFile& elf, bool executable, Overlay& overlay, std::v
         std::vector<std::uint8_t> field(4);
         writer_for(elf).u32(field, 0, flags);
         overlay.write(phoff + i * phentsize + (w == 8 ? 4 : 24), std::move(field));
-        changes.push_back(std::string("execstack: ") + (executable ? "- -> X" : "X -> -"));
+        plan.changes.push_back(std::string("execstack: ") + (executable ? "- -> X" : "X -> -"));
         return;
     }
-    throw EditError("no PT_GNU_STACK program header to change (adding one is not supported)");
+    const ProgramHeader stack{PT_GNU_STACK, PF_R | PF_W | (executable ? PF_X : 0u), 0, 0, 0, 0, 0, 1};
+    plan.changes.push_back(std::string("execstack: ? -> ") + (executable ? "X" : "-") + " (PT_GNU_STACK added)");
+    for (std::size_t i = 0; i < headers.size(); ++i) {
+        if (headers[i].type != PT_NULL) continue;
+        const ElfWriter writer = writer_for(elf);
+        const auto original = in.span(in.range(phoff + i * phentsize, phentsize, "program header"));
+        std::vector<std::uint8_t> entry(original.begin(), original.end());
+        writer.program_header(entry, 0, stack);
+        overlay.write(phoff + i * phentsize, std::move(entry));
+        return;
+    }
+    plan.add_program_header = stack;
 }
 
 std::optional<std::uint64_t> versym_offset(const ElfFile& elf) {
@@ -72,7 +84,7 @@ HeaderPlan plan_header_edits(const ElfFile& elf, const HeaderRequest& request) {
     HeaderPlan plan;
     Overlay overlay(elf.bytes());
     if (request.os_abi) set_os_abi(elf, *request.os_abi, overlay, plan.changes);
-    if (request.executable_stack) set_execstack(elf, *request.executable_stack, overlay, plan.changes);
+    if (request.executable_stack) set_execstack(elf, *request.executable_stack, overlay, plan);
     if (!request.clear_symbol_version.empty())
         clear_symbol_versions(elf, request.clear_symbol_version, overlay, plan.changes);
     plan.edits = overlay.edits(elf.bytes().size());

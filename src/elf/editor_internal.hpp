@@ -14,6 +14,8 @@
 //   editor_segment.cpp   the appended PT_LOAD: its place in file and memory, its
 //                        contents, and the program header table that maps it
 //   editor_symbols.cpp   symbols defined in a moved section follow it
+//   editor_rename.cpp    renamed dynamic symbols: their fields (stage 2) and the
+//                        rebuilt hash tables, reordered symbols, relocations
 //   editor_overlay.cpp   the new bytes laid over the original, turned into ByteEdits
 // No stage writes to the input; every value read from it goes through ElfBytes.
 #pragma once
@@ -117,12 +119,21 @@ struct PlannedVerneedFile {
     StringField string;
 };
 
+// A dynamic symbol's st_name field whose string the edit renames.
+struct PlannedSymbolName {
+    std::uint64_t index = 0;         // in .dynsym (0 is the null symbol)
+    StringField string;
+};
+
 class Overlay;
 
 struct DynamicPlan {
     std::vector<PlannedEntry> entries;  // without the DT_NULL terminator
     std::vector<PlannedVerneedFile> verneed_files;
     std::vector<std::string> changes;
+    std::vector<PlannedSymbolName> symbol_names;  // --rename-dynamic-symbols
+    std::optional<ProgramHeader> extra_program_header;  // EditRequest::add_program_header
+    std::optional<std::uint64_t> page_size;             // EditRequest::page_size
     // The interpreter path the appended segment carries (a new one too long for
     // PT_INTERP's bytes, or the one an earlier edit put there); PT_INTERP follows.
     std::optional<std::string> segment_interpreter;
@@ -200,6 +211,13 @@ struct SectionMove {
     bool is_dynamic = false;  // .dynamic: an absolute _DYNAMIC at old_addr follows too
 };
 void write_symbol_fixups(const ElfFile& elf, const std::vector<SectionMove>& moves, Overlay& overlay);
+
+// The rename stage (editor_rename.cpp): plan_symbol_renames adds a field and a
+// change line per renamed symbol; write_symbol_renames writes the new st_name
+// values, the rebuilt hash tables and, when the GNU hash order changes, the
+// reordered .dynsym and .gnu.version and the remapped dynamic relocations.
+void plan_symbol_renames(const ElfFile& elf, const Layout& layout, const EditRequest& request, DynamicPlan& plan);
+void write_symbol_renames(const ElfFile& elf, const DynamicPlan& plan, Overlay& overlay);
 
 // Rewrites the vn_file fields whose string moved (both writers use it).
 void write_verneed_files(const ElfFile& elf, const DynamicPlan& plan, Overlay& overlay);

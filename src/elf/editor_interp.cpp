@@ -6,7 +6,8 @@
 // - no PT_INTERP: an EditError (a static executable has no interpreter to change,
 //   as with patchelf);
 // - a path that fits PT_INTERP's bytes (with its NUL), while the appended segment
-//   does not already carry the interpreter: written there, the rest of the bytes
+//   does not already carry the interpreter and no other section shares those
+//   bytes (a linker script may put a note under PT_INTERP): written there, the rest of the bytes
 //   zeroed; p_filesz and the .interp header keep their sizes (the kernel and ld.so
 //   read up to the NUL), so no header changes;
 // - otherwise: plan.segment_interpreter, placed by the segment writer, which moves
@@ -28,6 +29,17 @@ const ProgramHeader* interp_header(const ElfFile& elf) {
     for (const ProgramHeader& ph : elf.program_headers())
         if (ph.type == PT_INTERP) return &ph;
     return nullptr;
+}
+
+// PT_INTERP's bytes are the interpreter's alone: no section other than the one
+// starting there (.interp) shares them. A linker script can put other sections
+// (a build-id note) under PT_INTERP; rewriting those bytes would damage them.
+bool interp_bytes_are_own(const ElfFile& elf, const ProgramHeader& ph) {
+    for (const SectionHeader& section : elf.sections()) {
+        if (section.type == SHT_NOBITS || section.size == 0 || section.offset == ph.offset) continue;
+        if (section.offset < ph.offset + ph.filesz && ph.offset < section.offset + section.size) return false;
+    }
+    return true;
 }
 
 }  // namespace
@@ -52,7 +64,8 @@ bool plan_interpreter(const ElfFile& elf, const Layout* layout, const EditReques
     if (!ph) throw EditError("no PT_INTERP: the file has no interpreter to replace (statically linked?)");
     const std::string& path = *request.interpreter;
     plan.changes.push_back("interpreter: " + current.value_or("") + " -> " + path);
-    if (!carried && path.size() + 1 <= ph->filesz && elf.bytes_at(ph->offset, ph->filesz).size() == ph->filesz) {
+    if (!carried && path.size() + 1 <= ph->filesz && elf.bytes_at(ph->offset, ph->filesz).size() == ph->filesz &&
+        interp_bytes_are_own(elf, *ph)) {
         std::vector<std::uint8_t> bytes(ph->filesz, 0);
         std::copy(path.begin(), path.end(), bytes.begin());
         overlay.write(ph->offset, std::move(bytes));

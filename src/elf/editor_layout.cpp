@@ -48,6 +48,12 @@ void read_header_fields(const ElfFile& elf, const ElfBytes& in, Layout& layout) 
         for (std::size_t s = 0; s < sections.size(); ++s)
             if (sections[s].type == SHT_PROGBITS && sections[s].offset == phdrs[i].offset && sections[s].size > 0)
                 layout.interp_section = s;
+        // a linker script may put other sections first under PT_INTERP: then the
+        // ".interp" section inside it is the one that follows the path
+        for (std::size_t s = 0; s < sections.size() && !layout.interp_section; ++s)
+            if (sections[s].name == ".interp" && sections[s].offset >= phdrs[i].offset &&
+                sections[s].offset - phdrs[i].offset < phdrs[i].filesz)
+                layout.interp_section = s;
     }
 }
 

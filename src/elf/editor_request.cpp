@@ -42,7 +42,8 @@ std::string join_search_path(const std::vector<std::string>& entries) {
 bool EditRequest::touches_dynamic() const {
     return set_search_path || !add_search_path.empty() || !remove_search_path.empty() || drop_absolute ||
            force_kind != SearchPathKind::keep || !replace_needed.empty() || !add_needed.empty() ||
-           !remove_needed.empty() || set_soname || remove_all_search_paths || add_flags_1 != 0 || add_debug;
+           !remove_needed.empty() || set_soname || remove_all_search_paths || add_flags_1 != 0 || add_debug ||
+           !rename_symbols.empty();
 }
 
 bool EditRequest::empty() const {
@@ -391,10 +392,20 @@ void check_request(const EditRequest& request) {
     for (const std::string& name : request.add_needed) check_library_name("NEEDED name", name);
     if (request.set_soname) check_library_name("SONAME", *request.set_soname);
     if (request.interpreter) check_library_name("interpreter", *request.interpreter);
+    if (request.page_size && (*request.page_size == 0 || (*request.page_size & (*request.page_size - 1)) != 0 ||
+                              *request.page_size > (std::uint64_t(1) << 30)))
+        throw EditError("the page size must be a power of two up to 1 GiB");
+    for (const auto& [from, to] : request.rename_symbols) {
+        check_library_name("symbol name", from);
+        check_library_name("symbol name", to);
+    }
 }
 
 DynamicPlan plan_dynamic(const ElfFile& elf, const Layout& layout, const EditRequest& request) {
-    DynamicPlan plan{load_entries(elf, layout), load_verneed_files(elf, layout), {}};
+    DynamicPlan plan{load_entries(elf, layout), load_verneed_files(elf, layout), {}, {}, {}, {}, {}};
+    plan.extra_program_header = request.add_program_header;
+    plan.page_size = request.page_size;
+    plan_symbol_renames(elf, layout, request, plan);
     if (request.patchelf_rules) return plan_patchelf_dynamic(std::move(plan), request);
     if (request.remove_all_search_paths) remove_search_paths(plan);
     apply_search_path(plan.entries, request, plan.changes);

@@ -12,12 +12,15 @@
 // A segment from an earlier edit keeps its offset and address and is rewritten;
 // otherwise the new one starts at the end of the file (16-byte aligned) at an
 // address above every PT_LOAD's end, with p_offset == p_vaddr modulo 64 KiB and
-// the largest p_align, so 4 KiB and 64 KiB page kernels map it. An executable whose
-// program headers move gets p_vaddr - p_offset equal to its first PT_LOAD's, so a
-// kernel computing AT_PHDR as "first segment's bias + e_phoff" (Linux before 5.18)
-// still finds them — unless that needs more than 1 MiB of padding (a large .bss):
-// then it is placed like a library's, as patchelf places it, and the kernel finds
-// the table through the PT_LOAD that holds e_phoff (Linux 5.18 and later).
+// the largest p_align, so 4 KiB and 64 KiB page kernels map it. An executable's
+// program headers must stay where a kernel computing AT_PHDR as "first segment's
+// bias + e_phoff" (Linux before 5.18, qemu-user) finds them: when they move, they go
+// right after the lowest PT_LOAD's file image, inside the page it already maps,
+// and that PT_LOAD grows over them (header_slack: those bytes belong to nothing
+// else); only without such room do they go into the appended segment, which then
+// gets p_vaddr - p_offset equal to the first PT_LOAD's — unless that needs more
+// than 1 MiB of padding (a large .bss): then it is placed like a library's and
+// the kernel finds the table through the PT_LOAD that holds e_phoff (Linux 5.18+).
 // The new PT_LOAD goes into a PT_NULL slot after the last PT_LOAD or at the end of
 // the table (PT_LOADs stay in address order, earlier entries keep their indexes);
 // PT_PHDR and PT_DYNAMIC follow their tables; the .dynstr and .dynamic
@@ -90,6 +93,52 @@ const ProgramHeader& lowest_load(const ElfFile& elf) {
     return *lowest;
 }
 
+// Room for the program header table right after the lowest PT_LOAD's file image,
+// inside the last page that segment already maps: the bytes are in no section,
+// no other segment and not the section header table; the segment has no .bss
+// (p_filesz == p_memsz) and no other PT_LOAD starts below the page boundary that
+// follows. The segment is then extended over the table, so the table's address is
+// the first segment's bias + e_phoff: where every kernel (and qemu-user) puts
+// AT_PHDR, whatever lies between the file's end and its memory image's end.
+struct HeaderSlack {
+    std::size_t load = 0;  // index of that PT_LOAD
+    std::uint64_t offset = 0;
+    std::uint64_t vaddr = 0;
+};
+
+bool file_range_is_free(const ElfFile& elf, const Layout& layout, std::size_t load, std::uint64_t from,
+                        std::uint64_t to) {
+    const auto overlaps = [&](std::uint64_t start, std::uint64_t size) {
+        return size > 0 && start < to && from < start + size;
+    };
+    for (const SectionHeader& section : elf.sections())
+        if (section.type != SHT_NOBITS && overlaps(section.offset, section.size)) return false;
+    const auto& headers = elf.program_headers();
+    for (std::size_t i = 0; i < headers.size(); ++i)
+        if (i != load && overlaps(headers[i].offset, headers[i].filesz)) return false;
+    return !overlaps(layout.shoff, elf.sections().size() * layout.shentsize) && to <= layout.file_size;
+}
+
+std::optional<HeaderSlack> header_slack(const ElfFile& elf, const Layout& layout, std::uint64_t table_size) {
+    const auto& headers = elf.program_headers();
+    std::optional<std::size_t> lowest;
+    for (std::size_t i = 0; i < headers.size(); ++i)
+        if (headers[i].type == PT_LOAD && (!lowest || headers[i].vaddr < headers[*lowest].vaddr)) lowest = i;
+    if (!lowest) return std::nullopt;
+    const ProgramHeader& load = headers[*lowest];
+    if (load.filesz != load.memsz || load.vaddr < load.offset || load.align == 0) return std::nullopt;
+    const std::uint64_t word = writer_for(elf).word_size();
+    const std::uint64_t offset = align_up(load.offset + load.filesz, word);
+    const std::uint64_t vaddr = load.vaddr + (offset - load.offset);
+    const std::uint64_t page_end = align_up(load.vaddr + load.memsz, load.align);
+    if (offset < load.offset || vaddr > page_end || table_size > page_end - vaddr) return std::nullopt;
+    for (std::size_t i = 0; i < headers.size(); ++i)
+        if (i != *lowest && headers[i].type == PT_LOAD && headers[i].vaddr - headers[i].vaddr % load.align < vaddr + table_size)
+            return std::nullopt;
+    if (!file_range_is_free(elf, layout, *lowest, load.offset + load.filesz, offset + table_size)) return std::nullopt;
+    return HeaderSlack{*lowest, offset, vaddr};
+}
+
 // The new PT_LOAD takes a PT_NULL slot after the last PT_LOAD, else goes at the
 // end of the table (a PT_NULL before it is dropped to make room): PT_LOAD entries
 // stay in ascending address order (ld.so maps from the first to the last one) and
@@ -126,10 +175,10 @@ bool phdrs_move(const ElfFile& elf, const Layout& layout) {
 }
 
 SegmentContents plan_contents(const ElfFile& elf, const Layout& layout, const DynamicPlan& plan,
-                              const PlacedStrings& strings, std::size_t phnum) {
+                              const PlacedStrings& strings, std::size_t phnum, bool phdrs_elsewhere) {
     const ElfWriter writer = writer_for(elf);
     SegmentContents contents;
-    contents.holds_phdrs = phdrs_move(elf, layout);
+    contents.holds_phdrs = phdrs_move(elf, layout) && !phdrs_elsewhere;
     contents.holds_dynamic =
         layout.dynamic_in_appended() || plan.entries.size() + 1 > layout.dynamic_capacity;
     std::uint64_t at = kSegmentHeaderSize;
@@ -152,8 +201,9 @@ SegmentContents plan_contents(const ElfFile& elf, const Layout& layout, const Dy
     return contents;
 }
 
-Placement place_new_segment(const ElfFile& elf, const Layout& layout, bool moves_phdrs) {
-    const std::uint64_t alignment = largest_load_alignment(elf);
+Placement place_new_segment(const ElfFile& elf, const Layout& layout, bool moves_phdrs,
+                            std::optional<std::uint64_t> page_size) {
+    const std::uint64_t alignment = std::max(largest_load_alignment(elf), page_size.value_or(1));
     std::uint64_t modulus = std::max(kLargestPageSize, alignment);
     const std::uint64_t start = align_up(layout.file_size, kSegmentStartAlignment);
     const std::uint64_t end = highest_load_end(elf);
@@ -170,9 +220,10 @@ Placement place_new_segment(const ElfFile& elf, const Layout& layout, bool moves
     return {start, align_up(end, modulus) + start % modulus};
 }
 
-Placement placement(const ElfFile& elf, const Layout& layout, const SegmentContents& contents) {
+Placement placement(const ElfFile& elf, const Layout& layout, const SegmentContents& contents,
+                    std::optional<std::uint64_t> page_size) {
     const Placement place = layout.appended ? Placement{layout.appended->offset, layout.appended->vaddr}
-                                            : place_new_segment(elf, layout, contents.holds_phdrs);
+                                            : place_new_segment(elf, layout, contents.holds_phdrs, page_size);
     const std::uint64_t limit = elf.elf_class() == Class::elf64
                                     ? std::numeric_limits<std::uint64_t>::max()
                                     : std::numeric_limits<std::uint32_t>::max();
@@ -192,14 +243,28 @@ Placement placement(const ElfFile& elf, const Layout& layout, const SegmentConte
     return place;
 }
 
+void move_table_into_slack(ProgramHeaders& table, const Layout& layout, const HeaderSlack& slack) {
+    const std::uint64_t size = table.headers.size() * layout.phentsize;
+    for (std::size_t i = 0; i < table.headers.size(); ++i) {
+        ProgramHeader& ph = table.headers[i];
+        if (table.origin[i] == slack.load) ph.filesz = ph.memsz = slack.offset + size - ph.offset;
+        if (ph.type == PT_PHDR) {
+            ph.offset = slack.offset;
+            ph.vaddr = ph.paddr = slack.vaddr;
+            ph.filesz = ph.memsz = size;
+        }
+    }
+}
+
 void update_program_headers(ProgramHeaders& table, const Layout& layout, const SegmentContents& contents,
-                            Placement place, const ElfWriter& writer) {
+                            Placement place, const ElfWriter& writer, std::optional<std::uint64_t> page_size) {
     ProgramHeader& load = table.headers[table.segment];
     load.type = PT_LOAD;
     load.flags = PF_R | (contents.holds_dynamic && layout.dynamic_writable ? PF_W : 0);
     load.offset = place.offset;
     load.vaddr = load.paddr = place.vaddr;
     load.filesz = load.memsz = contents.size;
+    if (!layout.appended) load.align = page_size.value_or(0);
     for (const ProgramHeader& ph : table.headers)
         if (ph.type == PT_LOAD && &ph != &load) load.align = std::max(load.align, ph.align);
     for (ProgramHeader& ph : table.headers) {
@@ -353,9 +418,20 @@ SegmentResult write_with_segment(const ElfFile& elf, const Layout& layout, const
         throw EditError("no DT_STRSZ: the string table cannot be copied without its size");
     const ElfWriter writer = writer_for(elf);
     ProgramHeaders table = plan_program_headers(elf, layout);
-    const SegmentContents contents = plan_contents(elf, layout, plan, strings, table.headers.size());
-    const Placement place = placement(elf, layout, contents);
-    update_program_headers(table, layout, contents, place, writer);
+    if (plan.extra_program_header) {
+        if (!phdrs_move(elf, layout))
+            throw EditError("the program header table cannot grow where an earlier edit left it");
+        table.headers.push_back(*plan.extra_program_header);
+        table.origin.push_back(std::nullopt);
+    }
+    std::optional<HeaderSlack> slack;
+    if (!layout.appended && layout.is_executable && phdrs_move(elf, layout))
+        slack = header_slack(elf, layout, table.headers.size() * layout.phentsize);
+    const SegmentContents contents =
+        plan_contents(elf, layout, plan, strings, table.headers.size(), slack.has_value());
+    const Placement place = placement(elf, layout, contents, plan.page_size);
+    update_program_headers(table, layout, contents, place, writer, plan.page_size);
+    if (slack) move_table_into_slack(table, layout, *slack);
     if (contents.holds_dynamic) drop_unused_write_flag(elf, layout, table);
 
     std::vector<std::uint8_t> segment = encode_segment_header(writer, strings);
@@ -365,10 +441,13 @@ SegmentResult write_with_segment(const ElfFile& elf, const Layout& layout, const
         std::copy(plan.segment_interpreter->begin(), plan.segment_interpreter->end(),
                   segment.begin() + static_cast<std::ptrdiff_t>(*contents.interp_at));
     const std::vector<std::uint8_t> phdrs = encode_program_headers(elf, layout, table);
+    const std::uint64_t phoff = contents.holds_phdrs ? place.offset + contents.phdrs_at
+                                : slack                ? slack->offset
+                                                       : layout.phoff;
     if (contents.holds_phdrs)
         copy_into(segment, contents.phdrs_at, phdrs);
     else
-        overlay.write(layout.phoff, phdrs);
+        overlay.write(phoff, phdrs);
     const std::vector<std::uint8_t> dynamic = dynamic_bytes(elf, layout, plan, strings, contents, place);
     if (contents.holds_dynamic)
         copy_into(segment, contents.dynamic_at, dynamic);
@@ -376,7 +455,6 @@ SegmentResult write_with_segment(const ElfFile& elf, const Layout& layout, const
         overlay.write(layout.dynamic_offset, dynamic);
     overlay.write(place.offset, std::move(segment));
 
-    const std::uint64_t phoff = contents.holds_phdrs ? place.offset + contents.phdrs_at : layout.phoff;
     write_file_header(elf, layout, phoff, table.headers.size(), overlay);
     const std::vector<SectionMove> moves =
         write_section_headers(elf, layout, contents, place, strings, overlay);

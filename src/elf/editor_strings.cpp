@@ -16,6 +16,9 @@
 //    value does not linger. No slot is released when a section the editor does not
 //    model links to .dynstr.
 // 3. the end of the table, which then grows (PlacedStrings::grew()).
+// Searches for an existing string scan the table; past 16 of them (a rename of
+// thousands of symbols) an index of string tails answers instead, with the same
+// first-occurrence result.
 // The base table is the input's .dynstr, or after an earlier wheelfix edit its
 // original part (the size the segment header records).
 #include "editor_internal.hpp"
@@ -26,6 +29,7 @@
 #include <array>
 #include <cstring>
 #include <functional>
+#include <unordered_map>
 
 namespace wheelfix::elf::editor {
 
@@ -79,6 +83,54 @@ private:
     const std::uint8_t* table_;
     std::uint64_t size_;
     std::vector<std::uint64_t> offsets_;
+};
+
+// Where strings of at least kKey characters end in a table, by their last kKey
+// characters: finds the first NUL-terminated occurrence of a string (a whole run or
+// the tail of one) without scanning the table, for requests that place thousands of
+// strings (--rename-dynamic-symbols). The base table's index is a sorted vector (16
+// bytes a string); the appended strings', which grows as strings are placed, a hash.
+class TailIndex {
+public:
+    static constexpr std::size_t kKey = 8;
+
+    static std::optional<std::uint64_t> key_of(const std::uint8_t* end) {  // the kKey bytes before end
+        if (std::find(end - kKey, end, std::uint8_t{0}) != end) return std::nullopt;
+        std::uint64_t key = 0;
+        std::memcpy(&key, end - kKey, kKey);
+        return key;
+    }
+    static std::uint64_t key_of(std::string_view text) {  // text.size() >= kKey, no NUL
+        return *key_of(reinterpret_cast<const std::uint8_t*>(text.data() + text.size()));
+    }
+    static bool ends_at(const std::vector<std::uint8_t>& table, std::uint64_t nul, std::string_view text) {
+        return nul >= text.size() && std::memcmp(table.data() + nul - text.size(), text.data(), text.size()) == 0;
+    }
+
+    void build(const std::vector<std::uint8_t>& table) {
+        entries_.clear();
+        for (std::uint64_t at = kKey; at < table.size(); ++at)
+            if (table[at] == 0)
+                if (const auto key = key_of(table.data() + at)) entries_.push_back({*key, at});
+        std::sort(entries_.begin(), entries_.end());
+    }
+
+    // The smallest start of `text` followed by a NUL in `table` (text.size() >= kKey).
+    std::optional<std::uint64_t> find(const std::vector<std::uint8_t>& table, std::string_view text) const {
+        const std::uint64_t key = key_of(text);
+        for (auto it = std::lower_bound(entries_.begin(), entries_.end(), Entry{key, 0});
+             it != entries_.end() && it->key == key; ++it)
+            if (ends_at(table, it->nul, text)) return it->nul - text.size();
+        return std::nullopt;
+    }
+
+private:
+    struct Entry {
+        std::uint64_t key;
+        std::uint64_t nul;
+        bool operator<(const Entry& other) const { return key != other.key ? key < other.key : nul < other.nul; }
+    };
+    std::vector<Entry> entries_;
 };
 
 class StringTablePlanner {
@@ -146,6 +198,7 @@ private:
     }
 
     std::optional<std::uint64_t> find_existing(std::string_view text) {
+        if (use_index(text)) return find_indexed(text);
         std::vector<std::uint8_t> needle(text.begin(), text.end());
         needle.push_back(0);
         if (const auto offset = search(base_, needle)) {
@@ -154,6 +207,40 @@ private:
         }
         if (const auto offset = search(appended_, needle)) return base_.size() + *offset;
         return std::nullopt;
+    }
+
+    // Past a few searches the tables are indexed (TailIndex) instead of scanned;
+    // either way the answer is the first occurrence.
+    static constexpr std::size_t kScansBeforeIndex = 16;
+    bool use_index(std::string_view text) {
+        ++searches_;
+        return text.size() >= TailIndex::kKey && searches_ > kScansBeforeIndex;
+    }
+
+    std::optional<std::uint64_t> find_indexed(std::string_view text) {
+        if (!base_indexed_) {
+            base_index_.build(base_);
+            appended_tails_.clear();
+            for (std::uint64_t at = 0; at < appended_.size(); ++at)
+                if (appended_[at] == 0) index_appended_string_ending_at(at);
+            base_indexed_ = true;
+        }
+        if (const auto offset = base_index_.find(base_, text)) {
+            claim(*offset);
+            return *offset;
+        }
+        std::optional<std::uint64_t> first;
+        const auto [begin, end] = appended_tails_.equal_range(TailIndex::key_of(text));
+        for (auto it = begin; it != end; ++it)
+            if (TailIndex::ends_at(appended_, it->second, text) && (!first || it->second - text.size() < *first))
+                first = it->second - text.size();
+        if (first) return base_.size() + *first;
+        return std::nullopt;
+    }
+
+    void index_appended_string_ending_at(std::uint64_t nul) {
+        if (nul < TailIndex::kKey) return;
+        if (const auto key = TailIndex::key_of(appended_.data() + nul)) appended_tails_.emplace(*key, nul);
     }
 
     std::optional<std::uint64_t> write_into_free_run(std::string_view text) {
@@ -167,6 +254,7 @@ private:
         std::fill(base_.begin() + run.start, base_.begin() + run.end, 0);
         std::memcpy(base_.data() + run.start, text.data(), text.size());
         claim(run.start);
+        base_indexed_ = false;  // the base table changed: index it again when next needed
         return run.start;
     }
 
@@ -174,6 +262,7 @@ private:
         const std::uint64_t offset = base_.size() + appended_.size();
         appended_.insert(appended_.end(), text.begin(), text.end());
         appended_.push_back(0);
+        if (base_indexed_) index_appended_string_ending_at(appended_.size() - 1);
         return offset;
     }
 
@@ -181,6 +270,10 @@ private:
     std::vector<std::uint8_t> appended_;
     std::vector<std::uint64_t> live_;  // sorted
     std::vector<Run> free_;
+    std::size_t searches_ = 0;
+    bool base_indexed_ = false;
+    TailIndex base_index_;
+    std::unordered_multimap<std::uint64_t, std::uint64_t> appended_tails_;  // last kKey chars -> NUL
 };
 
 std::vector<StringField*> all_fields(DynamicPlan& plan) {
@@ -188,6 +281,7 @@ std::vector<StringField*> all_fields(DynamicPlan& plan) {
     for (PlannedEntry& entry : plan.entries)
         if (entry.string) fields.push_back(&*entry.string);
     for (PlannedVerneedFile& file : plan.verneed_files) fields.push_back(&file.string);
+    for (PlannedSymbolName& symbol : plan.symbol_names) fields.push_back(&symbol.string);
     return fields;
 }
 

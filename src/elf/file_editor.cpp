@@ -14,7 +14,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <set>
+#include <sstream>
 #include <utility>
 
 namespace wheelfix::elf {
@@ -187,6 +191,39 @@ std::string shrunk_search_path(const ElfFile& elf, const std::vector<std::string
     return joined(kept);
 }
 
+SymbolRenames read_rename_map(const std::string& path, bool patchelf_quirks) {
+    constexpr std::uint64_t kMaxMapSize = std::uint64_t(64) << 20;
+    struct stat status {};
+    if (::stat(path.c_str(), &status) != 0)
+        throw EditError("Cannot open map file " + path + ": " + std::strerror(errno));  // patchelf adds strerror
+    std::string text;
+    try {
+        text = read_regular_file(path, kMaxMapSize);
+    } catch (const InputError&) {
+        throw EditError("Cannot open map file " + path + ": not a regular file of at most 64 MiB");
+    }
+    SymbolRenames renames;
+    std::set<std::string, std::less<>> seen;
+    std::size_t line_number = 1;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        std::string from, to;
+        if (!(words >> from)) {
+            if (patchelf_quirks) break;
+            continue;
+        }
+        const std::string where = path + ":" + std::to_string(line_number) + ": ";
+        if (!(words >> to)) throw EditError(where + "Map file line is missing the second element");
+        if (!seen.insert(from).second) throw EditError(where + "Name '" + from + "' appears twice in the map file");
+        if (from.find('@') != std::string::npos || to.find('@') != std::string::npos)
+            throw EditError(where + "Name pair contains version tag: " + from + " " + to);
+        ++line_number;
+        renames.emplace_back(std::move(from), std::move(to));
+    }
+    return renames;
+}
+
 FileEditResult edit_elf_file(const std::filesystem::path& input, const std::filesystem::path& output,
                              const FileEdit& edit, bool always_write) {
     struct stat status {};
@@ -208,7 +245,8 @@ FileEditResult edit_elf_file(const std::filesystem::path& input, const std::file
     result.changes = headers.changes;
 
     const ElfFile elf = headers_edited.empty() ? original : ElfFile::parse(image);
-    const EditRequest request = resolved_request(elf, edit);
+    EditRequest request = resolved_request(elf, edit);
+    request.add_program_header = headers.add_program_header;
     const EditPlan plan = plan_edits(elf, request);
     result.changes.insert(result.changes.end(), plan.changes.begin(), plan.changes.end());
     result.size_after = plan.edits.empty() ? image.size() : plan.new_size;

@@ -559,6 +559,8 @@ TEST_CASE("editor: ELF32 and big-endian files, with and without PT_NULL") {
 }
 
 TEST_CASE("editor: an executable keeps its program headers where the old AT_PHDR rule finds them") {
+    // Linux before 5.18 and qemu-user put AT_PHDR at the first PT_LOAD's bias +
+    // e_phoff: a moved table must lie there, inside a PT_LOAD's file image.
     for (const char* fixture : {"elf/copyreloc", "elf/edit/x86_64/app", "elf/edit/aarch64/app"}) {
         CAPTURE(fixture);
         const Bytes original = load(fixture);
@@ -566,13 +568,18 @@ TEST_CASE("editor: an executable keeps its program headers where the old AT_PHDR
         const ElfFile after = ElfFile::parse(result.bytes);
         const ProgramHeader* first = nullptr;
         for (const ProgramHeader& ph : after.program_headers())
-            if (ph.type == PT_LOAD && !first) first = &ph;
-        const ProgramHeader& segment = last_load(after);
-        CHECK(segment.vaddr - segment.offset == first->vaddr - first->offset);
-        if (count_type(after, PT_PHDR) == 1) {
-            CHECK(only(after, PT_PHDR).vaddr == segment.vaddr + 32);
-            CHECK(only(after, PT_PHDR).offset == segment.offset + 32);
-        }
+            if (ph.type == PT_LOAD && (!first || ph.vaddr < first->vaddr)) first = &ph;
+        REQUIRE(first != nullptr);
+        std::uint64_t phoff = 0;  // e_phoff of these ELF64 little-endian fixtures
+        for (int i = 7; i >= 0; --i) phoff = phoff << 8 | result.bytes[32 + i];
+        const ProgramHeader& phdr = only(after, PT_PHDR);
+        CHECK(phdr.offset == phoff);
+        CHECK(phdr.vaddr == first->vaddr - first->offset + phoff);
+        bool mapped = false;
+        for (const ProgramHeader& ph : after.program_headers())
+            mapped = mapped || (ph.type == PT_LOAD && ph.offset <= phoff && phoff + phdr.filesz <= ph.offset + ph.filesz &&
+                                ph.vaddr - ph.offset == phdr.vaddr - phdr.offset);
+        CHECK(mapped);
         check_layout(after);
     }
 }
@@ -754,6 +761,104 @@ TEST_CASE("editor: header edits write OS ABI, PF_X of PT_GNU_STACK and versym en
         if (symbol.name == "memcpy") CHECK(symbol.version == "GLIBC_2.14");
     }
     CHECK(plan_header_edits(result, request).edits.empty());  // already so: nothing to write
+}
+
+TEST_CASE("editor: --set-execstack on a file without PT_GNU_STACK adds patchelf's header") {
+    const Bytes original = load("elf/libversioned.so");  // ELF64 LE
+    const ElfFile elf = ElfFile::parse(original);
+    const auto& headers = elf.program_headers();
+    const auto at = std::find_if(headers.begin(), headers.end(),
+                                 [](const ProgramHeader& ph) { return ph.type == PT_GNU_STACK; });
+    REQUIRE(at != headers.end());
+    std::uint64_t phoff = 0;
+    for (int i = 7; i >= 0; --i) phoff = phoff << 8 | original[32 + i];
+    const std::size_t entry = phoff + static_cast<std::size_t>(at - headers.begin()) * 56;
+    const auto stack_of = [](const ElfFile& file) -> std::optional<ProgramHeader> {
+        for (const ProgramHeader& ph : file.program_headers())
+            if (ph.type == PT_GNU_STACK) return ph;
+        return std::nullopt;
+    };
+    HeaderRequest request;
+    request.executable_stack = true;
+    SUBCASE("a PT_NULL slot takes it, in place") {
+        Bytes slot = original;
+        std::fill(slot.begin() + entry, slot.begin() + entry + 56, 0);
+        const HeaderPlan plan = plan_header_edits(ElfFile::parse(slot), request);
+        CHECK(!plan.add_program_header);
+        const Bytes bytes = wheelfix::apply_edits(slot, plan.edits);
+        const auto stack = stack_of(ElfFile::parse(bytes));
+        REQUIRE(stack);
+        CHECK(stack->flags == (PF_R | PF_W | PF_X));
+        CHECK(stack->align == 1);
+        CHECK(bytes.size() == slot.size());
+    }
+    SUBCASE("no slot: the dynamic editor adds it, moving the table") {
+        Bytes dropped = original;
+        std::copy(original.begin() + entry + 56, original.begin() + phoff + headers.size() * 56, dropped.begin() + entry);
+        dropped[56] = static_cast<std::uint8_t>(headers.size() - 1);  // e_phnum
+        const ElfFile without = ElfFile::parse(dropped);
+        REQUIRE(!stack_of(without));
+        const HeaderPlan plan = plan_header_edits(without, request);
+        REQUIRE(plan.add_program_header);
+        CHECK(plan.edits.empty());
+        EditRequest add;
+        add.add_program_header = plan.add_program_header;
+        const Edited result = edit(dropped, add);
+        const ElfFile after = ElfFile::parse(result.bytes);
+        const auto stack = stack_of(after);
+        REQUIRE(stack);
+        CHECK(stack->flags == (PF_R | PF_W | PF_X));
+        CHECK(after.program_headers().size() == headers.size() + 1);  // the stack and the new PT_LOAD
+        CHECK(symbol_view(after) == symbol_view(without));
+        check_layout(after);
+        request.executable_stack = false;
+        CHECK(plan_header_edits(without, request).add_program_header->flags == (PF_R | PF_W));
+    }
+}
+
+TEST_CASE("editor: many strings placed at once reuse existing ones as a scan would (tail index)") {
+    const Bytes original = load("elf/libversioned.so");
+    const ElfFile before = ElfFile::parse(original);
+    REQUIRE(!before.needed().empty());
+    EditRequest request;
+    for (int i = 0; i < 24; ++i) request.add_needed.push_back("libmany-needed-" + std::to_string(i) + ".so");
+    // past the 16th search: names already in the table (whole, and as a tail of one
+    // just added) must be found, not appended again
+    request.add_needed.push_back("GLIBC_2.14");   // a version name in .dynstr (memcpy@GLIBC_2.14)
+    request.add_needed.push_back("needed-7.so");  // the tail of libmany-needed-7.so
+    const Edited result = edit(original, request);
+    const ElfFile after = ElfFile::parse(result.bytes);
+    const auto names = after.needed();
+    CHECK(names.size() == before.needed().size() + 26);
+    CHECK(std::find(names.begin(), names.end(), "GLIBC_2.14") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "needed-7.so") != names.end());
+    std::uint64_t appended = 0;
+    for (int i = 0; i < 24; ++i) appended += ("libmany-needed-" + std::to_string(i) + ".so").size() + 1;
+    std::uint64_t strsz = 0, old_strsz = 0;
+    for (const DynamicEntry& entry : after.dynamic())
+        if (entry.tag == DT_STRSZ) strsz = entry.value;
+    for (const DynamicEntry& entry : before.dynamic())
+        if (entry.tag == DT_STRSZ) old_strsz = entry.value;
+    CHECK(strsz == old_strsz + appended);  // nothing appended for the two existing strings
+    check_layout(after);
+}
+
+TEST_CASE("editor: --page-size aligns the appended segment") {
+    const Bytes original = load("elf/libversioned.so");
+    for (const std::uint64_t page : {std::uint64_t(0x10000), std::uint64_t(0x200000)}) {
+        CAPTURE(page);
+        EditRequest request = set_path(long_path(300));
+        request.page_size = page;
+        const Edited result = edit(original, request);  // the bytes outlive the view
+        const ElfFile after = ElfFile::parse(result.bytes);
+        const ProgramHeader& segment = last_load(after);
+        CHECK(segment.align == page);
+        CHECK((segment.offset - segment.vaddr) % page == 0);
+        check_layout(after);
+    }
+    EditRequest odd = set_path(long_path(300));
+    odd.page_size = 3000;
+    CHECK_THROWS_AS(plan_edits(ElfFile::parse(original), odd), EditError);
 }
 
 TEST_CASE("editor: an interpreter request on a file without PT_INTERP is refused") {

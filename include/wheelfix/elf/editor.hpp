@@ -13,8 +13,10 @@
 // - Otherwise one new PT_LOAD is appended at the end of the file holding a grown
 //   copy of .dynstr (and .dynamic when an entry must be added and there is no
 //   spare DT_NULL slot); DT_STRTAB/DT_STRSZ (and PT_DYNAMIC/DT_ entries) point at it.
-//   The program header table moves (into that segment) only when there is no free
-//   slot for the new PT_LOAD entry. A file already edited by wheelfix reuses its
+//   The program header table moves only when there is no free slot for the new
+//   PT_LOAD entry: an executable's to the bytes right after its first PT_LOAD
+//   (which grows over it, so AT_PHDR = first bias + e_phoff holds on every kernel
+//   and qemu-user) when they are free, otherwise into that segment. A file already edited by wheelfix reuses its
 //   appended block instead of adding another, so repeated edits do not grow it.
 // - Section headers stay consistent (.dynstr/.dynamic headers follow the data), so
 //   readelf, strip and eu-elflint accept the result; alignments stay valid for 4 KiB
@@ -80,6 +82,22 @@ struct EditRequest {
     std::uint64_t add_flags_1 = 0;         // DT_FLAGS_1 bits to set (DF_1_NODEFLIB: --no-default-lib)
     bool add_debug = false;                // a DT_DEBUG entry when there is none (--add-debug-tag)
     std::optional<std::string> interpreter;  // PT_INTERP's path (--set-interpreter)
+    // --rename-dynamic-symbols: every .dynsym entry (defined or undefined) named
+    // `old` is renamed `new` (old -> new; an old name appears once). The new names
+    // are placed like any string; the GNU and SysV hash tables are rebuilt in place
+    // for the new names, which may reorder the hashed symbols by bucket (in
+    // patchelf 0.19's order), .gnu.version and the dynamic relocations following
+    // the symbols they refer to. A MIPS file that would need reordering is refused.
+    std::vector<std::pair<std::string, std::string>> rename_symbols;
+    // A program header to add at the end of the table (what plan_header_edits asks
+    // for when a file without PT_GNU_STACK and without a PT_NULL slot gets one): the
+    // table moves as for a new PT_LOAD (see above). Refused (EditError) for a file
+    // without a dynamic section and for one whose table cannot grow where it is.
+    std::optional<ProgramHeader> add_program_header;
+    // --page-size: the appended segment's p_align and the modulus its p_offset and
+    // p_vaddr agree in become max(page_size, the file's largest PT_LOAD p_align, and
+    // for the modulus 64 KiB); a power of two. Unset: the file's own alignment.
+    std::optional<std::uint64_t> page_size;
 
     // patchelf 0.19's rules, for the `patchelf` front end (same entries, same order):
     // the operations apply in patchelf's order (soname, search path, remove, replace,
@@ -96,8 +114,10 @@ struct EditRequest {
 
 // Edits of the headers that never move anything (patchelf's --set-os-abi,
 // --set-execstack/--clear-execstack, --clear-symbol-version): bytes written in
-// place. A file without PT_GNU_STACK gets none for an execstack request (an
-// EditError: adding a program header is not done for this); a symbol version
+// place. A file without PT_GNU_STACK gets one for an execstack request, as
+// patchelf 0.19 adds it (PF_R|PF_W, PF_X when set, p_align 1, the rest 0): in a
+// PT_NULL slot when there is one, else HeaderPlan::add_program_header asks the
+// dynamic editor to add it (EditRequest::add_program_header); a symbol version
 // cleared means its .gnu.version entry becomes 1 (global), for every dynamic
 // symbol of that name.
 struct HeaderRequest {
@@ -109,6 +129,7 @@ struct HeaderRequest {
 struct HeaderPlan {
     ByteEdits edits;                   // empty: nothing to change
     std::vector<std::string> changes;  // one human line per effective change
+    std::optional<ProgramHeader> add_program_header;  // for EditRequest::add_program_header
 };
 HeaderPlan plan_header_edits(const ElfFile& elf, const HeaderRequest& request);
 

@@ -15,6 +15,13 @@
 //   Relative entries ($ORIGIN...) stay; an absolute directory stays only when it starts
 //   with an allowed prefix (when any are given) and holds a NEEDED library not found
 //   in an earlier directory whose ELF header names the same machine.
+// - read_rename_map(path, patchelf_quirks): the --rename-dynamic-symbols map file,
+//   "OLD NEW" per line (blank-separated, more words ignored), a regular file of at
+//   most 64 MiB. EditError, worded as patchelf words it: "Cannot open map file P",
+//   "P:N: Map file line is missing the second element", "P:N: Name 'X' appears
+//   twice in the map file", "P:N: Name pair contains version tag: X Y". With
+//   patchelf_quirks an empty line ends the map (as patchelf reads it); without, it
+//   is skipped.
 // - edit_elf_file(input, output, edit, always_write) reads the input whole, applies
 //   the header edits, then the dynamic edits (editor.hpp), and writes the result
 //   when something changed (or always_write) to `output` — which may be the input
@@ -44,6 +51,9 @@ std::string search_path_of(const ElfFile& elf);
 std::optional<std::string> soname_of(const ElfFile& elf);
 std::vector<std::string> needed_of(const ElfFile& elf);
 char execstack_of(const ElfFile& elf);
+
+using SymbolRenames = std::vector<std::pair<std::string, std::string>>;
+SymbolRenames read_rename_map(const std::string& path, bool patchelf_quirks);
 
 std::string shrunk_search_path(const ElfFile& elf, const std::vector<std::string>& allowed_prefixes);
 
