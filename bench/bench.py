@@ -28,6 +28,13 @@ Scenarios (default: all):
                  vs the nm way: extract the libraries, then `nm -D` them (and `nm -D`
                  alone on the extracted files)
   check-big      the same on the wheel holding libcublasLt.so.13
+  check-fatbin   wheelfix check (against the shipped torch 2.10.0 index) of a stand-in
+                 for a real CUDA extension wheel: the sample sgl_kernel extensions, each
+                 with a 250 MB fatbin-like section added (.nv_fatbin.appended; objcopy
+                 --add-section; a quarter random, the rest a repeated pattern), vs one
+                 zlib inflate of those members (python zipfile: the floor for a reader
+                 that reads them whole). check stops inflating a member once its
+                 program headers, dynamic segment and tables are in (issue 19)
   check-index    check of the sample sgl_kernel wheel against an index of the
                  torch-2.10.0 stand-in (target: under 50 ms), vs the same against
                  the stand-in tree, vs `true` (process start-up)
@@ -454,6 +461,59 @@ def scenario_check_nm(name, args, wheelfix, wheel, pattern):
     ], args.runs)
 
 
+FATBIN_MIB = 250
+
+
+def fatbin_blob(mib):
+    """Fatbin-like bytes: per MiB, 256 KiB random and 768 KiB of a repeated pattern."""
+    pattern = (b"\x50\xed\x55\xba\x01\x00\x10\x00sm_90a.cubin" * 64)[:4096]
+    chunk_tail = pattern * (768 // 4)
+    return b"".join(os.urandom(256 << 10) + chunk_tail for _ in range(mib))
+
+
+def fatbin_wheel(cache):
+    """The sample sgl_kernel wheel, its extensions each carrying a big .nv_fatbin."""
+    path = cache / "bench_fatbin-0.3.21-cp310-abi3-manylinux_2_28_x86_64.whl"
+    if path.exists():
+        return path
+    print(f"bench: building {path.name} (one-time)", file=sys.stderr)
+    with tempfile.TemporaryDirectory(dir=cache) as work:
+        work = Path(work)
+        blob = work / "fatbin.bin"
+        blob.write_bytes(fatbin_blob(FATBIN_MIB))
+        files = []
+        with zipfile.ZipFile(SGL) as zf:
+            for info in zf.infolist():
+                if ".dist-info/" in info.filename:
+                    continue
+                data = zf.read(info)
+                if info.filename.endswith(".so"):
+                    plain, fat = work / "plain.so", work / "fat.so"
+                    plain.write_bytes(data)
+                    subprocess.run(["objcopy", "--add-section", f".nv_fatbin.appended={blob}",
+                                    "--set-section-flags", ".nv_fatbin.appended=readonly,data", str(plain), str(fat)], check=True)
+                    data = fat.read_bytes()
+                files.append((info.filename.replace("sgl_kernel", "bench_fatbin", 1), data, 0o755))
+        write_wheel(path, "bench_fatbin", "0.3.21", files, tag="cp310-abi3-manylinux_2_28_x86_64")
+    return path
+
+
+def scenario_check_fatbin(args, wheelfix):
+    wheel = fatbin_wheel(args.cache)
+    inflate_all = ("import sys, zipfile\n"
+                   "with zipfile.ZipFile(sys.argv[1]) as zf:\n"
+                   "    for name in zf.namelist():\n"
+                   "        if name.endswith('.so'):\n"
+                   "            with zf.open(name) as f:\n"
+                   "                while f.read(1 << 20):\n"
+                   "                    pass\n")
+    return run_scenario("check-fatbin", [
+        ("zlib inflate of the extensions (python zipfile: one full read)", [sys.executable, "-c", inflate_all, str(wheel)]),
+        ("wheelfix check --torch torch-2.10.0+cu128.index.gz",
+         wheelfix_may_find(wheelfix, "check", wheel, "--torch", REAL_INDEX)),
+    ], args.runs)
+
+
 def scenario_check_index(args, wheelfix):
     index = args.cache / "out" / "standin-2.10.0.idx"
     index.parent.mkdir(parents=True, exist_ok=True)
@@ -550,7 +610,7 @@ def main():
             print(build(args.cache))
         return
     if args.scenarios == ap.get_default("scenarios"):
-        args.scenarios = args.scenarios + ["inspect-mid", "check-mid", "check-big", "check-index", "check-real-index",
+        args.scenarios = args.scenarios + ["inspect-mid", "check-mid", "check-big", "check-fatbin", "check-index", "check-real-index",
                                           "repair-sample", "repair-multi"]
         if torch_wheel_for(args):
             args.scenarios.append("check-real-wheel")
@@ -612,6 +672,8 @@ def main():
             rows += scenario_check_nm(scenario, args, wheelfix, big_wheel(args.cache), "bench_cublaslt/lib/*")
         elif scenario == "check-index":
             rows += scenario_check_index(args, wheelfix)
+        elif scenario == "check-fatbin":
+            rows += scenario_check_fatbin(args, wheelfix)
         elif scenario == "check-real-index":
             rows += scenario_check_real_index(args, wheelfix)
         elif scenario == "repair-sample":

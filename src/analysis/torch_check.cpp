@@ -55,14 +55,72 @@ void add_target(Targets& targets, const std::string& member, std::span<const std
     add_target(targets, member, elf::ElfFile::parse(bytes));
 }
 
+void append_targets(Targets& targets, Targets&& found) {
+    for (auto& target : found.elves) targets.elves.push_back(std::move(target));
+    for (auto& library : found.bundled.libraries) targets.bundled.libraries.push_back(std::move(library));
+}
+
+// When a member being streamed has given the loader's view of it (torch_check.hpp:
+// kStopEarlyFrom): tried at the first MiB, then each time the stream passes the
+// end of what the last try found missing; given up when that lay behind the stream
+// (it was not kept: the member is read to the end and fetched again).
+class EarlyStop {
+public:
+    explicit EarlyStop(std::uint64_t size) : size_(size), trying_(size >= kStopEarlyFrom) {}
+
+    bool due(std::uint64_t chunk) {
+        position_ += chunk;
+        return trying_ && position_ >= next_try_ && position_ < size_;
+    }
+    void missing(const BytesNotKept& missing, elf::StreamedElf& streamed) {
+        if (missing.begin() < position_ || missing.end() <= missing.begin()) {
+            trying_ = false;
+            return;
+        }
+        streamed.stream().want(missing.begin(), missing.end() - missing.begin());
+        next_try_ = missing.end();
+    }
+    void give_up() { trying_ = false; }
+
+private:
+    std::uint64_t size_;
+    bool trying_;
+    std::uint64_t position_ = 0;
+    std::uint64_t next_try_ = std::uint64_t(1) << 20;
+};
+
+struct EnoughRead {};
+
 // One library member, streamed: only its dynamic tables are kept (elf/streamed_elf.hpp),
-// so memory does not grow with the member.
+// so memory does not grow with the member; a big one is read only until they are in.
 void add_streamed_member(Targets& targets, const std::string& wheel, const zip::Archive& archive,
                          const zip::Member& member) {
     elf::StreamedElf streamed(member.size, elf::StreamedElf::Needs::dynamic_linking);
-    const zip::SeekableMember seekable(archive, member, [&](std::span<const std::uint8_t> chunk) { streamed.consume(chunk); });
+    EarlyStop stop(member.size);
+    std::optional<Targets> early;
+    std::optional<zip::SeekableMember> seekable;
+    try {
+        seekable.emplace(archive, member, [&](std::span<const std::uint8_t> chunk) {
+            streamed.consume(chunk);
+            if (!stop.due(chunk.size())) return;
+            if (!streamed.is_elf()) return stop.give_up();
+            try {
+                Targets one;
+                add_target(one, member.name, elf::ElfFile::parse_as_loader(streamed.image(), &streamed.kept()));
+                early = std::move(one);
+            } catch (const BytesNotKept& missing) {
+                return stop.missing(missing, streamed);
+            } catch (const elf::ElfError&) {
+                return stop.give_up();  // the whole file's parse says what is wrong
+            }
+            throw EnoughRead{};
+        });
+    } catch (const EnoughRead&) {
+        append_targets(targets, std::move(*early));
+        return;
+    }
     if (!streamed.is_elf()) return;
-    auto fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) { seekable.read(ranges, sink); };
+    auto fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) { seekable->read(ranges, sink); };
     try {
         // Imports and exports are copies, so the partial image can go afterwards.
         Targets found = elf::read_streamed(streamed, fetch,
@@ -71,8 +129,7 @@ void add_streamed_member(Targets& targets, const std::string& wheel, const zip::
                                                add_target(one, member.name, elf::ElfFile::parse(image, present));
                                                return one;
                                            });
-        for (auto& target : found.elves) targets.elves.push_back(std::move(target));
-        for (auto& library : found.bundled.libraries) targets.bundled.libraries.push_back(std::move(library));
+        append_targets(targets, std::move(found));
     } catch (const elf::ElfError& error) {
         throw InputError(wheel, member.name + ": invalid ELF: " + error.what());
     }

@@ -21,6 +21,10 @@ ElfFile ElfFile::parse(std::span<const std::uint8_t> bytes, const ByteRanges* pr
     return Parser(bytes, present).run();
 }
 
+ElfFile ElfFile::parse_as_loader(std::span<const std::uint8_t> bytes, const ByteRanges* present) {
+    return Parser(bytes, present).without_sections().run();
+}
+
 bool is_elf(std::span<const std::uint8_t> bytes) {
     return bytes.size() >= SELFMAG && std::memcmp(bytes.data(), ELFMAG, SELFMAG) == 0;
 }

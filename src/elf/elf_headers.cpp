@@ -38,7 +38,7 @@ Parser::Parser(std::span<const std::uint8_t> bytes, const ByteRanges* present)
 ElfFile Parser::run() {
     read_identification();
     read_file_header();
-    read_section_headers();
+    if (!without_sections_) read_section_headers();
     read_program_headers();
     name_sections();
     check_file_extents();

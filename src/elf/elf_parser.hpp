@@ -43,6 +43,11 @@ struct VersionTableLocation {
 class Parser {
 public:
     Parser(std::span<const std::uint8_t> bytes, const ByteRanges* present);
+    // ElfFile::parse_as_loader: the section header table is not read.
+    Parser& without_sections() {
+        without_sections_ = true;
+        return *this;
+    }
     ElfFile run();
 
 private:
@@ -101,6 +106,7 @@ private:
     std::uint16_t shentsize_ = 0;
     std::uint64_t phnum_ = 0;
     std::uint64_t shnum_ = 0;
+    bool without_sections_ = false;
     std::uint64_t shstrndx_ = 0;
 };
 

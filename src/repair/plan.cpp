@@ -2,8 +2,10 @@
 // write (plan.hpp has the contract); describe_plan: the plan as --dry-run prints it.
 #include "wheelfix/repair/plan.hpp"
 
+#include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
 #include "wheelfix/zip/splice.hpp"
 
 #include <fmt/format.h>
@@ -15,12 +17,49 @@ namespace wheelfix::repair {
 
 namespace {
 
-// A member kept whole after its read (hooks.on_elf asked for it): its bytes and
-// the one parse of them, which points into those bytes.
+// A big ELF member read with bounded memory: its index (no bytes), the ranges
+// the ELF readers and the editor need kept in a lazily backed image, and a way to
+// inflate any other range again from the nearest window.
+struct Bounded {
+    Bounded(const zip::Archive& archive, const zip::Member& member, zip::InflatedMember&& indexed,
+            std::unique_ptr<elf::StreamedElf> kept_bytes)
+        : windows(std::make_unique<zip::SeekableMember>(archive, member, std::move(indexed))),
+          bytes(std::move(kept_bytes)) {}
+    std::unique_ptr<zip::SeekableMember> windows;  // takes the windows out of the index
+    std::unique_ptr<elf::StreamedElf> bytes;
+
+    // `read()` on the kept bytes; when it finds bytes missing, they (and all the
+    // learners want) are inflated again and it runs again, up to kMaxRounds, then
+    // once more on the whole file.
+    template <class Read>
+    auto with_fetch(Read&& read) -> decltype(read()) {
+        for (int round = 1;; ++round) {
+            try {
+                return read();
+            } catch (const BytesNotKept& missing) {
+                ByteRanges ranges = bytes->to_fetch(missing);
+                if (round == elf::StreamedElf::kMaxRounds || ranges.empty()) {
+                    // A layout nothing here anticipates: the whole file, so the
+                    // answer is the whole file's (memory is then the member's).
+                    if (bytes->kept().covers(0, bytes->size())) throw;
+                    ranges = ByteRanges();
+                    ranges.add(0, bytes->size());
+                }
+                windows->read(ranges, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { bytes->fill(at, chunk); });
+            }
+        }
+    }
+    elf::ElfFile parse() const { return bytes->parse(); }
+};
+
+// A member kept after its read (hooks.on_elf asked for it): its bytes, or for a
+// bounded one its index and kept ranges, and the one parse of them, which points
+// into those bytes.
 struct KeptMember {
     std::string name;
     zip::InflatedMember inflated;
     std::optional<elf::ElfFile> elf;
+    std::unique_ptr<Bounded> bounded;
 };
 
 class Executor {
@@ -50,6 +89,15 @@ private:
     std::map<std::string, zip::PrecompressedMember> edited_;
     std::map<std::string, bool> planned_;  // members whose edit step was planned (true: something changed)
     std::vector<std::unique_ptr<KeptMember>> kept_;
+    std::unique_ptr<elf::StreamedElf> streaming_;  // the bounded member being read, until take() owns it
+
+    // A big deflated member is read with bounded memory (kBoundedFrom); others whole.
+    zip::InflateSink stream_into(const zip::Member& member) {
+        streaming_.reset();
+        if (member.method != zip::Method::deflated || member.size < kBoundedFrom) return {};
+        streaming_ = std::make_unique<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::dynamic_linking);
+        return [this](std::span<const std::uint8_t> chunk) { streaming_->consume(chunk); };
+    }
 
     void refuse_output() const {
         if (same_file(wheel_.archive().path(), plan_.output))
@@ -67,19 +115,26 @@ private:
 
     // Plans the editor's byte edits on the one parse and splices them into the
     // member's stream (skipped in a dry run: the change lines are what it shows).
-    void edit(const ElfEditStep& step, const zip::InflatedMember& inflated, const elf::ElfFile& elf) {
+    // A bounded member (kept->bounded) is planned on its kept ranges, fetching
+    // what the editor finds missing, and spliced reading the rest again.
+    void edit(const ElfEditStep& step, KeptMember& kept) {
         planned_[step.member] = false;
         elf::EditPlan edits;
         try {
-            edits = elf::plan_edits(elf, step.edits);
+            edits = kept.bounded ? kept.bounded->with_fetch([&] { return elf::plan_edits(kept.bounded->parse(), step.edits); })
+                                 : elf::plan_edits(*kept.elf, step.edits);
         } catch (const elf::EditError& error) {
             throw InputError(member_label(step.member), std::string("cannot edit: ") + error.what());
+        } catch (const elf::ElfError& error) {
+            throw InputError(member_label(step.member), std::string("invalid ELF: ") + error.what());
         }
+        if (kept.bounded) kept.elf = kept.bounded->parse();  // the image may have grown: parse its new state
         if (edits.edits.empty()) return;
         planned_[step.member] = true;
-        MemberChange change{step.member, edits.changes, inflated.size, edits.new_size, 0, edits.grew};
+        MemberChange change{step.member, edits.changes, kept.inflated.size, edits.new_size, 0, edits.grew};
         if (!options_.dry_run) {
-            auto spliced = zip::plan_splice(inflated, edits.edits);
+            auto spliced = kept.bounded ? zip::plan_splice(kept.inflated, *kept.bounded->windows, edits.edits)
+                                        : zip::plan_splice(kept.inflated, edits.edits);
             change.recompressed_bytes = spliced.recompressed_bytes;
             edited_.emplace(step.member, std::move(spliced));
         }
@@ -90,7 +145,7 @@ private:
         auto found = std::find_if(kept_.begin(), kept_.end(), [&](const auto& kept) { return kept->name == step.member; });
         if (found == kept_.end())
             throw std::logic_error("plan edits " + step.member + ", which was neither read nor kept");
-        edit(step, (*found)->inflated, *(*found)->elf);
+        edit(step, **found);
     }
 
     elf::ElfFile parse(const std::string& member, const zip::InflatedMember& inflated) const {
@@ -105,11 +160,35 @@ private:
     // edited at once when the command planned an edit, kept when it asked.
     void take(const zip::Member& member, zip::InflatedMember& inflated) {
         ++result_.elf_members;
-        auto kept = std::make_unique<KeptMember>(KeptMember{member.name, std::move(inflated), std::nullopt});
-        kept->elf = parse(member.name, kept->inflated);
-        const bool keep = hooks_.on_elf && hooks_.on_elf(member.name, *kept->elf, plan_);
-        if (const auto* step = step_for(member.name)) edit(*step, kept->inflated, *kept->elf);
+        auto kept = std::make_unique<KeptMember>(KeptMember{member.name, std::move(inflated), std::nullopt, nullptr});
+        bool keep = false;
+        if (streaming_) {
+            kept->bounded = std::make_unique<Bounded>(wheel_.archive(), member, std::move(kept->inflated), std::move(streaming_));
+            kept->inflated.windows.clear();
+            keep = offer_bounded(member.name, *kept);
+        } else {
+            kept->elf = parse(member.name, kept->inflated);
+            keep = hooks_.on_elf && hooks_.on_elf(member.name, *kept->elf, plan_);
+        }
+        if (const auto* step = step_for(member.name)) edit(*step, *kept);
         if (keep) kept_.push_back(std::move(kept));
+    }
+
+    // Parses a bounded member and lets the command read it (hooks.on_elf, run
+    // here and not again by take()): what they find missing is fetched and they
+    // run again, the plan as it was before the failed run.
+    bool offer_bounded(const std::string& name, KeptMember& kept) {
+        const std::size_t steps = plan_.edit_elf.size(), added = plan_.add.size();
+        try {
+            return kept.bounded->with_fetch([&] {
+                plan_.edit_elf.resize(steps);
+                plan_.add.resize(added);
+                kept.elf = kept.bounded->parse();
+                return hooks_.on_elf && hooks_.on_elf(name, *kept.elf, plan_);
+            });
+        } catch (const elf::ElfError& error) {
+            throw InputError(member_label(name), std::string("invalid ELF: ") + error.what());
+        }
     }
 
     void read() {
@@ -124,14 +203,16 @@ private:
             };
             std::optional<InputError> member_error;  // thrown after RECORD: a tampered member explains a broken ELF
             result_.digests = wheel::scan_members_indexed(
-                wheel_.archive(), wants, [&](const zip::Member& member, zip::InflatedMember& inflated) {
-                    if (member_error || !elf::is_elf(inflated.data)) return;
+                wheel_.archive(), wants,
+                [&](const zip::Member& member, zip::InflatedMember& inflated) {
+                    if (member_error || !(streaming_ ? streaming_->is_elf() : elf::is_elf(inflated.data))) return;
                     try {
                         take(member, inflated);
                     } catch (const InputError& error) {
                         member_error = error;
                     }
-                });
+                },
+                [&](const zip::Member& member) { return stream_into(member); });
             check_record();
             if (member_error) throw *member_error;
             return;

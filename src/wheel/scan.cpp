@@ -4,6 +4,7 @@
 #include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/util/progress.hpp"
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
 
 #include <algorithm>
 
@@ -40,15 +41,19 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
 // The member is kept whole anyway, so inflate_indexed hashes it on a second
 // thread that follows the inflate (zip/inflate_index.hpp): on a 541 MB library
 // the SHA-256 is done when the last byte is inflated, before `on_indexed` runs.
+// With a `sink` (scan_members_indexed's stream_into), the bytes are handed on as
+// they pass instead of kept, and windows are recorded for reading ranges again.
 MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member, const IndexedSink& on_indexed,
-                          const ProgressTask& progress) {
+                          const ProgressTask& progress, const zip::InflateSink& sink = {}) {
     MemberDigest digest;
     digest.member = &member;
-    auto inflated = zip::inflate_indexed(archive, member, {}, zip::InflateOptions{.keep = true, .sha256 = true});
+    const auto options = sink ? zip::InflateOptions{.sha256 = true, .window_every = zip::SeekableMember::spacing(member.size)}
+                              : zip::InflateOptions{.keep = true, .sha256 = true};
+    auto inflated = zip::inflate_indexed(archive, member, sink, options);
     progress.advance(inflated.size);
     digest.size = inflated.size;
     digest.sha256 = *inflated.sha256;
-    digest.is_elf = !member.is_symlink && elf::is_elf(inflated.data);
+    digest.is_elf = !member.is_symlink && (sink ? true : elf::is_elf(inflated.data));  // streamed: its magic was read
     on_indexed(member, inflated);
     return digest;
 }
@@ -112,13 +117,24 @@ std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::fun
 std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
                                                const std::function<bool(const zip::Member&)>& wants_index,
                                                const IndexedSink& on_indexed) {
+    return scan_members_indexed(archive, wants_index, on_indexed, {});
+}
+
+std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
+                                               const std::function<bool(const zip::Member&)>& wants_index,
+                                               const IndexedSink& on_indexed, const StreamSinkFor& stream_into) {
     std::vector<MemberDigest> digests;
     digests.reserve(archive.members().size());
     const ProgressTask progress = reading_progress(archive);
     for (const auto& member : archive.members()) {
         if (member.is_directory) continue;
         bool keep = wants_index(member) && !member.is_symlink && starts_with_elf(archive, member);
-        digests.push_back(keep ? scan_indexed(archive, member, on_indexed, progress) : scan_one(archive, member, {}, progress));
+        if (!keep) {
+            digests.push_back(scan_one(archive, member, {}, progress));
+            continue;
+        }
+        zip::InflateSink sink = stream_into ? stream_into(member) : zip::InflateSink{};
+        digests.push_back(scan_indexed(archive, member, on_indexed, progress, sink));
     }
     return digests;
 }

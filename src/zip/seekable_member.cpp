@@ -96,6 +96,9 @@ SeekableMember::SeekableMember(const Archive& archive, const Member& member, con
     windows_ = std::move(inflated.windows);
 }
 
+SeekableMember::SeekableMember(const Archive& archive, const Member& member, InflatedMember&& indexed)
+    : archive_(archive), member_(member), size_(indexed.size), windows_(std::move(indexed.windows)) {}
+
 const Window* SeekableMember::window_before(std::uint64_t offset) const {
     auto after = std::upper_bound(windows_.begin(), windows_.end(), offset,
                                   [](std::uint64_t at, const Window& window) { return at < window.point.uncompressed; });

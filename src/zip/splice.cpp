@@ -34,12 +34,14 @@
 #include "wheelfix/zip/splice.hpp"
 
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/sparse_stream.hpp"
 #include "wheelfix/util/thread_budget.hpp"
 
 #include "raw_deflate.hpp"
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -111,12 +113,21 @@ ContentSpans new_content(std::span<const std::uint8_t> data, const ByteEdits& ed
     return spans;
 }
 
-// SHA-256 of `spans`, in order: on a thread of its own from construction when the
+// Feeds the new content, in order, to a hash.
+using ContentFeed = std::function<void(Sha256&)>;
+
+ContentFeed feed_spans(ContentSpans spans) {
+    return [spans = std::move(spans)](Sha256& hash) {
+        for (const auto& span : spans) hash.update(span);
+    };
+}
+
+// SHA-256 of what `feed` gives, in order: on a thread of its own from construction when the
 // thread budget spares one, else in digest(). digest() joins the thread (so does
 // destruction, on an early exit).
 class BackgroundSha256 {
 public:
-    explicit BackgroundSha256(ContentSpans spans) : spans_(std::move(spans)), claim_(try_claim_thread()) {
+    explicit BackgroundSha256(ContentFeed feed) : feed_(std::move(feed)), claim_(try_claim_thread()) {
         if (claim_) thread_.emplace([this] { hash_all(); });
     }
 
@@ -130,13 +141,13 @@ public:
 private:
     void hash_all() {
         try {
-            for (const auto& span : spans_) hash_.update(span);
+            feed_(hash_);
         } catch (...) {
             failure_ = std::current_exception();
         }
     }
 
-    ContentSpans spans_;
+    ContentFeed feed_;
     Sha256 hash_;
     std::exception_ptr failure_;
     std::optional<ThreadClaim> claim_;    // the thread's share of the budget, returned after the join
@@ -152,11 +163,13 @@ std::uint32_t crc_between(std::uint32_t prefix_start, std::uint32_t prefix_end, 
 // order (and hashing it on a second thread).
 class Splicer {
 public:
-    Splicer(const InflatedMember& original, const ByteEdits& edits, int level)
-        : original_(original), data_(original.data), edits_(edits), deflater_(level) {}
+    // `data` holds the original's inflated bytes, at least those of every region
+    // ([p - 32 KiB, q)); `feed` gives the whole new content to the SHA-256.
+    Splicer(const InflatedMember& original, std::span<const std::uint8_t> data, const ByteEdits& edits, int level)
+        : original_(original), data_(data), edits_(edits), deflater_(level) {}
 
-    PrecompressedMember run(const std::vector<Region>& regions) {
-        BackgroundSha256 hash(new_content(data_, edits_));
+    PrecompressedMember run(const std::vector<Region>& regions, ContentFeed feed) {
+        BackgroundSha256 hash(std::move(feed));
         for (const auto& region : regions) redeflate(region);
         keep_unchanged_until(original_.blocks.size());
         copy_original_until(original_.member->compressed_size);
@@ -294,7 +307,108 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
     auto regions = deflated ? plan_regions(blocks, edits) : std::vector<Region>{};
     if (!deflated || rewrites_everything(regions, blocks.size()))
         return parallel_deflate(apply_edits(original.data, edits), level);
-    return Splicer(original, edits, level).run(regions);
+    return Splicer(original, original.data, edits, level).run(regions, feed_spans(new_content(original.data, edits)));
+}
+
+namespace {
+
+// The original bytes each region re-deflates: the 32 KiB before p, up to q.
+ByteRanges region_bytes(const InflatedMember& index, const std::vector<Region>& regions) {
+    ByteRanges ranges;
+    for (const auto& region : regions) {
+        const std::uint64_t from = index.blocks[region.restart].uncompressed;
+        const std::uint64_t to = region.resume == index.blocks.size() ? index.size : index.blocks[region.resume].uncompressed;
+        ranges.add(from - std::min(from, kWindow), to);
+    }
+    return ranges;
+}
+
+// The new content streamed: the original read once more through `source`, each
+// edit's bytes put in place of the original bytes it replaces as they pass.
+class EditedStream {
+public:
+    EditedStream(const ByteEdits& edits, Sha256& hash) : edits_(edits), hash_(hash) {}
+
+    void take(std::span<const std::uint8_t> chunk, std::uint64_t at) {
+        if (at != position_) throw std::logic_error("plan_splice: the original was not read in order");
+        const std::uint64_t end = at + chunk.size();
+        while (position_ < end) {
+            if (position_ >= skip_to_) insert_edits_at(position_);
+            if (position_ < skip_to_) {
+                position_ = std::min(end, skip_to_);
+                continue;
+            }
+            const std::uint64_t stop = next_ < edits_.size() ? std::min(end, edits_[next_].offset) : end;
+            if (stop <= position_) throw std::logic_error("plan_splice: edits out of order");
+            hash_.update(chunk.subspan(static_cast<std::size_t>(position_ - at), static_cast<std::size_t>(stop - position_)));
+            position_ = stop;
+        }
+    }
+
+    // After the last byte: edits that append, then every edit must have been used.
+    void finish(std::uint64_t size) {
+        if (position_ != size) throw std::logic_error("plan_splice: the original read short");
+        insert_edits_at(size);
+        if (next_ != edits_.size()) throw std::logic_error("plan_splice: an edit lies past the original");
+    }
+
+private:
+    void insert_edits_at(std::uint64_t at) {
+        while (next_ < edits_.size() && edits_[next_].offset == at) {
+            hash_.update(edits_[next_].bytes);
+            skip_to_ = std::max(skip_to_, at + edits_[next_].length);
+            ++next_;
+        }
+    }
+
+    const ByteEdits& edits_;
+    Sha256& hash_;
+    std::size_t next_ = 0;
+    std::uint64_t position_ = 0;
+    std::uint64_t skip_to_ = 0;
+};
+
+ContentFeed feed_streamed(const SeekableMember& source, const ByteEdits& edits, std::uint64_t size) {
+    return [&source, &edits, size](Sha256& hash) {
+        EditedStream stream(edits, hash);
+        ByteRanges everything;
+        everything.add(0, size);
+        source.read(everything, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { stream.take(chunk, at); });
+        stream.finish(size);
+    };
+}
+
+}  // namespace
+
+PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
+                                int level) {
+    if (!index.member) throw std::invalid_argument("plan_splice: the original has no member");
+    if (source.size() != index.size) throw std::invalid_argument("plan_splice: the source is not the indexed member");
+    if (auto problem = edits_problem(edits, index.size); !problem.empty())
+        throw std::invalid_argument("plan_splice: " + problem);
+    const auto& blocks = index.blocks;
+    bool deflated = index.member->method == Method::deflated && !blocks.empty();
+    auto regions = deflated ? plan_regions(blocks, edits) : std::vector<Region>{};
+    if (!deflated || edits.empty() || rewrites_everything(regions, blocks.size())) {
+        // Nothing to reuse: the member is deflated whole anyway (not bounded; the
+        // caller keeps stored members whole).
+        InflatedMember whole;
+        whole.member = index.member;
+        whole.blocks = index.blocks;
+        whole.size = index.size;
+        whole.crc32 = index.crc32;
+        whole.data.reserve(static_cast<std::size_t>(index.size));
+        ByteRanges everything;
+        everything.add(0, index.size);
+        source.read(everything, [&](std::span<const std::uint8_t> chunk, std::uint64_t) {
+            whole.data.insert(whole.data.end(), chunk.begin(), chunk.end());
+        });
+        return plan_splice(whole, edits, level);
+    }
+    SparseStream image(index.size);  // lazily backed: only the regions' bytes take memory
+    source.read(region_bytes(index, regions),
+                [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { image.fill(at, chunk); });
+    return Splicer(index, image.image(), edits, level).run(regions, feed_streamed(source, edits, index.size));
 }
 
 }  // namespace wheelfix::zip

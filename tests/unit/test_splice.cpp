@@ -12,6 +12,7 @@
 #include "wheelfix/util/thread_budget.hpp"
 #include "wheelfix/zip/archive.hpp"
 #include "wheelfix/zip/inflate_index.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
 #include "wheelfix/zip/splice.hpp"
 
 #include "zip_test_support.hpp"
@@ -263,6 +264,27 @@ PrecompressedMember check_splice(const Original& original, const ByteEdits& edit
     CHECK(spliced.size == expected.size());
     CHECK(spliced.crc32 == crc_of(expected));
     CHECK(spliced.sha256 == sha256(expected));
+    // The bounded splice (the original's bytes not kept, read again from windows
+    // every 64 KiB) gives the very same stream, size, CRC and hash.
+    auto index = zip::inflate_indexed(*original.archive, original.member(), [](auto) {},
+                                      zip::InflateOptions{.window_every = 64 << 10});
+    CHECK(index.data.empty());
+    CHECK(index.blocks.size() == original.inflated.blocks.size());
+    const zip::InflatedMember counted = [&] {
+        zip::InflatedMember copy;
+        copy.member = index.member;
+        copy.blocks = index.blocks;
+        copy.size = index.size;
+        copy.crc32 = index.crc32;
+        return copy;
+    }();
+    const zip::SeekableMember source(*original.archive, original.member(), std::move(index));
+    auto bounded = zip::plan_splice(counted, source, edits);
+    CHECK(concatenated(bounded, original.stream) == stream);
+    CHECK(bounded.size == spliced.size);
+    CHECK(bounded.crc32 == spliced.crc32);
+    CHECK(bounded.sha256 == spliced.sha256);
+    CHECK(bounded.recompressed_bytes == spliced.recompressed_bytes);
     return spliced;
 }
 

@@ -10,6 +10,13 @@
 //   dropped afterwards. An invalid ELF is an InputError naming wheel and member.
 //   read_targets() reads a wheel's library members (streamed: only their dynamic
 //   tables are kept, elf/streamed_elf.hpp), or one ELF file, and refuses an input
+//   (a member of kStopEarlyFrom bytes or more is inflated only until the loader's
+//   view of it, elf::ElfFile::parse_as_loader, reads from what is kept: program
+//   headers, the dynamic segment and its tables, which linker output places before
+//   the bulk of the file; then inflating stops, so the CRC-32 of the member's
+//   unread rest is not checked. When those tables come last, as in nvcc output
+//   where .dynamic follows the device code or after patchelf, it reads on to the
+//   end as before; smaller members are always read whole and CRC-checked)
 //   with nothing to check unless refuse_empty is false (check of several inputs: a
 //   pure-python wheel in dist/ is not an error). needed_roots() names what the targets need, for
 //   abi::IndexOptions::roots.
@@ -40,6 +47,9 @@
 #include <vector>
 
 namespace wheelfix::analysis {
+
+// Library members from this size on are read only as far as check needs (above).
+inline constexpr std::uint64_t kStopEarlyFrom = std::uint64_t(16) << 20;
 
 struct Target {
     std::string member;

@@ -123,6 +123,12 @@ class ElfFile {
 public:
     static ElfFile parse(std::span<const std::uint8_t> bytes);
     static ElfFile parse(std::span<const std::uint8_t> bytes, const ByteRanges* present);
+    // The loader's view: as parse(), but the section header table is not read (as
+    // if the file had none), so the dynamic symbols come from DT_SYMTAB sized by
+    // DT_HASH / DT_GNU_HASH. For a reader that stops inflating once the dynamic
+    // segment and its tables are in (check), which for linker output come before
+    // the section headers at the end of the file.
+    static ElfFile parse_as_loader(std::span<const std::uint8_t> bytes, const ByteRanges* present);
 
     Class elf_class() const { return class_; }
     Endian endian() const { return endian_; }

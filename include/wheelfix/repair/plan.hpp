@@ -26,6 +26,18 @@
 //   it (shim: its edits name a library whose hash is known only after the read).
 //   Edit steps added for a member while it is read are planned and spliced at once,
 //   so memory holds one member at a time beyond the kept ones.
+//   Memory: an ELF member of kBoundedFrom inflated bytes or more (as the central
+//   directory declares it) that is deflated is not held whole: it streams once
+//   (hashed, its deflate blocks and a window every few MiB recorded,
+//   zip/seekable_member.hpp) while elf/streamed_elf.hpp keeps the ranges the ELF
+//   readers need (headers, program and section headers, the dynamic segment and
+//   its tables); on_elf and the editor run on that partial image, and what they
+//   find missing is inflated again from the nearest window (BytesNotKept: on_elf
+//   then runs again on a plan as it was before its first run, so a hook must not
+//   act outside the plan before it has read what it needs). The splice reads the
+//   bytes around each edit again and streams the member once more for the new
+//   SHA-256 (zip/splice.hpp). Peak memory: the kept ranges and the windows (8 MiB
+//   at most), not the member. Stored members and smaller ones are inflated whole.
 // 3. Proves the read: options.check_record (default wheel::require_record_matches)
 //   on the digests; an error hooks.on_elf raised is thrown after it (a tampered
 //   member explains a broken ELF better than the ELF error does). ELF errors and
@@ -57,6 +69,9 @@
 #include <vector>
 
 namespace wheelfix::repair {
+
+// ELF members from this inflated size on are edited with bounded memory (above).
+inline constexpr std::uint64_t kBoundedFrom = std::uint64_t(64) << 20;
 
 struct ElfEditStep {
     std::string member;

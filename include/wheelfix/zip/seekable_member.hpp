@@ -47,6 +47,10 @@ public:
     static std::uint64_t spacing(std::uint64_t size) { return std::max(kMinSpacing, size / kMaxWindows + 1); }
 
     SeekableMember(const Archive& archive, const Member& member, const InflateSink& sink);
+    // From a read already made: `indexed` came from inflate_indexed of this member
+    // with InflateOptions::window_every (its windows and size are taken; the bytes
+    // need not have been kept). The writers' bounded ELF path (repair/plan.hpp).
+    SeekableMember(const Archive& archive, const Member& member, InflatedMember&& indexed);
 
     // Every range of `ranges`, in order, in one forward sweep: inflating on through
     // a gap, and resuming from a later window only where one lies in the gap.

@@ -27,6 +27,7 @@
 
 #include "wheelfix/util/byte_edit.hpp"
 #include "wheelfix/zip/inflate_index.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
 
 #include <array>
 #include <cstdint>
@@ -51,6 +52,21 @@ struct PrecompressedMember {
 };
 
 PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, int level = 6);
+
+// The same for an original whose inflated bytes were not kept (bounded memory for
+// big members, repair/plan.hpp): `index` is inflate_indexed's result without
+// InflateOptions::keep (blocks, size, CRC-32), `source` reads the member again
+// from its nearest window. The bytes each re-deflated region needs ([p - 32 KiB,
+// q)) are inflated again into a lazily backed image (util/sparse_stream.hpp), and
+// the new content's SHA-256 streams the whole member once more through `source`
+// with the edits put in place as it passes (on a second thread when the budget
+// spares one, while the regions are deflated). Memory: the regions' bytes and
+// fixed buffers, not the member. The result is the one plan_splice(original with
+// its bytes, edits) gives. Where nothing of the original stream can be reused (a
+// stored member, or a splice that would re-deflate everything) the member is read
+// whole and deflated as above: not bounded.
+PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
+                                int level = 6);
 
 // Deflates `data` as independent chunks on `threads` threads (each chunk primed with
 // the previous 32 KiB as dictionary, joined by Z_SYNC_FLUSH, the last Z_FINISH),

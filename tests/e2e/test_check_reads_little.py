@@ -1,0 +1,143 @@
+"""check reads only what it needs (issue 19): of a big library member it inflates
+the program headers, the dynamic segment and its tables, which linker output puts
+at the start of the file, and stops. The stand-in for a CUDA extension: the sample
+sgl_kernel extensions, each with a 96 MiB fatbin-like section (.nv_fatbin.appended: the
+extensions already hold a small .nv_fatbin) added by
+objcopy (after the dynamic tables, before the section headers), in a wheel built
+once into a cache directory outside the repository.
+
+Proven: check of that wheel says exactly what check of the extracted files says
+(read whole, mapped); and check still answers when the member's compressed bytes
+past its first quarter are destroyed, which it could not if it inflated them (the
+same damage makes inspect, which reads the fatbin, exit 2)."""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import wfx  # noqa: E402
+
+FATBIN_MIB = 96
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wheelfix-tests" / "check-reads-little-1"
+INDEX = wfx.SOURCE_DIR / "data" / "torch-index" / "torch-2.10.0+cu128.index.gz"
+
+
+def fatbin_bytes():
+    rng = random.Random(19)
+    pattern = (b"\x50\xed\x55\xba\x01\x00\x10\x00sm_90a.cubin" * 256)[:4096]
+    return b"".join(rng.randbytes(64 << 10) + pattern * 48 for _ in range(FATBIN_MIB * 4))
+
+
+def build_wheel():
+    wheel = CACHE / "fatext-0.3.21-cp310-abi3-manylinux_2_28_x86_64.whl"
+    if wheel.exists():
+        return wheel
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE) as work:
+        work = Path(work)
+        blob = work / "fatbin.bin"
+        blob.write_bytes(fatbin_bytes())
+        members = []
+        with zipfile.ZipFile(wfx.SGL_WHEEL) as zf:
+            for info in zf.infolist():
+                if ".dist-info/" in info.filename:
+                    continue
+                data = zf.read(info)
+                if info.filename.endswith(".so"):
+                    (work / "plain.so").write_bytes(data)
+                    subprocess.run(["objcopy", "--add-section", f".nv_fatbin.appended={blob}", "--set-section-flags",
+                                    ".nv_fatbin.appended=readonly,data", "plain.so", "fat.so"], cwd=work, check=True)
+                    data = (work / "fat.so").read_bytes()
+                members.append((info.filename.replace("sgl_kernel", "fatext", 1), data))
+        dist_info = "fatext-0.3.21.dist-info"
+        members += [(f"{dist_info}/METADATA", b"Metadata-Version: 2.1\nName: fatext\nVersion: 0.3.21\n"),
+                    (f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\n"
+                                           b"Tag: cp310-abi3-manylinux_2_28_x86_64\n")]
+        record = "".join(f"{name},{wfx.record_hash(data)},{len(data)}\n" for name, data in members)
+        record += f"{dist_info}/RECORD,,\n"
+        partial = work / wheel.name
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+            for name, data in members:
+                zf.writestr(name, data)
+            zf.writestr(f"{dist_info}/RECORD", record)
+        partial.rename(wheel)
+    return wheel
+
+
+def check_json(*inputs):
+    proc = wfx.run("check", *inputs, "--torch", INDEX, "--json")
+    if proc.returncode not in (0, 1):
+        raise AssertionError(f"check {inputs}: exit {proc.returncode}\n{proc.stderr}")
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def missing_by_member(doc):
+    """{member: {(symbol, version) or library it lacks}} against the one torch asked."""
+    (torch,) = doc["torches"]
+    found = {}
+    for symbol in torch["unresolved"]:
+        for member in symbol["needed_by"]:
+            found.setdefault(member, set()).add((symbol["name"], symbol["version"]))
+    for library in torch["missing_libraries"]:
+        for member in library.get("needed_by", []):
+            found.setdefault(member, set()).add(("library", library["name"]))
+    return found
+
+
+class CheckReadsLittle(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("objcopy"):
+            raise unittest.SkipTest("objcopy is needed to build the stand-in")
+        if not INDEX.exists():
+            raise unittest.SkipTest(f"{INDEX} is not in this checkout")
+        cls.wheel = build_wheel()
+
+    def members(self):
+        with zipfile.ZipFile(self.wheel) as zf:
+            return [info for info in zf.infolist() if info.filename.endswith(".so")]
+
+    def test_same_answer_as_the_extracted_files(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with zipfile.ZipFile(self.wheel) as zf:
+                for info in self.members():
+                    self.assertGreater(info.file_size, FATBIN_MIB << 20)
+                    zf.extract(info, tmp)
+            status, from_wheel = check_json(self.wheel)
+            by_member = missing_by_member(from_wheel)
+            self.assertTrue(by_member, "the sample extensions miss symbols in torch 2.10.0: check must name them")
+            for info in self.members():
+                extracted = Path(tmp) / info.filename
+                file_status, from_file = check_json(extracted)
+                self.assertEqual(file_status, status)
+                self.assertEqual(missing_by_member(from_file).get(str(extracted), set()),
+                                 by_member.get(info.filename, set()))
+
+    def test_stops_before_the_fatbin(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            damaged = Path(tmp) / self.wheel.name
+            shutil.copyfile(self.wheel, damaged)
+            with open(damaged, "r+b") as f:
+                for info in self.members():
+                    # the local header (30 bytes + name + extra), then the deflate stream
+                    f.seek(info.header_offset + 26)
+                    name_len, extra_len = int.from_bytes(f.read(2), "little"), int.from_bytes(f.read(2), "little")
+                    data_at = info.header_offset + 30 + name_len + extra_len
+                    f.seek(data_at + info.compress_size // 4)
+                    f.write(b"\xff" * (info.compress_size // 2))
+            self.assertEqual(wfx.run("inspect", damaged).returncode, 2)
+            intact_status, intact = check_json(self.wheel)
+            status, doc = check_json(damaged)
+            self.assertEqual(status, intact_status)
+            self.assertEqual(missing_by_member(doc), missing_by_member(intact))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,178 @@
+"""relink edits a big ELF member with bounded memory (issues 16 and 19: peak RSS
+<= 256 MiB whatever the member's size). A real gcc-built extension gets a 620 MiB
+.rodata blob linked in (objcopy -I binary; mostly zeros with a pseudo-random page
+every 4 MiB, so it deflates fast and small) and goes into a wheel, built once into a
+cache directory outside the repository. `relink --set-rpath` (a value that does not
+fit: the editor appends a segment) and `--set-soname` (in place) of that wheel must
+peak under 256 MiB (getrusage of the child); the output member must be byte for byte
+what the same edit of the extracted file gives (relink of the bare file, which holds
+it whole), readelf must show the new values, ctypes must load it and read the blob
+through it, and RECORD must hold the member's real hash and size."""
+import base64
+import ctypes
+import hashlib
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import wfx  # noqa: E402
+
+BLOB_MIB = 620
+RSS_BOUND_MIB = 256
+MEMBER = "bigext/libbig.so"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wheelfix-tests" / "relink-bounded-2"
+LONG_RPATH = "$ORIGIN/" + "/".join(["a-directory-name-that-does-not-fit"] * 12)
+
+SOURCE = r"""
+#include <stddef.h>
+extern const unsigned char _binary_blob_bin_start[];
+extern const unsigned char _binary_blob_bin_end[];
+unsigned long blob_size(void) { return (unsigned long)(_binary_blob_bin_end - _binary_blob_bin_start); }
+unsigned long blob_sum(unsigned long offset, unsigned long count) {
+    unsigned long sum = 0;
+    for (unsigned long i = 0; i < count; ++i) sum += _binary_blob_bin_start[offset + i];
+    return sum;
+}
+"""
+
+
+def blob_page(index):
+    return random.Random(index).randbytes(4096)
+
+
+def expected_sum(offset, count):
+    """The blob's bytes: a random page at every 4 MiB, zeros elsewhere."""
+    total = 0
+    for index in range(offset >> 22, ((offset + count - 1) >> 22) + 1):
+        start = index << 22
+        low, high = max(offset, start), min(offset + count, start + 4096)
+        if low < high:
+            total += sum(blob_page(index)[low - start:high - start])
+    return total
+
+
+def sha256_file(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest
+
+
+def record_hash(digest):
+    return "sha256=" + base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+
+
+def build_wheel():
+    """The wheel, built once into CACHE (the blob and object files are deleted)."""
+    wheel = CACHE / "bigext-1.0-cp311-cp311-linux_x86_64.whl"
+    if wheel.exists():
+        return wheel
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE) as work:
+        work = Path(work)
+        with open(work / "blob.bin", "wb") as f:
+            zeros = bytes((4 << 20) - 4096)
+            for index in range(BLOB_MIB // 4):
+                f.write(blob_page(index))
+                f.write(zeros)
+        (work / "ext.c").write_text(SOURCE)
+        subprocess.run(["objcopy", "-I", "binary", "-O", "elf64-x86-64", "-B", "i386:x86-64",
+                        "--rename-section", ".data=.rodata,alloc,load,readonly,data,contents", "blob.bin", "blob.o"],
+                       cwd=work, check=True)
+        (work / "blob.bin").unlink()
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-Wl,-z,noexecstack", "-o", "libbig.so", "ext.c", "blob.o"], cwd=work, check=True)
+        (work / "blob.o").unlink()
+        dist_info = "bigext-1.0.dist-info"
+        metadata = [(f"{dist_info}/METADATA", b"Metadata-Version: 2.1\nName: bigext\nVersion: 1.0\n"),
+                    (f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\n"
+                                           b"Tag: cp311-cp311-linux_x86_64\n")]
+        library = work / "libbig.so"
+        record = f"{MEMBER},{record_hash(sha256_file(library))},{library.stat().st_size}\n"
+        for name, data in metadata:
+            record += f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
+        record += f"{dist_info}/RECORD,,\n"
+        partial = work / wheel.name
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+            zf.write(library, MEMBER)
+            for name, data in metadata:
+                zf.writestr(name, data)
+            zf.writestr(f"{dist_info}/RECORD", record)
+        partial.rename(wheel)
+    return wheel
+
+
+def run_measured(*args):
+    """wheelfix ARGS in a child of a python that reports the child's peak RSS (KiB)."""
+    probe = ("import resource, subprocess, sys\n"
+             "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+             "sys.stderr.write(p.stderr)\n"
+             "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    proc = subprocess.run([sys.executable, "-c", probe, wfx.WHEELFIX, *map(str, args)],
+                          capture_output=True, text=True, check=True)
+    status, peak_kib = proc.stdout.split()
+    return int(status), int(peak_kib), proc.stderr
+
+
+def extract(wheel, member, into):
+    with zipfile.ZipFile(wheel) as zf, zf.open(member) as src, open(into, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    return into
+
+
+class RelinkBounded(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("gcc") or not shutil.which("objcopy"):
+            raise unittest.SkipTest("gcc and objcopy are needed to build the big extension")
+        cls.wheel = build_wheel()
+
+    def relink_and_prove(self, *edit):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            status, peak_kib, stderr = run_measured("relink", self.wheel, "-o", tmp / "out", *edit)
+            self.assertEqual(status, 0, stderr)
+            self.assertLessEqual(peak_kib, RSS_BOUND_MIB * 1024, f"relink {edit}: peak RSS {peak_kib} KiB")
+            output = tmp / "out" / self.wheel.name
+
+            # The oracle: the same edit of the extracted file, which relink holds whole.
+            original = extract(self.wheel, MEMBER, tmp / "original.so")
+            wfx.run("relink", original, "-o", tmp / "expected.so", *edit, check_status=0)
+            original.unlink()
+            edited = extract(output, MEMBER, tmp / "libbig.so")
+            self.assertEqual(sha256_file(edited).hexdigest(), sha256_file(tmp / "expected.so").hexdigest())
+            (tmp / "expected.so").unlink()
+
+            with zipfile.ZipFile(output) as zf:
+                record = zf.read("bigext-1.0.dist-info/RECORD").decode()
+                self.assertIsNone(zf.testzip())
+            self.assertIn(f"{MEMBER},{record_hash(sha256_file(edited))},{edited.stat().st_size}\n", record)
+            wfx.run("verify", output, check_status=0)
+
+            lib = ctypes.CDLL(str(edited))
+            lib.blob_size.restype = ctypes.c_ulong
+            lib.blob_sum.restype = ctypes.c_ulong
+            lib.blob_sum.argtypes = [ctypes.c_ulong, ctypes.c_ulong]
+            self.assertEqual(lib.blob_size(), BLOB_MIB << 20)
+            for offset in (0, 300 << 20, (BLOB_MIB << 20) - (8 << 20)):
+                self.assertEqual(lib.blob_sum(offset, 8 << 20), expected_sum(offset, 8 << 20))
+            return wfx.readelf_dynamic(edited)
+
+    def test_grown_runpath(self):
+        dynamic = self.relink_and_prove("--set-rpath", LONG_RPATH)
+        self.assertEqual(dynamic["runpath"], LONG_RPATH)
+
+    def test_soname_in_place(self):
+        dynamic = self.relink_and_prove("--set-soname", "libbig.so")
+        self.assertEqual(dynamic["soname"], "libbig.so")
+
+
+if __name__ == "__main__":
+    unittest.main()
