@@ -9,7 +9,9 @@ the peer `auditwheel show` agrees with the tag wheelfix chose. Refusals (exit 2,
 line, nothing written): a missing library, one found only for the wrong machine,
 one that is not ELF, a symlink loop, a grafted name colliding with a member. A wheel
 linking stand-in torch libraries and the real libcudart.so.13 grafts none of them,
-only its private library."""
+only its private library. $LIB/$PLATFORM in an RPATH expand as ld.so expands them
+(ldd, the real loader, finds the same files).
+"""
 import hashlib
 import os
 import re
@@ -206,6 +208,27 @@ class GraftFixture(unittest.TestCase):
         shipped_foo = wfx.readelf_dynamic(self.tmp / "x" / "graftpkg" / "libfoo.so.1")
         self.assertIn(bar, shipped_foo["needed"])
         self.assertEqual(verneed_files(self.tmp / "x" / "graftpkg" / "libfoo.so.1")[:1], [bar])
+
+    @unittest.skipUnless(Path("/lib/x86_64-linux-gnu").is_dir() and os.uname().machine == "x86_64",
+                         "Debian multiarch x86_64: $LIB is lib/x86_64-linux-gnu there")
+    def test_lib_and_platform_tokens_in_rpath_are_expanded_as_ld_so_does(self):
+        # $LIB/$PLATFORM in an RPATH: the real loader (ldd) finds libfoo under
+        # P/lib/x86_64-linux-gnu/x86_64; wheelfix grafts both libraries from there.
+        tokens = self.tmp / "tokens"
+        platform_dir = tokens / "lib" / "x86_64-linux-gnu" / "x86_64"
+        platform_dir.mkdir(parents=True)
+        for name in ("libfoo.so.1", "libbar.so.2"):
+            shutil.copy2(self.lib / name, platform_dir / name)
+        ext = build_extension(self.tmp, self.lib, f"-Wl,--disable-new-dtags,-rpath,{tokens}/$LIB/${{PLATFORM}}")
+        ldd = subprocess.run(["ldd", str(ext)], capture_output=True, text=True,
+                             env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}).stdout
+        self.assertIn(f"libfoo.so.1 => {platform_dir / 'libfoo.so.1'}", ldd)
+        wheel = graft_wheel(self.tmp / "tokens", ext)
+        proc = repair("-w", self.out, wheel, "--json")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        grafted = {g["needed"]: g["source"] for g in wfx.json.loads(proc.stdout)["wheels"][0]["done"]["grafted"]}
+        self.assertEqual(grafted, {"libfoo.so.1": str(platform_dir / "libfoo.so.1"),
+                                   "libbar.so.2": str(platform_dir / "libbar.so.2")})
 
     def test_one_needed_name_found_as_two_files_is_grafted_once_as_ld_so_loads_the_first(self):
         other = self.tmp / "other"
