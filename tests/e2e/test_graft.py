@@ -30,15 +30,6 @@ from test_shim import compile_c, make_wheel  # noqa: E402
 
 BAR = "int bar_value(void) { return 40; }\n"
 FOO = "int bar_value(void);\nint foo_value(void) { return bar_value() + 2; }\n"
-EXT = r"""
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-int foo_value(void);
-static PyObject* value(PyObject* self, PyObject* args) { return PyLong_FromLong(foo_value()); }
-static PyMethodDef methods[] = {{"value", value, METH_NOARGS, "foo_value()"}, {NULL, NULL, 0, NULL}};
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ext", NULL, -1, methods};
-PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&module); }
-"""
 EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 EXT_MEMBER = f"graftpkg/_ext{EXT_SUFFIX}"
 CUDART = Path("/usr/local/cuda/lib64/libcudart.so.13")
@@ -64,8 +55,7 @@ def build_libraries(prefix, compiler="gcc"):
 
 
 def build_extension(tmp, lib, *extra):
-    include = sysconfig.get_paths()["include"]
-    return compile_c("gcc", EXT, Path(tmp) / "ext.so", "-shared", f"-I{include}", f"-L{lib}", "-lfoo", *extra, cwd=tmp)
+    return wfx.build_private_extension(Path(tmp) / "ext.so", "_ext", "foo_value", lib, "foo", *extra)
 
 
 def graft_wheel(tmp, ext, extra_files=None):
@@ -148,16 +138,11 @@ class GraftFixture(unittest.TestCase):
         self.assertEqual(verneed_files(unpacked / "graftpkg.libs" / foo)[:1], [bar])
         self.assertEqual(wfx.readelf_dynamic(unpacked / "graftpkg.libs" / bar)["soname"], bar)
 
-        venv = self.tmp / "venv"
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-index", "--no-deps",
-                              "--disable-pip-version-check", "--quiet", str(out)], capture_output=True, text=True)
-        self.assertEqual(pip.returncode, 0, pip.stderr)
-        env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
-        check = [str(venv / "bin" / "python"), "-c", "import graftpkg; print(graftpkg.value())"]
-        self.assertEqual(subprocess.run(check, capture_output=True, text=True, env=env, cwd=self.tmp).stdout.strip(), "42")
+        python = wfx.install_in_fresh_venv(out, self.tmp / "venv")
+        check = "import graftpkg; print(graftpkg.value())"
+        self.assertEqual(wfx.run_without_library_path(python, check, self.tmp).stdout.strip(), "42")
         shutil.rmtree(self.tmp / "prefix")
-        done = subprocess.run(check, capture_output=True, text=True, env=env, cwd=self.tmp)
+        done = wfx.run_without_library_path(python, check, self.tmp)
         self.assertEqual(done.stdout.strip(), "42", done.stderr)
 
         show = peers.auditwheel("show", out)
