@@ -182,10 +182,13 @@ SearchPathEntry classify_search_path(std::string path, std::optional<int> direct
 
 ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std::optional<int> directory_depth,
                       const ByteRanges* present) {
+    return analyze_elf(std::move(name), elf::ElfFile::parse(bytes, present), directory_depth);
+}
+
+ElfReport analyze_elf(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth) {
     ElfReport report;
     report.name = std::move(name);
-    report.size = bytes.size();
-    auto elf = elf::ElfFile::parse(bytes, present);
+    report.size = elf.bytes().size();
     report.elf_class = elf.elf_class() == elf::Class::elf64 ? "ELF64" : "ELF32";
     report.endian = elf.endian() == elf::Endian::little ? "little" : "big";
     report.machine = policy::platform_arch(elf);

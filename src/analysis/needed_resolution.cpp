@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -91,7 +92,7 @@ std::optional<SearchDir> expand_entry(const Requester& who, const std::string& e
     else if (entry.starts_with("${ORIGIN}")) rest = entry.substr(9);
     else if (entry.starts_with("/")) {
         if (entry.find('$') != std::string::npos) {
-            notes.push_back(entry + ": " + via + " entry with $LIB/$PLATFORM not searched");
+            notes.push_back(entry + ": " + via + " entry with an unknown $ token not searched");
             return std::nullopt;
         }
         return SearchDir{false, entry, via};
@@ -104,7 +105,7 @@ std::optional<SearchDir> expand_entry(const Requester& who, const std::string& e
         return std::nullopt;
     }
     if (rest.find('$') != std::string::npos) {
-        notes.push_back(entry + ": " + via + " entry with $LIB/$PLATFORM not searched");
+        notes.push_back(entry + ": " + via + " entry with an unknown $ token not searched");
         return std::nullopt;
     }
     if (!who.in_wheel) return SearchDir{false, who.origin + rest, via};
@@ -113,10 +114,37 @@ std::optional<SearchDir> expand_entry(const Requester& who, const std::string& e
     return SearchDir{true, *inside, via};
 }
 
+// One dynamic string token ($NAME or ${NAME}) replaced everywhere in `entry`.
+std::string replace_token(std::string entry, std::string_view name, std::string_view value) {
+    for (const std::string& token : {"$" + std::string(name), "${" + std::string(name) + "}"}) {
+        const bool braced = token.back() == '}';
+        std::size_t at = 0;
+        while ((at = entry.find(token, at)) != std::string::npos) {
+            // "$LIBX" is not $LIB: an unbraced token ends where no identifier character follows.
+            const auto end = at + token.size();
+            if (!braced && end < entry.size() && (std::isalnum(static_cast<unsigned char>(entry[end])) || entry[end] == '_')) {
+                at = end;
+                continue;
+            }
+            entry.replace(at, token.size(), value);
+            at += value.size();
+        }
+    }
+    return entry;
+}
+
+// $LIB and $PLATFORM as glibc's ld.so expands them for an object of this class and
+// machine (dst_lib, dst_platform); $ORIGIN is left to expand_entry.
+std::string expand_lib_and_platform(const Requester& who, const std::string& entry, const std::filesystem::path& root) {
+    if (entry.find('$') == std::string::npos) return entry;
+    return replace_token(replace_token(entry, "LIB", dst_lib(who.elf_class, who.machine, root)), "PLATFORM",
+                         dst_platform(who.machine));
+}
+
 void add_entries(const Requester& who, const std::string& value, const std::string& via, std::vector<SearchDir>& dirs,
-                 std::vector<std::string>& notes) {
+                 std::vector<std::string>& notes, const std::filesystem::path& root) {
     for (const auto& entry : split_search_path(value))
-        if (auto dir = expand_entry(who, entry, via, notes)) dirs.push_back(std::move(*dir));
+        if (auto dir = expand_entry(who, expand_lib_and_platform(who, entry, root), via, notes)) dirs.push_back(std::move(*dir));
 }
 
 // What probing a file system candidate found.
@@ -237,13 +265,13 @@ private:
     std::vector<SearchDir> search_dirs(const Requester& who, const Chain& loaders, std::vector<std::string>& notes) const {
         std::vector<SearchDir> dirs;
         if (!who.runpath) {
-            if (who.rpath) add_entries(who, *who.rpath, "RPATH", dirs, notes);
+            if (who.rpath) add_entries(who, *who.rpath, "RPATH", dirs, notes, context_.root);
             for (auto it = loaders.rbegin(); it != loaders.rend(); ++it)
-                if (!it->runpath && it->rpath) add_entries(*it, *it->rpath, "RPATH of " + it->label, dirs, notes);
+                if (!it->runpath && it->rpath) add_entries(*it, *it->rpath, "RPATH of " + it->label, dirs, notes, context_.root);
         }
         for (const auto& path : context_.ldpaths)
             if (!path.empty()) dirs.push_back({false, path, "--ldpaths"});
-        if (who.runpath) add_entries(who, *who.runpath, "RUNPATH", dirs, notes);
+        if (who.runpath) add_entries(who, *who.runpath, "RUNPATH", dirs, notes, context_.root);
         for (const auto& dir : conf_dirs_) dirs.push_back({false, under_root(dir), "ld.so.conf"});
         for (const auto& dir : default_directories(who.elf_class, who.machine)) dirs.push_back({false, under_root(dir), "default"});
         return dirs;
@@ -519,7 +547,9 @@ std::vector<std::string> read_ld_so_conf(const std::filesystem::path& root) {
     return dirs;
 }
 
-std::vector<std::string> default_directories(std::string_view elf_class, std::string_view machine) {
+namespace {
+
+const std::map<std::string, std::string, std::less<>>& multiarch_triplets() {
     static const std::map<std::string, std::string, std::less<>> triplets = {
         {"x86_64 ELF64", "x86_64-linux-gnu"},       {"i686 ELF32", "i386-linux-gnu"},
         {"aarch64 ELF64", "aarch64-linux-gnu"},     {"armv7l ELF32", "arm-linux-gnueabihf"},
@@ -527,6 +557,30 @@ std::vector<std::string> default_directories(std::string_view elf_class, std::st
         {"s390x ELF64", "s390x-linux-gnu"},         {"riscv64 ELF64", "riscv64-linux-gnu"},
         {"loongarch64 ELF64", "loongarch64-linux-gnu"}, {"mips64 ELF64", "mips64el-linux-gnuabi64"},
     };
+    return triplets;
+}
+
+}  // namespace
+
+std::string dst_lib(std::string_view elf_class, std::string_view machine, const std::filesystem::path& root) {
+    std::error_code ignored;
+    const auto& triplets = multiarch_triplets();
+    if (auto it = triplets.find(std::string(machine) + " " + std::string(elf_class)); it != triplets.end())
+        if (std::filesystem::is_directory(root / "lib" / it->second, ignored) ||
+            std::filesystem::is_directory(root / "usr/lib" / it->second, ignored))
+            return "lib/" + it->second;
+    const std::string wide = elf_class == "ELF64" ? "lib64" : "lib32";
+    if (std::filesystem::is_directory(root / wide, ignored) && !std::filesystem::is_symlink(root / wide, ignored)) return wide;
+    return "lib";
+}
+
+std::string dst_platform(std::string_view machine) {
+    // AT_PLATFORM as the kernel/glibc report it; for these machines it is the machine name.
+    return std::string(machine);
+}
+
+std::vector<std::string> default_directories(std::string_view elf_class, std::string_view machine) {
+    const auto& triplets = multiarch_triplets();
     std::vector<std::string> dirs;
     std::string key = std::string(machine) + " " + std::string(elf_class);
     if (auto it = triplets.find(key); it != triplets.end()) {

@@ -138,6 +138,16 @@ ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, s
     return analyze_or_throw(wheel.archive().path().string() + ": " + member, member, image, wheel::directory_depth(member));
 }
 
+ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, const elf::ElfFile& elf) {
+    try {
+        return analyze_elf(member, elf, wheel::directory_depth(member));
+    } catch (const elf::ElfError& error) {
+        throw InputError(wheel.archive().path().string() + ": " + member, std::string("invalid ELF: ") + error.what());
+    } catch (const cuda::FatbinError& error) {
+        throw InputError(wheel.archive().path().string() + ": " + member, std::string("invalid CUDA fatbin: ") + error.what());
+    }
+}
+
 namespace {
 
 // The stream one ELF member goes through; its report is added when the member ends

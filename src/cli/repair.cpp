@@ -223,6 +223,7 @@ void render_text(const repair::RepairReport& report, const repair::RepairOptions
         print_section("proof", load_lines(report));
     }
     print_section("left", left_lines(report));
+    if (!report.plan.empty()) fmt::print("{}", report.plan);
     fmt::print("  {}\n", verdict(report, options));
 }
 

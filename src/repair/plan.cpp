@@ -6,6 +6,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
+#include "wheelfix/util/output_file.hpp"
 #include "wheelfix/zip/splice.hpp"
 
 #include <fmt/format.h>
@@ -54,9 +55,12 @@ struct Bounded {
 
 // A member kept after its read (hooks.on_elf asked for it): its bytes, or for a
 // bounded one its index and kept ranges, and the one parse of them, which points
-// into those bytes.
+// into those bytes; with hooks.reread_kept a member read whole keeps only its
+// name, and is inflated and parsed again when its edit is planned (a bounded one
+// stays: what it holds is small).
 struct KeptMember {
     std::string name;
+    const zip::Member* member = nullptr;
     zip::InflatedMember inflated;
     std::optional<elf::ElfFile> elf;
     std::unique_ptr<Bounded> bounded;
@@ -68,14 +72,20 @@ public:
         : wheel_(wheel), plan_(plan), hooks_(hooks), options_(options), label_(wheel.archive().path().string()) {}
 
     PlanResult run() {
-        refuse_output();
-        result_.output = plan_.output;
+        const auto refused = plan_.output;
+        if (!refused.empty()) refuse_output();
         read();
         if (hooks_.after_read) hooks_.after_read(plan_);
-        for (const auto& step : plan_.edit_elf)
+        if (hooks_.decide) hooks_.decide(plan_, result_);
+        if (plan_.output != refused || refused.empty()) refuse_output();
+        result_.output = plan_.output;
+        for (auto& step : plan_.edit_elf) {
+            if (step.replan && planned_.contains(step.member)) drop_edit(step.member);
+            step.replan = false;
             if (!planned_.contains(step.member)) edit_kept(step);
+        }
         kept_.clear();
-        if (!options_.dry_run) write();
+        if (!options_.dry_run && !plan_.withhold) write();
         return std::move(result_);
     }
 
@@ -100,9 +110,10 @@ private:
     }
 
     void refuse_output() const {
+        if (plan_.output.empty()) throw std::logic_error("a plan without an output");
         if (same_file(wheel_.archive().path(), plan_.output))
             throw InputError(plan_.output.string(), "output would overwrite the input wheel; choose another -o directory");
-        if (!options_.dry_run) refuse_existing_output(plan_.output, plan_.overwrite);
+        if (!options_.dry_run && !plan_.withhold) refuse_existing_output(plan_.output, plan_.overwrite);
     }
 
     std::string member_label(const std::string& member) const { return label_ + ": " + member; }
@@ -145,7 +156,24 @@ private:
         auto found = std::find_if(kept_.begin(), kept_.end(), [&](const auto& kept) { return kept->name == step.member; });
         if (found == kept_.end())
             throw std::logic_error("plan edits " + step.member + ", which was neither read nor kept");
-        edit(step, **found);
+        KeptMember& kept = **found;
+        if (!kept.elf && !kept.bounded) {  // hooks.reread_kept: read again for this edit only
+            KeptMember again{kept.name, kept.member,
+                             zip::inflate_indexed(wheel_.archive(), *kept.member, [](std::span<const std::uint8_t>) {}, true),
+                             std::nullopt, nullptr};
+            again.elf = parse(again.name, again.inflated);
+            edit(step, again);
+            return;
+        }
+        edit(step, kept);
+    }
+
+    // A member edited during the read whose edits the hooks changed: its splice and
+    // change record go, to be planned again.
+    void drop_edit(const std::string& member) {
+        planned_.erase(member);
+        edited_.erase(member);
+        std::erase_if(result_.changed, [&](const MemberChange& change) { return change.member == member; });
     }
 
     elf::ElfFile parse(const std::string& member, const zip::InflatedMember& inflated) const {
@@ -160,7 +188,7 @@ private:
     // edited at once when the command planned an edit, kept when it asked.
     void take(const zip::Member& member, zip::InflatedMember& inflated) {
         ++result_.elf_members;
-        auto kept = std::make_unique<KeptMember>(KeptMember{member.name, std::move(inflated), std::nullopt, nullptr});
+        auto kept = std::make_unique<KeptMember>(KeptMember{member.name, &member, std::move(inflated), std::nullopt, nullptr});
         bool keep = false;
         if (streaming_) {
             kept->bounded = std::make_unique<Bounded>(wheel_.archive(), member, std::move(kept->inflated), std::move(streaming_));
@@ -171,7 +199,10 @@ private:
             keep = hooks_.on_elf && hooks_.on_elf(member.name, *kept->elf, plan_);
         }
         if (const auto* step = step_for(member.name)) edit(*step, *kept);
-        if (keep) kept_.push_back(std::move(kept));
+        if (!keep) return;
+        if (hooks_.reread_kept && !kept->bounded)
+            kept = std::make_unique<KeptMember>(KeptMember{member.name, &member, {}, std::nullopt, nullptr});
+        kept_.push_back(std::move(kept));
     }
 
     // Parses a bounded member and lets the command read it (hooks.on_elf, run
@@ -232,8 +263,20 @@ private:
         plan_.add.clear();
         changes.dist_info = plan_.dist_info;
         if (!plan_.output.parent_path().empty()) std::filesystem::create_directories(plan_.output.parent_path());
-        wheel::write_wheel_changes(wheel_, std::move(changes), plan_.output,
-                                   wheel::WriteOptions{wheel::source_date_epoch_from_environment(), plan_.overwrite});
+        if (!options_.prove) {
+            wheel::write_wheel_changes(wheel_, std::move(changes), plan_.output,
+                                       wheel::WriteOptions{wheel::source_date_epoch_from_environment(), plan_.overwrite});
+            result_.written = true;
+            return;
+        }
+        StagedFile staged(plan_.output, plan_.overwrite ? Existing::replace : Existing::refuse);
+        wheel::write_wheel_changes(wheel_, std::move(changes), staged.path(),
+                                   wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
+        if (!options_.prove(staged.path(), result_)) {
+            result_.withdrawn = true;
+            return;
+        }
+        staged.publish();
         result_.written = true;
     }
 };
@@ -282,6 +325,8 @@ std::string describe_plan(const wheel::Wheel& wheel, const WheelPlan& plan, cons
         out += fmt::format("  rename    {} -> {}\n", wheel.dist_info(), *plan.dist_info.rename_to);
     for (const auto& [file, text] : plan.dist_info.replaced)
         out += fmt::format("  replace   {}/{}\n", plan.dist_info.rename_to.value_or(wheel.dist_info()), file);
+    for (const auto& [file, text] : plan.dist_info.added)
+        out += fmt::format("  add       {}/{} ({} bytes)\n", plan.dist_info.rename_to.value_or(wheel.dist_info()), file, text.size());
     std::size_t payload = 0;
     for (const auto& member : wheel.archive().members())
         if (!member.is_directory && !member.name.starts_with(wheel.dist_info() + "/")) ++payload;

@@ -1,15 +1,14 @@
-// repair_wheel: one read (analyse, check, plan and splice each extension), then
-// shim, retag and platform tag decided on the whole picture, one write, and the
-// output read back and judged.
+// repair_wheel: a plan run by the one executor (plan.hpp): each extension analysed,
+// checked and its relink planned on the executor's one parse; shim, grafts, retag
+// and platform tag decided on the whole picture after the read; one write, staged,
+// read back, judged and load-tested before it is published.
 #include "wheelfix/repair/repair.hpp"
 
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
-#include "wheelfix/util/output_file.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
-#include "wheelfix/wheel/scan.hpp"
 
 #include <sys/utsname.h>
 
@@ -21,25 +20,27 @@
 namespace wheelfix::repair {
 namespace {
 
-// An extension that needs the shim, with its own relink options: its edits wait
-// for the shim's name. It is not kept inflated meanwhile (a wheel's extensions
-// together can be gigabytes) but inflated again once the shim exists, so memory
-// stays that of the largest member.
+// An extension whose edits wait for the shim's name or the graft plan: its own
+// relink options and the search path entries its one parse said to drop. It is
+// not kept inflated meanwhile (a wheel's extensions together can be gigabytes)
+// but read again by the executor once its edits are known (PlanHooks::reread_kept).
 struct PendingMember {
-    const zip::Member* member = nullptr;
+    std::string name;
     int depth = 0;
     RelinkOptions options;
+    std::vector<std::string> dropped;
     bool needs_shim = false;
-    std::size_t elf = 0;  // index into Reader::elves
+    std::size_t elf = 0;  // index into the read's ElfReports
 };
 
 // A member edited while it was read, with graft links decided from its own search
 // path (repair/graft.hpp early_links): checked against the whole plan afterwards.
 struct EarlyMember {
-    const zip::Member* member = nullptr;
+    std::string name;
     int depth = 0;
     RelinkOptions options;      // without the graft links
     RelinkOptions graft_links;  // what was applied
+    std::vector<std::string> dropped;
     std::size_t elf = 0;
 };
 
@@ -104,91 +105,6 @@ void add_graft_links(RelinkOptions& options, const RelinkOptions& graft_links) {
 
 std::string platform_part(const wheel::Wheel& wheel) { return join(wheel.filename().platform_tags, "."); }
 
-// Everything one read of the wheel gathers.
-class Reader {
-public:
-    Reader(const wheel::Wheel& wheel, const abi::SymbolIndex& index, const RepairOptions& options,
-           const policy::Profile& profile)
-        : wheel_(wheel),
-          options_(options),
-          profile_(profile),
-          label_(wheel.archive().path().string()),
-          planner_(index, label_, options.maps) {}
-
-    std::vector<wheel::MemberDigest> read() {
-        auto wants = [&](const zip::Member& member) {
-            return !member.is_symlink && !member.name.starts_with(wheel_.dist_info() + "/");
-        };
-        auto digests = wheel::scan_members_indexed(wheel_.archive(), wants,
-                                                   [&](const zip::Member& member, const zip::InflatedMember& inflated) {
-                                                       if (member_error_) return;
-                                                       try {
-                                                           take(member, inflated);
-                                                       } catch (const InputError& error) {
-                                                           member_error_ = error;
-                                                       }
-                                                   });
-        // A tampered member explains a broken ELF: RECORD first. WHEEL's Tag lines
-        // disagreeing with the file name is what repair rewrites anyway.
-        auto findings = wheel::verify_wheel(wheel_, digests);
-        std::erase_if(findings, [](const auto& f) { return f.kind == wheel::FindingKind::tags; });
-        wheel::refuse_findings(wheel_, findings);
-        if (member_error_) throw *member_error_;
-        return digests;
-    }
-
-    std::vector<analysis::ElfReport> elves;
-    std::vector<PendingMember> pending;
-    std::vector<EarlyMember> early;
-    std::map<std::string, zip::PrecompressedMember> edited;
-    std::vector<MemberChange> changed;
-    ShimPlanner& planner() { return planner_; }
-
-private:
-    void take(const zip::Member& member, const zip::InflatedMember& inflated) {
-        const std::string& name = member.name;
-        if (!elf::is_elf(inflated.data)) return;
-        auto report = analysis::analyze_member(wheel_, name, inflated.data);
-        int depth = wheel::directory_depth(name);
-        auto relink = member_relink(options_.profile ? profile_ : wiring_for(profile_, report), report, depth);
-        bool needs_shim = options_.no_torch ? false : planner_.take(name, parse(name, inflated.data));
-        bool may_graft = options_.graft_libraries && may_need_graft(report, report.needs.links_musl);
-        elves.push_back(std::move(report));
-        if (excluded(options_, name)) return;
-        if (may_graft && !needs_shim) {
-            if (auto links = early_links(wheel_, elves.back(), options_.graft, shim_directory(wheel_))) {
-                early.push_back({&member, depth, relink, *links, elves.size() - 1});
-                add_graft_links(relink, *links);
-                may_graft = false;
-            }
-        }
-        if (needs_shim || may_graft) {
-            // Edited once the shim is named and the grafts are planned.
-            pending.push_back({&member, depth, std::move(relink), needs_shim, elves.size() - 1});
-            return;
-        }
-        auto member_edit = relink_member(relink, label_, name, inflated, depth);
-        if (!member_edit) return;
-        changed.push_back(std::move(member_edit->change));
-        edited.emplace(name, std::move(member_edit->data));
-    }
-
-    elf::ElfFile parse(const std::string& name, std::span<const std::uint8_t> image) const {
-        try {
-            return elf::ElfFile::parse(image);
-        } catch (const elf::ElfError& error) {
-            throw InputError(label_ + ": " + name, std::string("invalid ELF: ") + error.what());
-        }
-    }
-
-    const wheel::Wheel& wheel_;
-    const RepairOptions& options_;
-    const policy::Profile& profile_;
-    std::string label_;
-    ShimPlanner planner_;
-    std::optional<InputError> member_error_;
-};
-
 // Retagged for the index's torch when the wheel uses torch, else torch is left out.
 RetagOptions retag_options(const RepairOptions& options, const abi::SymbolIndex& index,
                            std::optional<std::string> platform, bool uses_torch) {
@@ -211,51 +127,6 @@ std::string shim_runpath(const policy::Profile& profile) {
     for (const auto& path : profile.rpaths) entries.push_back(wheel::expand_root(path, kShimDepth));
     if (std::find(entries.begin(), entries.end(), kShimRunpath) == entries.end()) entries.push_back(kShimRunpath);
     return join(entries, ":");
-}
-
-
-// The shim named and the grafts planned, the members waiting for them get their
-// edits: each inflated a second time (not kept meanwhile).
-std::vector<wheel::AddedMember> wire_shim_and_grafts(const wheel::Wheel& wheel, const policy::Profile& profile,
-                                                     const GraftPlan* grafts, const std::vector<analysis::ElfReport>& elves,
-                                                     Reader& read, RepairReport& report) {
-    std::vector<wheel::AddedMember> added;
-    std::optional<RelinkOptions> shim_links;
-    if (!report.torch_skipped) {
-        auto library = read.planner().finish(report.shim, shim_runpath(profile));
-        if (library) {
-            report.shim.shim_member = shim_directory(wheel) + "/" + library->file_name;
-            shim_links = shim_link_options(wheel, *library);
-            added.push_back({report.shim.shim_member, std::move(library->bytes), 0100755});
-            library->bytes.clear();
-            report.shim.shim = std::move(library);
-        }
-    }
-    // A member edited early whose links the whole plan does not confirm is edited again.
-    for (auto& member : read.early) {
-        if (!grafts) continue;
-        auto links = grafts->links(elves.at(member.elf));
-        if (links.replace_needed == member.graft_links.replace_needed && links.remove_needed == member.graft_links.remove_needed &&
-            links.add_rpath == member.graft_links.add_rpath)
-            continue;
-        read.edited.erase(member.member->name);
-        std::erase_if(read.changed, [&](const MemberChange& change) { return change.member == member.member->name; });
-        read.pending.push_back({member.member, member.depth, std::move(member.options), false, member.elf});
-    }
-    read.early.clear();
-    for (auto& member : read.pending) {
-        if (member.needs_shim && !shim_links) continue;
-        if (member.needs_shim) add_shim_links(member.options, *shim_links);
-        if (grafts) add_graft_links(member.options, grafts->links(elves.at(member.elf)));
-        auto inflated = zip::inflate_indexed(wheel.archive(), *member.member, [](std::span<const std::uint8_t>) {}, true);
-        auto member_edit = relink_member(member.options, report.input.string(), member.member->name, inflated, member.depth);
-        if (!member_edit) continue;
-        if (member.needs_shim) report.shim.changed.push_back(member_edit->change);
-        read.changed.push_back(std::move(member_edit->change));
-        read.edited.emplace(member.member->name, std::move(member_edit->data));
-    }
-    read.pending.clear();
-    return added;
 }
 
 void note_what_was_wrong(const analysis::WheelReport& wheel_report, const policy::Profile& profile,
@@ -364,18 +235,6 @@ void load_edited_extensions(const RepairOptions& options, const std::string& mac
     report.loads = load_test(written_path, elf_members, members, layout, options.loader, options.load_test_limit);
 }
 
-// The staged output becomes the output only when its proofs allow: a wheel that
-// does not load (or whose load test timed out) never appears, nor, with
-// --strict, one its read-back found unclean (withdrawn: written, then not kept).
-void publish_if_proven(const RepairOptions& options, StagedFile& staged, RepairReport& report) {
-    if (report.loads_failed() || (options.strict && !report.clean())) {
-        report.withdrawn = true;
-        return;
-    }
-    staged.publish();
-    report.written = true;
-}
-
 
 // The platform tag the result truly meets: the wheel's and the grafted libraries'
 // symbol-version needs, raised to the oldest tag allowing every system library the
@@ -443,6 +302,196 @@ std::vector<std::string> needed_distributions(const wheel::Wheel& wheel, const a
     return lines;
 }
 
+// The edit request of one member: its relink options for its depth, and the
+// search path entries its one parse said to drop (request_for with the ELF).
+elf::EditRequest request_with(const RelinkOptions& options, int depth, const std::vector<std::string>& dropped) {
+    auto request = request_for(options, depth);
+    request.remove_search_path = dropped;
+    return request;
+}
+
+// One repair as the executor's hooks: take() each ELF member on its one parse,
+// decide() after the read, prove() the staged output.
+class RepairRun {
+public:
+    RepairRun(const wheel::Wheel& wheel, const abi::SymbolIndex& index, const RepairOptions& options,
+              const std::filesystem::path& out_dir, RepairReport& report)
+        : wheel_(wheel),
+          index_(index),
+          options_(options),
+          out_dir_(out_dir),
+          profile_(profile_or_default(options)),
+          report_(report),
+          planner_(index, wheel.archive().path().string(), options.maps) {}
+
+    PlanHooks hooks() {
+        PlanHooks hooks;
+        hooks.on_elf = [this](const std::string& member, const elf::ElfFile& elf, WheelPlan& plan) {
+            return take(member, elf, plan);
+        };
+        hooks.decide = [this](WheelPlan& plan, const PlanResult& read) { decide(plan, read); };
+        hooks.reread_kept = true;
+        return hooks;
+    }
+
+    ExecuteOptions execute_options() {
+        ExecuteOptions execute;
+        execute.dry_run = options_.dry_run;
+        // WHEEL's Tag lines disagreeing with the file name is what repair rewrites anyway.
+        execute.check_record = [](const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests) {
+            auto findings = wheel::verify_wheel(wheel, digests);
+            std::erase_if(findings, [](const auto& f) { return f.kind == wheel::FindingKind::tags; });
+            wheel::refuse_findings(wheel, findings);
+        };
+        execute.prove = [this](const std::filesystem::path& written, const PlanResult& result) { return prove(written, result); };
+        return execute;
+    }
+
+    // What the executor did, in the report.
+    void finish(const PlanResult& executed) {
+        report_.relinked = executed.changed;
+        for (const auto& change : executed.changed)
+            if (shim_members_.contains(change.member)) report_.shim.changed.push_back(change);
+        report_.written = executed.written;
+        report_.withdrawn = executed.withdrawn;
+    }
+
+private:
+    const wheel::Wheel& wheel_;
+    const abi::SymbolIndex& index_;
+    const RepairOptions& options_;
+    std::filesystem::path out_dir_;
+    policy::Profile profile_;
+    RepairReport& report_;
+    ShimPlanner planner_;
+    std::vector<analysis::ElfReport> elves_;
+    std::vector<PendingMember> pending_;
+    std::vector<EarlyMember> early_;
+    std::set<std::string> shim_members_;
+    std::set<std::string> added_;
+    std::optional<analysis::WheelReport> wheel_report_;
+    std::string machine_;
+
+    // One ELF member on the executor's one parse: analysed, checked against torch
+    // for the shim, its relink planned (edited at once) or left waiting for the
+    // shim's name and the graft plan (kept: read again then).
+    bool take(const std::string& name, const elf::ElfFile& elf, WheelPlan& plan) {
+        auto report = analysis::analyze_member(wheel_, name, elf);
+        int depth = wheel::directory_depth(name);
+        auto relink = member_relink(options_.profile ? profile_ : wiring_for(profile_, report), report, depth);
+        bool needs_shim = options_.no_torch ? false : planner_.take(name, elf);
+        bool may_graft = options_.graft_libraries && may_need_graft(report, report.needs.links_musl);
+        elves_.push_back(std::move(report));
+        if (excluded(options_, name) || !elf.has_dynamic()) return false;
+        auto dropped = request_for(relink, elf, depth).remove_search_path;
+        if (may_graft && !needs_shim) {
+            if (auto links = early_links(wheel_, elves_.back(), options_.graft, shim_directory(wheel_))) {
+                early_.push_back({name, depth, relink, *links, dropped, elves_.size() - 1});
+                add_graft_links(relink, *links);
+                plan.edit_elf.push_back({name, request_with(relink, depth, dropped)});
+                return true;  // edited again if the whole plan disagrees
+            }
+        }
+        if (needs_shim || may_graft) {
+            pending_.push_back({name, depth, std::move(relink), std::move(dropped), needs_shim, elves_.size() - 1});
+            return true;
+        }
+        plan.edit_elf.push_back({name, request_with(relink, depth, dropped)});
+        return false;
+    }
+
+    // The shim named and the grafts planned, the members waiting for them get
+    // their edit steps; a member edited early whose links the whole plan does not
+    // confirm is planned again.
+    void wire_shim_and_grafts(const GraftPlan* grafts, WheelPlan& plan) {
+        std::optional<RelinkOptions> shim_links;
+        if (!report_.torch_skipped) {
+            auto library = planner_.finish(report_.shim, shim_runpath(profile_));
+            if (library) {
+                report_.shim.shim_member = shim_directory(wheel_) + "/" + library->file_name;
+                shim_links = shim_link_options(wheel_, *library);
+                plan.add.push_back({report_.shim.shim_member, std::move(library->bytes), 0100755});
+                library->bytes.clear();
+                report_.shim.shim = std::move(library);
+            }
+        }
+        for (auto& member : early_) {
+            if (!grafts) continue;
+            auto links = grafts->links(wheel_report_->elves.at(member.elf));
+            if (links.replace_needed == member.graft_links.replace_needed && links.remove_needed == member.graft_links.remove_needed &&
+                links.add_rpath == member.graft_links.add_rpath)
+                continue;
+            std::erase_if(plan.edit_elf, [&](const ElfEditStep& step) { return step.member == member.name; });
+            pending_.push_back({member.name, member.depth, std::move(member.options), std::move(member.dropped), false, member.elf});
+        }
+        const std::set<std::string> replanned = [&] {
+            std::set<std::string> names;
+            for (const auto& member : early_) names.insert(member.name);
+            return names;
+        }();
+        early_.clear();
+        for (auto& member : pending_) {
+            if (member.needs_shim && !shim_links) continue;
+            if (member.needs_shim) {
+                add_shim_links(member.options, *shim_links);
+                shim_members_.insert(member.name);
+            }
+            if (grafts) add_graft_links(member.options, grafts->links(wheel_report_->elves.at(member.elf)));
+            plan.edit_elf.push_back({member.name, request_with(member.options, member.depth, member.dropped),
+                                     replanned.contains(member.name)});
+        }
+        pending_.clear();
+    }
+
+    void decide(WheelPlan& plan, const PlanResult& read) {
+        wheel_report_ = analysis::wheel_report(wheel_, read.digests, std::move(elves_));
+        machine_ = wheel_report_->elves.empty() ? "" : wheel_report_->elves.front().machine;
+        std::optional<GraftPlan> grafts;
+        if (options_.graft_libraries) {
+            grafts = plan_grafts(wheel_, wheel_report_->elves, options_.graft, shim_directory(wheel_));
+            report_.grafted = grafts->grafts;
+            report_.resolution = grafts->resolution;
+            report_.distributions = needed_distributions(wheel_, grafts->resolution);
+        }
+        note_what_was_wrong(*wheel_report_, profile_, report_);
+        wire_shim_and_grafts(grafts ? &*grafts : nullptr, plan);
+        if (grafts)
+            for (auto& copy : grafts->added) plan.add.push_back(std::move(copy));
+        for (const auto& added : plan.add) added_.insert(added.name);
+        note_stubs(report_);
+
+        auto target_tag = result_platform_tag(profile_, *wheel_report_, grafts ? &*grafts : nullptr, options_,
+                                              report_.input.string());
+        std::optional<std::string> platform;
+        if (!options_.no_update_tags && !target_tag.empty() && target_tag != report_.platform_before) platform = target_tag;
+        report_.platform_after = platform.value_or(report_.platform_before);
+        report_.uses_torch = report_.shim.shim || std::any_of(wheel_report_->elves.begin(), wheel_report_->elves.end(),
+                                                              [](const auto& elf) { return analysis::uses_torch(elf); });
+        auto retag = plan_retag(wheel_, retag_options(options_, index_, platform, report_.uses_torch && !options_.no_torch), out_dir_);
+        if (grafts && !grafts->grafts.empty())
+            retag.dist_info.added.emplace("sboms/wheelfix.cdx.json", sbom_json(wheel_, grafts->grafts));
+        report_.retag = retag.result;
+        report_.output = retag.result.output;
+        refuse_output_over_input(wheel_, report_.output);
+        plan.output = report_.output;
+        plan.dist_info = std::move(retag.dist_info);
+        report_.remaining = unfixable(report_.findings_before);
+        plan.withhold = options_.strict && !report_.clean();
+    }
+
+    // The staged output read back and judged, then load-tested; kept only when it
+    // loads and, with --strict, is clean.
+    bool prove(const std::filesystem::path& written, const PlanResult& result) {
+        report_.relinked = result.changed;
+        std::set<std::string> rewritten = added_;
+        for (const auto& change : result.changed) rewritten.insert(change.member);
+        const CopiedMembers copied(wheel_, result.digests, *wheel_report_, std::move(rewritten));
+        auto elf_members = prove_output(profile_, copied, written, report_);
+        load_edited_extensions(options_, machine_, elf_members, written, report_);
+        return !report_.loads_failed() && !(options_.strict && !report_.clean());
+    }
+};
+
 }  // namespace
 
 RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::SymbolIndex& index,
@@ -459,53 +508,13 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
     auto early = plan_retag(wheel, retag_options(options, index, std::nullopt, !options.no_torch), out_dir);  // refuse before reading
     refuse_output_over_input(wheel, early.result.output);
 
-    std::optional<policy::Profile> given_profile = options.profile;
-    auto profile = profile_or_default(options);
-    Reader read(wheel, index, options, profile);
-    auto digests = read.read();
-    auto wheel_report = analysis::wheel_report(wheel, digests, std::move(read.elves));
-    std::string machine = wheel_report.elves.empty() ? "" : wheel_report.elves.front().machine;
-    std::optional<GraftPlan> grafts;
-    if (options.graft_libraries) {
-        grafts = plan_grafts(wheel, wheel_report.elves, options.graft, shim_directory(wheel));
-        report.grafted = grafts->grafts;
-        report.resolution = grafts->resolution;
-        report.distributions = needed_distributions(wheel, grafts->resolution);
-    }
-    note_what_was_wrong(wheel_report, profile, report);
-    auto added = wire_shim_and_grafts(wheel, profile, grafts ? &*grafts : nullptr, wheel_report.elves, read, report);
-    if (grafts) for (auto& copy : grafts->added) added.push_back(std::move(copy));
-    note_stubs(report);
-    report.relinked = std::move(read.changed);
-
-    auto target_tag = result_platform_tag(profile, wheel_report, grafts ? &*grafts : nullptr, options, wheel_path.string());
-    std::optional<std::string> platform;
-    if (!options.no_update_tags && !target_tag.empty() && target_tag != report.platform_before) platform = target_tag;
-    report.platform_after = platform.value_or(report.platform_before);
-    report.uses_torch = report.shim.shim || std::any_of(wheel_report.elves.begin(), wheel_report.elves.end(),
-                                                        [](const auto& elf) { return analysis::uses_torch(elf); });
-    auto retag = plan_retag(wheel, retag_options(options, index, platform, report.uses_torch && !options.no_torch), out_dir);
-    if (grafts && !grafts->grafts.empty())
-        retag.dist_info.added.emplace("sboms/wheelfix.cdx.json", sbom_json(wheel, grafts->grafts));
-    report.retag = retag.result;
-    report.output = retag.result.output;
-    refuse_output_over_input(wheel, report.output);
-    report.remaining = unfixable(report.findings_before);
-    if (options.dry_run || (options.strict && !report.clean())) return report;
-
-    refuse_existing_output(report.output, options.overwrite);
-    std::set<std::string> rewritten;
-    for (const auto& [name, _] : read.edited) rewritten.insert(name);
-    for (const auto& member : added) rewritten.insert(member.name);
-    const CopiedMembers copied(wheel, digests, wheel_report, std::move(rewritten));
-    wheel::WheelChanges changes{std::move(read.edited), std::move(added), std::move(retag.dist_info)};
-    std::filesystem::create_directories(out_dir);
-    StagedFile staged(report.output, options.overwrite ? Existing::replace : Existing::refuse);
-    wheel::write_wheel_changes(wheel, std::move(changes), staged.path(),
-                               wheel::WriteOptions{wheel::source_date_epoch_from_environment()});
-    auto elf_members = prove_output(profile, copied, staged.path(), report);
-    load_edited_extensions(options, machine, elf_members, staged.path(), report);
-    publish_if_proven(options, staged, report);
+    RepairRun run(wheel, index, options, out_dir, report);
+    WheelPlan plan;  // its output is named after the read: the platform tag comes from the binaries
+    plan.overwrite = options.overwrite;
+    auto hooks = run.hooks();
+    auto executed = execute_plan(wheel, plan, hooks, run.execute_options());
+    run.finish(executed);
+    if (options.dry_run) report.plan = describe_plan(wheel, plan, executed);
     return report;
 }
 

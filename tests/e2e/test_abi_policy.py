@@ -192,6 +192,30 @@ class GccBuiltExtensions(unittest.TestCase):
         self.assertTrue(theirs["ucs2"])
         self.assertEqual(verdict(report), theirs["overall_tag"])
 
+    def test_repair_keeps_the_honest_tag_of_pyfpe_ucs2_and_isa_wheels(self):
+        # Each of these costs every manylinux tag (issue 15): repair must not stamp one
+        # on; its output's tag is inspect's honest verdict, and auditwheel show on the repaired
+        # wheel agrees.
+        isa = self.module("isamod", "float f(float a) { return a * 2; }\nvoid* PyInit_isamod(void) { return (void*)f; }\n",
+                          "-march=x86-64-v3", "-mneeded")
+        fpe = self.module("fpemod", "extern char PyFPE_jbuf[];\nvoid* PyInit_fpemod(void) { return PyFPE_jbuf; }\n")
+        ucs_so = gcc(self.dir, '#include <stdio.h>\n__asm__(".type PyUnicodeUCS2_FromString, @function");\n'
+                     "extern void* PyUnicodeUCS2_FromString(const char*);\n"
+                     'void initucsmod(void) { puts("ucs2"); PyUnicodeUCS2_FromString("x"); }\n', "ucsmod.so")
+        ucs = build_wheel(self.dir, "ucsmod", {ucs_so.name: ucs_so.read_bytes()}, tag="cp27-cp27mu-linux_x86_64")
+        bundled = wfx.AUDITWHEEL / "fpewheel-0.0.0-cp35-cp35m-linux_x86_64.whl"  # auditwheel's own PyFPE wheel
+        for wheel in (isa, fpe, ucs, bundled):
+            with self.subTest(wheel=wheel.name):
+                honest = verdict(inspect(wheel))
+                out = Path(self.dir) / ("out-" + wheel.name)
+                proc = wfx.run("repair", "-w", out, wheel, "--json", check_status=None)
+                self.assertIn(proc.returncode, (0, 1), proc.stderr)
+                written = sorted(out.glob("*.whl"))
+                self.assertEqual(len(written), 1, proc.stdout)
+                self.assertEqual(written[0].name.rsplit("-", 1)[1], honest + ".whl")
+                self.assertEqual(json.loads(proc.stdout)["wheels"][0]["done"]["platform"], honest)
+                self.assertEqual(auditwheel_show(written[0])["overall_tag"], honest)
+
     def test_a_manylinux_tag_the_rule_contradicts_is_a_lie(self):
         wheel = self.module("fpemod", "extern char PyFPE_jbuf[];\nvoid* PyInit_fpemod(void) { return PyFPE_jbuf; }\n")
         tagged = Path(self.dir) / "tagged"

@@ -9,7 +9,9 @@ the peer `auditwheel show` agrees with the tag wheelfix chose. Refusals (exit 2,
 line, nothing written): a missing library, one found only for the wrong machine,
 one that is not ELF, a symlink loop, a grafted name colliding with a member. A wheel
 linking stand-in torch libraries and the real libcudart.so.13 grafts none of them,
-only its private library."""
+only its private library. $LIB/$PLATFORM in an RPATH expand as ld.so expands them
+(ldd, the real loader, finds the same files).
+"""
 import hashlib
 import os
 import re
@@ -28,15 +30,6 @@ from test_shim import compile_c, make_wheel  # noqa: E402
 
 BAR = "int bar_value(void) { return 40; }\n"
 FOO = "int bar_value(void);\nint foo_value(void) { return bar_value() + 2; }\n"
-EXT = r"""
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-int foo_value(void);
-static PyObject* value(PyObject* self, PyObject* args) { return PyLong_FromLong(foo_value()); }
-static PyMethodDef methods[] = {{"value", value, METH_NOARGS, "foo_value()"}, {NULL, NULL, 0, NULL}};
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ext", NULL, -1, methods};
-PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&module); }
-"""
 EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 EXT_MEMBER = f"graftpkg/_ext{EXT_SUFFIX}"
 CUDART = Path("/usr/local/cuda/lib64/libcudart.so.13")
@@ -62,8 +55,7 @@ def build_libraries(prefix, compiler="gcc"):
 
 
 def build_extension(tmp, lib, *extra):
-    include = sysconfig.get_paths()["include"]
-    return compile_c("gcc", EXT, Path(tmp) / "ext.so", "-shared", f"-I{include}", f"-L{lib}", "-lfoo", *extra, cwd=tmp)
+    return wfx.build_private_extension(Path(tmp) / "ext.so", "_ext", "foo_value", lib, "foo", *extra)
 
 
 def graft_wheel(tmp, ext, extra_files=None):
@@ -146,16 +138,11 @@ class GraftFixture(unittest.TestCase):
         self.assertEqual(verneed_files(unpacked / "graftpkg.libs" / foo)[:1], [bar])
         self.assertEqual(wfx.readelf_dynamic(unpacked / "graftpkg.libs" / bar)["soname"], bar)
 
-        venv = self.tmp / "venv"
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-index", "--no-deps",
-                              "--disable-pip-version-check", "--quiet", str(out)], capture_output=True, text=True)
-        self.assertEqual(pip.returncode, 0, pip.stderr)
-        env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
-        check = [str(venv / "bin" / "python"), "-c", "import graftpkg; print(graftpkg.value())"]
-        self.assertEqual(subprocess.run(check, capture_output=True, text=True, env=env, cwd=self.tmp).stdout.strip(), "42")
+        python = wfx.install_in_fresh_venv(out, self.tmp / "venv")
+        check = "import graftpkg; print(graftpkg.value())"
+        self.assertEqual(wfx.run_without_library_path(python, check, self.tmp).stdout.strip(), "42")
         shutil.rmtree(self.tmp / "prefix")
-        done = subprocess.run(check, capture_output=True, text=True, env=env, cwd=self.tmp)
+        done = wfx.run_without_library_path(python, check, self.tmp)
         self.assertEqual(done.stdout.strip(), "42", done.stderr)
 
         show = peers.auditwheel("show", out)
@@ -206,6 +193,27 @@ class GraftFixture(unittest.TestCase):
         shipped_foo = wfx.readelf_dynamic(self.tmp / "x" / "graftpkg" / "libfoo.so.1")
         self.assertIn(bar, shipped_foo["needed"])
         self.assertEqual(verneed_files(self.tmp / "x" / "graftpkg" / "libfoo.so.1")[:1], [bar])
+
+    @unittest.skipUnless(Path("/lib/x86_64-linux-gnu").is_dir() and os.uname().machine == "x86_64",
+                         "Debian multiarch x86_64: $LIB is lib/x86_64-linux-gnu there")
+    def test_lib_and_platform_tokens_in_rpath_are_expanded_as_ld_so_does(self):
+        # $LIB/$PLATFORM in an RPATH: the real loader (ldd) finds libfoo under
+        # P/lib/x86_64-linux-gnu/x86_64; wheelfix grafts both libraries from there.
+        tokens = self.tmp / "tokens"
+        platform_dir = tokens / "lib" / "x86_64-linux-gnu" / "x86_64"
+        platform_dir.mkdir(parents=True)
+        for name in ("libfoo.so.1", "libbar.so.2"):
+            shutil.copy2(self.lib / name, platform_dir / name)
+        ext = build_extension(self.tmp, self.lib, f"-Wl,--disable-new-dtags,-rpath,{tokens}/$LIB/${{PLATFORM}}")
+        ldd = subprocess.run(["ldd", str(ext)], capture_output=True, text=True,
+                             env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}).stdout
+        self.assertIn(f"libfoo.so.1 => {platform_dir / 'libfoo.so.1'}", ldd)
+        wheel = graft_wheel(self.tmp / "tokens", ext)
+        proc = repair("-w", self.out, wheel, "--json")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        grafted = {g["needed"]: g["source"] for g in wfx.json.loads(proc.stdout)["wheels"][0]["done"]["grafted"]}
+        self.assertEqual(grafted, {"libfoo.so.1": str(platform_dir / "libfoo.so.1"),
+                                   "libbar.so.2": str(platform_dir / "libbar.so.2")})
 
     def test_one_needed_name_found_as_two_files_is_grafted_once_as_ld_so_loads_the_first(self):
         other = self.tmp / "other"

@@ -29,15 +29,6 @@ from test_shim import make_wheel  # noqa: E402
 
 TESTZLIB = wfx.AUDITWHEEL / "testzlib-0.0.1-cp310-cp310-linux_x86_64.whl"
 PRIV_C = "int priv_value(void) { return 4242; }\n"
-MOD_C = r'''
-#include <Python.h>
-int priv_value(void);
-static PyObject* value(PyObject* self, PyObject* args) { return PyLong_FromLong(priv_value()); }
-static PyMethodDef methods[] = {{"value", value, METH_NOARGS, ""}, {NULL, NULL, 0, NULL}};
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "privmod", NULL, -1, methods};
-PyMODINIT_FUNC PyInit_privmod(void) { return PyModule_Create(&module); }
-'''
-
 
 def clean_env(path):
     env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV")}
@@ -123,14 +114,10 @@ class AuditwheelWithWheelfixAsPatchelf(unittest.TestCase):
         private = work / "private-lib"
         private.mkdir(parents=True)
         (work / "priv.c").write_text(PRIV_C)
-        (work / "mod.c").write_text(MOD_C)
         subprocess.run(["gcc", "-shared", "-fPIC", "-o", private / "libpriv.so", work / "priv.c",
                         "-Wl,-soname,libpriv.so"], check=True)
-        suffix = sysconfig.get_config_var("EXT_SUFFIX")
-        extension = work / f"privmod{suffix}"
-        subprocess.run(["gcc", "-shared", "-fPIC", "-o", extension, work / "mod.c",
-                        f"-I{sysconfig.get_paths()['include']}", f"-L{private}", "-lpriv", f"-Wl,-rpath,{private}"],
-                       check=True)
+        extension = wfx.build_private_extension(work / f"privmod{sysconfig.get_config_var('EXT_SUFFIX')}", "privmod",
+                                                "priv_value", private, "priv", f"-Wl,-rpath,{private}")
         tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
         wheel = make_wheel(work, "privmod", f"{tag}-{tag}-linux_x86_64",
                            {extension.name: extension.read_bytes()})
@@ -138,13 +125,8 @@ class AuditwheelWithWheelfixAsPatchelf(unittest.TestCase):
         elves = self.compare_with_peer(wheel, repaired, "priv")
         self.assertTrue(any(n.startswith("privmod.libs/libpriv") for n in elves), sorted(elves))
         shutil.rmtree(private)  # only the grafted copy is left to find
-        venv = work / "venv"
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        proc = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-deps", "--no-index",
-                               str(repaired)], capture_output=True, text=True)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        proc = subprocess.run([str(venv / "bin" / "python"), "-c", "import privmod; print(privmod.value())"],
-                              capture_output=True, text=True, cwd=venv, env=clean_env(os.environ.get("PATH", "")))
+        python = wfx.install_in_fresh_venv(repaired, work / "venv")
+        proc = wfx.run_without_library_path(python, "import privmod; print(privmod.value())", work / "venv")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.strip(), "4242")
 

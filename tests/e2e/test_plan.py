@@ -1,5 +1,5 @@
 """The plan engine (include/wheelfix/repair/plan.hpp) seen from the commands that run
-on it: relink, shim and retag build a plan and one executor runs it. `--dry-run`
+on it: relink, shim, retag and repair build a plan and one executor runs it. `--dry-run`
 prints that plan and writes nothing, and the plan it prints is the one the real run
 carries out: the same members edited with the same changes, the same member added,
 the same .dist-info rename and replaced files, the same output name. Real sample
@@ -19,10 +19,11 @@ DIST_INFO = "sgl_kernel-0.3.21+cu130.dist-info"
 
 
 def plan_lines(stdout):
-    """The plan block of the text output: the lines after 'plan: ...' up to 'would write'."""
+    """The plan block of the text output: the lines after 'plan: ...' up to 'would write'
+    (repair indents its verdict line)."""
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("plan: "))
-    end = next(i for i, line in enumerate(lines) if line.startswith("would write "))
+    end = next(i for i, line in enumerate(lines) if line.lstrip().startswith("would write "))
     return lines[start:end]
 
 
@@ -89,6 +90,33 @@ class DryRunWritesNothing(unittest.TestCase):
         self.assertEqual(edited_members(plan), [])
         self.assertIn(f"{new_dist_info}/METADATA", names)
         self.assertFalse(any(name.startswith(DIST_INFO + "/") for name in names))
+
+    def test_repair_plan_is_what_the_run_does(self):
+        """repair on the executor: the shim added, both extensions edited, the
+        dist-info renamed, the output named after the read (the platform tag comes
+        from the binaries) — the dry run's plan is what the real run writes."""
+        dry, text, real, written, names = self.dry_and_real(
+            "repair", WHEEL, "--torch", TORCH_211 / "torch", "--target", "cuda13-blackwell", "--no-load-test")
+        self.assertTrue(dry["dry_run"])
+        dry_wheel, real_wheel = dry["wheels"][0], real["wheels"][0]
+        self.assertFalse(dry_wheel["written"])
+        self.assertTrue(real_wheel["written"])
+        self.assertEqual(dry_wheel["output"], real_wheel["output"])
+        self.assertEqual(Path(real_wheel["output"]).name, written.name)
+        self.assertIn("manylinux_2_34_x86_64", written.name)
+        relinked = {change["member"]: change["changes"] for change in real_wheel["done"]["relinked"]}
+        self.assertEqual({change["member"]: change["changes"] for change in dry_wheel["done"]["relinked"]}, relinked)
+        self.assertEqual(sorted(relinked), ["sgl_kernel/sm100/common_ops.abi3.so", "sgl_kernel/sm90/common_ops.abi3.so"])
+        plan = plan_lines(text)
+        self.assertEqual(plan[0].split(" -> ")[1], real_wheel["output"])
+        self.assertEqual(sorted(edited_members(plan)), sorted(relinked))
+        shim = real_wheel["done"]["shim"]["member"]
+        self.assertIn(shim, names)
+        self.assertTrue(any(line.startswith("  add       " + shim) for line in plan), plan)
+        new_dist_info = Path(real_wheel["output"]).name.split("-cp310")[0] + ".dist-info"
+        self.assertIn(f"  rename    {DIST_INFO} -> {new_dist_info}", plan)
+        self.assertIn(f"  replace   {new_dist_info}/METADATA", plan)
+        self.assertIn(f"{new_dist_info}/METADATA", names)
 
 
 class DryRunRefusals(unittest.TestCase):

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
@@ -118,3 +119,48 @@ class TempDir:
 
     def __exit__(self, *exc):
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+# A CPython extension linking a private library outside the wheel, and the proof that
+# a repaired wheel holding it installs and imports (test_graft, test_patchelf_dropin).
+EXTENSION_SOURCE = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+int {function}(void);
+static PyObject* value(PyObject* self, PyObject* args) {{ return PyLong_FromLong({function}()); }}
+static PyMethodDef methods[] = {{{{"value", value, METH_NOARGS, "{function}()"}}, {{NULL, NULL, 0, NULL}}}};
+static struct PyModuleDef module = {{PyModuleDef_HEAD_INIT, "{module}", NULL, -1, methods}};
+PyMODINIT_FUNC PyInit_{module}(void) {{ return PyModule_Create(&module); }}
+"""
+
+
+def build_private_extension(output, module, function, lib_dir, library, *link_flags):
+    """gcc builds `output`: a CPython extension `module` whose value() returns the C
+    function `function` of lib<library>.so in lib_dir (linked with -L, so NEEDED names
+    it; link_flags add an RPATH or the like)."""
+    output = Path(output)
+    source = output.with_suffix(".c")
+    source.write_text(EXTENSION_SOURCE.format(module=module, function=function))
+    proc = subprocess.run(["gcc", "-O2", "-fPIC", "-shared", str(source), "-o", str(output),
+                           f"-I{sysconfig.get_paths()['include']}", f"-L{lib_dir}", f"-l{library}",
+                           *map(str, link_flags)], capture_output=True, text=True, cwd=output.parent)
+    if proc.returncode != 0:
+        raise AssertionError(f"gcc failed:\n{proc.stderr}")
+    return output
+
+
+def install_in_fresh_venv(wheel, venv):
+    """pip installs `wheel` (no index, no dependencies) into a new venv; its python."""
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = subprocess.run([str(Path(venv) / "bin" / "python"), "-m", "pip", "install", "--no-index", "--no-deps",
+                          "--disable-pip-version-check", "--quiet", str(wheel)], capture_output=True, text=True)
+    if pip.returncode != 0:
+        raise AssertionError(f"pip install {wheel} failed:\n{pip.stderr}")
+    return Path(venv) / "bin" / "python"
+
+
+def run_without_library_path(python, code, cwd):
+    """`python -c code` with no LD_LIBRARY_PATH, PYTHONPATH or VIRTUAL_ENV: only what the
+    installed wheel carries is found."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env, cwd=cwd)

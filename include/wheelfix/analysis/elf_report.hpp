@@ -13,6 +13,7 @@
 #pragma once
 
 #include "wheelfix/cuda/fatbin.hpp"
+#include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/policy/manylinux.hpp"
 #include "wheelfix/util/byte_ranges.hpp"
 
@@ -87,6 +88,8 @@ inline constexpr std::uint32_t kBlackwellSms[] = {100, 103, 120, 121};
 
 ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std::optional<int> directory_depth,
                       const ByteRanges* present = nullptr);
+// The same on a parse the caller made (the plan executor's one parse of a member).
+ElfReport analyze_elf(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth);
 
 // Classifies one RPATH/RUNPATH entry of a file `directory_depth` levels below the
 // wheel root.

@@ -18,8 +18,11 @@
 // layout (installed_path: `<name>.data/platlib/x` and `.data/purelib/x` install at
 // `x`), so members are found where the installed wheel finds them; a path that
 // climbs above the platlib root, or names no member, finds nothing in the wheel
-// (other distributions' files, such as torch/lib, are known by name below). Entries
-// with $LIB or $PLATFORM, relative entries and empty entries are skipped (noted).
+// (other distributions' files, such as torch/lib, are known by name below). `$LIB`
+// and `$PLATFORM` (and `${LIB}`, `${PLATFORM}`) anywhere in an entry expand as
+// glibc's ld.so expands them for the object's class and machine (dst_lib,
+// dst_platform: on Debian x86_64 `$LIB/$PLATFORM` is `lib/x86_64-linux-gnu/x86_64`);
+// entries with another $ token, relative entries and empty entries are skipped (noted).
 // A NEEDED holding '/' is a path: absolute paths are opened as they are.
 // A candidate of another ELF class or machine is skipped, as ld.so skips it; one
 // that cannot be opened (missing, unreadable, a symlink loop) is skipped, as
@@ -144,5 +147,12 @@ std::vector<std::string> parse_ld_so_conf(std::string_view text, const std::file
 // spelling, as ElfReport::machine): e.g. x86_64 "ELF64": /lib/x86_64-linux-gnu,
 // /usr/lib/x86_64-linux-gnu, /lib64, /usr/lib64, /lib, /usr/lib.
 std::vector<std::string> default_directories(std::string_view elf_class, std::string_view machine);
+// $LIB: glibc's slibdir for the class and machine, judged from the layout below
+// `root`: Debian's multiarch "lib/<triplet>" where that directory exists, else
+// "lib64" ("lib32") where that is a real directory (Fedora, SUSE), else "lib".
+std::string dst_lib(std::string_view elf_class, std::string_view machine, const std::filesystem::path& root);
+// $PLATFORM: AT_PLATFORM, which for the machines wheels target is the machine name
+// ("x86_64", "aarch64", "i686").
+std::string dst_platform(std::string_view machine);
 
 }  // namespace wheelfix::analysis

@@ -87,6 +87,7 @@ struct KnownMember {
 using KnownMembers = std::function<std::optional<KnownMember>(const zip::Member&)>;
 WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers& known);
 ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, std::span<const std::uint8_t> image);
+ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, const elf::ElfFile& elf);
 WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
                          std::vector<ElfReport> elves);
 ElfReport inspect_file(const std::filesystem::path& path);

@@ -15,7 +15,9 @@
 // Contract of execute_plan(wheel, plan, hooks, options):
 // 1. Refuses, before reading a byte: an output that is the input file, and (unless
 //   a dry run, which writes nothing) an existing output unless plan.overwrite
-//   (InputError naming the output).
+//   (InputError naming the output). A plan whose output is empty before the read
+//   gets it from the hooks (repair: the platform tag comes from the binaries);
+//   an output the hooks named or changed is refused the same way after them.
 // 2. Reads the input once (wheel/scan.hpp): with options.digests given (the caller
 //   already read what it proves, retag), nothing is read and the plan may not edit
 //   ELF members; otherwise every member is hashed, the ones hooks.reads picks (by
@@ -38,15 +40,29 @@
 //   bytes around each edit again and streams the member once more for the new
 //   SHA-256 (zip/splice.hpp). Peak memory: the kept ranges and the windows (8 MiB
 //   at most), not the member. Stored members and smaller ones are inflated whole.
+//   With hooks.reread_kept a kept member read whole is not held: it is inflated and
+//   parsed again when its edit step is planned (repair: its extensions together can
+//   be gigabytes; only those waiting for the shim or the grafts are read twice).
 // 3. Proves the read: options.check_record (default wheel::require_record_matches)
 //   on the digests; an error hooks.on_elf raised is thrown after it (a tampered
 //   member explains a broken ELF better than the ELF error does). ELF errors and
 //   edit errors are InputErrors naming "<wheel>: <member>".
 // 4. hooks.after_read(plan) may refuse (InputError) or add steps: edits of kept
-//   members (planned on their one parse), added members, dist-info changes.
-// 5. With options.dry_run nothing is written: the result has the plan's member
-//   changes (what the editor would change) and `written` false. Otherwise the
-//   output is written (atomically, wheel/rewrite.hpp), its directory created.
+//   members (planned on their one parse), added members, dist-info changes;
+//   hooks.decide(plan, read) is the same with what the read gathered (digests),
+//   for a command that judges the whole wheel first (repair: findings, grafts,
+//   platform tag, output name). A step edited during the read that the hooks mark
+//   `replan` (changed edits) is planned again on its kept parse, its first splice
+//   dropped. plan.withhold is a decision not to write made after the read
+//   (repair --strict with findings left): nothing is written, as in a dry run.
+// 5. With options.dry_run (or plan.withhold) nothing is written: the result has
+//   the plan's member changes (what the editor would change) and `written` false.
+//   Otherwise the output is written (atomically, wheel/rewrite.hpp), its directory
+//   created. With options.prove the output is written to a hidden staging file
+//   beside it (util/output_file.hpp StagedFile), prove(staged path, result) runs
+//   on it, and it is moved into place only when prove returns true (refusing, in
+//   that step, a file another process put there meanwhile unless plan.overwrite);
+//   otherwise it is removed and the result says `withdrawn`.
 // The result carries what the proofs need: the output path, the digests of the
 // input, the per-member changes, the number of ELF members read.
 //
@@ -76,6 +92,7 @@ inline constexpr std::uint64_t kBoundedFrom = std::uint64_t(64) << 20;
 struct ElfEditStep {
     std::string member;
     elf::EditRequest edits;
+    bool replan = false;  // edited during the read, edits changed since: planned again (kept member)
 };
 
 struct WheelPlan {
@@ -84,6 +101,7 @@ struct WheelPlan {
     std::vector<ElfEditStep> edit_elf;    // one step per member at most
     std::vector<wheel::AddedMember> add;
     wheel::DistInfoChanges dist_info;     // rename_to: rename member; replaced: replace metadata
+    bool withhold = false;                // decided after the read: write nothing
 };
 
 // What the editor changed in one member (or would, in a dry run).
@@ -96,6 +114,8 @@ struct MemberChange {
     bool grew = false;
 };
 
+struct PlanResult;
+
 struct PlanHooks {
     // The members read whole (inflated, and parsed when ELF); default: every file
     // member outside the .dist-info directory that is not a symlink. Others are
@@ -105,17 +125,23 @@ struct PlanHooks {
     // (inflated and parsed) for after_read.
     std::function<bool(const std::string& member, const elf::ElfFile& elf, WheelPlan& plan)> on_elf;
     std::function<void(WheelPlan& plan)> after_read;
+    // After after_read, with the read's result (digests, ELF members read).
+    std::function<void(WheelPlan& plan, const PlanResult& read)> decide;
+    bool reread_kept = false;  // kept members are inflated and parsed again, not held
 };
 
 struct ExecuteOptions {
     bool dry_run = false;
     std::optional<std::vector<wheel::MemberDigest>> digests;  // the read already made (no ELF edits then)
     std::function<void(const wheel::Wheel&, const std::vector<wheel::MemberDigest>&)> check_record;
+    // Proofs on the written output (staged): true keeps it, false withdraws it.
+    std::function<bool(const std::filesystem::path& written, const PlanResult& result)> prove;
 };
 
 struct PlanResult {
     std::filesystem::path output;
     bool written = false;
+    bool withdrawn = false;             // written, then not kept: options.prove said no
     std::vector<MemberChange> changed;  // in the order the steps were planned
     std::vector<wheel::MemberDigest> digests;
     std::size_t elf_members = 0;        // ELF members read

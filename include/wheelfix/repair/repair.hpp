@@ -1,12 +1,13 @@
 // repair: the pipeline step — one read of a wheel, every fix wheelfix knows, one
 // write, then the output proven.
 //
-// Contract: repair_wheel(wheel, index, options, out_dir) reads the wheel once
-// (wheel::scan_members_indexed; a wheel whose RECORD does not match is refused,
-// InputError — except WHEEL Tag lines that disagree with the file name, which
-// repair rewrites) and, from that one pass:
+// Contract: repair_wheel(wheel, index, options, out_dir) is a plan run by the one
+// executor (repair/plan.hpp): one read of the wheel (a wheel whose RECORD does not
+// match is refused, InputError — except WHEEL Tag lines that disagree with the
+// file name, which repair rewrites), each ELF member parsed once, and from that pass:
 // - analyses every ELF member (analysis/elf_report.hpp) and checks it against the
-//   torch `index` (abi/check.hpp) through a ShimPlanner (repair/shim_wheel.hpp);
+//   torch `index` (abi/check.hpp) through a ShimPlanner (repair/shim_wheel.hpp),
+//   both on the executor's one parse;
 // - plans each extension's relink: search path entries that are absolute or climb
 //   out of the wheel are dropped, the profile's rpath directories it does not reach
 //   are added ({root} expanded for its depth), NEEDED entries the profile maps with
@@ -35,7 +36,7 @@
 // symbols); a wheel none of whose extensions does keeps its version and
 // requirements (uses_torch false), getting only the relink and platform fixes.
 // With dry_run nothing is written (the plan is reported: output names the
-// file that would be written). With strict, a wheel whose fixes would leave
+// file that would be written, `plan` is describe_plan's text). With strict, a wheel whose fixes would leave
 // remaining findings (judged from the plan: findings repair cannot fix, stubs,
 // symbols no shim provides) is not written either. The output is written to a
 // hidden staging place beside it (util/output_file.hpp StagedFile), read back and
@@ -125,6 +126,7 @@ struct RepairReport {
     std::vector<wheel::VerifyFinding> output_record_findings;  // must be empty: our own check
     std::vector<LoadOutcome> loads;             // the load test, when it ran
     std::string load_test_skipped;              // why it did not run, when it did not
+    std::string plan;                           // with dry_run: the plan as text (describe_plan)
 
     bool loads_failed() const {
         return std::any_of(loads.begin(), loads.end(), [](const LoadOutcome& o) { return o.status == LoadOutcome::Status::failed; });
