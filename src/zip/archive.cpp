@@ -31,8 +31,9 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 
+#include "wheelfix/zip/codec.hpp"
+
 #include <zip.h>
-#include <zlib.h>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -548,7 +549,7 @@ std::size_t RawReader::read(std::span<std::uint8_t> buffer) {
     s.read_fully(buffer.first(want), s.data_offset + s.position);
     s.position += want;
     if (s.member.method == Method::stored && s.whole) {
-        s.crc = static_cast<std::uint32_t>(crc32_z(s.crc, buffer.data(), want));
+        s.crc = crc32(s.crc, buffer.first(want));
         if (s.position == s.member.compressed_size && s.crc != s.member.crc32) s.fail_member("CRC mismatch");
     }
     return want;
