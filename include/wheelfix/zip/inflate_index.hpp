@@ -111,7 +111,7 @@ struct InflateOptions {
     std::uint64_t window_every = 0;
     // Which inflater indexes the member: zlib finds every block start, ISA-L one at
     // least every ~512 KiB (zip/codec.hpp). Unset: index_backend() decides.
-    std::optional<Backend> backend;
+    std::optional<Backend> backend = std::nullopt;
 };
 
 // Kept members under this size are indexed by zlib: they are the ones a splice
