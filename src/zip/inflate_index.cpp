@@ -407,8 +407,9 @@ private:
 // of KB: a few blocks' worth of short slices find one).
 class BlockIndexer {
 public:
-    BlockIndexer(const Archive& archive, const Member& member, Backend backend)
-        : archive_(archive),
+    BlockIndexer(const Archive& archive, const Member& member, Backend backend, std::uint64_t block_every)
+        : block_every_(block_every),
+          archive_(archive),
           member_(member),
           raw_(archive.open_raw(member)),
           input_(buffer_size(member.compressed_size, kInputChunk)),
@@ -437,9 +438,8 @@ public:
     }
 
 private:
-    // Measured on 256 MB of libcublasLt (bench/README.md, "ISA-L block index"):
-    // one start per ~512 KiB of output, 9% of the input fed in slices.
-    static constexpr std::uint64_t kBlockEvery = std::uint64_t(256) << 10;
+    // A slice costs ISA-L a call (~5 us: it saves its 32 KiB history each time),
+    // so slices are fed only while a start is overdue: after block_every_ bytes.
     static constexpr std::size_t kSlice = 64;
     static constexpr std::size_t kTail = 1024;  // compressed bytes kept from the last chunk: more than a header
 
@@ -454,7 +454,7 @@ private:
     // What the inflater gets next: all that is pending, or a short slice while
     // ISA-L is overdue for a block start.
     std::span<const std::uint8_t> next_slice() const {
-        const bool overdue = inflater_.backend() == Backend::isal && produced_ - last_start_ >= kBlockEvery;
+        const bool overdue = inflater_.backend() == Backend::isal && produced_ - last_start_ >= block_every_;
         return overdue ? pending_.first(std::min(kSlice, pending_.size())) : pending_;
     }
 
@@ -491,6 +491,7 @@ private:
         return AccessPoint{bit, produced_, static_cast<std::uint8_t>(bit % 8 ? compressed_byte(bit / 8) : 0), 0};
     }
 
+    std::uint64_t block_every_;
     const Archive& archive_;
     const Member& member_;
     RawReader raw_;
@@ -511,6 +512,16 @@ void inflate_stored(const Archive& archive, const Member& member, Delivery& deli
 
 }  // namespace
 
+// How often ISA-L must find a block start: often for a kept member (a splice
+// restarts and resumes at them: measured on 256 MB of libcublasLt, 256 KiB gives
+// one per ~512 KiB with 9% of the input fed in slices), once per window when
+// streaming with windows, never otherwise.
+std::uint64_t block_every(const InflateOptions& options) {
+    if (options.keep) return std::uint64_t(256) << 10;
+    if (options.window_every != 0) return options.window_every;
+    return UINT64_MAX;
+}
+
 Backend index_backend(const Member& member, const InflateOptions& options) {
     if (options.backend) return *options.backend;
     if (options.keep && member.size < kIsalIndexFrom) return Backend::zlib;
@@ -525,7 +536,7 @@ InflatedMember inflate_indexed(const Archive& archive, const Member& member, con
     if (member.method == Method::stored)
         inflate_stored(archive, member, deliver);
     else
-        BlockIndexer(archive, member, index_backend(member, options)).run(deliver, result.blocks, result.windows);
+        BlockIndexer(archive, member, index_backend(member, options), block_every(options)).run(deliver, result.blocks, result.windows);
     deliver.finish(result);
     return result;
 }
