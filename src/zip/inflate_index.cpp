@@ -514,8 +514,9 @@ void inflate_stored(const Archive& archive, const Member& member, Delivery& deli
 
 // How often ISA-L must find a block start: often for a kept member (a splice
 // restarts and resumes at them: measured on 256 MB of libcublasLt, 256 KiB gives
-// one per ~512 KiB with 9% of the input fed in slices), once per window when
-// streaming with windows, never otherwise.
+// one per ~512 KiB with 9% of the input fed in slices; only when a caller asks for
+// ISA-L on a kept member, see kIsalIndexFrom), once per window when streaming with
+// windows, never otherwise.
 std::uint64_t block_every(const InflateOptions& options) {
     if (options.keep) return std::uint64_t(256) << 10;
     if (options.window_every != 0) return options.window_every;

@@ -114,11 +114,14 @@ struct InflateOptions {
     std::optional<Backend> backend = std::nullopt;
 };
 
-// Kept members under this size are indexed by zlib: they are the ones a splice
-// re-deflates around edits, and exact block starts keep that re-deflate minimal;
-// ISA-L's faster inflate (0.4 ms per MB saved) pays for its sparser index (up to
-// ~1 MB more re-deflated per edit, ~15 ms at zlib level 1) only above this.
-inline constexpr std::uint64_t kIsalIndexFrom = std::uint64_t(64) << 20;
+// Kept members (the ones a splice re-deflates around edits) are indexed by zlib
+// whatever their size: to find block starts every 256 KiB ISA-L must be fed short
+// slices, each a call that saves its 32 KiB history, and measured on the 541 MB
+// libcublasLt relink that cost more than ISA-L's faster inflate saved (7.7 s
+// against 6.6 s with zlib's exact index, same run: bench/README.md). Streams, with
+// or without windows, are inflated by the default backend. kIsalIndexFrom keeps the
+// size switch for a future ISA-L with a stop-at-block mode.
+inline constexpr std::uint64_t kIsalIndexFrom = UINT64_MAX;
 Backend index_backend(const Member& member, const InflateOptions& options);
 
 // Kept members from this size on are digested on a second thread (see above).
