@@ -13,6 +13,9 @@ Scenarios (default: all):
                  (and of it relinked: headers moved to the end of the member),
                  vs `unzip -p` of that member (the floor: one inflate), vs LIEF
                  parsing the extracted file (tests/tools/elf_dump_lief)
+  codec-big      relink and inspect of the libcublasLt wheel by this build and by
+                 --before (a zlib-only build), beside the auditwheel way and one
+                 streaming zlib / ISA-L inflate of the member (bench/codec_bench.cpp)
   inspect-small  wheelfix inspect of a wheel of 3000 small files and one small
                  extension, vs `true` (process start-up) and `unzip -t`
   relink-big     wheelfix relink of the libcublasLt.so.13 member, RUNPATH grown (a
@@ -601,6 +604,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "wheelfix-bench")
     ap.add_argument("--build", type=Path, default=REPO / "build")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="codec-big: a second build to compare with (e.g. build/zlib-fallback)")
     ap.add_argument("--torch-wheel", type=Path, default=None, help="a torch 2.10.0 wheel for check-real-wheel")
     ap.add_argument("--prepare", action="store_true", help="only build the benchmark wheels into the cache")
     args = ap.parse_args()
@@ -649,6 +654,36 @@ def main():
                 ("wheelfix relink (in place)", [wheelfix, "relink", str(wheel), "-o", str(out / "inplace"),
                                                 "--set-rpath", "/nv/lib", "--overwrite"]),
             ], args.runs)
+        elif scenario == "codec-big":
+            # issue 19's table in one run: this build (ISA-L) beside a zlib-only build of
+            # the same source (--before, e.g. build/zlib-fallback), the auditwheel way, and
+            # one streaming inflate of the member with each codec (tests' codec_bench).
+            wheel = big_wheel(args.cache)
+            member = "bench_cublaslt/lib/libcublasLt.so.13"
+            out = args.cache / "out"
+            out.mkdir(exist_ok=True)
+            long_rpath = "$ORIGIN/../../nvidia/cu13/lib:" + "/opt/long/build/tree" * 14
+            codec_bench = Path(args.build) / "tests" / "codec_bench"
+            before = Path(args.before) / "wheelfix" if args.before else None
+            commands = [
+                ("auditwheel way (unzip all, patchelf, zip -6 all)",
+                 [sys.executable, str(REPO / "bench" / "auditwheel_way.py"), str(wheel), member, long_rpath,
+                  str(out / "auditwheel-way.whl")]),
+                ("one streaming zlib inflate of the member (+CRC)", [codec_bench, "inflate", str(wheel), member, "zlib"]),
+                ("one streaming ISA-L inflate of the member (+CRC)", [codec_bench, "inflate", str(wheel), member, "isa-l"]),
+                ("wheelfix relink (RUNPATH grows), ISA-L build", [wheelfix, "relink", str(wheel), "-o", str(out / "grow"),
+                                                                  "--set-rpath", long_rpath, "--overwrite"]),
+                ("wheelfix inspect, ISA-L build", [wheelfix, "inspect", str(wheel)]),
+            ]
+            if before:
+                commands += [
+                    ("wheelfix relink (RUNPATH grows), zlib-only build", [before, "relink", str(wheel), "-o",
+                                                                         str(out / "grow-zlib"), "--set-rpath",
+                                                                         long_rpath, "--overwrite"]),
+                    ("wheelfix inspect, zlib-only build", [before, "inspect", str(wheel)]),
+                ]
+            rows += run_scenario(scenario, [(label, [str(part) for part in command]) for label, command in commands],
+                                 args.runs)
         elif scenario == "inspect-small":
             wheel = small_wheel(args.cache)
             rows += run_scenario(scenario, [

@@ -20,6 +20,20 @@ if(NOT ZLIB_FOUND)
   wheelfix_missing("zlib" zlib1g-dev)
 endif()
 
+# ISA-L (igzip): the fast inflate, deflate and CRC-32 behind zip/codec.hpp. With
+# WHEELFIX_ISAL=OFF (or without libisal-dev) zlib does all of it, as it always did.
+if(WHEELFIX_ISAL)
+  find_path(ISAL_INCLUDE_DIR isa-l/igzip_lib.h)
+  find_library(ISAL_LIBRARY isal)
+  if(ISAL_INCLUDE_DIR AND ISAL_LIBRARY)
+    add_library(wheelfix::isal INTERFACE IMPORTED)
+    target_include_directories(wheelfix::isal INTERFACE ${ISAL_INCLUDE_DIR})
+    target_link_libraries(wheelfix::isal INTERFACE ${ISAL_LIBRARY})
+  elseif(WHEELFIX_ISAL STREQUAL "ON")
+    wheelfix_missing("ISA-L (igzip; or configure with -DWHEELFIX_ISAL=OFF for zlib only)" libisal-dev)
+  endif()
+endif()
+
 find_package(OpenSSL QUIET COMPONENTS Crypto)
 if(NOT OpenSSL_FOUND)
   wheelfix_missing("OpenSSL libcrypto (SHA-256)" libssl-dev)

@@ -68,5 +68,8 @@ if(WHEELFIX_DPKG_SHLIBDEPS)
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
       "libc6 (>= 2.34), libfmt9 (>= 9.1.0), libgcc-s1 (>= 3.0), libssl3 (>= 3.0.0), libstdc++6 (>= 12), libzip4 (>= 1.7.0), zlib1g (>= 1:1.2.0)")
+  if(TARGET wheelfix::isal)
+    string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libisal2 (>= 2.30.0)")
+  endif()
 endif()
 include(CPack)

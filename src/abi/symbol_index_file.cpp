@@ -34,6 +34,9 @@
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/output_file.hpp"
 
+// zlib, not zip/codec.hpp: index files are gzip (header, trailer) at level 9, made
+// once and shipped (data/torch-index/): their bytes must not depend on the build's
+// backend, and a few MB inflate in milliseconds either way.
 #include <zlib.h>
 
 #include <array>

@@ -27,12 +27,14 @@
 // each symlink entry's target to refuse one that leaves the archive.
 #include "wheelfix/zip/archive.hpp"
 
+#include "sink_pipeline.hpp"
 #include "stored_offsets.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 
+#include "wheelfix/zip/codec.hpp"
+
 #include <zip.h>
-#include <zlib.h>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -548,7 +550,7 @@ std::size_t RawReader::read(std::span<std::uint8_t> buffer) {
     s.read_fully(buffer.first(want), s.data_offset + s.position);
     s.position += want;
     if (s.member.method == Method::stored && s.whole) {
-        s.crc = static_cast<std::uint32_t>(crc32_z(s.crc, buffer.data(), want));
+        s.crc = crc32(s.crc, buffer.first(want));
         if (s.position == s.member.compressed_size && s.crc != s.member.crc32) s.fail_member("CRC mismatch");
     }
     return want;
@@ -633,8 +635,61 @@ const Member* Archive::find(std::string_view name) const {
     return it == handle_->position_by_name.end() ? nullptr : &members_[it->second];
 }
 
+// Members from this size on, streamed in chunks of at least kOverlapChunk, reach
+// their sink on a second thread when the budget spares one.
+constexpr std::uint64_t kOverlapFrom = std::uint64_t(4) << 20;
+constexpr std::size_t kOverlapChunk = std::size_t(256) << 10;
+
+// A deflated member inflated by the codec (zip/codec.hpp: ISA-L when built with
+// it; libzip would inflate with zlib) from its raw bytes, with libzip's checks:
+// the size while it streams, the CRC at the end. A big member's chunks go to the
+// sink on a second thread (SinkPipeline), so hashing overlaps the inflate.
+std::uint64_t Archive::inflate_deflated(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
+                                        std::size_t chunk_size) const {
+    RawReader raw = open_raw(member);
+    Inflater inflater;
+    std::vector<std::uint8_t> input(std::clamp<std::uint64_t>(member.compressed_size, 1, std::uint64_t(256) << 10));
+    const auto output_size = static_cast<std::size_t>(std::clamp<std::uint64_t>(member.size + 1, 1, std::max<std::size_t>(chunk_size, 1)));
+    SinkPipeline pipeline(sink, output_size, member.size >= kOverlapFrom && chunk_size >= kOverlapChunk);
+    std::span<const std::uint8_t> pending;
+    std::uint64_t total = 0;
+    std::uint32_t crc = 0;
+    for (bool ended = false; !ended;) {
+        bool more = !pending.empty();
+        if (!more) {
+            pending = std::span<const std::uint8_t>(input.data(), raw.read(input));
+            more = !pending.empty();
+        }
+        Inflater::Step step;
+        auto output = pipeline.room();
+        try {
+            step = inflater.inflate(pending, output);
+        } catch (const CodecError& error) {
+            fail(path_, member_problem(member.name, error.what()));
+        }
+        pending = pending.subspan(step.consumed);
+        ended = step.ended;
+        if (!ended && step.consumed == 0 && step.produced == 0 && !more)
+            fail(path_, member_problem(member.name, "truncated compressed data (the deflate stream has no end)"));
+        if (step.produced == 0) continue;
+        total += step.produced;
+        if (total > member.size)
+            fail(path_, member_problem(member.name, "size mismatch (more than the " + std::to_string(member.size) +
+                                                        " bytes the central directory says)"));
+        crc = crc32(crc, output.first(step.produced));
+        pipeline.deliver(step.produced);
+    }
+    pipeline.finish();
+    if (total != member.size)
+        fail(path_, member_problem(member.name, "size mismatch (central directory says " + std::to_string(member.size) +
+                                                    " bytes, read " + std::to_string(total) + ")"));
+    if (crc != member.crc32) fail(path_, member_problem(member.name, "CRC mismatch"));
+    return total;
+}
+
 std::uint64_t Archive::stream(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
                               std::size_t chunk_size) const {
+    if (member.method == Method::deflated) return inflate_deflated(member, sink, chunk_size);
     return stream_bytes(path_, handle_->archive, member, 0, member.size, sink, chunk_size);
 }
 

@@ -1,13 +1,14 @@
 // inflate_indexed: one pass over a member that inflates it and indexes its blocks.
 //
-// Technique (zlib's examples/zran.c): inflate the raw deflate stream with
-// Z_BLOCK, which makes inflate() return at the end of every block. When it does,
-// data_type says so (bit 128), whether the block just left was the last one (bit
-// 64), and how many bits of the last byte it took are still unused (bits 0-2):
-// the next block starts at bit  8 * total_in - unused. Together with total_out
-// that is an access point. Where it is not byte aligned, the byte it starts in also
-// holds the previous block's last bits; we remember that byte (the last one inflate
-// consumed), so a splice restarting there can prime deflate with those bits.
+// Technique (zlib's examples/zran.c): at the start of a block, the next block
+// starts at bit 8 * consumed - held, where `held` is how many of the consumed
+// input bits the inflater has not decoded yet (zip/codec.hpp's
+// Inflater::block_start_bits: zlib returns there after every block with Z_BLOCK;
+// ISA-L stands there when its input ended inside a block header). Together with
+// the output so far that is an access point. Where it is not byte aligned, the
+// byte it starts in also holds the previous block's last bits; we keep that byte
+// (from the input chunk, or the tail of the one before), so a splice restarting
+// there can prime deflate with those bits.
 //
 // The compressed bytes come from Archive::open_raw (pread) in fixed chunks. Where
 // the inflated bytes go is a Delivery: a fixed buffer handed to the sink when full
@@ -31,12 +32,13 @@
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/thread_budget.hpp"
 
-#include <zlib.h>
+#include "wheelfix/zip/codec.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -58,7 +60,6 @@ constexpr std::size_t kOutputChunk = std::size_t(1) << 20;     // streaming buff
 constexpr std::uint64_t kPublishEvery = std::uint64_t(512) << 10;  // bytes between hand-overs to the follower
 constexpr std::uint64_t kPrefaultLead = std::uint64_t(32) << 20;   // how far ahead of the inflate pages are faulted
 constexpr std::uint64_t kMaxDeflateRatio = 1032;  // deflate cannot expand more than this
-constexpr int kBlockEnd = 128, kLastBlock = 64, kUnusedBits = 7;
 constexpr std::size_t kWindowSize = std::size_t(32) << 10;  // deflate's window
 
 std::uint64_t plausible_size(std::uint64_t compressed_size) {
@@ -81,9 +82,16 @@ public:
     }
 
     void update(std::span<const std::uint8_t> bytes) {
-        if (bytes.empty()) return;  // crc32 of a null buffer is not a no-op: it restarts at 0
-        crc_ = static_cast<std::uint32_t>(crc32_z(crc_, bytes.data(), bytes.size()));
-        if (sha_) sha_->update(bytes);
+        if (bytes.empty()) return;
+        crc_ = zip::crc32(crc_, bytes);
+        if (sha_) {
+            const auto start = std::chrono::steady_clock::now();
+            sha_->update(bytes);
+            count_work(Work::sha256, bytes.size(),
+                       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                      std::chrono::steady_clock::now() - start)
+                                                      .count()));
+        }
     }
 
     void mark_block_start() { prefix_crcs_.push_back(crc_); }
@@ -391,31 +399,38 @@ private:
 
 // ---- the inflate -------------------------------------------------------------------
 
-// Raw inflate with Z_BLOCK over the member's stored bytes, one step at a time.
+// Raw inflate over the member's stored bytes (zip/codec.hpp), one step at a time,
+// recording block starts: zlib stops after every block (Z_BLOCK); ISA-L stands at
+// a block start only when its input ends inside a block header, so once
+// kBlockEvery bytes have come out since the last start found, it is fed kSlice
+// bytes at a time until it stands at one (a header is tens of bytes, a block tens
+// of KB: a few blocks' worth of short slices find one).
 class BlockIndexer {
 public:
-    BlockIndexer(const Archive& archive, const Member& member)
-        : archive_(archive),
+    BlockIndexer(const Archive& archive, const Member& member, Backend backend, std::uint64_t block_every)
+        : block_every_(block_every),
+          archive_(archive),
           member_(member),
           raw_(archive.open_raw(member)),
-          input_(buffer_size(member.compressed_size, kInputChunk)) {
-        if (inflateInit2(&stream_, -MAX_WBITS) != Z_OK) throw std::bad_alloc();
-    }
-    ~BlockIndexer() { inflateEnd(&stream_); }
-    BlockIndexer(const BlockIndexer&) = delete;
-    BlockIndexer& operator=(const BlockIndexer&) = delete;
+          input_(buffer_size(member.compressed_size, kInputChunk)),
+          inflater_(backend) {}
 
     void run(Delivery& deliver, std::vector<AccessPoint>& blocks, std::vector<Window>& windows) {
         blocks.push_back({0, 0, 0, 0});
         for (bool done = false; !done;) {
-            refill();
+            const bool refilled = refill();
             auto room = deliver.room();
-            stream_.next_out = room.data();
-            stream_.avail_out = static_cast<uInt>(room.size());
-            done = step();
-            deliver.produced(room.size() - stream_.avail_out);
-            if (!done && at_block_boundary()) {
-                blocks.push_back(boundary());
+            auto step = inflate(next_slice(), room);
+            done = step.ended;
+            pending_ = pending_.subspan(step.consumed);
+            consumed_ += step.consumed;
+            produced_ += step.produced;
+            deliver.produced(step.produced);
+            if (!done && step.consumed == 0 && step.produced == 0 && pending_.empty() && !refilled)
+                fail(archive_, member_, "truncated compressed data (the deflate stream has no end)");
+            if (done) break;
+            if (auto point = boundary(blocks.back())) {
+                blocks.push_back(*point);
                 deliver.block_start();
                 if (deliver.wants_window()) windows.push_back({blocks.back(), deliver.window()});
             }
@@ -423,45 +438,72 @@ public:
     }
 
 private:
-    void refill() {
-        if (stream_.avail_in != 0 || input_done_) return;
-        std::size_t got = raw_.read(input_);
-        input_done_ = got == 0;
-        stream_.next_in = input_.data();
-        stream_.avail_in = static_cast<uInt>(got);
+    // A slice costs ISA-L a call (~5 us: it saves its 32 KiB history each time),
+    // so slices are fed only while a start is overdue: after block_every_ bytes.
+    static constexpr std::size_t kSlice = 64;
+    static constexpr std::size_t kTail = 1024;  // compressed bytes kept from the last chunk: more than a header
+
+    Inflater::Step inflate(std::span<const std::uint8_t> input, std::span<std::uint8_t> room) {
+        try {
+            return inflater_.inflate(input, room, /*stop_at_block=*/true);
+        } catch (const CodecError& error) {
+            fail(archive_, member_, error.what());
+        }
     }
 
-    // One inflate() call; true at the end of the stream.
-    bool step() {
-        uInt in_before = stream_.avail_in, out_before = stream_.avail_out;
-        int status = inflate(&stream_, Z_BLOCK);
-        // Inflate may still owe output for bits it holds after the input ran out;
-        // only when it can make no progress at all is the stream cut short.
-        if (status == Z_BUF_ERROR) fail(archive_, member_, "truncated compressed data (the deflate stream has no end)");
-        if (status != Z_OK && status != Z_STREAM_END)
-            fail(archive_, member_, std::string("corrupt compressed data (") + (stream_.msg ? stream_.msg : "inflate failed") + ")");
-        if (stream_.avail_in < in_before) last_byte_ = stream_.next_in[-1];
-        consumed_ += in_before - stream_.avail_in;
-        produced_ += out_before - stream_.avail_out;
-        return status == Z_STREAM_END;
+    // What the inflater gets next: all that is pending, or a short slice while
+    // ISA-L is overdue for a block start.
+    std::span<const std::uint8_t> next_slice() const {
+        const bool overdue = inflater_.backend() == Backend::isal && produced_ - last_start_ >= block_every_;
+        return overdue ? pending_.first(std::min(kSlice, pending_.size())) : pending_;
     }
 
-    bool at_block_boundary() const { return (stream_.data_type & kBlockEnd) && !(stream_.data_type & kLastBlock); }
-
-    // The prefix CRC is filled in when the digest has it (Delivery::finish).
-    AccessPoint boundary() const {
-        std::uint64_t bit = consumed_ * 8 - static_cast<unsigned>(stream_.data_type & kUnusedBits);
-        return {bit, produced_, static_cast<std::uint8_t>(bit % 8 ? last_byte_ : 0), 0};
+    // More compressed bytes when the last are used; whether any came.
+    bool refill() {
+        if (!pending_.empty()) return true;
+        if (input_done_) return false;
+        const std::size_t kept = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_length_, kTail));
+        tail_.assign(input_.begin() + static_cast<std::ptrdiff_t>(chunk_length_ - kept),
+                     input_.begin() + static_cast<std::ptrdiff_t>(chunk_length_));
+        chunk_start_ += chunk_length_;
+        chunk_length_ = raw_.read(input_);
+        input_done_ = chunk_length_ == 0;
+        pending_ = std::span<const std::uint8_t>(input_.data(), chunk_length_);
+        return !input_done_;
     }
 
+    // The compressed byte at `offset`: in this chunk or the tail of the last.
+    std::uint8_t compressed_byte(std::uint64_t offset) const {
+        if (offset >= chunk_start_) return input_[static_cast<std::size_t>(offset - chunk_start_)];
+        const std::uint64_t back = chunk_start_ - offset;
+        if (back > tail_.size()) throw std::logic_error("inflate_indexed: a block start before the kept tail");
+        return tail_[tail_.size() - static_cast<std::size_t>(back)];
+    }
+
+    // The block start the inflater stands at, if any and new. The prefix CRC is
+    // filled in when the digest has it (Delivery::finish).
+    std::optional<AccessPoint> boundary(const AccessPoint& last) {
+        auto held = inflater_.block_start_bits();
+        if (!held || *held > consumed_ * 8) return std::nullopt;
+        const std::uint64_t bit = consumed_ * 8 - *held;
+        if (bit <= last.compressed_bit) return std::nullopt;
+        last_start_ = produced_;
+        return AccessPoint{bit, produced_, static_cast<std::uint8_t>(bit % 8 ? compressed_byte(bit / 8) : 0), 0};
+    }
+
+    std::uint64_t block_every_;
     const Archive& archive_;
     const Member& member_;
     RawReader raw_;
     std::vector<std::uint8_t> input_;
-    z_stream stream_{};
+    std::span<const std::uint8_t> pending_;  // of input_: read, not yet taken by the inflater
+    std::uint64_t chunk_start_ = 0;          // compressed offset of input_[0]
+    std::size_t chunk_length_ = 0;
+    std::vector<std::uint8_t> tail_;         // the last bytes of the chunk before
+    Inflater inflater_;
     bool input_done_ = false;
     std::uint64_t consumed_ = 0, produced_ = 0;
-    std::uint8_t last_byte_ = 0;  // the last compressed byte inflate took: holds a boundary's first bits
+    std::uint64_t last_start_ = 0;           // inflated offset of the last block start found
 };
 
 void inflate_stored(const Archive& archive, const Member& member, Delivery& deliver) {
@@ -469,6 +511,23 @@ void inflate_stored(const Archive& archive, const Member& member, Delivery& deli
 }
 
 }  // namespace
+
+// How often ISA-L must find a block start: often for a kept member (a splice
+// restarts and resumes at them: measured on 256 MB of libcublasLt, 256 KiB gives
+// one per ~512 KiB with 9% of the input fed in slices; only when a caller asks for
+// ISA-L on a kept member, see kIsalIndexFrom), once per window when streaming with
+// windows, never otherwise.
+std::uint64_t block_every(const InflateOptions& options) {
+    if (options.keep) return std::uint64_t(256) << 10;
+    if (options.window_every != 0) return options.window_every;
+    return UINT64_MAX;
+}
+
+Backend index_backend(const Member& member, const InflateOptions& options) {
+    if (options.backend) return *options.backend;
+    if (options.keep && member.size < kIsalIndexFrom) return Backend::zlib;
+    return default_backend();
+}
 
 InflatedMember inflate_indexed(const Archive& archive, const Member& member, const InflateSink& sink,
                                InflateOptions options) {
@@ -478,7 +537,7 @@ InflatedMember inflate_indexed(const Archive& archive, const Member& member, con
     if (member.method == Method::stored)
         inflate_stored(archive, member, deliver);
     else
-        BlockIndexer(archive, member).run(deliver, result.blocks, result.windows);
+        BlockIndexer(archive, member, index_backend(member, options), block_every(options)).run(deliver, result.blocks, result.windows);
     deliver.finish(result);
     return result;
 }

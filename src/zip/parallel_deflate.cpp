@@ -1,11 +1,12 @@
 // parallel_deflate: one raw deflate stream made of independently compressed chunks.
 //
 // Technique (pigz; mold's lib/compress.cc): deflate output can be joined by plain
-// concatenation when every piece but the last ends with Z_SYNC_FLUSH, which closes
+// concatenation when every piece but the last ends with a sync flush, which closes
 // the current block and pads it to a byte boundary with an empty stored block.
 // Each 1 MiB chunk is deflated on its own, primed with the 32 KiB that precede it
 // as a dictionary, so matches may still reach back across the cut and the ratio
-// stays that of a single stream. The last chunk ends with Z_FINISH. The chunking
+// stays that of a single stream. The last chunk ends with the final block. The
+// deflater is zip/codec.hpp's (ISA-L or zlib, as the caller chooses). The chunking
 // does not depend on the thread count, so the output is the same on any machine.
 // Helper threads, as many as the thread budget spares (util/thread_budget.hpp),
 // take chunks in any order; the caller's thread meanwhile computes the SHA-256
@@ -15,7 +16,6 @@
 #include "wheelfix/util/thread_budget.hpp"
 #include "wheelfix/zip/splice.hpp"
 
-#include "raw_deflate.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -51,22 +51,22 @@ std::vector<Chunk> split(std::span<const std::uint8_t> data) {
     return chunks;
 }
 
-void deflate_chunk(RawDeflater& deflater, Chunk& chunk) {
+void deflate_chunk(Deflater& deflater, Chunk& chunk) {
     deflater.start(chunk.dictionary);
     deflater.feed(chunk.data, chunk.deflated);
     deflater.end(chunk.last, chunk.deflated);
-    chunk.crc32 = static_cast<std::uint32_t>(crc32_z(0, chunk.data.data(), chunk.data.size()));
+    chunk.crc32 = crc32(0, chunk.data);
 }
 
 // Runs deflate_chunk over all chunks on `helpers` threads and, once it has hashed
 // `data`, the calling thread; rethrows the first failure.
-void deflate_all(std::vector<Chunk>& chunks, int level, std::size_t helpers, Sha256& hash,
+void deflate_all(std::vector<Chunk>& chunks, DeflateChoice choice, std::size_t helpers, Sha256& hash,
                  std::span<const std::uint8_t> data) {
     std::atomic<std::size_t> next{0};
     std::vector<std::exception_ptr> failures(helpers + 1);
     auto work = [&](std::size_t id) {
         try {
-            RawDeflater deflater(level);
+            Deflater deflater(choice.backend, choice.level);
             for (std::size_t i; (i = next.fetch_add(1)) < chunks.size();) deflate_chunk(deflater, chunks[i]);
         } catch (...) {
             failures[id] = std::current_exception();
@@ -85,7 +85,8 @@ void deflate_all(std::vector<Chunk>& chunks, int level, std::size_t helpers, Sha
 
 }  // namespace
 
-PrecompressedMember parallel_deflate(std::span<const std::uint8_t> data, int level, unsigned threads) {
+PrecompressedMember parallel_deflate(std::span<const std::uint8_t> data, DeflateChoice choice, unsigned threads) {
+    Deflater(choice.backend, choice.level);  // a bad choice fails here, on the caller's thread
     auto chunks = split(data);
     // The helpers' shares of the thread budget, held until they are joined.
     std::vector<ThreadClaim> claims;
@@ -97,15 +98,14 @@ PrecompressedMember parallel_deflate(std::span<const std::uint8_t> data, int lev
         helpers = std::min<std::size_t>(threads, chunks.size()) - 1;
     }
     Sha256 hash;
-    deflate_all(chunks, level, helpers, hash, data);
+    deflate_all(chunks, choice, helpers, hash, data);
 
     PrecompressedMember result;
     result.size = data.size();
     result.recompressed_bytes = data.size();
     result.sha256 = hash.digest();
     for (auto& chunk : chunks) {
-        result.crc32 = static_cast<std::uint32_t>(
-            crc32_combine(result.crc32, chunk.crc32, static_cast<z_off_t>(chunk.data.size())));
+        result.crc32 = crc32_combine(result.crc32, chunk.crc32, chunk.data.size());
         result.compressed_size += chunk.deflated.size();
         CompressedPiece piece;
         piece.length = chunk.deflated.size();

@@ -1,5 +1,14 @@
-// A raw (headerless) deflate stream that appends its output to a vector: the one
-// compressor behind the splice and parallel deflate (zip/splice.hpp).
+// A raw (headerless) deflate stream that appends its output to a vector: the
+// splice's compressor (zip/splice.hpp).
+//
+// Why zlib here and not ISA-L (zip/codec.hpp): the splice glues a new stream into
+// an old one at arbitrary bit offsets. That needs deflatePrime (bits written before
+// the first block, and the padding blocks below), deflatePending (how many bits
+// are still pending after Z_BLOCK) and Z_BLOCK itself (close a block without
+// byte-aligning it); isal_deflate has none of them. The regions it compresses are
+// bounded (the edits plus a window and the distance to the next block start), so
+// zlib's speed costs milliseconds here; whole members go to parallel_deflate,
+// which uses the codec.
 //
 // Contract: start() begins a new stream, optionally with a dictionary (the 32 KiB
 // that precede the data, so the first bytes can refer back into them) and with up

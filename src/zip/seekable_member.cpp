@@ -4,7 +4,7 @@
 
 #include "wheelfix/util/error.hpp"
 
-#include <zlib.h>
+#include "wheelfix/zip/codec.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -17,54 +17,50 @@ namespace {
 
 constexpr std::size_t kChunk = std::size_t(256) << 10;
 
-// A raw inflate primed to start at `window` (or at the stream's start), fed from
-// the member's stored bytes.
+// A raw inflate (zip/codec.hpp) primed to start at `window` (or at the stream's
+// start), fed from the member's stored bytes.
 class Resumed {
 public:
     Resumed(const Archive& archive, const Member& member, const Window* window)
         : archive_(archive), member_(member), raw_(archive.open_raw(member)), input_(kChunk) {
-        if (inflateInit2(&stream_, -MAX_WBITS) != Z_OK) throw std::bad_alloc();
         if (window == nullptr) return;
         const std::uint64_t bit = window->point.compressed_bit;
         const unsigned used = static_cast<unsigned>(bit % 8);  // bits of the boundary byte the previous block took
         raw_.skip_to(bit / 8 + (used != 0 ? 1 : 0));
-        if (used != 0 && inflatePrime(&stream_, static_cast<int>(8 - used), window->point.partial_byte >> used) != Z_OK)
-            fail("cannot resume inflating (inflatePrime)");
-        if (inflateSetDictionary(&stream_, window->dictionary.data(), static_cast<uInt>(window->dictionary.size())) != Z_OK)
-            fail("cannot resume inflating (inflateSetDictionary)");
+        inflater_.resume(static_cast<int>(used), window->point.partial_byte, window->dictionary);
         produced_ = window->point.uncompressed;
     }
-    ~Resumed() { inflateEnd(&stream_); }
-    Resumed(const Resumed&) = delete;
-    Resumed& operator=(const Resumed&) = delete;
 
     std::uint64_t produced() const { return produced_; }
 
     // Inflates the next bytes into `out`; returns how many (0 only at the stream's end).
     std::size_t next(std::span<std::uint8_t> out) {
-        stream_.next_out = out.data();
-        stream_.avail_out = static_cast<uInt>(out.size());
-        while (stream_.avail_out == out.size() && !ended_) {
-            refill();
-            const uInt in_before = stream_.avail_in;
-            const int status = inflate(&stream_, Z_NO_FLUSH);
-            ended_ = status == Z_STREAM_END;
-            if (status == Z_BUF_ERROR && stream_.avail_in == 0 && in_before == 0)
+        std::size_t count = 0;
+        while (count == 0 && !ended_) {
+            const bool refilled = refill();
+            Inflater::Step step;
+            try {
+                step = inflater_.inflate(pending_, out);
+            } catch (const CodecError& error) {
+                fail(error.what());
+            }
+            pending_ = pending_.subspan(step.consumed);
+            count = step.produced;
+            ended_ = step.ended;
+            if (!ended_ && step.consumed == 0 && step.produced == 0 && pending_.empty() && !refilled)
                 fail("truncated compressed data (the deflate stream has no end)");
-            if (status != Z_OK && status != Z_STREAM_END && status != Z_BUF_ERROR)
-                fail(std::string("corrupt compressed data (") + (stream_.msg ? stream_.msg : "inflate failed") + ")");
         }
-        const std::size_t count = out.size() - stream_.avail_out;
         produced_ += count;
         return count;
     }
 
 private:
-    void refill() {
-        if (stream_.avail_in != 0) return;
+    // More compressed bytes when the last are used; whether any came.
+    bool refill() {
+        if (!pending_.empty()) return true;
         const std::size_t got = raw_.read(input_);
-        stream_.next_in = input_.data();
-        stream_.avail_in = static_cast<uInt>(got);
+        pending_ = std::span<const std::uint8_t>(input_.data(), got);
+        return got != 0;
     }
 
     [[noreturn]] void fail(const std::string& problem) const {
@@ -75,7 +71,8 @@ private:
     const Member& member_;
     RawReader raw_;
     std::vector<std::uint8_t> input_;
-    z_stream stream_{};
+    std::span<const std::uint8_t> pending_;  // read, not yet taken by the inflater
+    Inflater inflater_;
     std::uint64_t produced_ = 0;
     bool ended_ = false;
 };

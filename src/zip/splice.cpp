@@ -37,6 +37,8 @@
 #include "wheelfix/util/sparse_stream.hpp"
 #include "wheelfix/util/thread_budget.hpp"
 
+#include "wheelfix/zip/codec.hpp"
+
 #include "raw_deflate.hpp"
 
 #include <algorithm>
@@ -156,7 +158,7 @@ private:
 
 // CRC-32 of the span [s, e) given the CRCs of the prefixes [0, s) and [0, e).
 std::uint32_t crc_between(std::uint32_t prefix_start, std::uint32_t prefix_end, std::uint64_t length) {
-    return prefix_end ^ static_cast<std::uint32_t>(crc32_combine(prefix_start, 0, static_cast<z_off_t>(length)));
+    return prefix_end ^ crc32_combine(prefix_start, 0, length);
 }
 
 // Builds the pieces in stream order while CRC-ing the new content in content
@@ -239,7 +241,7 @@ private:
         std::uint64_t length = offset_of(boundary) - offset_of(unchanged_from_);
         if (length != 0) {
             std::uint32_t span = crc_between(prefix_crc_of(unchanged_from_), prefix_crc_of(boundary), length);
-            crc_ = static_cast<std::uint32_t>(crc32_combine(crc_, span, static_cast<z_off_t>(length)));
+            crc_ = crc32_combine(crc_, span, length);
         }
         unchanged_from_ = boundary;
     }
@@ -262,8 +264,7 @@ private:
     }
 
     void account(std::span<const std::uint8_t> bytes) {
-        if (bytes.empty()) return;  // crc32 of a null buffer is not a no-op: it restarts at 0
-        crc_ = static_cast<std::uint32_t>(crc32_z(crc_, bytes.data(), bytes.size()));
+        crc_ = crc32(crc_, bytes);
     }
 
     const InflatedMember& original_;
@@ -306,7 +307,7 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
     if (deflated && edits.empty()) return unchanged(original);
     auto regions = deflated ? plan_regions(blocks, edits) : std::vector<Region>{};
     if (!deflated || rewrites_everything(regions, blocks.size()))
-        return parallel_deflate(apply_edits(original.data, edits), level);
+        return parallel_deflate(apply_edits(original.data, edits));
     return Splicer(original, original.data, edits, level).run(regions, feed_spans(new_content(original.data, edits)));
 }
 

@@ -11,7 +11,7 @@
 // memory (cp's way: 0.11 s for the same 375 MB).
 #include "wheelfix/zip/writer.hpp"
 
-#include "raw_deflate.hpp"
+#include "wheelfix/zip/codec.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/output_file.hpp"
 #include "zip_records.hpp"
@@ -30,7 +30,6 @@ constexpr std::size_t kParallelContent = std::size_t(1) << 20;
 constexpr std::uint32_t kMsdosDirectory = 0x10;
 constexpr std::uint16_t kStored = 0;
 constexpr std::uint16_t kDeflated = 8;
-constexpr int kLevel = 6;
 
 std::uint32_t external_attributes(std::uint32_t unix_mode) {
     std::uint32_t attributes = unix_mode << 16;
@@ -41,13 +40,14 @@ std::uint32_t external_attributes(std::uint32_t unix_mode) {
 // New content as one deflated piece: inline for small content, in parallel
 // chunks for big. Empty content (directories, empty files) is stored.
 PrecompressedMember deflate_content(std::span<const std::uint8_t> bytes) {
-    if (bytes.size() >= kParallelContent) return parallel_deflate(bytes, kLevel);
+    const DeflateChoice choice = member_deflate();
+    if (bytes.size() >= kParallelContent) return parallel_deflate(bytes, choice);
     PrecompressedMember result;
     result.size = bytes.size();
-    result.crc32 = static_cast<std::uint32_t>(crc32_z(0, bytes.data(), bytes.size()));
+    result.crc32 = crc32(0, bytes);
     CompressedPiece piece;
     if (!bytes.empty()) {
-        RawDeflater deflater(kLevel);
+        Deflater deflater(choice.backend, choice.level);
         deflater.start({});
         deflater.feed(bytes, piece.bytes);
         deflater.end(true, piece.bytes);

@@ -153,7 +153,7 @@ TEST_CASE("zip writer: a spliced member goes in as its pieces, not recompressed"
     // A level-1 parallel deflate: libzip recompressing it would change every byte.
     Bytes content(std::size_t(3) << 20);
     for (std::size_t i = 0; i < content.size(); ++i) content[i] = static_cast<std::uint8_t>((i * 31) ^ (i >> 9));
-    auto level1 = zip::parallel_deflate(content, 1, 2);
+    auto level1 = zip::parallel_deflate(content, {zip::Backend::zlib, 1}, 2);
 
     std::vector<OutputMember> members{
         {"pkg/lib.so", zip::Precompressed{&lib, spliced}, S_IFREG | 0755u, kWhen},
@@ -198,7 +198,7 @@ TEST_CASE("zip writer: new content, small (libzip deflates) and big (parallel de
     CHECK(as_string(output.read(output.members()[1])) == "a,sha256=x,1\n");
     const auto& out_big = output.members()[2];
     CHECK(out_big.unix_mode == (S_IFREG | 0600));
-    CHECK(output.read_raw(out_big) == stored_bytes(zip::parallel_deflate(big, 6, 1), {}));
+    CHECK(output.read_raw(out_big) == stored_bytes(zip::parallel_deflate(big, zip::member_deflate(), 1), {}));
     CHECK(output.read(out_big) == big);
     CHECK(output.members()[3].is_symlink);
     CHECK(as_string(output.read(output.members()[3])) == "libx.so.2");

@@ -13,6 +13,8 @@
 //   central directory; read_raw() returns the compressed bytes as stored. Both
 //   throw InputError on a damaged member. stream() inflates in chunks for consumers
 //   that only need to see the bytes once (hashing), so memory stays bounded.
+//   Deflated members are inflated by zip/codec.hpp (ISA-L when built with it),
+//   stored ones read through libzip.
 //   open_raw() pulls the compressed bytes as stored in pieces of any size, for code
 //   that inflates or copies them itself (zip/inflate_index.hpp): read with pread
 //   from data_offset(), where the member's stored bytes begin in the file (found
@@ -119,6 +121,8 @@ public:
 
 private:
     Archive() = default;
+    std::uint64_t inflate_deflated(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
+                                   std::size_t chunk_size) const;
     struct Handle;
     std::unique_ptr<Handle> handle_;
     std::filesystem::path path_;

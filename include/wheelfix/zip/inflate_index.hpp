@@ -1,11 +1,14 @@
 // Inflating a member once while recording where its deflate blocks start.
 //
 // Contract: inflate_indexed() reads the member's raw (compressed) bytes from the
-// archive (Archive::open_raw) and inflates them with zlib (raw deflate, Z_BLOCK),
-// calling `sink` (when given) with each inflated chunk in order, and recording
-// every deflate block boundary as an AccessPoint (the zran.c technique: the
-// compressed bit offset where a block starts and the uncompressed offset it
-// decodes to). The CRC-32 and size are checked against the central directory; a
+// archive (Archive::open_raw) and inflates them with the codec (zip/codec.hpp:
+// ISA-L, or zlib), calling `sink` (when given) with each inflated chunk in order,
+// and recording deflate block boundaries as AccessPoints (the zran.c technique:
+// the compressed bit offset where a block starts and the uncompressed offset it
+// decodes to). zlib finds every boundary; ISA-L finds one at least every ~1 MiB
+// of output (past that it is fed short slices until it stands at one), so a
+// splice re-deflates a little more around an edit and windows are a little
+// further apart, for an inflate 1.4x faster. index_backend() picks per member. The CRC-32 and size are checked against the central directory; a
 // mismatch, truncated or corrupt data is an InputError naming the archive and
 // member. Stored members have no blocks: their index is empty (plan_splice then
 // deflates the new content whole). Each access point also keeps the compressed
@@ -37,6 +40,7 @@
 #pragma once
 
 #include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/codec.hpp"
 
 #include <array>
 #include <cstdint>
@@ -105,7 +109,20 @@ struct InflateOptions {
     // When not 0: a Window at the first block start at least this many inflated
     // bytes past the previous one (32 KiB each; none for stored members).
     std::uint64_t window_every = 0;
+    // Which inflater indexes the member: zlib finds every block start, ISA-L one at
+    // least every ~512 KiB (zip/codec.hpp). Unset: index_backend() decides.
+    std::optional<Backend> backend = std::nullopt;
 };
+
+// Kept members (the ones a splice re-deflates around edits) are indexed by zlib
+// whatever their size: to find block starts every 256 KiB ISA-L must be fed short
+// slices, each a call that saves its 32 KiB history, and measured on the 541 MB
+// libcublasLt relink that cost more than ISA-L's faster inflate saved (7.7 s
+// against 6.6 s with zlib's exact index, same run: bench/README.md). Streams, with
+// or without windows, are inflated by the default backend. kIsalIndexFrom keeps the
+// size switch for a future ISA-L with a stop-at-block mode.
+inline constexpr std::uint64_t kIsalIndexFrom = UINT64_MAX;
+Backend index_backend(const Member& member, const InflateOptions& options);
 
 // Kept members from this size on are digested on a second thread (see above).
 inline constexpr std::uint64_t kFollowedFrom = std::uint64_t(4) << 20;

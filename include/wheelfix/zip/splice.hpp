@@ -26,6 +26,7 @@
 #pragma once
 
 #include "wheelfix/util/byte_edit.hpp"
+#include "wheelfix/zip/codec.hpp"
 #include "wheelfix/zip/inflate_index.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
 
@@ -51,6 +52,8 @@ struct PrecompressedMember {
     std::uint64_t recompressed_bytes = 0;  // uncompressed bytes that went through deflate
 };
 
+// `level` is zlib's, for the re-deflated regions (they stay on zlib: see splice.cpp);
+// a splice that would re-deflate everything goes to parallel_deflate(member_deflate()).
 PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, int level = 6);
 
 // The same for an original whose inflated bytes were not kept (bounded memory for
@@ -73,6 +76,8 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
 // giving one valid raw deflate stream; used for new content and as the splice
 // fallback. threads = 0: the calling thread plus as many helpers as the thread
 // budget spares (util/thread_budget.hpp); else exactly that many threads in all.
-PrecompressedMember parallel_deflate(std::span<const std::uint8_t> data, int level = 6, unsigned threads = 0);
+// The backend and level: member_deflate() (zip/codec.hpp) unless a test asks otherwise.
+PrecompressedMember parallel_deflate(std::span<const std::uint8_t> data, DeflateChoice choice = member_deflate(),
+                                     unsigned threads = 0);
 
 }  // namespace wheelfix::zip
