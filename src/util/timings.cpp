@@ -3,6 +3,8 @@
 
 #include <sys/resource.h>
 
+#include <cstdio>
+
 namespace wheelfix::timings {
 
 namespace detail {
@@ -24,6 +26,21 @@ std::uint64_t maxrss_bytes(int who) {
     rusage usage{};
     if (getrusage(who, &usage) != 0) return 0;
     return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+// This address space's peak RSS (VmHWM). ru_maxrss survives execve, so a wheelfix
+// started by a bigger process (python's subprocess forks, then execs) would report
+// its parent's peak; VmHWM starts again with the new address space. 0 when the
+// kernel does not say.
+std::uint64_t high_water_mark_bytes() {
+    std::FILE* status = std::fopen("/proc/self/status", "re");
+    if (!status) return 0;
+    char line[256];
+    unsigned long long kib = 0;
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, status)) found = std::sscanf(line, "VmHWM: %llu kB", &kib) == 1;
+    std::fclose(status);
+    return found ? kib * 1024 : 0;
 }
 
 }  // namespace
@@ -74,6 +91,9 @@ std::array<PhaseTotal, kPhases> totals() {
     return result;
 }
 
-PeakRss peak_rss() { return {maxrss_bytes(RUSAGE_SELF), maxrss_bytes(RUSAGE_CHILDREN)}; }
+PeakRss peak_rss() {
+    const std::uint64_t self = high_water_mark_bytes();
+    return {self ? self : maxrss_bytes(RUSAGE_SELF), maxrss_bytes(RUSAGE_CHILDREN)};
+}
 
 }  // namespace wheelfix::timings

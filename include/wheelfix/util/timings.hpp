@@ -69,8 +69,10 @@ struct PhaseTotal {
 };
 std::array<PhaseTotal, kPhases> totals();
 
-// Peak resident set size in bytes (getrusage ru_maxrss): of this process, and of
-// the largest child it waited for (the load test's python3), 0 when there was none.
+// Peak resident set size in bytes: of this process (/proc/self/status VmHWM, which
+// starts again at execve, unlike ru_maxrss; getrusage where it is missing), and of
+// the largest child it waited for (getrusage RUSAGE_CHILDREN: the load test's
+// python3), 0 when there was none.
 struct PeakRss {
     std::uint64_t self = 0;
     std::uint64_t children = 0;
