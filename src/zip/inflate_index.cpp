@@ -30,6 +30,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/thread_budget.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include <zlib.h>
 
@@ -472,6 +473,7 @@ void inflate_stored(const Archive& archive, const Member& member, Delivery& deli
 
 InflatedMember inflate_indexed(const Archive& archive, const Member& member, const InflateSink& sink,
                                InflateOptions options) {
+    const timings::Scope timer(timings::Phase::inflate);
     InflatedMember result;
     result.member = &member;
     Delivery deliver(archive, member, sink, options);
