@@ -5,6 +5,8 @@ Builds the benchmark wheels once into a cache outside the repository (default
 ~/.cache/wheelfix-bench; nothing large is ever written into the repo), then runs
 every command of a scenario --runs times, interleaved, and reports the median wall
 time, the ratio to the scenario's baseline, and the peak RSS (/usr/bin/time -v).
+Each wheelfix command of a scenario then runs once more with --timings, outside
+the timed runs, and the report ends with where its time went.
 
     python3 bench/bench.py [--runs 5] [--cache DIR] [--build build] [scenario ...]
 
@@ -582,12 +584,30 @@ def measure(cmd):
         return wall, int(rss.read().strip().splitlines()[-1])
 
 
+TIMINGS = []  # (scenario, label, the --timings lines of one more run), printed after the table
+
+
+def record_timings(name, label, cmd):
+    """One more, untimed run of a wheelfix command with --timings: where its time went."""
+    at = next((i for i, word in enumerate(map(str, cmd)) if Path(word).name == "wheelfix"), None)
+    if at not in (0, 3) or (at == 3 and cmd[:2] != ["sh", "-c"]):  # wheelfix itself, or wheelfix_may_find's
+        return
+    proc = subprocess.run([str(cmd[at]), "--timings", *map(str, cmd[at + 1:])], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    lines = proc.stderr.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("timings: ")), None)
+    if start is not None:
+        TIMINGS.append((name, label, lines[start:]))
+
+
 def run_scenario(name, commands, runs):
     """commands: list of (label, argv); the first is the baseline."""
     samples = {label: [] for label, _ in commands}
     for _ in range(runs):
         for label, cmd in commands:
             samples[label].append(measure(cmd))
+    for label, cmd in commands:
+        record_timings(name, label, cmd)
     base = statistics.median(w for w, _ in samples[commands[0][0]])
     rows = []
     for label, cmd in commands:
@@ -730,6 +750,8 @@ def main():
     print("|---|---|---:|---:|---:|")
     for scenario, label, med, ratio, rss in rows:
         print(f"| {scenario} | {label} | {med:.3f} | {ratio:.2f} | {rss:.0f} |")
+    for scenario, label, lines in TIMINGS:
+        print(f"\n{scenario}, {label} (--timings):\n```\n" + "\n".join(lines) + "\n```")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/output_file.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include <zlib.h>
 
@@ -125,6 +126,7 @@ std::string gzip(const std::string& text) {
 }
 
 std::string gunzip(std::string_view compressed, const std::string& where) {
+    const timings::Scope timer(timings::Phase::inflate);
     z_stream stream{};
     if (inflateInit2(&stream, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
     stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
@@ -374,6 +376,7 @@ Atlas Atlas::build(const std::vector<SymbolIndex>& indexes) {
 }
 
 Atlas Atlas::parse(std::string_view bytes, const std::string& where) {
+    const timings::Scope timer(timings::Phase::parse);
     std::string inflated;
     if (bytes.starts_with("\x1f\x8b")) {
         inflated = gunzip(bytes, where);

@@ -33,6 +33,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/output_file.hpp"
+#include "wheelfix/util/timings.hpp"
 
 // zlib, not zip/codec.hpp: index files are gzip (header, trailer) at level 9, made
 // once and shipped (data/torch-index/): their bytes must not depend on the build's
@@ -181,6 +182,7 @@ std::string gzip(const std::string& text) {
 std::string read_all(const fs::path& path) { return read_regular_file(path, kMaxIndexText); }
 
 std::string gunzip(const std::string& compressed, const fs::path& path) {
+    const timings::Scope timer(timings::Phase::inflate);
     z_stream stream{};
     if (inflateInit2(&stream, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
     stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
@@ -343,6 +345,7 @@ void save_index(const SymbolIndex& index, const fs::path& destination, bool over
 }
 
 SymbolIndex load_index_file(const fs::path& index_file, const IndexOptions& options) {
+    const timings::Scope timer(timings::Phase::parse);
     std::string bytes = read_all(index_file);
     if (bytes.starts_with("\x1f\x8b")) bytes = gunzip(bytes, index_file);
     SymbolIndex index = IndexParser(bytes, index_file).run();

@@ -16,6 +16,7 @@ struct GlobalOptions {
     bool quiet = false;
     bool verbose = false;
     std::string color = "auto";  // --color auto|always|never (style.hpp decides)
+    bool timings = false;        // --timings: where the time went, on stderr (timings_report.hpp)
 };
 
 // Registers a subcommand and returns the function that runs it once parsed.

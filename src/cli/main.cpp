@@ -4,13 +4,16 @@
 #include "options.hpp"
 #include "progress_bar.hpp"
 #include "suggest.hpp"
+#include "timings_report.hpp"
 
 #include "wheelfix/util/argfile.hpp"
 #include "wheelfix/util/cleanup.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -27,6 +30,9 @@ void add_global_options(CLI::App& app, wheelfix::cli::GlobalOptions& global) {
     app.add_flag("-q,--quiet", global.quiet, "Print only findings and errors");
     app.add_flag("-v,--verbose", global.verbose, "Print more detail");
     wheelfix::cli::add_color_option(app, global.color);
+    app.add_flag("--timings", global.timings,
+                 "After the command, print on stderr where the time went (read, inflate, parse, edit, "
+                 "deflate/splice, hash, write, proofs) and the peak RSS");
     app.set_version_flag("--version", "wheelfix " WHEELFIX_VERSION " (" WHEELFIX_BUILD ")");
 }
 
@@ -46,6 +52,29 @@ void one_value_per_occurrence(CLI::App& app) {
             option->get_multi_option_policy() != CLI::MultiOptionPolicy::TakeAll)
             option->allow_extra_args(false);
     for (CLI::App* command : app.get_subcommands({})) one_value_per_occurrence(*command);
+}
+
+// Runs the command the command line chose; errors become one line on stderr and exit status 2.
+int run_parsed_command(std::vector<std::pair<CLI::App*, wheelfix::cli::CommandRunner>>& commands,
+                       const wheelfix::cli::GlobalOptions& global) {
+    wheelfix::cli::ScopedProgressBar progress_bar(global);
+    try {
+        for (auto& [subcommand, run] : commands)
+            if (subcommand->parsed()) return run();
+    } catch (const wheelfix::InputError& e) {
+        fmt::print(stderr, "wheelfix: {}\n", e.what());
+        return 2;
+    } catch (const std::filesystem::filesystem_error& e) {
+        fmt::print(stderr, "wheelfix: {}\n", e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        fmt::print(stderr, "wheelfix: out of memory\n");
+        return 2;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "wheelfix: internal error: {}\n", e.what());
+        return 2;
+    }
+    return 2;
 }
 
 }  // namespace
@@ -111,22 +140,12 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    wheelfix::cli::ScopedProgressBar progress_bar(global);
-    try {
-        for (auto& [subcommand, run] : commands)
-            if (subcommand->parsed()) return run();
-    } catch (const wheelfix::InputError& e) {
-        fmt::print(stderr, "wheelfix: {}\n", e.what());
-        return 2;
-    } catch (const std::filesystem::filesystem_error& e) {
-        fmt::print(stderr, "wheelfix: {}\n", e.what());
-        return 2;
-    } catch (const std::bad_alloc&) {
-        fmt::print(stderr, "wheelfix: out of memory\n");
-        return 2;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "wheelfix: internal error: {}\n", e.what());
-        return 2;
+    const auto started = std::chrono::steady_clock::now();
+    if (global.timings) wheelfix::timings::enable();
+    const int status = run_parsed_command(commands, global);
+    if (global.timings) {
+        std::fflush(stdout);  // the command's output first, where both reach one terminal
+        wheelfix::cli::print_timings(stderr, started);
     }
-    return 2;
+    return status;
 }

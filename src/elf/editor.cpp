@@ -13,6 +13,7 @@
 // of the input.
 #include "editor_internal.hpp"
 #include "wheelfix/util/byte_edit.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include <elf.h>
 
@@ -109,6 +110,7 @@ void read_back(const ElfFile& elf, const EditPlan& plan) {
 }  // namespace
 
 EditPlan plan_edits(const ElfFile& elf, const EditRequest& request) {
+    const timings::Scope timer(timings::Phase::edit);
     check_request(request);
     EditPlan plan;
     plan.new_size = elf.bytes().size();

@@ -6,6 +6,7 @@
 #include "elf_parser.hpp"
 
 #include <wheelfix/elf/elf_file.hpp>
+#include <wheelfix/util/timings.hpp>
 
 #include <elf.h>
 
@@ -15,9 +16,10 @@
 
 namespace wheelfix::elf {
 
-ElfFile ElfFile::parse(std::span<const std::uint8_t> bytes) { return Parser(bytes, nullptr).run(); }
+ElfFile ElfFile::parse(std::span<const std::uint8_t> bytes) { return parse(bytes, nullptr); }
 
 ElfFile ElfFile::parse(std::span<const std::uint8_t> bytes, const ByteRanges* present) {
+    const timings::Scope timer(timings::Phase::parse);
     return Parser(bytes, present).run();
 }
 

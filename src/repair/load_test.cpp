@@ -4,6 +4,7 @@
 #include "wheelfix/util/cleanup.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/output_file.hpp"
+#include "wheelfix/util/timings.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 #include "wheelfix/zip/archive.hpp"
 
@@ -251,6 +252,7 @@ std::vector<LoadOutcome> timed_out(const std::vector<std::string>& load, std::ch
 std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std::vector<std::string>& members,
                                    const std::vector<std::string>& load, const LoadLayout& layout,
                                    const std::vector<std::string>& loader, std::chrono::milliseconds limit) {
+    const timings::Scope timer(timings::Phase::proofs);
     if (load.empty() || loader.empty()) return {};
     const auto& torch_dir = layout.torch_dir;
     TemporaryDirectory temporary;

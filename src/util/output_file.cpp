@@ -2,6 +2,7 @@
 #include "wheelfix/util/output_file.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include <linux/fs.h>  // RENAME_NOREPLACE
 #include <stdio.h>     // renameat2
@@ -214,6 +215,7 @@ void OutputFile::flush() {
 }
 
 void OutputFile::write_fully(std::span<const std::uint8_t> bytes) {
+    const timings::Scope timer(timings::Phase::write);
     while (!bytes.empty()) {
         ssize_t written = ::write(fd_, bytes.data(), bytes.size());
         if (written < 0 && errno == EINTR) continue;

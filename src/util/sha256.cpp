@@ -1,4 +1,5 @@
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -28,6 +29,7 @@ Sha256::Sha256() : state_(std::make_unique<State>()) {
 Sha256::~Sha256() { EVP_MD_CTX_free(state_->ctx); }
 
 void Sha256::update(std::span<const std::uint8_t> bytes) {
+    const timings::Scope timer(timings::Phase::hash);
     if (!bytes.empty()) EVP_DigestUpdate(state_->ctx, bytes.data(), bytes.size());
 }
 

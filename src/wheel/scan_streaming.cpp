@@ -4,6 +4,7 @@
 
 #include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include <optional>
 
@@ -26,10 +27,12 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
             digest.is_elf = !member.is_symlink && elf::is_elf(chunk);
             if (digest.is_elf) elf = open(member);
         }
+        const timings::Scope timer(timings::Phase::parse);
         if (elf) elf->consume(chunk);
     });
     digest.size = seekable.size();
     digest.sha256 = hasher.digest();
+    const timings::Scope timer(timings::Phase::parse);
     if (elf) elf->finish(seekable);
     return digest;
 }

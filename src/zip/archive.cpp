@@ -31,6 +31,7 @@
 #include "stored_offsets.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include "wheelfix/zip/codec.hpp"
 
@@ -519,6 +520,7 @@ struct RawReader::State {
 
     // Exactly `buffer.size()` bytes from `offset`, or InputError.
     void read_fully(std::span<std::uint8_t> buffer, std::uint64_t offset) const {
+        const timings::Scope timer(timings::Phase::read);
         while (!buffer.empty()) {
             ssize_t got = ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(offset));
             if (got < 0 && errno == EINTR) continue;
@@ -588,6 +590,7 @@ std::optional<std::string> unsafe_name_reason(std::string_view name) {
 }
 
 Archive Archive::open(const std::filesystem::path& path) {
+    const timings::Scope timer(timings::Phase::read);
     Archive result;
     result.path_ = path;
     result.handle_ = std::make_unique<Handle>();
@@ -689,6 +692,7 @@ std::uint64_t Archive::inflate_deflated(const Member& member, const std::functio
 
 std::uint64_t Archive::stream(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
                               std::size_t chunk_size) const {
+    const timings::Scope timer(timings::Phase::inflate);
     if (member.method == Method::deflated) return inflate_deflated(member, sink, chunk_size);
     return stream_bytes(path_, handle_->archive, member, 0, member.size, sink, chunk_size);
 }

@@ -31,6 +31,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/thread_budget.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include "wheelfix/zip/codec.hpp"
 
@@ -531,6 +532,7 @@ Backend index_backend(const Member& member, const InflateOptions& options) {
 
 InflatedMember inflate_indexed(const Archive& archive, const Member& member, const InflateSink& sink,
                                InflateOptions options) {
+    const timings::Scope timer(timings::Phase::inflate);
     InflatedMember result;
     result.member = &member;
     Delivery deliver(archive, member, sink, options);

@@ -14,6 +14,7 @@
 // crc32_combine.
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/thread_budget.hpp"
+#include "wheelfix/util/timings.hpp"
 #include "wheelfix/zip/splice.hpp"
 
 
@@ -52,6 +53,7 @@ std::vector<Chunk> split(std::span<const std::uint8_t> data) {
 }
 
 void deflate_chunk(Deflater& deflater, Chunk& chunk) {
+    const timings::Scope timer(timings::Phase::deflate);
     deflater.start(chunk.dictionary);
     deflater.feed(chunk.data, chunk.deflated);
     deflater.end(chunk.last, chunk.deflated);

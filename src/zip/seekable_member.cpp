@@ -3,6 +3,7 @@
 #include "wheelfix/zip/seekable_member.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include "wheelfix/zip/codec.hpp"
 
@@ -114,6 +115,7 @@ std::uint64_t SeekableMember::read(const ByteRanges& ranges, const RangeSink& si
 }
 
 std::uint64_t SeekableMember::read_deflated(const ByteRanges& ranges, const RangeSink& sink) const {
+    const timings::Scope timer(timings::Phase::inflate);
     std::uint64_t inflated = 0;
     std::unique_ptr<Resumed> inflater;
     std::vector<std::uint8_t> out(kChunk);

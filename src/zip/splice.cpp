@@ -36,6 +36,7 @@
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/sparse_stream.hpp"
 #include "wheelfix/util/thread_budget.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include "wheelfix/zip/codec.hpp"
 
@@ -301,6 +302,7 @@ PrecompressedMember unchanged(const InflatedMember& original) {
 }  // namespace
 
 PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, int level) {
+    const timings::Scope timer(timings::Phase::deflate);
     check_arguments(original, edits);
     const auto& blocks = original.blocks;
     bool deflated = original.member->method == Method::deflated && !blocks.empty();

@@ -14,6 +14,7 @@
 #include "wheelfix/zip/codec.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/output_file.hpp"
+#include "wheelfix/util/timings.hpp"
 #include "zip_records.hpp"
 
 #include <fcntl.h>
@@ -40,6 +41,7 @@ std::uint32_t external_attributes(std::uint32_t unix_mode) {
 // New content as one deflated piece: inline for small content, in parallel
 // chunks for big. Empty content (directories, empty files) is stored.
 PrecompressedMember deflate_content(std::span<const std::uint8_t> bytes) {
+    const timings::Scope timer(timings::Phase::deflate);
     const DeflateChoice choice = member_deflate();
     if (bytes.size() >= kParallelContent) return parallel_deflate(bytes, choice);
     PrecompressedMember result;
