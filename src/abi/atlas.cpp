@@ -26,6 +26,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using detail::escape;
+using detail::gzip;
+using detail::unescape;
+
 constexpr std::string_view kMagic = "wheelfix-torch-atlas";
 constexpr int kFormatVersion = 1;
 // The bundled atlas is 1.5 MB (17.6 MB of text for 18 releases); user atlases grow
@@ -55,49 +59,6 @@ std::vector<std::uint64_t> release_numbers(std::string_view version) {
     return numbers;
 }
 
-bool needs_escape(unsigned char c) { return c <= 0x20 || c == '%' || c == '@' || c == 0x7f; }
-
-std::string escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    static constexpr char kHex[] = "0123456789ABCDEF";
-    for (unsigned char c : text) {
-        if (!needs_escape(c)) {
-            out += static_cast<char>(c);
-            continue;
-        }
-        out += '%';
-        out += kHex[c >> 4];
-        out += kHex[c & 15];
-    }
-    return out;
-}
-
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
-std::optional<std::string> unescape(std::string_view text) {
-    if (text.find('%') == std::string_view::npos) return std::string(text);
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] != '%') {
-            out += text[i];
-            continue;
-        }
-        if (i + 2 >= text.size()) return std::nullopt;
-        const int high = hex_digit(text[i + 1]);
-        const int low = hex_digit(text[i + 2]);
-        if (high < 0 || low < 0) return std::nullopt;
-        out += static_cast<char>(high * 16 + low);
-        i += 2;
-    }
-    return out;
-}
-
 std::string field(const std::string& value) { return value.empty() ? "-" : escape(value); }
 
 // A symbol's key: the escaped name, then @@version / @version.
@@ -107,54 +68,6 @@ std::string symbol_key(const ExportedSymbol& symbol) {
     return key;
 }
 
-// ---- gzip -------------------------------------------------------------------
-
-std::string gzip(const std::string& text) {
-    z_stream stream{};
-    if (deflateInit2(&stream, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
-        throw std::runtime_error("deflateInit2 failed");
-    std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
-    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-    stream.avail_in = static_cast<uInt>(text.size());
-    stream.next_out = reinterpret_cast<Bytef*>(out.data());
-    stream.avail_out = static_cast<uInt>(out.size());
-    const int status = deflate(&stream, Z_FINISH);
-    out.resize(stream.total_out);
-    deflateEnd(&stream);
-    if (status != Z_STREAM_END) throw std::runtime_error("deflate did not finish");
-    return out;
-}
-
-std::string gunzip(std::string_view compressed, const std::string& where) {
-    const timings::Scope timer(timings::Phase::inflate);
-    z_stream stream{};
-    if (inflateInit2(&stream, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
-    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-    stream.avail_in = static_cast<uInt>(compressed.size());
-    std::string out;
-    out.resize(std::min<std::uint64_t>(compressed.size() * 4 + 4096, kMaxInflated));
-    std::size_t used = 0;
-    int status = Z_OK;
-    while (status != Z_STREAM_END) {
-        if (used == out.size()) {
-            if (out.size() >= kMaxInflated) {
-                status = Z_DATA_ERROR;
-                break;
-            }
-            out.resize(std::min<std::uint64_t>(out.size() * 2, kMaxInflated));
-        }
-        stream.next_out = reinterpret_cast<Bytef*>(out.data() + used);
-        stream.avail_out = static_cast<uInt>(out.size() - used);
-        status = inflate(&stream, Z_NO_FLUSH);
-        used = out.size() - stream.avail_out;
-        if (status != Z_OK && status != Z_STREAM_END) break;
-        if (status == Z_OK && stream.avail_in == 0 && stream.avail_out != 0) status = Z_BUF_ERROR;
-    }
-    inflateEnd(&stream);
-    if (status != Z_STREAM_END) throw InputError(where, "damaged or truncated gzip data in the torch atlas");
-    out.resize(used);
-    return out;
-}
 
 // ---- building -----------------------------------------------------------------
 
@@ -379,7 +292,7 @@ Atlas Atlas::parse(std::string_view bytes, const std::string& where) {
     const timings::Scope timer(timings::Phase::parse);
     std::string inflated;
     if (bytes.starts_with("\x1f\x8b")) {
-        inflated = gunzip(bytes, where);
+        inflated = detail::gunzip(bytes, where, kMaxInflated, "torch atlas");
         bytes = inflated;
     }
     AtlasParser parser(bytes, where);

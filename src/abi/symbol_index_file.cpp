@@ -47,7 +47,113 @@
 
 namespace wheelfix::abi {
 
+namespace detail {
+
 namespace {
+
+bool needs_escape(unsigned char c) { return c <= 0x20 || c == '%' || c == '@' || c == 0x7f; }
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+}  // namespace
+
+std::string escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    for (unsigned char c : text) {
+        if (!needs_escape(c)) {
+            out += static_cast<char>(c);
+            continue;
+        }
+        out += '%';
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
+    return out;
+}
+
+std::optional<std::string> unescape(std::string_view text) {
+    if (text.find('%') == std::string_view::npos) return std::string(text);
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '%') {
+            out += text[i];
+            continue;
+        }
+        if (i + 2 >= text.size()) return std::nullopt;
+        const int high = hex_digit(text[i + 1]);
+        const int low = hex_digit(text[i + 2]);
+        if (high < 0 || low < 0) return std::nullopt;
+        out += static_cast<char>(high * 16 + low);
+        i += 2;
+    }
+    return out;
+}
+
+std::string gzip(std::string_view text) {
+    z_stream stream{};
+    if (deflateInit2(&stream, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+        throw std::runtime_error("deflateInit2 failed");
+    std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    stream.avail_in = static_cast<uInt>(text.size());
+    stream.next_out = reinterpret_cast<Bytef*>(out.data());
+    stream.avail_out = static_cast<uInt>(out.size());
+    const int status = deflate(&stream, Z_FINISH);
+    out.resize(stream.total_out);
+    deflateEnd(&stream);
+    if (status != Z_STREAM_END) throw std::runtime_error("deflate did not finish");
+    return out;
+}
+
+std::string gunzip(std::string_view compressed, const std::string& where, std::uint64_t max_size, std::string_view what) {
+    const timings::Scope timer(timings::Phase::inflate);
+    z_stream stream{};
+    if (inflateInit2(&stream, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+    stream.avail_in = static_cast<uInt>(compressed.size());
+    std::string out;
+    std::array<char, 1 << 16> buffer{};
+    const std::string damaged = "damaged or truncated gzip data in the " + std::string(what);
+    // Ends on the stream's end, on an error, on the cap and when a call makes no
+    // progress (inflate then wants input there is none of): never on the data alone.
+    std::string problem;
+    while (problem.empty()) {
+        stream.next_out = reinterpret_cast<Bytef*>(buffer.data());
+        stream.avail_out = buffer.size();
+        const int status = inflate(&stream, Z_NO_FLUSH);
+        const std::size_t produced = buffer.size() - stream.avail_out;
+        if (status == Z_STREAM_END) {
+            if (out.size() + produced > max_size) problem = "inflates past the " + std::string(what) + " limit (a gzip bomb?)";
+            else out.append(buffer.data(), produced);
+            break;
+        }
+        if (status != Z_OK) problem = damaged;
+        else if (out.size() + produced > max_size)
+            problem = "inflates past the " + std::string(what) + " limit (a gzip bomb?)";
+        else if (produced == 0 && stream.avail_in == 0)
+            problem = damaged;
+        else
+            out.append(buffer.data(), produced);
+    }
+    inflateEnd(&stream);
+    if (!problem.empty()) throw InputError(where, problem);
+    return out;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::escape;
+using detail::gzip;
+using detail::unescape;
 
 namespace fs = std::filesystem;
 
@@ -79,48 +185,6 @@ std::optional<std::uint8_t> parse_type_field(std::string_view field) {
     }
     if (value > 15) return std::nullopt;
     return static_cast<std::uint8_t>(value);
-}
-
-bool needs_escape(unsigned char c) { return c <= 0x20 || c == '%' || c == '@' || c == 0x7f; }
-
-std::string escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (unsigned char c : text) {
-        if (!needs_escape(c)) {
-            out += static_cast<char>(c);
-            continue;
-        }
-        char buffer[4];
-        std::snprintf(buffer, sizeof buffer, "%%%02X", c);
-        out += buffer;
-    }
-    return out;
-}
-
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
-std::optional<std::string> unescape(std::string_view text) {
-    if (text.find('%') == std::string_view::npos) return std::string(text);
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] != '%') {
-            out += text[i];
-            continue;
-        }
-        if (i + 2 >= text.size()) return std::nullopt;
-        const int high = hex_digit(text[i + 1]);
-        const int low = hex_digit(text[i + 2]);
-        if (high < 0 || low < 0) return std::nullopt;
-        out += static_cast<char>(high * 16 + low);
-        i += 2;
-    }
-    return out;
 }
 
 // ---- writing -----------------------------------------------------------------
@@ -161,58 +225,10 @@ std::string index_text(const SymbolIndex& index) {
     return out;
 }
 
-std::string gzip(const std::string& text) {
-    z_stream stream{};
-    if (deflateInit2(&stream, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
-        throw std::runtime_error("deflateInit2 failed");
-    std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
-    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-    stream.avail_in = static_cast<uInt>(text.size());
-    stream.next_out = reinterpret_cast<Bytef*>(out.data());
-    stream.avail_out = static_cast<uInt>(out.size());
-    const int status = deflate(&stream, Z_FINISH);
-    out.resize(stream.total_out);
-    deflateEnd(&stream);
-    if (status != Z_STREAM_END) throw std::runtime_error("deflate did not finish");
-    return out;
-}
-
 // ---- reading -----------------------------------------------------------------
 
 std::string read_all(const fs::path& path) { return read_regular_file(path, kMaxIndexText); }
 
-std::string gunzip(const std::string& compressed, const fs::path& path) {
-    const timings::Scope timer(timings::Phase::inflate);
-    z_stream stream{};
-    if (inflateInit2(&stream, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
-    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-    stream.avail_in = static_cast<uInt>(compressed.size());
-    std::string out;
-    std::array<char, 1 << 16> buffer{};
-    // Ends on the stream's end, on an error, on the cap and when a call makes no
-    // progress (inflate then wants input there is none of): never on the data alone.
-    const char* problem = nullptr;
-    while (problem == nullptr) {
-        stream.next_out = reinterpret_cast<Bytef*>(buffer.data());
-        stream.avail_out = buffer.size();
-        const int status = inflate(&stream, Z_NO_FLUSH);
-        const std::size_t produced = buffer.size() - stream.avail_out;
-        if (status == Z_STREAM_END) {
-            out.append(buffer.data(), produced);
-            break;
-        }
-        if (status != Z_OK) problem = "damaged or truncated gzip data in the symbol index";
-        else if (out.size() + produced > kMaxIndexText)
-            problem = "inflates past the symbol index limit (a gzip bomb?)";
-        else if (produced == 0 && stream.avail_in == 0)
-            problem = "damaged or truncated gzip data in the symbol index";
-        else
-            out.append(buffer.data(), produced);
-    }
-    inflateEnd(&stream);
-    if (problem != nullptr) throw InputError(path.string(), problem);
-    return out;
-}
 
 class IndexParser {
 public:
@@ -347,7 +363,7 @@ void save_index(const SymbolIndex& index, const fs::path& destination, bool over
 SymbolIndex load_index_file(const fs::path& index_file, const IndexOptions& options) {
     const timings::Scope timer(timings::Phase::parse);
     std::string bytes = read_all(index_file);
-    if (bytes.starts_with("\x1f\x8b")) bytes = gunzip(bytes, index_file);
+    if (bytes.starts_with("\x1f\x8b")) bytes = detail::gunzip(bytes, index_file.string(), kMaxIndexText, "symbol index");
     SymbolIndex index = IndexParser(bytes, index_file).run();
     if (index.source.empty()) index.source = index_file.string();
     detail::apply_options(index, options, index_file.string());

@@ -17,6 +17,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -42,5 +43,17 @@ std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candida
 
 // Keeps only what IndexOptions allows of an index already in memory (index files).
 void apply_options(SymbolIndex& index, const IndexOptions& options, const std::string& source);
+
+// The text fields of index files and atlases: bytes <= 0x20, '%', '@' and 0x7f are
+// written %XX (upper-case hex); unescape() is nullopt on a malformed %XX.
+std::string escape(std::string_view text);
+std::optional<std::string> unescape(std::string_view text);
+
+// gzip at level 9 with no name and no time in the header (the same text gives the
+// same bytes; zlib, not the build's codec, so shipped files never depend on it), and
+// its inverse, bounded: more than `max_size` inflated bytes, damaged or truncated
+// data is an InputError naming `where` and saying "<what>" (e.g. "symbol index").
+std::string gzip(std::string_view text);
+std::string gunzip(std::string_view compressed, const std::string& where, std::uint64_t max_size, std::string_view what);
 
 }  // namespace wheelfix::abi::detail

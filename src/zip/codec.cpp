@@ -23,6 +23,8 @@
 // - crc32_gzip_refl(crc, buf, len) is zlib's crc32(crc, buf, len).
 #include "wheelfix/zip/codec.hpp"
 
+#include "raw_deflate.hpp"
+
 #include <zlib.h>
 
 #ifdef WHEELFIX_HAVE_ISAL
@@ -292,56 +294,18 @@ bool into_room(std::vector<std::uint8_t>& out, Call&& call) {
     return left == 0;
 }
 
+// zlib's raw deflate is the splice's compressor too (raw_deflate.hpp): one copy of it.
 class ZlibDeflate final : public Deflater::Impl {
 public:
-    explicit ZlibDeflate(int level) {
-        int status = deflateInit2(&stream_, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-        if (status == Z_STREAM_ERROR) throw std::invalid_argument("zlib deflate level " + std::to_string(level));
-        if (status != Z_OK) throw std::bad_alloc();
-    }
-    ~ZlibDeflate() override { deflateEnd(&stream_); }
+    explicit ZlibDeflate(int level) : raw_(level) {}
 
-    void start(std::span<const std::uint8_t> dictionary) override {
-        check(deflateReset(&stream_));
-        if (!dictionary.empty())
-            check(deflateSetDictionary(&stream_, dictionary.data(), static_cast<uInt>(dictionary.size())));
-    }
-
-    void feed(std::span<const std::uint8_t> input, std::vector<std::uint8_t>& out) override {
-        while (!input.empty()) {
-            auto step = input.first(std::min(input.size(), kMaxStep));
-            stream_.next_in = const_cast<Bytef*>(step.data());
-            stream_.avail_in = static_cast<uInt>(step.size());
-            run(Z_NO_FLUSH, out);
-            input = input.subspan(step.size());
-        }
-    }
-
-    void end(bool final_block, std::vector<std::uint8_t>& out) override {
-        stream_.next_in = nullptr;
-        stream_.avail_in = 0;
-        run(final_block ? Z_FINISH : Z_SYNC_FLUSH, out);
-    }
-
+    void start(std::span<const std::uint8_t> dictionary) override { raw_.start(dictionary); }
+    void feed(std::span<const std::uint8_t> input, std::vector<std::uint8_t>& out) override { raw_.feed(input, out); }
+    void end(bool final_block, std::vector<std::uint8_t>& out) override { raw_.end(final_block, out); }
     Backend backend() const noexcept override { return Backend::zlib; }
 
 private:
-    static void check(int status) {
-        if (status != Z_OK) throw std::logic_error("zlib deflate setup failed");
-    }
-
-    // Until the input is used and, for a flush, everything is out (room left over).
-    void run(int flush, std::vector<std::uint8_t>& out) {
-        while (into_room(out, [&](std::span<std::uint8_t> room) {
-            stream_.next_out = room.data();
-            stream_.avail_out = static_cast<uInt>(room.size());
-            if (::deflate(&stream_, flush) == Z_STREAM_ERROR) throw std::logic_error("zlib deflate failed");
-            return std::size_t(stream_.avail_out);
-        })) {
-        }
-    }
-
-    z_stream stream_{};
+    RawDeflater raw_;
 };
 
 #ifdef WHEELFIX_HAVE_ISAL
