@@ -47,7 +47,12 @@ MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member
                           const ProgressTask& progress, const zip::InflateSink& sink = {}) {
     MemberDigest digest;
     digest.member = &member;
-    const auto options = sink ? zip::InflateOptions{.sha256 = true, .window_every = zip::SeekableMember::spacing(member.size)}
+    // A streamed member is one the executor may splice (bounded): the splice restarts
+    // and resumes at block starts, and only zlib's indexer records every one of them
+    // (ISA-L finds one per window: zip/inflate_index.hpp), as for kept members.
+    const auto options = sink ? zip::InflateOptions{.sha256 = true,
+                                                    .window_every = zip::SeekableMember::spacing(member.size),
+                                                    .backend = zip::Backend::zlib}
                               : zip::InflateOptions{.keep = true, .sha256 = true};
     auto inflated = zip::inflate_indexed(archive, member, sink, options);
     progress.advance(inflated.size);

@@ -265,9 +265,11 @@ PrecompressedMember check_splice(const Original& original, const ByteEdits& edit
     CHECK(spliced.crc32 == crc_of(expected));
     CHECK(spliced.sha256 == sha256(expected));
     // The bounded splice (the original's bytes not kept, read again from windows
-    // every 64 KiB) gives the very same stream, size, CRC and hash.
+    // every 64 KiB) gives the very same stream, size, CRC and hash. Indexed by zlib,
+    // as wheel/scan.cpp indexes a member it streams for the executor: every block
+    // start recorded (ISA-L records one per window).
     auto index = zip::inflate_indexed(*original.archive, original.member(), [](auto) {},
-                                      zip::InflateOptions{.window_every = 64 << 10});
+                                      zip::InflateOptions{.window_every = 64 << 10, .backend = zip::Backend::zlib});
     CHECK(index.data.empty());
     CHECK(index.blocks.size() == original.inflated.blocks.size());
     const zip::InflatedMember counted = [&] {
