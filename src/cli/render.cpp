@@ -29,6 +29,8 @@ std::string needs_text(const policy::NeededVersions& needs) {
     if (!needs.glibcxx.empty()) parts.push_back("GLIBCXX_" + needs.glibcxx);
     if (!needs.cxxabi.empty()) parts.push_back("CXXABI_" + needs.cxxabi);
     if (!needs.gcc.empty()) parts.push_back("GCC_" + needs.gcc);
+    if (!needs.zlib.empty()) parts.push_back("ZLIB_" + needs.zlib);
+    if (!needs.libatomic.empty()) parts.push_back("LIBATOMIC_" + needs.libatomic);
     if (needs.links_musl) parts.push_back(needs.musl.empty() ? "musl libc" : "musl libc " + needs.musl + " (64-bit time_t)");
     return parts.empty() ? "no versioned libc/libstdc++ symbols" : join(parts, " ");
 }
@@ -177,6 +179,8 @@ void write_needs(JsonWriter& json, const policy::NeededVersions& needs) {
     json.field("glibcxx", optional_text(needs.glibcxx));
     json.field("cxxabi", optional_text(needs.cxxabi));
     json.field("gcc", optional_text(needs.gcc));
+    json.field("zlib", optional_text(needs.zlib));
+    json.field("libatomic", optional_text(needs.libatomic));
     json.field("musl", needs.links_musl);
     json.field("musl_version", optional_text(needs.musl));
     json.end_object();

@@ -48,6 +48,8 @@ void record_version_need(NeededVersions& needs, std::string_view name) {
     else if (family == "GLIBCXX") keep_newest(needs.glibcxx, version);
     else if (family == "CXXABI") keep_newest(needs.cxxabi, version);
     else if (family == "GCC") keep_newest(needs.gcc, version);
+    else if (family == "ZLIB") keep_newest(needs.zlib, version);
+    else if (family == "LIBATOMIC") keep_newest(needs.libatomic, version);
 }
 
 std::string dash_to_empty(const std::string& field) { return field == "-" ? std::string() : field; }
@@ -55,8 +57,8 @@ std::string dash_to_empty(const std::string& field) { return field == "-" ? std:
 std::vector<ManylinuxTag> parse_policy(std::string_view text) {
     std::vector<ManylinuxTag> table;
     for_each_data_line(text, [&](const DataLine& line) {
-        if (line.fields.size() != 7)
-            throw std::logic_error("manylinux.policy:" + std::to_string(line.number) + ": expected 7 fields");
+        if (line.fields.size() != 9)
+            throw std::logic_error("manylinux.policy:" + std::to_string(line.number) + ": expected 9 fields");
         ManylinuxTag row;
         row.tag = line.fields[0];
         row.alias = dash_to_empty(line.fields[1]);
@@ -64,6 +66,8 @@ std::vector<ManylinuxTag> parse_policy(std::string_view text) {
         row.glibcxx = dash_to_empty(line.fields[4]);
         row.cxxabi = dash_to_empty(line.fields[5]);
         row.gcc = dash_to_empty(line.fields[6]);
+        row.zlib = dash_to_empty(line.fields[7]);
+        row.libatomic = dash_to_empty(line.fields[8]);
         auto parsed = parse_platform_tag(row.tag + "_" + row.arch);
         row.glibc_floor = std::to_string(parsed.major) + "." + std::to_string(parsed.minor);
         table.push_back(std::move(row));
@@ -159,6 +163,8 @@ NeededVersions newest(const NeededVersions& a, const NeededVersions& b) {
     if (!b.glibcxx.empty()) keep_newest(out.glibcxx, b.glibcxx);
     if (!b.cxxabi.empty()) keep_newest(out.cxxabi, b.cxxabi);
     if (!b.gcc.empty()) keep_newest(out.gcc, b.gcc);
+    if (!b.zlib.empty()) keep_newest(out.zlib, b.zlib);
+    if (!b.libatomic.empty()) keep_newest(out.libatomic, b.libatomic);
     if (!b.musl.empty()) keep_newest(out.musl, b.musl);
     out.links_musl = a.links_musl || b.links_musl;
     out.abi = merged(a.abi, b.abi);
@@ -176,6 +182,8 @@ std::string first_violation(const NeededVersions& needs, const ManylinuxTag& tag
     if (!allows(tag.glibcxx, needs.glibcxx)) return "GLIBCXX_" + needs.glibcxx;
     if (!allows(tag.cxxabi, needs.cxxabi)) return "CXXABI_" + needs.cxxabi;
     if (!allows(tag.gcc, needs.gcc)) return "GCC_" + needs.gcc;
+    if (!allows(tag.zlib, needs.zlib)) return "ZLIB_" + needs.zlib;
+    if (!allows(tag.libatomic, needs.libatomic)) return "LIBATOMIC_" + needs.libatomic;
     auto number = parse_platform_tag(tag.tag + "_" + tag.arch);
     return abi_violation(needs.abi, Family::manylinux, number.major, number.minor, tag.arch);
 }

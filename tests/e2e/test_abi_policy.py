@@ -115,6 +115,24 @@ class GccBuiltExtensions(unittest.TestCase):
         self.assertEqual(report["abi_concerns"], [])
         self.assertEqual(verdict(report), auditwheel_show(wheel)["overall_tag"])
 
+    def test_versioned_zlib_imports_cost_the_tag_as_auditwheel_says(self):
+        # The system's real libz.so.1: deflateBound is ZLIB_1.2.0 (manylinux2010 on),
+        # crc32_z ZLIB_1.2.9 (manylinux_2_27 on); manylinux1 knows no versioned zlib.
+        cases = {"zbound": ("deflateBound", "(void*)0, 0", "ZLIB_1.2.0", "manylinux_2_12_x86_64"),
+                 "zcrc": ("crc32_z", "0, (const void*)0, 0", "ZLIB_1.2.9", "manylinux_2_27_x86_64")}
+        for name, (function, arguments, version, tag) in cases.items():
+            with self.subTest(function=function):
+                source = (f"extern unsigned long {function}();\n"
+                          f"void* PyInit_{name}(void) {{ return (void*){function}({arguments}); }}\n")
+                wheel = self.module(name, source, "-lz")
+                so = next(self.dir.glob(f"{name}*.so"))
+                versions = subprocess.run(["readelf", "-VW", str(so)], capture_output=True, text=True, check=True).stdout
+                self.assertIn(version, versions)  # the independent reader sees the version need
+                report = inspect(wheel)
+                self.assertEqual(report["elf_files"][0]["needs"]["zlib"], version.removeprefix("ZLIB_"))
+                self.assertEqual(verdict(report), tag)
+                self.assertEqual(verdict(report), auditwheel_show(wheel)["overall_tag"])
+
     def stand_in_libz(self):
         """A libz.so.1 stand-in exporting two of zlib's internals (real zlib hides them)."""
         gcc(self.dir, "void _tr_init(void* s) { (void)s; }\nint uncompress2(void) { return 0; }\n", "libz.so.1",

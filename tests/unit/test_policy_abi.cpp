@@ -46,6 +46,23 @@ TEST_CASE("platform_change_problem: retagging keeps the architecture and the C l
     CHECK(problem({"musllinux_1_1_x86_64"}, {"manylinux_2_28_x86_64"}).find("is glibc") != std::string::npos);
 }
 
+TEST_CASE("versioned zlib and libatomic imports cost the tag as auditwheel's policy says") {
+    policy::NeededVersions needs;
+    needs.glibc = "2.2.5";
+    needs.zlib = "1.2.0";  // manylinux1 knows no versioned zlib; manylinux2010 does
+    REQUIRE(policy::lowest_manylinux_tag(needs, "x86_64"));
+    CHECK(policy::lowest_manylinux_tag(needs, "x86_64")->tag == "manylinux_2_12");
+    CHECK(policy::first_violation(needs, policy::manylinux_policy().front()) == "ZLIB_1.2.0");
+    needs.zlib = "1.2.9";  // crc32_z, inflateGetDictionary ...
+    CHECK(policy::lowest_manylinux_tag(needs, "x86_64")->tag == "manylinux_2_27");
+    needs.zlib = "1.3";  // newer than every policy's zlib
+    CHECK(policy::lowest_manylinux_tag(needs, "x86_64") == nullptr);
+    needs.zlib.clear();
+    needs.libatomic = "1.2";
+    CHECK(policy::lowest_manylinux_tag(needs, "x86_64")->tag == "manylinux_2_24");
+    CHECK(policy::newest(needs, policy::NeededVersions{.zlib = "1.2.2"}).zlib == "1.2.2");
+}
+
 TEST_CASE("the lowest honest manylinux tag follows glibc and libstdc++ needs") {
     policy::NeededVersions needs;
     needs.glibc = "2.14";

@@ -2,8 +2,9 @@
 //
 // Contract:
 // - needed_versions(elf) reads the GNU version requirements (verneed) of one ELF
-//   file and returns the newest GLIBC_, GLIBCXX_, CXXABI_ and GCC_ version it asks
-//   for (empty strings where it asks for none), plus whether it links musl.
+//   file and returns the newest GLIBC_, GLIBCXX_, CXXABI_, GCC_, ZLIB_ and
+//   LIBATOMIC_ version it asks for (empty strings where it asks for none), plus
+//   whether it links musl.
 // - manylinux_policy() is the table in src/policy/data/manylinux.policy (compiled
 //   into the binary): per tag and architecture the newest version of each family a
 //   binary may need. lowest_manylinux_tag(needs, arch) is the oldest tag whose
@@ -44,6 +45,8 @@ struct NeededVersions {
     std::string glibcxx;  // "3.4.30"
     std::string cxxabi;   // "1.3.13"
     std::string gcc;      // "4.2.0"
+    std::string zlib;     // "1.2.9" (ZLIB_, libz.so.1)
+    std::string libatomic;  // "1.2" (LIBATOMIC_, libatomic.so.1)
     std::string musl;     // "1.2" when musl 1.2's time64 entry points are called, else empty
     bool links_musl = false;  // NEEDED libc.musl-*, a musl interpreter or an Alpine toolchain
     AbiFacts abi;             // blacklisted imports, PyFPE, UCS2, x86-64 level (abi_rules.hpp)
@@ -58,7 +61,7 @@ struct ManylinuxTag {
     std::string alias;    // "manylinux2014", empty if none
     std::string arch;     // "x86_64"
     std::string glibc_floor;  // "2.17", from the tag's number
-    std::string glibcxx, cxxabi, gcc;  // newest allowed, empty = none allowed
+    std::string glibcxx, cxxabi, gcc, zlib, libatomic;  // newest allowed, empty = none allowed
 };
 
 const std::vector<ManylinuxTag>& manylinux_policy();
