@@ -57,8 +57,8 @@ def why_different(theirs, report, stderr, ours):
         return "auditwheel cannot tell the libc (no NEEDED libc); wheelfix reads the Alpine toolchain in .comment"
     if theirs == "no platform ELF" and ours.startswith("linux_mips64"):
         return "neither has a policy for mips64 (auditwheel: unknown architecture, wheelfix: no tag fits)"
-    if theirs == "no platform ELF" and "armv7l" in ours:
-        return "auditwheel refuses armv5l's soft-float EABI; wheelfix does not judge the ARM float ABI (yet)"
+    if theirs == "no platform ELF" and ours.startswith("linux_armv5l"):
+        return "auditwheel refuses armv5l's soft-float EABI; wheelfix calls it armv5l, which no manylinux tag covers"
     if theirs.startswith("musllinux_1_2") and ours.startswith("musllinux_1_1"):
         return "auditwheel takes the host's musl (1.2, the newest, on glibc); wheelfix the oldest the binary needs"
     if report and report.get("external_libs") or report and theirs.startswith("linux_") and report.get("sym_tag") == ours:

@@ -223,9 +223,13 @@ std::string honest_tag(const NeededVersions& needs, std::string_view arch) {
 }
 
 std::string platform_arch(const elf::ElfFile& elf) {
-    // Platform tags name every 32-bit ARM level in use for wheels "armv7l"; the
-    // policy table has no separate armv5l/armv6l rows.
-    return elf.machine() == EM_ARM ? std::string("armv7l") : elf.machine_name();
+    // Platform tags name every 32-bit hard-float ARM level in use for wheels
+    // "armv7l" (the policy has no armv6l rows). A soft-float binary (EABI without
+    // EF_ARM_ABI_FLOAT_HARD: armel, "armv5l") cannot load in a hard-float process,
+    // so it is "armv5l", which no manylinux tag covers (auditwheel refuses it too).
+    constexpr std::uint32_t kArmAbiFloatHard = 0x400;
+    if (elf.machine() == EM_ARM) return (elf.flags() & kArmAbiFloatHard) != 0 ? "armv7l" : "armv5l";
+    return elf.machine_name();
 }
 
 PlatformTag parse_platform_tag(std::string_view tag) {
