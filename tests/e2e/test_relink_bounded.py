@@ -97,7 +97,7 @@ def build_wheel():
         library = work / "libbig.so"
         record = f"{MEMBER},{record_hash(sha256_file(library))},{library.stat().st_size}\n"
         for name, data in metadata:
-            record += f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
+            record += f"{name},{record_hash(hashlib.sha256(data))},{len(data)}\n"
         record += f"{dist_info}/RECORD,,\n"
         partial = work / wheel.name
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
