@@ -148,13 +148,18 @@ ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, c
     }
 }
 
+std::unique_ptr<elf::StreamedElf> streamed_for_analysis(std::uint64_t size) {
+    auto streamed = std::make_unique<elf::StreamedElf>(size, elf::StreamedElf::Needs::inspection);
+    streamed->stream().add(std::make_unique<cuda::FatbinScanner>());
+    return streamed;
+}
+
 namespace {
 
 // The stream one ELF member goes through; its report is added when the member ends
 // (ranges its layout hid from the stream are fetched again: elf::read_streamed).
 wheel::ElfStream stream_member(const wheel::Wheel& wheel, const zip::Member& member, std::vector<ElfReport>& elves) {
-    auto streamed = std::make_shared<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::inspection);
-    streamed->stream().add(std::make_unique<cuda::FatbinScanner>());
+    std::shared_ptr<elf::StreamedElf> streamed = streamed_for_analysis(member.size);
     auto finish = [&wheel, &member, &elves, streamed](const zip::SeekableMember& seekable) {
         auto fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) { seekable.read(ranges, sink); };
         elves.push_back(elf::read_streamed(*streamed, fetch, [&](std::span<const std::uint8_t> image, const ByteRanges* present) {

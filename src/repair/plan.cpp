@@ -105,7 +105,9 @@ private:
     zip::InflateSink stream_into(const zip::Member& member) {
         streaming_.reset();
         if (member.method != zip::Method::deflated || member.size < kBoundedFrom) return {};
-        streaming_ = std::make_unique<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::dynamic_linking);
+        streaming_ = hooks_.bounded_reader
+                         ? hooks_.bounded_reader(member.size)
+                         : std::make_unique<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::dynamic_linking);
         return [this](std::span<const std::uint8_t> chunk) { streaming_->consume(chunk); };
     }
 

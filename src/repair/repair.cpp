@@ -331,6 +331,7 @@ public:
         };
         hooks.decide = [this](WheelPlan& plan, const PlanResult& read) { decide(plan, read); };
         hooks.reread_kept = true;
+        hooks.bounded_reader = analysis::streamed_for_analysis;  // take() analyses every member
         return hooks;
     }
 

@@ -13,7 +13,10 @@
 // For commands that read the wheel themselves (repair): analyze_member() is one
 // member's ElfReport (errors as InputErrors naming wheel and member), and
 // wheel_report() assembles the report from the caller's digests and ElfReports
-// (in member order) exactly as inspect_wheel does.
+// (in member order) exactly as inspect_wheel does. streamed_for_analysis(size) is
+// the reader a caller streaming a big ELF member gives it, so that analyze_member
+// on its partial parse finds what it reads kept (notes, the fatbin's headers:
+// cuda/fatbin_scan.hpp) instead of fetching the member again range by range.
 // inspect_wheel(path, known) is for a wheel some of whose members are byte-for-byte
 // copies of members the caller has read already (repair's output: members copied
 // as stored): known(member) gives the digest and ElfReport of such a member, or
@@ -24,12 +27,14 @@
 #include "wheelfix/analysis/elf_report.hpp"
 #include "wheelfix/analysis/modules.hpp"
 #include "wheelfix/analysis/needed_resolution.hpp"
+#include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/verify.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -88,6 +93,7 @@ using KnownMembers = std::function<std::optional<KnownMember>(const zip::Member&
 WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers& known);
 ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, std::span<const std::uint8_t> image);
 ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, const elf::ElfFile& elf);
+std::unique_ptr<elf::StreamedElf> streamed_for_analysis(std::uint64_t size);
 WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
                          std::vector<ElfReport> elves);
 ElfReport inspect_file(const std::filesystem::path& path);

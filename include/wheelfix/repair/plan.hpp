@@ -72,6 +72,7 @@
 
 #include "wheelfix/elf/editor.hpp"
 #include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/wheel.hpp"
@@ -80,6 +81,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -128,6 +130,11 @@ struct PlanHooks {
     // After after_read, with the read's result (digests, ELF members read).
     std::function<void(WheelPlan& plan, const PlanResult& read)> decide;
     bool reread_kept = false;  // kept members are inflated and parsed again, not held
+    // The reader a big member (kBoundedFrom) streams into; default: one keeping
+    // what the loader reads (elf::StreamedElf::Needs::dynamic_linking). A command
+    // whose on_elf reads more (repair's analysis: notes, the fatbin's headers)
+    // gives one that keeps that too, or its reads fetch the member again.
+    std::function<std::unique_ptr<elf::StreamedElf>(std::uint64_t size)> bounded_reader;
 };
 
 struct ExecuteOptions {

@@ -1,0 +1,239 @@
+"""repair keeps a big ELF member for a later step with bounded memory (issue 16: peak
+RSS <= 256 MiB whatever the member's size). A gcc-built library holding a 620 MiB
+`.nv_fatbin` section (objcopy -I binary: one fatbin container of 154 cubin entries,
+4 MiB each, a pseudo-random page at the start of each and one other random page
+repeated after it: no zeros, which a sparse image would hold for free, yet it
+deflates fast and small) needs a library beside it in the wheel (libhelper.so, so the graft
+links cannot be decided while it is read: it waits for the whole wheel's graft plan)
+and a private library outside the wheel (grafted), and carries a build-tree RUNPATH
+entry (dropped). Its edits are therefore planned after the read, on what the read
+kept, and repair analyses it the way inspect does (its fatbin's entries too).
+
+`repair --ldpaths PRIVATE` of that wheel (built once into a cache directory outside
+the repository) must peak under 256 MiB (getrusage of the child); every output
+member must be byte for byte what the unbounded path gives (the same wheel with the
+big member stored, not deflated: read whole); the output must verify, readelf must
+show the graft's hashed NEEDED and the new RUNPATH, and the library must load
+(ctypes, in a child with no LD_LIBRARY_PATH) from the extracted output, finding
+libhelper and the grafted copy through its RUNPATH, and read its fatbin bytes back."""
+import hashlib
+import json
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import wfx  # noqa: E402
+from test_relink_bounded import record_hash, run_measured, sha256_file  # noqa: E402
+
+BLOB_MIB = 620
+ENTRY = 4 << 20
+RSS_BOUND_MIB = 256
+DIST = "bigfat"
+MEMBER = f"{DIST}/libbig.so"
+HELPER = f"{DIST}/libhelper.so"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wheelfix-tests" / "repair-bounded-2"
+BUILD_TREE = "/nonexistent/build-tree/lib"
+SUM_RANGES = [(0, 8 << 20), (300 << 20, 8 << 20), ((BLOB_MIB << 20) - (8 << 20), 8 << 20)]
+
+BIG_SOURCE = r"""
+extern const unsigned char _binary_blob_bin_start[];
+extern const unsigned char _binary_blob_bin_end[];
+int helper_value(void);
+int priv_value(void);
+int big_value(void) { return helper_value() + priv_value(); }
+unsigned long blob_size(void) { return (unsigned long)(_binary_blob_bin_end - _binary_blob_bin_start); }
+unsigned long blob_sum(unsigned long offset, unsigned long count) {
+    unsigned long sum = 0;
+    for (unsigned long i = 0; i < count; ++i) sum += _binary_blob_bin_start[offset + i];
+    return sum;
+}
+"""
+
+
+def fatbin_blob(path):
+    """One fatbin container (magic 0xBA55ED50, version 1, header 16 bytes) filling
+    BLOB_MIB MiB: entries of ENTRY bytes (64-byte cubin header, sm_90, flags 0x11;
+    the payload a random page, then a filler page repeated). Returns the byte sums
+    of SUM_RANGES."""
+    total = BLOB_MIB << 20
+    entries = (total - 16) // ENTRY
+    filler = bytes(b | 1 for b in random.Random("filler").randbytes(4096)) * (2 * ENTRY // 4096)  # the last entry takes the rest
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, total - 16))
+        written = 16
+        for index in range(entries):
+            size = ENTRY if index < entries - 1 else total - written
+            header = struct.pack("<HHIQ", 2, 0x0101, 64, size - 64) + bytes(8) + struct.pack("<HHI", 0, 9, 90)
+            header += bytes(8) + struct.pack("<Q", 0x11) + bytes(16)
+            page = random.Random(index).randbytes(4096)
+            chunk = header + page
+            f.write(chunk)
+            f.write(filler[:size - len(chunk)])
+            written += size
+    sums = []
+    with open(path, "rb") as f:
+        for offset, count in SUM_RANGES:
+            f.seek(offset)
+            sums.append(sum(f.read(count)))
+    return sums
+
+
+def compile_shared(work, output, *args):
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-Wl,-z,noexecstack", "-o", output, *args], cwd=work, check=True)
+
+
+def write_wheel(path, files, compress_big=True):
+    """files: (member, source path); the big member deflated (level 1) or stored."""
+    dist_info = f"{DIST}-1.0.dist-info"
+    metadata = [(f"{dist_info}/METADATA", b"Metadata-Version: 2.1\nName: bigfat\nVersion: 1.0\n"),
+                (f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\n"
+                                       b"Tag: cp311-cp311-linux_x86_64\n")]
+    record = "".join(f"{name},{record_hash(sha256_file(source))},{Path(source).stat().st_size}\n" for name, source in files)
+    record += "".join(f"{name},{record_hash(hashlib.sha256(data))},{len(data)}\n" for name, data in metadata)
+    record += f"{dist_info}/RECORD,,\n"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for name, source in files:
+            method = zipfile.ZIP_DEFLATED if compress_big or name != MEMBER else zipfile.ZIP_STORED
+            zf.write(source, name, compress_type=method)
+        for name, data in metadata:
+            zf.writestr(name, data)
+        zf.writestr(f"{dist_info}/RECORD", record)
+
+
+def build():
+    """CACHE/lib/{libbig.so, libhelper.so}, CACHE/private/libpriv.so.1, the deflated
+    wheel and the blob's sums; built once."""
+    wheel = CACHE / f"{DIST}-1.0-cp311-cp311-linux_x86_64.whl"
+    facts = CACHE / "facts.json"
+    if wheel.exists() and facts.exists():
+        return wheel, json.loads(facts.read_text())["sums"]
+    shutil.rmtree(CACHE, ignore_errors=True)
+    lib, private = CACHE / "lib", CACHE / "private"
+    lib.mkdir(parents=True)
+    private.mkdir()
+    (private / "priv.c").write_text("int priv_value(void) { return 40; }\n")
+    compile_shared(private, "libpriv.so.1", "priv.c", "-Wl,-soname,libpriv.so.1")
+    (lib / "helper.c").write_text("int helper_value(void) { return 2; }\n")
+    compile_shared(lib, "libhelper.so", "helper.c", "-Wl,-soname,libhelper.so")
+    sums = fatbin_blob(lib / "blob.bin")
+    subprocess.run(["objcopy", "-I", "binary", "-O", "elf64-x86-64", "-B", "i386:x86-64",
+                    "--rename-section", ".data=.nv_fatbin,alloc,load,readonly,data,contents", "blob.bin", "blob.o"],
+                   cwd=lib, check=True)
+    (lib / "blob.bin").unlink()
+    (lib / "big.c").write_text(BIG_SOURCE)
+    compile_shared(lib, "libbig.so", "big.c", "blob.o", "-L.", "-lhelper", f"-L{private}", "-l:libpriv.so.1",
+                   f"-Wl,-rpath,$ORIGIN:{BUILD_TREE}", "-Wl,--enable-new-dtags")
+    (lib / "blob.o").unlink()
+    partial = CACHE / "partial.whl"
+    write_wheel(partial, [(MEMBER, lib / "libbig.so"), (HELPER, lib / "libhelper.so")])
+    (lib / "libbig.so").unlink()  # the wheel holds it; 620 MiB need not stay on disk twice
+    facts.write_text(json.dumps({"sums": sums}))
+    partial.rename(wheel)
+    return wheel, sums
+
+
+def stored_copy(wheel, into):
+    """The same wheel with the big member stored: repair reads it whole."""
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(into, "w") as dst:
+        for info in src.infolist():
+            copy = zipfile.ZipInfo(info.filename, info.date_time)
+            copy.external_attr = info.external_attr
+            copy.compress_type = zipfile.ZIP_STORED if info.filename == MEMBER else zipfile.ZIP_DEFLATED
+            with src.open(info) as reader, dst.open(copy, "w", force_zip64=info.file_size > (1 << 31)) as writer:
+                shutil.copyfileobj(reader, writer, 1 << 20)
+    return into
+
+
+def member_digests(wheel):
+    out = {}
+    with zipfile.ZipFile(wheel) as zf:
+        for name in zf.namelist():
+            digest = hashlib.sha256()
+            with zf.open(name) as f:
+                while chunk := f.read(1 << 20):
+                    digest.update(chunk)
+            out[name] = digest.hexdigest()
+    return out
+
+
+LOAD = r"""
+import ctypes, json, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.blob_size.restype = ctypes.c_ulong
+lib.blob_sum.restype = ctypes.c_ulong
+lib.blob_sum.argtypes = [ctypes.c_ulong, ctypes.c_ulong]
+ranges = json.loads(sys.argv[2])
+print(json.dumps({"value": lib.big_value(), "size": lib.blob_size(),
+                  "sums": [lib.blob_sum(offset, count) for offset, count in ranges]}))
+"""
+
+
+class RepairBounded(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("gcc") or not shutil.which("objcopy"):
+            raise unittest.SkipTest("gcc and objcopy are needed to build the big library")
+        cls.wheel, cls.sums = build()
+        cls.private = CACHE / "private"
+
+    def repair(self, wheel, out):
+        return run_measured("repair", wheel, "-w", out, "--ldpaths", self.private)
+
+    def test_kept_member_bounded_and_same_as_whole(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            status, peak_kib, stderr = self.repair(self.wheel, tmp / "bounded")
+            self.assertEqual(status, 0, stderr)
+            self.assertLessEqual(peak_kib, RSS_BOUND_MIB * 1024, f"repair: peak RSS {peak_kib} KiB")
+            (output,) = (tmp / "bounded").glob("*.whl")
+            wfx.run("verify", output, check_status=0)
+            grafted = [n for n in zipfile.ZipFile(output).namelist() if n.startswith(f"{DIST}.libs/")]
+            self.assertEqual(len(grafted), 1, grafted)
+            self.assertRegex(grafted[0], rf"^{DIST}\.libs/libpriv-[0-9a-f]{{8}}\.so\.1$")
+
+            # The unbounded path (the member stored, so read whole) writes the same bytes.
+            stored = stored_copy(self.wheel, tmp / self.wheel.name)
+            status, _, stderr = self.repair(stored, tmp / "whole")
+            self.assertEqual(status, 0, stderr)
+            stored.unlink()
+            (oracle,) = (tmp / "whole").glob("*.whl")
+            self.assertEqual(oracle.name, output.name)
+            self.assertEqual(member_digests(output), member_digests(oracle))
+            oracle.unlink()
+
+            # inspect of the output sees the fatbin (repair's analysis read it on the kept ranges).
+            report = wfx.run_json("inspect", output)["inputs"][0]
+            fatbin = next(elf for elf in report["elf_files"] if elf["name"] == MEMBER)["cuda"]["fatbin"]
+            self.assertEqual(len(fatbin), ((BLOB_MIB << 20) - 16) // ENTRY)
+            self.assertEqual({entry["arch"] for entry in fatbin}, {"sm_90"})
+
+            site = tmp / "site"
+            with zipfile.ZipFile(output) as zf:
+                zf.extractall(site)
+            for name in (MEMBER, HELPER, grafted[0]):
+                os.chmod(site / name, 0o755)
+            dynamic = wfx.readelf_dynamic(site / MEMBER)
+            hashed = Path(grafted[0]).name
+            self.assertIn(hashed, dynamic["needed"])
+            self.assertNotIn("libpriv.so.1", dynamic["needed"])
+            self.assertNotIn(BUILD_TREE, dynamic["runpath"])
+            self.assertIn("$ORIGIN/../bigfat.libs", dynamic["runpath"].split(":"))
+
+            env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+            proc = subprocess.run([sys.executable, "-c", LOAD, str(site / MEMBER), json.dumps(SUM_RANGES)],
+                                  capture_output=True, text=True, env=env, cwd=tmp)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            loaded = json.loads(proc.stdout)
+            self.assertEqual(loaded, {"value": 42, "size": BLOB_MIB << 20, "sums": self.sums})
+
+
+if __name__ == "__main__":
+    unittest.main()
