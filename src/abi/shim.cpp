@@ -80,7 +80,18 @@ void check_spec(const ShimSpec& spec) {
             throw ShimError("forwarder " + symbol.name + " -> " + *symbol.target + " targets a symbol the shim defines");
         if (symbol.target_library) check_name("library of " + *symbol.target, *symbol.target_library);
         zeroed_registers(symbol, spec.machine);
+        if (symbol.appended_values.size() != symbol.appended_params)
+            throw ShimError("forwarder " + symbol.name + ": " + std::to_string(symbol.appended_params) +
+                            " appended parameter(s) but " + std::to_string(symbol.appended_values.size()) +
+                            " value(s): each needs its rule");
     }
+}
+
+// ",v1,v2" for the appended values: part of the spec's identity.
+std::string appended_text(const ShimSymbol& symbol) {
+    std::string text;
+    for (auto value : symbol.appended_values) text += "," + std::to_string(value);
+    return text;
 }
 
 void canonical_field(std::string& out, std::string_view value) {
@@ -113,7 +124,7 @@ std::string spec_digest(const ShimSpec& spec, const std::vector<const ShimSymbol
         canonical_field(text, symbol->needed_by);
         canonical_field(text, symbol->target.value_or(""));
         canonical_field(text, symbol->target_library.value_or(""));
-        canonical_field(text, std::to_string(symbol->target ? 1 : 0) + "," + std::to_string(symbol->appended_zero_params) +
+        canonical_field(text, std::to_string(symbol->target ? 1 : 0) + "," + std::to_string(symbol->appended_params) + appended_text(*symbol) +
                                   "," + std::to_string(symbol->integer_params_before) + "," +
                                   std::to_string(symbol->passes_this) + "," + std::to_string(symbol->returns_in_memory));
     }
@@ -140,7 +151,9 @@ shim_detail::ImageFunction image_function(const ShimSymbol& symbol, const ShimSp
     function.forwarder = symbol.target.has_value();
     if (function.forwarder) {
         function.target = *symbol.target;
-        function.zeroed = zeroed_registers(symbol, spec.machine);
+        auto registers = zeroed_registers(symbol, spec.machine);
+        for (std::size_t i = 0; i < registers.size(); ++i)
+            function.set.push_back({registers[i], symbol.appended_values.at(i)});
     } else {
         function.message = stub_message(symbol, spec.torch_version);
     }
@@ -153,7 +166,7 @@ std::vector<unsigned> zeroed_registers(const ShimSymbol& symbol, std::string_vie
     const auto& code = code_model(machine);
     std::size_t first = symbol.integer_params_before + (symbol.passes_this ? 1 : 0) +
                         (symbol.returns_in_memory && code.sret_takes_argument_register ? 1 : 0);
-    std::size_t end = first + symbol.appended_zero_params;
+    std::size_t end = first + symbol.appended_params;
     if (end > code.integer_argument_registers)
         throw ShimError(symbol.name + ": appended parameter " + std::to_string(end) + " of the integer class would be " +
                         "passed on the stack on " + std::string(machine) + " (" +

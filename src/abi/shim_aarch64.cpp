@@ -1,6 +1,7 @@
 // aarch64 code for shim libraries (AAPCS64): forwarders and stubs.
 //
-// Forwarder: `mov xN, xzr` for every register of an appended parameter, then
+// Forwarder: `mov xN, xzr` (value 0) or `movz xN, #value` for every register of
+// an appended parameter, then
 // `adrp x16, slot; ldr x16, [x16, #:lo12:slot]; br x16` — x16 (IP0) is the
 // intra-procedure-call scratch register the ABI gives veneers, so nothing the
 // caller or callee relies on is touched; lr still points into the extension.
@@ -53,15 +54,15 @@ void syscall(std::vector<std::uint8_t>& out, std::uint32_t number) {
     insn(out, kSvc0);
 }
 
-std::size_t forwarder_size(std::span<const unsigned> zeroed) { return 4 * (zeroed.size() + 3); }
+std::size_t forwarder_size(std::span<const ArgumentValue> set) { return 4 * (set.size() + 3); }
 
 void emit_forwarder(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t slot,
-                    std::span<const unsigned> zeroed) {
-    for (unsigned reg : zeroed) {
+                    std::span<const ArgumentValue> set) {
+    for (const auto& [reg, value] : set) {
         if (reg >= 8) throw std::logic_error("shim: aarch64 has 8 integer argument registers");
-        insn(out, mov_zero(reg));
+        insn(out, value == 0 ? mov_zero(reg) : movz(reg, value));
     }
-    std::uint64_t pc = at + 4 * zeroed.size();
+    std::uint64_t pc = at + 4 * set.size();
     insn(out, adrp(kIp0, pc, slot));
     insn(out, ldr_lo12(kIp0, kIp0, slot));
     insn(out, br(kIp0));

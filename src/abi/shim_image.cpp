@@ -253,7 +253,7 @@ TextLayout text_layout(const ImagePlan& plan, const CodeModel& code) {
     for (const auto& function : plan.functions) {
         layout.size = align_up(layout.size, kFunctionAlign);
         layout.offsets.push_back(layout.size);
-        auto size = function.forwarder ? code.forwarder_size(function.zeroed) : code.stub_size();
+        auto size = function.forwarder ? code.forwarder_size(function.set) : code.stub_size();
         layout.sizes.push_back(size);
         layout.size += size;
     }
@@ -415,7 +415,7 @@ void fill_text(Sections& s, const ImagePlan& plan, const SymbolOrder& order, con
         text.bytes.resize(layout.offsets[i], code.padding);
         auto at = text.addr + layout.offsets[i];
         if (function.forwarder) {
-            code.emit_forwarder(text.bytes, at, got_slot(s, order, function.target), function.zeroed);
+            code.emit_forwarder(text.bytes, at, got_slot(s, order, function.target), function.set);
         } else {
             code.emit_stub(text.bytes, at, message, static_cast<std::uint32_t>(function.message.size()));
             message += function.message.size() + 1;

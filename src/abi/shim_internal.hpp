@@ -21,6 +21,12 @@
 
 namespace wheelfix::abi::shim_detail {
 
+// One register a forwarder sets before its jump: an appended parameter's value.
+struct ArgumentValue {
+    unsigned reg = 0;           // index into the integer argument registers
+    std::uint16_t value = 0;    // abi/appended.hpp: 0..65535
+};
+
 struct CodeModel {
     std::string_view machine;             // "x86_64", "aarch64"
     std::uint16_t e_machine = 0;          // EM_*
@@ -28,9 +34,9 @@ struct CodeModel {
     unsigned integer_argument_registers = 0;
     bool sret_takes_argument_register = false;  // x86_64: the hidden pointer is rdi
     std::uint8_t padding = 0;             // fills the gaps between functions
-    std::size_t (*forwarder_size)(std::span<const unsigned> zeroed) = nullptr;
+    std::size_t (*forwarder_size)(std::span<const ArgumentValue> set) = nullptr;
     void (*emit_forwarder)(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t slot,
-                           std::span<const unsigned> zeroed) = nullptr;
+                           std::span<const ArgumentValue> set) = nullptr;
     std::size_t (*stub_size)() = nullptr;
     void (*emit_stub)(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t message,
                       std::uint32_t length) = nullptr;
@@ -50,7 +56,7 @@ struct ImageFunction {
     std::string name;                     // the symbol defined
     bool forwarder = false;
     std::string target;                   // forwarder: the undefined successor
-    std::vector<unsigned> zeroed;         // forwarder: registers to zero
+    std::vector<ArgumentValue> set;       // forwarder: appended parameters' registers and values
     std::string message;                  // stub: the text written to stderr
 };
 

@@ -1,7 +1,8 @@
 // x86_64 code for shim libraries (SysV ABI): forwarders and stubs.
 //
-// Forwarder: `xor %eNN,%eNN` for every register of an appended parameter (the
-// 32-bit xor clears the whole 64-bit register), then `jmp *slot(%rip)` — a tail
+// Forwarder: for every register of an appended parameter `xor %eNN,%eNN` when its
+// value is 0, `mov $value,%eNN` otherwise (a 32-bit write clears or zero-extends
+// into the whole 64-bit register), then `jmp *slot(%rip)` — a tail
 // jump, so the successor returns straight to the extension with the stack and
 // every other argument register (and the xmm registers) untouched.
 // Stub: write(2, message, length), then tgkill(getpid(), gettid(), SIGABRT); if the
@@ -30,6 +31,14 @@ constexpr std::array<std::array<std::uint8_t, 3>, 6> kZero = {{
 
 std::size_t zero_size(unsigned reg) { return reg < 4 ? 2 : 3; }
 
+// `mov $imm32,%eNN` (b8+r imm32; r8d and r9d take the REX.B prefix 41).
+constexpr std::array<std::uint8_t, 6> kMovImmediate = {0xbf, 0xbe, 0xba, 0xb9, 0xb8, 0xb9};
+
+std::size_t set_size(const ArgumentValue& argument) {
+    if (argument.value == 0) return zero_size(argument.reg);
+    return argument.reg < 4 ? 5 : 6;
+}
+
 std::int32_t rip_displacement(std::uint64_t target, std::uint64_t next_instruction) {
     auto delta = static_cast<std::int64_t>(target - next_instruction);
     if (delta < INT32_MIN || delta > INT32_MAX) throw std::logic_error("shim: rip-relative target out of range");
@@ -53,18 +62,23 @@ void syscall(std::vector<std::uint8_t>& out, std::uint32_t number) {
     bytes(out, {0x0f, 0x05});
 }
 
-std::size_t forwarder_size(std::span<const unsigned> zeroed) {
+std::size_t forwarder_size(std::span<const ArgumentValue> set) {
     std::size_t size = 6;  // jmp *disp32(%rip)
-    for (unsigned reg : zeroed) size += zero_size(reg);
+    for (const auto& argument : set) size += set_size(argument);
     return size;
 }
 
 void emit_forwarder(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t slot,
-                    std::span<const unsigned> zeroed) {
+                    std::span<const ArgumentValue> set) {
     auto start = out.size();
-    for (unsigned reg : zeroed) {
+    for (const auto& [reg, value] : set) {
         if (reg >= kZero.size()) throw std::logic_error("shim: x86_64 has 6 integer argument registers");
-        out.insert(out.end(), kZero[reg].begin(), kZero[reg].begin() + static_cast<long>(zero_size(reg)));
+        if (value == 0) {
+            out.insert(out.end(), kZero[reg].begin(), kZero[reg].begin() + static_cast<long>(zero_size(reg)));
+            continue;
+        }
+        if (reg >= 4) out.push_back(0x41);
+        mov_imm32(out, kMovImmediate[reg], value);
     }
     bytes(out, {0xff, 0x25});  // jmp *disp32(%rip)
     put32(out, static_cast<std::uint32_t>(rip_displacement(slot, at + (out.size() - start) + 4)));

@@ -6,7 +6,8 @@
 // in order: a parameter may change between types of the same register class and
 // width (int <-> unsigned int, T* <-> T const*, T& <-> T const&); trailing
 // parameters may be appended when each is an integer, bool or pointer, which a
-// forwarder passes as zero, and only while they still fit in registers (6 on
+// forwarder passes in a register (the value a rule in the data gives:
+// abi/appended.hpp; a shim without one does not forward), and only while they still fit in registers (6 on
 // x86_64, the stricter of the two) and no earlier parameter is a class passed by
 // value (its register use is unknown from the name alone). The count assumes no
 // hidden `this` besides the one a const member has and no hidden return slot:
@@ -159,7 +160,7 @@ Compatibility classify(const Signature& old_signature, const Signature& new_sign
             problem = "an appended parameter would be passed on the stack";
         if (!problem.empty()) return refuse(problem);
         notes.push_back(std::to_string(result.appended_zero_params) + " appended parameter" +
-                        (result.appended_zero_params == 1 ? "" : "s") + " passed as zero (" +
+                        (result.appended_zero_params == 1 ? "" : "s") + " (" +
                         spelled_list(new_signature.params, common) + ")");
     }
     result.forwardable = true;

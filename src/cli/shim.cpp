@@ -45,7 +45,7 @@ std::string symbol_line(const repair::ShimmedSymbol& shimmed) {
     const auto& symbol = shimmed.symbol;
     if (shimmed.decision == repair::ShimDecision::stub) return fmt::format("stub    {}: {}", symbol.demangled, shimmed.reason);
     std::string line = fmt::format("forward {} -> {}", symbol.demangled, target_text(shimmed));
-    if (symbol.appended_zero_params > 0) line += fmt::format(" [{} appended null]", symbol.appended_zero_params);
+    if (!shimmed.appended.empty()) line += " [appended " + join(shimmed.appended, ", ") + "]";
     if (shimmed.source != "near miss") line += " (" + shimmed.source + ")";
     return line;
 }
@@ -98,7 +98,10 @@ void write_symbol(JsonWriter& json, const repair::ShimmedSymbol& shimmed) {
     json.key("target_demangled");
     if (symbol.target) json.value(shimmed.target_demangled);
     else json.null();
-    json.field("appended_zero_params", static_cast<std::uint64_t>(symbol.appended_zero_params));
+    json.field("appended_zero_params", static_cast<std::uint64_t>(symbol.appended_params));
+    json.key("appended_values").begin_array();
+    for (auto value : symbol.appended_values) json.value(static_cast<std::uint64_t>(value));
+    json.end_array();
     json.field("source", shimmed.source).field("reason", shimmed.reason).end_object();
 }
 

@@ -3,6 +3,7 @@
 // plan the NEEDED/RUNPATH edits of the extensions that need it and write once.
 #include "wheelfix/repair/shim_wheel.hpp"
 
+#include "wheelfix/abi/appended.hpp"
 #include "wheelfix/abi/check.hpp"
 #include "wheelfix/abi/demangle.hpp"
 #include "wheelfix/abi/drifts.hpp"
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <variant>
 
 namespace wheelfix::repair {
 
@@ -162,14 +164,47 @@ struct Successor {
     std::optional<bool> returns_in_memory;
 };
 
+// The value of each parameter `successor` appends, from the rules in the data
+// (abi/appended.hpp), with the rules' text; an error naming the first parameter
+// no rule covers (its value cannot be guessed: the symbol is not forwardable).
+struct AppendedValues {
+    std::vector<std::uint16_t> values;
+    std::vector<std::string> passed;  // "bool = true"
+    std::string text;                 // "appended parameter 4 (bool) = true: <why>"
+};
+std::variant<AppendedValues, std::string> appended_values(const Successor& successor) {
+    AppendedValues found;
+    if (successor.appended == 0) return found;
+    auto signature = abi::parse_signature(successor.name);
+    if (!signature || signature->params.size() < successor.appended)
+        return std::string("cannot read the successor's parameters, so not which ones are appended");
+    for (std::size_t position = signature->params.size() - successor.appended + 1; position <= signature->params.size();
+         ++position) {
+        const auto& spelling = signature->params[position - 1].spelling;
+        const auto* rule = abi::appended_rule(successor.name, position);
+        if (!rule)
+            return "appended parameter " + std::to_string(position) + " (" + spelling +
+                   ") has no rule in the appended-parameter data (torch_appended.txt): its value cannot be guessed";
+        found.values.push_back(rule->value);
+        found.passed.push_back(spelling + " = " + rule->spelling);
+        found.text += (found.text.empty() ? "" : "; ") + std::string("appended parameter ") + std::to_string(position) +
+                      " (" + spelling + ") = " + rule->spelling + ": " + rule->why;
+    }
+    return found;
+}
+
 // Fills `shimmed` as a forwarder to `successor`; returns why it cannot be one.
 std::optional<std::string> make_forwarder(ShimmedSymbol& shimmed, const Successor& successor,
                                           const std::string& machine) {
     auto& symbol = shimmed.symbol;
     auto old_signature = abi::parse_signature(symbol.name);
+    auto values = appended_values(successor);
+    if (auto* missing = std::get_if<std::string>(&values)) return *missing;
+    auto& appended = std::get<AppendedValues>(values);
     symbol.target = successor.name;
     symbol.target_library = successor.library;
-    symbol.appended_zero_params = successor.appended;
+    symbol.appended_params = successor.appended;
+    symbol.appended_values = appended.values;
     symbol.passes_this = successor.passes_this.value_or(old_signature && old_signature->has_this);
     symbol.returns_in_memory = successor.returns_in_memory.value_or(false);
     if (successor.appended > 0) {
@@ -181,7 +216,8 @@ std::optional<std::string> make_forwarder(ShimmedSymbol& shimmed, const Successo
     shimmed.decision = ShimDecision::forward;
     shimmed.source = successor.source;
     shimmed.target_demangled = abi::demangle(successor.name);
-    shimmed.reason = successor.reason;
+    shimmed.reason = successor.reason + (appended.text.empty() ? "" : "; " + appended.text);
+    shimmed.appended = appended.passed;
     return std::nullopt;
 }
 
@@ -189,7 +225,8 @@ void make_stub(ShimmedSymbol& shimmed, std::string reason) {
     auto& symbol = shimmed.symbol;
     symbol.target.reset();
     symbol.target_library.reset();
-    symbol.appended_zero_params = 0;
+    symbol.appended_params = 0;
+    symbol.appended_values.clear();
     symbol.integer_params_before = 0;
     symbol.passes_this = false;
     symbol.returns_in_memory = false;
@@ -197,6 +234,7 @@ void make_stub(ShimmedSymbol& shimmed, std::string reason) {
     shimmed.source.clear();
     shimmed.target_demangled.clear();
     shimmed.reason = std::move(reason);
+    shimmed.appended.clear();
 }
 
 Successor mapped_successor(const std::string& old_name, const std::string& new_name, const abi::SymbolIndex& index) {

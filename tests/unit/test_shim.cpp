@@ -47,7 +47,8 @@ ShimSymbol check_forwarder() {
     symbol.needed_by = "pkg/ops.so";
     symbol.target = kNewCheck;
     symbol.target_library = "libc10_cuda.so";
-    symbol.appended_zero_params = 1;
+    symbol.appended_params = 1;
+    symbol.appended_values = {0};  // the CUDAErrorLogCapture* rule: null
     symbol.integer_params_before = 5;
     return symbol;
 }
@@ -266,7 +267,7 @@ TEST_CASE("shim: which registers are zeroed; stack-passed appended parameters ar
     CHECK(abi::zeroed_registers(symbol, "aarch64") == std::vector<unsigned>{5});
     symbol.returns_in_memory = false;
     symbol.integer_params_before = 1;
-    symbol.appended_zero_params = 2;
+    symbol.appended_params = 2;
     CHECK(abi::zeroed_registers(symbol, "x86_64") == std::vector<unsigned>{1, 2});
     CHECK_FALSE(abi::forwarder_obstacle(symbol, "x86_64").has_value());
     CHECK(abi::forwarder_obstacle(symbol, "riscv64").has_value());
@@ -306,7 +307,8 @@ TEST_CASE("shim: loaded with dlopen, a forwarder zeroes the appended registers a
     forward.target = "strtol";
     forward.target_library = "libc.so.6";
     forward.integer_params_before = 1;
-    forward.appended_zero_params = 2;
+    forward.appended_params = 2;
+    forward.appended_values = {0, 0};
     ShimSymbol stub;
     stub.name = "wheelfix_unit_gone";
     stub.demangled = "wheelfix_unit_gone()";
@@ -420,4 +422,50 @@ TEST_CASE("write_wheel: added members get their mode and a RECORD line; clashes 
 TEST_CASE("--map OLD=NEW parses, anything else is an input error") {
     CHECK(repair::parse_symbol_map("_Z1fi=_Z1fib") == std::pair<std::string, std::string>{"_Z1fi", "_Z1fib"});
     for (const char* bad : {"", "_Z1fi", "=_Z1fib", "_Z1fi=", "a=b=c"}) CHECK_THROWS_AS(repair::parse_symbol_map(bad), InputError);
+}
+
+#if defined(__x86_64__)
+TEST_CASE("shim: a forwarder passes the values its rules give, not zero") {
+    ShimSpec spec;
+    spec.torch_version = "9.9.9";
+    spec.machine = "x86_64";
+    ShimSymbol forward;  // long old(const char*)  ->  long strtol(const char*, char** = nullptr, int base = 16)
+    forward.name = "wheelfix_unit_old_hex";
+    forward.target = "strtol";
+    forward.target_library = "libc.so.6";
+    forward.integer_params_before = 1;
+    forward.appended_params = 2;
+    forward.appended_values = {0, 16};  // rsi = null (xor), edx = 16 (mov $16,%edx)
+    spec.symbols = {forward};
+    auto library = abi::build_shim(spec);
+    auto path = write_temporary(library);
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    std::filesystem::remove(path);
+    REQUIRE_MESSAGE(handle != nullptr, ::dlerror());
+    using Garbage = long (*)(const char*, void*, long);
+    void* old_address = ::dlsym(handle, "wheelfix_unit_old_hex");
+    REQUIRE(old_address != nullptr);
+    auto old = reinterpret_cast<Garbage>(old_address);
+    CHECK(old("1f", reinterpret_cast<void*>(0x10), 99) == 31);
+    CHECK(old("17", reinterpret_cast<void*>(0x10), 10) == 23);  // base 16, not what the caller left
+    ::dlclose(handle);
+}
+#endif
+
+TEST_CASE("shim: a forwarder without a value for each appended parameter is refused") {
+    auto spec = sample_spec("x86_64");
+    for (auto& symbol : spec.symbols)
+        if (symbol.target) symbol.appended_values.clear();
+    CHECK_THROWS_AS(abi::build_shim(spec), abi::ShimError);
+    for (auto& symbol : spec.symbols)
+        if (symbol.target) symbol.appended_values = {1, 2};
+    CHECK_THROWS_AS(abi::build_shim(spec), abi::ShimError);
+}
+
+TEST_CASE("shim: a different appended value is a different shim") {
+    auto zero = sample_spec("x86_64");
+    auto one = sample_spec("x86_64");
+    for (auto& symbol : one.symbols)
+        if (symbol.target) symbol.appended_values = {1};
+    CHECK(abi::build_shim(zero).file_name != abi::build_shim(one).file_name);
 }

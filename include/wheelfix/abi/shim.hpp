@@ -7,8 +7,10 @@
 // .gnu.version_d, a version node named for the target torch ("WHEELFIX_TORCH_2.10.0")
 // that every defined symbol carries, NEEDED on the torch libraries holding the
 // successors (and DT_RUNPATH `spec.runpath` when given), and per symbol either
-// - a forwarder: a trampoline that zeroes the appended parameters' registers and
-//   jumps through a GOT slot bound (R_*_GLOB_DAT) to the successor, or
+// - a forwarder: a trampoline that sets the appended parameters' registers to
+//   their values (appended_values: each from a rule in the data, abi/appended.hpp;
+//   one value per appended parameter, or a ShimError) and jumps through a GOT slot
+//   bound (R_*_GLOB_DAT) to the successor, or
 // - a stub: writes "wheelfix shim: <demangled> is not provided by torch <version>
 //   (needed by <member>)\n" to stderr with the write syscall and aborts (tgkill
 //   SIGABRT, then exit_group(134) should SIGABRT be caught) — no libc needed.
@@ -43,7 +45,8 @@ struct ShimSymbol {
     std::string needed_by;            // member path(s), for the stub's message
     std::optional<std::string> target;          // successor's mangled name (forwarder)
     std::optional<std::string> target_library;  // SONAME exporting it (becomes NEEDED)
-    std::size_t appended_zero_params = 0;
+    std::size_t appended_params = 0;            // parameters the successor appends
+    std::vector<std::uint16_t> appended_values;  // what the forwarder passes for each
     std::size_t integer_params_before = 0;      // integer-class registers the old call's
                                                 // explicit parameters use
     // Hidden leading arguments, which the mangled name does not always reveal:
@@ -72,7 +75,7 @@ ShimLibrary build_shim(const ShimSpec& spec);
 // would go on the stack, an unknown machine), or nullopt when one can.
 std::optional<std::string> forwarder_obstacle(const ShimSymbol& symbol, std::string_view machine);
 
-// The argument registers a forwarder zeroes, as indices into the machine's integer
+// The argument registers of the appended parameters (set by a forwarder), as indices into the machine's integer
 // argument registers (rdi, rsi, rdx, rcx, r8, r9 / x0..x7). ShimError as above.
 std::vector<unsigned> zeroed_registers(const ShimSymbol& symbol, std::string_view machine);
 

@@ -55,6 +55,7 @@ struct ShimmedSymbol {
     std::string source;                // "--map", "drift data", "near miss", "" for stubs
     std::string target_demangled;
     std::string reason;                // why it forwards (or why it cannot)
+    std::vector<std::string> appended; // forwarder: each appended parameter as passed ("bool = true")
 };
 
 struct NotShimmed {
