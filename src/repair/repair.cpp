@@ -474,6 +474,7 @@ private:
         report_.retag = retag.result;
         report_.output = retag.result.output;
         refuse_output_over_input(wheel_, report_.output);
+        if (options_.claims) options_.claims->claim(report_.output, report_.input);
         plan.output = report_.output;
         plan.dist_info = std::move(retag.dist_info);
         report_.remaining = unfixable(report_.findings_before);
@@ -494,6 +495,14 @@ private:
 };
 
 }  // namespace
+
+void OutputClaims::claim(const std::filesystem::path& output, const std::filesystem::path& input) {
+    const std::lock_guard lock(mutex_);
+    auto [taken, fresh] = taken_.emplace(output.lexically_normal(), input);
+    if (fresh) return;
+    throw InputError(input.string(), output.string() + " is also the output of " + taken->second.string() +
+                                         " in this run (two inputs, one output name); repair them into separate -o directories");
+}
 
 RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::SymbolIndex& index,
                           const RepairOptions& options, const std::filesystem::path& out_dir) {

@@ -38,13 +38,16 @@ std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels,
     if (jobs == 0) jobs = usable_cpus();
     set_thread_budget(jobs);
     std::vector<std::optional<RepairOutcome>> outcomes(wheels.size());
+    OutputClaims claims;
+    RepairOptions claiming = options;
+    claiming.claims = &claims;
     const auto order = jobs > 1 ? largest_first(wheels) : std::vector<std::size_t>{};
     std::atomic<std::size_t> next{0};
     auto work = [&] {
         for (std::size_t taken; (taken = next.fetch_add(1)) < wheels.size();) {
             const std::size_t i = order.empty() ? taken : order[taken];
             try {
-                outcomes[i] = repair_wheel(wheels[i], index, options, out_dir);
+                outcomes[i] = repair_wheel(wheels[i], index, claiming, out_dir);
             } catch (const InputError& error) {
                 outcomes[i] = error;
             } catch (const std::filesystem::filesystem_error& error) {

@@ -61,6 +61,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,6 +90,25 @@ struct RepairOptions {
     std::vector<std::string> loader;
     std::optional<std::filesystem::path> torch_dir;
     std::chrono::milliseconds load_test_limit = kDefaultLoadTestLimit;  // then the loader's group is killed
+    // The output names the other wheels of this run have taken (repair_wheels sets
+    // it): a second input whose output would have the same path is refused before
+    // anything is written, --overwrite or not (OutputClaims).
+    class OutputClaims* claims = nullptr;
+};
+
+// Output paths taken by the inputs of one run, shared by its workers: two inputs
+// with one output name (the same wheel named twice; two builds of one wheel whose
+// platform tags become the same) would otherwise have the second refused as
+// "exists" or, with --overwrite, replace the first. claim(output, input) records
+// the output for the input, or throws InputError(input, "… is also the output of
+// <other input> in this run …") when another input has it.
+class OutputClaims {
+public:
+    void claim(const std::filesystem::path& output, const std::filesystem::path& input);
+
+private:
+    std::mutex mutex_;
+    std::map<std::filesystem::path, std::filesystem::path> taken_;
 };
 
 struct RepairReport {

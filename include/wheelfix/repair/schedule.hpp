@@ -4,7 +4,9 @@
 // repair_wheel() (repair.hpp) on each wheel on its own and returns one outcome per
 // wheel, in the order given: its report, or the InputError (a filesystem error
 // becomes an InputError naming the wheel) that stopped it. One wheel's failure
-// never stops the others. The thread budget (util/thread_budget.hpp) is set to
+// never stops the others. Two wheels whose outputs would have one path: the one
+// that names it second (in the order given with one job) is refused before it
+// writes (RepairOptions::claims), whatever --overwrite says. The thread budget (util/thread_budget.hpp) is set to
 // `jobs` (0: the CPUs this process may use); as many workers as wheels allow take
 // a wheel each, largest inflated size first (inflating and hashing is where a
 // repair's time goes, so the last wheel to start is a small one and the workers
