@@ -12,6 +12,8 @@
 
 #include <sys/utsname.h>
 
+#include <climits>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -225,6 +227,20 @@ void load_edited_extensions(const RepairOptions& options, const std::string& mac
     else if (machine != host_machine()) report.load_test_skipped = "extensions for " + machine + ", this machine is " + host_machine();
     else if (report.relinked.empty()) report.load_test_skipped = "no extension was edited";
     if (!report.load_test_skipped.empty()) return;
+    // The layout puts the torch given at site/torch: a member installed under torch/
+    // would be laid over it (and, installed by pip, would overwrite torch's own files).
+    for (const auto& member : elf_members) {
+        for (const auto& component : std::filesystem::path(std::string(wheel::installed_path(member))))
+            if (component.string().size() > NAME_MAX)
+                throw InputError(report.input.string(), member.substr(0, 60) + "…: a name of " +
+                                                             std::to_string(component.string().size()) +
+                                                             " bytes, longer than NAME_MAX " + std::to_string(NAME_MAX) +
+                                                             ": no file system here can install it");
+        if (std::string_view(wheel::installed_path(member)).starts_with("torch/"))
+            throw InputError(report.input.string(), member + " is an ELF file installed under torch/, where torch itself "
+                                                             "lives: installing the wheel would overwrite torch's files, and "
+                                                             "the load test cannot lay it beside the torch given");
+    }
     std::vector<std::string> members;
     for (const auto& change : report.relinked) members.push_back(change.member);
     std::filesystem::path torch_dir = *options.torch_dir;  // the torch package, or the directory holding it

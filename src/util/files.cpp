@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -111,7 +112,37 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
     return std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
 }
 
+namespace {
+
+// A path as a message shows it: whole up to 160 bytes, else its ends around "…".
+std::string shortened(const std::string& path) {
+    return path.size() <= 160 ? path : path.substr(0, 72) + "…" + path.substr(path.size() - 72);
+}
+
+void refuse_too_long(const std::filesystem::path& target) {
+    constexpr std::size_t kNameMax = NAME_MAX, kPathMax = PATH_MAX;
+    const std::string name = target.filename().string();
+    if (name.size() + kTemporaryRoom > kNameMax)
+        throw InputError(shortened(target.string()), "file name too long: " + std::to_string(name.size()) +
+                                                          " bytes (at most " + std::to_string(kNameMax - kTemporaryRoom) +
+                                                          ": its temporary beside it takes the rest of NAME_MAX " +
+                                                          std::to_string(kNameMax) + ")");
+    for (const auto& component : target.parent_path())
+        if (component.string().size() > kNameMax)
+            throw InputError(shortened(target.string()), "a directory name of " + std::to_string(component.string().size()) +
+                                                              " bytes: longer than NAME_MAX " + std::to_string(kNameMax));
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(target, ec);
+    const std::size_t length = (ec ? target : absolute).string().size();
+    if (length + kTemporaryRoom >= kPathMax)
+        throw InputError(shortened(target.string()), "path too long: " + std::to_string(length) + " bytes (PATH_MAX is " +
+                                                          std::to_string(kPathMax) + ")");
+}
+
+}  // namespace
+
 void refuse_existing_output(const std::filesystem::path& target, bool overwrite) {
+    refuse_too_long(target);
     std::error_code ec;
     auto status = std::filesystem::symlink_status(target, ec);
     if (ec || !std::filesystem::exists(status)) return;

@@ -12,6 +12,11 @@
 // - refuse_existing_output() throws InputError(target, "... --overwrite ...") when
 //   something already exists at `target` and `overwrite` is false: every command
 //   that writes calls it before doing any work (man/wheelfix.1, --overwrite).
+//   It first refuses a target the file system cannot hold with its temporary
+//   beside it (ENAMETOOLONG after the work): a directory component longer than
+//   NAME_MAX, a file name longer than NAME_MAX less kTemporaryRoom (the hidden
+//   temporary ".<name>.wheelfix-<pid>-<n>"), an absolute path longer than PATH_MAX
+//   less kTemporaryRoom; the path is shortened in the message ("first…last").
 // - starts_like_zip() is true when the file begins with "PK" (false when it cannot
 //   be read or is no regular file: the caller's next step reports why).
 // - Special files given where a file is read or written (a wheel, an ELF, --torch,
@@ -48,6 +53,7 @@ private:
 void write_file_atomically(const std::filesystem::path& destination, std::span<const std::uint8_t> bytes,
                            std::filesystem::perms perms, bool overwrite = false);
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+inline constexpr std::size_t kTemporaryRoom = 32;
 void refuse_existing_output(const std::filesystem::path& target, bool overwrite);
 bool starts_like_zip(const std::filesystem::path& path);
 void refuse_special_file(const std::filesystem::path& path);
