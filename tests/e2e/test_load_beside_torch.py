@@ -1,0 +1,139 @@
+"""repair's load test lays out the directories the target profile names beside torch
+(issue 16): each "{root}/nvidia/..." rpath of the profile is linked into the load
+test's site from the torch's own site-packages, and where it is not there the load
+test says so instead of claiming the wheel loads.
+
+The stand-in is built with gcc the way real torch is laid out: a site-packages with
+torch/lib/libtorch_stand.so whose own NEEDED libnvstand.so.13 lives only in
+nvidia/cu13/lib beside torch, reached through the torch library's RUNPATH
+$ORIGIN/../../nvidia/cu13/lib. The extension wheel links libtorch_stand.so with a
+build-tree RUNPATH that repair replaces. Judged by repair's own report (the load test
+is python ctypes with RTLD_NOW in a laid-out site) and by ctypes here.
+
+Also: every built-in CUDA 12 profile names nvidia/cuda_nvrtc/lib, where torch's cu12x
+wheels put libnvrtc.so.12, which libtorch_cuda.so needs."""
+import ctypes  # noqa: F401  (the judge below runs in a subprocess)
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import wfx  # noqa: E402
+from test_shim import make_wheel  # noqa: E402
+
+TORCH_210 = wfx.SAMPLES / "torch-2.10.0" / "torch"
+PROFILES = wfx.SOURCE_DIR / "src" / "policy" / "data" / "profiles"
+TAG = f"cp{sys.version_info.major}{sys.version_info.minor}-cp{sys.version_info.major}{sys.version_info.minor}-linux_x86_64"
+MEMBER = "standext/standext" + sysconfig.get_config_var("EXT_SUFFIX")
+
+
+def gcc(source_text, output, *flags, cwd):
+    source = Path(cwd) / (Path(output).name.split(".")[0] + ".c")
+    source.write_text(source_text)
+    proc = subprocess.run(["gcc", "-O2", "-fPIC", "-shared", str(source), "-o", str(output), *map(str, flags)],
+                          capture_output=True, text=True, cwd=cwd)
+    if proc.returncode != 0:
+        raise AssertionError(f"gcc failed:\n{proc.stderr}")
+    return Path(output)
+
+
+def dynamic(path):
+    return subprocess.run(["readelf", "-dW", str(path)], capture_output=True, text=True, check=True).stdout
+
+
+class LoadTestLaysOutBesideTorch(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("gcc") or sysconfig.get_platform() != "linux-x86_64":
+            raise unittest.SkipTest("needs gcc on linux x86_64")
+        cls.tmp = Path(tempfile.mkdtemp(prefix="wheelfix-beside-"))
+        build = cls.tmp / "build"
+        build.mkdir()
+        cls.site = cls.tmp / "site-packages"
+        shutil.copytree(TORCH_210, cls.site / "torch")
+        nvidia = cls.site / "nvidia" / "cu13" / "lib"
+        nvidia.mkdir(parents=True)
+        gcc("int nvstand_value(void) { return 13; }\n", nvidia / "libnvstand.so.13",
+            "-Wl,-soname,libnvstand.so.13", cwd=build)
+        torch_lib = cls.site / "torch" / "lib"
+        gcc("int nvstand_value(void);\nint torch_stand_value(void) { return 100 + nvstand_value(); }\n",
+            torch_lib / "libtorch_stand.so", "-Wl,-soname,libtorch_stand.so", f"-L{nvidia}", "-l:libnvstand.so.13",
+            "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../../nvidia/cu13/lib", cwd=build)
+        extension = wfx.build_private_extension(build / Path(MEMBER).name, "standext", "torch_stand_value", torch_lib,
+                                                "torch_stand", f"-Wl,-rpath-link,{nvidia}",
+                                                "-Wl,--enable-new-dtags,-rpath,/build/tree/torch/lib")
+        cls.wheel = make_wheel(cls.tmp, "standext", TAG, {MEMBER: extension.read_bytes()})
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def repair(self, site, out, check_status):
+        return wfx.run("repair", self.wheel, "--torch", site / "torch", "--target", "cuda13-blackwell",
+                       "-o", out, check_status=check_status)
+
+    def test_the_stand_in_is_laid_out_as_real_torch(self):
+        torch_dynamic = dynamic(self.site / "torch" / "lib" / "libtorch_stand.so")
+        self.assertIn("(NEEDED)             Shared library: [libnvstand.so.13]", torch_dynamic)
+        self.assertIn("(RUNPATH)            Library runpath: [$ORIGIN/../../nvidia/cu13/lib]", torch_dynamic)
+        self.assertFalse((self.site / "torch" / "lib" / "libnvstand.so.13").exists())
+
+    def test_the_profile_names_the_directory_the_torch_library_needs(self):
+        text = (PROFILES / "cuda13-blackwell.profile").read_text()
+        self.assertIn("rpath  {root}/nvidia/cu13/lib", text)
+
+    def test_loads_with_nvidia_beside_torch(self):
+        with tempfile.TemporaryDirectory(prefix="wheelfix-beside-ok-") as tmp:
+            proc = self.repair(self.site, Path(tmp) / "out", check_status=0)
+            text = proc.stdout + proc.stderr
+            self.assertIn(f"loads {MEMBER} (RTLD_NOW)", text)
+            self.assertNotIn("not tested", text)
+            self.assertNotIn("not beside the torch given", text)
+            written = list((Path(tmp) / "out").glob("*.whl"))
+            self.assertEqual(len(written), 1, text)
+            # The same judgement outside wheelfix: the repaired extension, installed
+            # beside this site's torch, loads with RTLD_NOW and reaches nvstand.
+            site = Path(tmp) / "site"
+            shutil.copytree(self.site, site, symlinks=True)
+            import zipfile
+            with zipfile.ZipFile(written[0]) as zf:
+                zf.extract(MEMBER, site)
+            self.assertNotIn("/build/tree", dynamic(site / MEMBER))
+            code = ("import ctypes, sys; lib = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL | 2); "
+                    "print(lib.torch_stand_value())")
+            judge = subprocess.run([sys.executable, "-c", code, str(site / MEMBER)], capture_output=True, text=True,
+                                   env={"PATH": "/usr/bin:/bin"})
+            self.assertEqual(judge.stdout.strip(), "113", judge.stderr)
+
+    def test_says_what_was_not_beside_torch_when_nvidia_is_absent(self):
+        with tempfile.TemporaryDirectory(prefix="wheelfix-beside-absent-") as tmp:
+            site = Path(tmp) / "site-packages"
+            shutil.copytree(self.site / "torch", site / "torch")  # no nvidia/ beside it
+            proc = self.repair(site, Path(tmp) / "out", check_status=None)
+            text = proc.stdout + proc.stderr
+            self.assertNotIn(f"loads {MEMBER}", text)
+            self.assertIn(f"not tested {MEMBER}: libnvstand.so.13 is neither in the wheel nor in torch, "
+                          "and this machine has none (not beside the torch given: nvidia/cu13/lib, nvidia/nccl/lib)",
+                          text)
+            doc = wfx.run_json("repair", self.wheel, "--torch", site / "torch", "--target", "cuda13-blackwell",
+                               "-o", Path(tmp) / "json", check_status=None)
+            results = doc["wheels"][0]["load_test"]["results"]
+            self.assertEqual([(r["member"], r["status"]) for r in results], [(MEMBER, "not_tested")])
+
+
+class Cuda12ProfilesNameNvrtc(unittest.TestCase):
+    def test_every_cuda12_profile_names_cuda_nvrtc_lib(self):
+        cuda12 = [p for p in sorted(PROFILES.glob("*.profile"))
+                  if any(line.split() == ["cuda-runtime-major", "12"] for line in p.read_text().splitlines())]
+        self.assertTrue(cuda12, f"no CUDA 12 profile in {PROFILES}")
+        for profile in cuda12:
+            rpaths = [line.split()[1] for line in profile.read_text().splitlines() if line.startswith("rpath")]
+            self.assertIn("{root}/nvidia/cuda_nvrtc/lib", rpaths, profile.name)
+
+
+if __name__ == "__main__":
+    unittest.main()
