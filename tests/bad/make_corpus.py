@@ -9,7 +9,7 @@ plainext wheels, tests/data/elf) with one defect put in, so a failure names exac
 one thing. Zips are written by hand here (not with zipfile) so that local and
 central headers, sizes, CRCs, ZIP64 fields and names can each be made to lie.
 
-OUT_DIR/manifest.json lists the cases: {"path", "case", "group", "expect", "env"}.
+OUT_DIR/manifest.json lists the cases: {"path", "case", "group", "expect", "env", "note", "open", "refusal"}.
 `expect` maps a command to the exit status the contract demands (a list when more
 than one is fine); "note" names text that must appear in the output instead of a
 refusal. The e2e test tests/e2e/test_bad_input.py runs every command on every case.
@@ -62,6 +62,13 @@ TOLERATED = {
     "gnu_hash_buckets_huge": {"inspect": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1],
                               "repair": [0, 1]},
 }
+
+# A refusal class of repair's load test (the group "load-test"): the corpus's repair
+# runs with --no-load-test and writes the wheel, as every other command reads or
+# writes it; test_bad_input runs repair once more with its load test, which must
+# refuse (exit 2, one line naming the file and the case's "refusal" text).
+LOAD_TEST_REFUSAL = {"inspect": 0, "verify": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1],
+                     "retag": 0, "repair": [0, 1]}
 
 DOS_TIME, DOS_DATE = 0, (0 << 9) | (1 << 5) | 1  # 1980-01-01 00:00
 
@@ -325,12 +332,13 @@ class Corpus:
         self.out = Path(out)
         self.cases = []
 
-    def add(self, case, group, data, name, expect, env=None, note=None, open_defect=None):
+    def add(self, case, group, data, name, expect, env=None, note=None, open_defect=None, refusal=None):
         path = self.out / case / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         self.cases.append({"case": case, "group": group, "path": str(path.relative_to(self.out)),
-                           "expect": expect, "env": env or {}, "note": note, "open": open_defect})
+                           "expect": expect, "env": env or {}, "note": note, "open": open_defect,
+                           "refusal": refusal})
 
     def write_manifest(self):
         (self.out / "manifest.json").write_text(json.dumps(self.cases, indent=1) + "\n")
@@ -504,6 +512,19 @@ def wheel_cases(c):
       expect={"inspect": 0, "verify": 0, "relink": 0, "check": [0, 1], "index": [0, 2], "shim": [0, 1], "retag": 0,
               "repair": [0, 1]},
       note="libfoo.so")
+    # Refusal classes of repair's load test (issue 16), the group "load-test": an ELF
+    # member whose name has a component longer than NAME_MAX (255 bytes: no file
+    # system here holds it, pip cannot install it), and an ELF member under torch/
+    # (installed, it would overwrite torch's files; the load test lays the torch
+    # given at site/torch).
+    so = dict((n, d) for n, d, _ in read_wheel(SGL))[SGL_SO]
+    long_name = "sgl_kernel/lib" + "x" * 300 + ".so"
+    c.add("wheel_elf_member_name_over_name_max", "load-test",
+          zip_of(wheel_members(SGL, add=[(long_name, so, 0o100755)])), W, LOAD_TEST_REFUSAL, note=long_name[:40],
+          refusal="a name of 306 bytes, longer than NAME_MAX 255")
+    c.add("wheel_elf_member_under_torch", "load-test",
+          zip_of(wheel_members(SGL, add=[("torch/lib/libsmuggled.so", so, 0o100755)])), W, LOAD_TEST_REFUSAL,
+          note="torch/lib/libsmuggled.so", refusal="torch/lib/libsmuggled.so is an ELF file installed under torch/")
 
 
 def elf_cases_into(c):

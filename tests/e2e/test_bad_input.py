@@ -193,6 +193,27 @@ class BadInputCorpus(unittest.TestCase):
               ", ".join(f"{command} {count}" for command, count in tried.items()), file=sys.stderr)
         self.assertEqual(failures, [], "\n" + "\n".join(failures))
 
+    def test_repair_with_its_load_test_refuses_the_load_test_cases(self):
+        """The corpus's repair runs with --no-load-test; the cases of the group
+        "load-test" are refusals of the load test: with it, repair exits 2 with one
+        line naming the file and the problem, nothing in the output directory,
+        nothing left in TMPDIR (the load test's directory), the input untouched."""
+        cases = [case for case in self.cases if case["group"] == "load-test"]
+        self.assertEqual(len(cases), 2, [case["case"] for case in cases])
+        for case in cases:
+            with self.subTest(case=case["case"]), tempfile.TemporaryDirectory(prefix="wfbad-load-") as tmp:
+                path, out, private_tmp = self.corpus / case["path"], Path(tmp) / "out", Path(tmp) / "tmpdir"
+                out.mkdir()
+                private_tmp.mkdir()
+                before = sha256(path)
+                proc = run(["repair", path, "--torch", TORCH_NEW, "-o", out], dict(case["env"], TMPDIR=str(private_tmp)))
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                self.assertEqual(problems_of_refusal(proc, path), [])
+                self.assertIn(case["refusal"], proc.stderr)
+                self.assertEqual(leftovers(out), [])
+                self.assertEqual(leftovers(private_tmp), [])
+                self.assertEqual(sha256(path), before)
+
     def test_limits_are_overridable(self):
         bomb = next(self.corpus / c["path"] for c in self.cases if c["case"] == "zip_bomb_ratio")
         proc = run(["verify", bomb], {"WHEELFIX_MAX_RATIO": "0"})
