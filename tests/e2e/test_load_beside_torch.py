@@ -131,6 +131,13 @@ class LoadTestLaysOutBesideTorch(unittest.TestCase):
 
 
 class Cuda12ProfilesNameNvrtc(unittest.TestCase):
+    def test_the_profile_files_are_the_built_in_profiles(self):
+        with tempfile.TemporaryDirectory(prefix="wheelfix-profiles-") as tmp:
+            proc = wfx.run("repair", wfx.SAMPLES / "purepy-1.0.0-py3-none-any.whl", "--target", "no-such-profile",
+                           "-o", tmp, check_status=2)
+        built_in = proc.stderr.split("built-in profiles: ", 1)[1].split(" (", 1)[0].split(", ")
+        self.assertEqual(sorted(built_in), sorted(p.stem for p in PROFILES.glob("*.profile")), proc.stderr)
+
     def test_every_cuda12_profile_names_cuda_nvrtc_lib(self):
         cuda12 = [p for p in sorted(PROFILES.glob("*.profile"))
                   if any(line.split() == ["cuda-runtime-major", "12"] for line in p.read_text().splitlines())]
