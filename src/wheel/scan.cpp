@@ -47,12 +47,12 @@ MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member
                           const ProgressTask& progress, const zip::InflateSink& sink = {}) {
     MemberDigest digest;
     digest.member = &member;
-    // A streamed member is one the executor may splice (bounded): the splice restarts
-    // and resumes at block starts, and only zlib's indexer records every one of them
-    // (ISA-L finds one per window: zip/inflate_index.hpp), as for kept members.
+    // A streamed member is one the executor may splice (bounded): it is read by the
+    // default inflater (ISA-L records a block start per window, not every one); the
+    // splice finds the exact starts around its edits again from the window before
+    // them (zip/splice.hpp).
     const auto options = sink ? zip::InflateOptions{.sha256 = true,
-                                                    .window_every = zip::SeekableMember::spacing(member.size),
-                                                    .backend = zip::Backend::zlib}
+                                                    .window_every = zip::SeekableMember::spacing(member.size)}
                               : zip::InflateOptions{.keep = true, .sha256 = true};
     auto inflated = zip::inflate_indexed(archive, member, sink, options);
     progress.advance(inflated.size);

@@ -323,6 +323,7 @@ public:
                                    std::to_string(result.blocks.size()) + " blocks");
         for (std::size_t i = 0; i < prefix_crcs.size() && i + 1 < result.blocks.size(); ++i)
             result.blocks[i + 1].prefix_crc32 = prefix_crcs[i];
+        fill_window_crcs(result);
         result.size = total_;
         result.crc32 = digest.crc32();
         result.sha256 = digest.sha256();
@@ -333,6 +334,18 @@ public:
     }
 
 private:
+    // Each window's access point is one of the blocks: it gets that block's prefix CRC.
+    static void fill_window_crcs(InflatedMember& result) {
+        auto block = result.blocks.begin();
+        for (auto& window : result.windows) {
+            block = std::lower_bound(block, result.blocks.end(), window.point.compressed_bit,
+                                     [](const AccessPoint& point, std::uint64_t bit) { return point.compressed_bit < bit; });
+            if (block == result.blocks.end() || block->compressed_bit != window.point.compressed_bit)
+                throw std::logic_error("inflate_indexed: a window that is no block start");
+            window.point.prefix_crc32 = block->prefix_crc32;
+        }
+    }
+
     void start_follower(bool sha256) {
         auto claim = try_claim_thread();
         if (!claim) return;  // the budget is spent: digest here
@@ -406,18 +419,28 @@ private:
 // kBlockEvery bytes have come out since the last start found, it is fed kSlice
 // bytes at a time until it stands at one (a header is tens of bytes, a block tens
 // of KB: a few blocks' worth of short slices find one).
+//
+// It may also start mid-stream, at a Window (the inflater resumed there with the
+// window's bits and dictionary), and stop at the first block start at or past an
+// inflated offset: index_blocks_from's local index around a splice's edits.
 class BlockIndexer {
 public:
-    BlockIndexer(const Archive& archive, const Member& member, Backend backend, std::uint64_t block_every)
+    BlockIndexer(const Archive& archive, const Member& member, Backend backend, std::uint64_t block_every,
+                 const Window* from = nullptr)
         : block_every_(block_every),
           archive_(archive),
           member_(member),
           raw_(archive.open_raw(member)),
           input_(buffer_size(member.compressed_size, kInputChunk)),
-          inflater_(backend) {}
+          inflater_(backend) {
+        if (from != nullptr) resume_at(*from);
+    }
 
-    void run(Delivery& deliver, std::vector<AccessPoint>& blocks, std::vector<Window>& windows) {
-        blocks.push_back({0, 0, 0, 0});
+    // Deliver: Delivery, or LocalDelivery (index_blocks_from).
+    template <class Deliver>
+    void run(Deliver& deliver, std::vector<AccessPoint>& blocks, std::vector<Window>& windows,
+             std::uint64_t stop_at = UINT64_MAX) {
+        blocks.push_back(start_);
         for (bool done = false; !done;) {
             const bool refilled = refill();
             auto room = deliver.room();
@@ -434,6 +457,7 @@ public:
                 blocks.push_back(*point);
                 deliver.block_start();
                 if (deliver.wants_window()) windows.push_back({blocks.back(), deliver.window()});
+                if (point->uncompressed >= stop_at) break;
             }
         }
     }
@@ -457,6 +481,19 @@ private:
     std::span<const std::uint8_t> next_slice() const {
         const bool overdue = inflater_.backend() == Backend::isal && produced_ - last_start_ >= block_every_;
         return overdue ? pending_.first(std::min(kSlice, pending_.size())) : pending_;
+    }
+
+    // Starts at `from`: `used` low bits of its byte end the block before, the rest
+    // are primed into the inflater, the stored bytes are read on from the next byte.
+    void resume_at(const Window& from) {
+        const std::uint64_t bit = from.point.compressed_bit;
+        const int used = static_cast<int>(bit % 8);
+        const std::uint64_t next_byte = bit / 8 + (used != 0 ? 1 : 0);
+        raw_.skip_to(next_byte);
+        inflater_.resume(used, from.point.partial_byte, from.dictionary);
+        chunk_start_ = consumed_ = next_byte;
+        produced_ = last_start_ = from.point.uncompressed;
+        start_ = from.point;  // a block starts at least 10 bits later: no later start needs its byte
     }
 
     // More compressed bytes when the last are used; whether any came.
@@ -505,6 +542,35 @@ private:
     bool input_done_ = false;
     std::uint64_t consumed_ = 0, produced_ = 0;
     std::uint64_t last_start_ = 0;           // inflated offset of the last block start found
+    AccessPoint start_{0, 0, 0, 0};          // where the inflate starts: the stream's start or a window
+};
+
+// Where index_blocks_from's inflated bytes go: nowhere but through the CRC, whose
+// value at each block start becomes that block's prefix CRC.
+class LocalDelivery {
+public:
+    LocalDelivery(const Archive& archive, const Member& member, std::uint32_t prefix_crc, std::uint64_t at)
+        : archive_(archive), member_(member), crc_(prefix_crc), total_(at), buffer_(kOutputChunk) {}
+
+    std::span<std::uint8_t> room() { return buffer_; }
+    void produced(std::size_t count) {
+        if (count > member_.size - std::min(total_, member_.size))
+            fail(archive_, member_, "size mismatch (inflates to more than the central directory says)");
+        crc_ = zip::crc32(crc_, std::span<const std::uint8_t>(buffer_.data(), count));
+        total_ += count;
+    }
+    void block_start() { prefix_crcs_.push_back(crc_); }
+    static bool wants_window() { return false; }
+    static std::vector<std::uint8_t> window() { return {}; }
+    const std::vector<std::uint32_t>& prefix_crcs() const { return prefix_crcs_; }
+
+private:
+    const Archive& archive_;
+    const Member& member_;
+    std::uint32_t crc_;
+    std::uint64_t total_;
+    std::vector<std::uint8_t> buffer_;
+    std::vector<std::uint32_t> prefix_crcs_;
 };
 
 void inflate_stored(const Archive& archive, const Member& member, Delivery& deliver) {
@@ -542,6 +608,19 @@ InflatedMember inflate_indexed(const Archive& archive, const Member& member, con
         BlockIndexer(archive, member, index_backend(member, options), block_every(options)).run(deliver, result.blocks, result.windows);
     deliver.finish(result);
     return result;
+}
+
+std::vector<AccessPoint> index_blocks_from(const Archive& archive, const Member& member, const Window* from,
+                                           std::uint64_t until) {
+    if (member.method != Method::deflated) throw std::invalid_argument("index_blocks_from: a member that is not deflated");
+    const timings::Scope timer(timings::Phase::inflate);
+    LocalDelivery deliver(archive, member, from ? from->point.prefix_crc32 : 0, from ? from->point.uncompressed : 0);
+    std::vector<AccessPoint> blocks;
+    std::vector<Window> no_windows;
+    BlockIndexer(archive, member, Backend::zlib, UINT64_MAX, from).run(deliver, blocks, no_windows, until);
+    const auto& prefix_crcs = deliver.prefix_crcs();
+    for (std::size_t i = 0; i < prefix_crcs.size() && i + 1 < blocks.size(); ++i) blocks[i + 1].prefix_crc32 = prefix_crcs[i];
+    return blocks;
 }
 
 InflatedMember inflate_indexed(const Archive& archive, const Member& member, const InflateSink& sink, bool keep) {

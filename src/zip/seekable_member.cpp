@@ -103,6 +103,10 @@ const Window* SeekableMember::window_before(std::uint64_t offset) const {
     return after == windows_.begin() ? nullptr : &*std::prev(after);
 }
 
+std::vector<AccessPoint> SeekableMember::block_starts(std::uint64_t begin, std::uint64_t until) const {
+    return index_blocks_from(archive_, member_, window_before(begin), until);
+}
+
 std::uint64_t SeekableMember::read(const ByteRanges& ranges, const RangeSink& sink) const {
     if (member_.method != Method::stored) return read_deflated(ranges, sink);
     std::uint64_t read = 0;

@@ -326,6 +326,30 @@ ByteRanges region_bytes(const InflatedMember& index, const std::vector<Region>& 
     return ranges;
 }
 
+// The index with every block start the regions of `edits` can restart or resume
+// at: those `index` has (the first read may have recorded only one per window:
+// ISA-L) and, from the window before each edit to the first start a window past
+// it, all of them (zlib, SeekableMember::block_starts). restart_for and resume_for
+// then pick the very boundaries a full index gives, so the stream is the same.
+InflatedMember with_exact_blocks(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits) {
+    InflatedMember exact;
+    exact.member = index.member;
+    exact.size = index.size;
+    exact.crc32 = index.crc32;
+    exact.blocks = index.blocks;
+    ByteRanges around;
+    for (const auto& edit : edits) around.add(edit.offset, edit.offset + edit.length + kWindow);
+    for (const auto& [begin, until] : around.ranges()) {
+        auto found = source.block_starts(begin, until);
+        exact.blocks.insert(exact.blocks.end(), found.begin(), found.end());
+    }
+    auto by_bit = [](const AccessPoint& a, const AccessPoint& b) { return a.compressed_bit < b.compressed_bit; };
+    std::sort(exact.blocks.begin(), exact.blocks.end(), by_bit);
+    auto same_bit = [](const AccessPoint& a, const AccessPoint& b) { return a.compressed_bit == b.compressed_bit; };
+    exact.blocks.erase(std::unique(exact.blocks.begin(), exact.blocks.end(), same_bit), exact.blocks.end());
+    return exact;
+}
+
 // The new content streamed: the original read once more through `source`, each
 // edit's bytes put in place of the original bytes it replaces as they pass.
 class EditedStream {
@@ -389,15 +413,16 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
     if (source.size() != index.size) throw std::invalid_argument("plan_splice: the source is not the indexed member");
     if (auto problem = edits_problem(edits, index.size); !problem.empty())
         throw std::invalid_argument("plan_splice: " + problem);
-    const auto& blocks = index.blocks;
-    bool deflated = index.member->method == Method::deflated && !blocks.empty();
+    bool deflated = index.member->method == Method::deflated && !index.blocks.empty();
+    const InflatedMember exact = deflated ? with_exact_blocks(index, source, edits) : InflatedMember{};
+    const auto& blocks = exact.blocks;
     auto regions = deflated ? plan_regions(blocks, edits) : std::vector<Region>{};
     if (!deflated || edits.empty() || rewrites_everything(regions, blocks.size())) {
         // Nothing to reuse: the member is deflated whole anyway (not bounded; the
         // caller keeps stored members whole).
         InflatedMember whole;
         whole.member = index.member;
-        whole.blocks = index.blocks;
+        whole.blocks = deflated ? exact.blocks : index.blocks;
         whole.size = index.size;
         whole.crc32 = index.crc32;
         whole.data.reserve(static_cast<std::size_t>(index.size));
@@ -409,9 +434,9 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
         return plan_splice(whole, edits, level);
     }
     SparseStream image(index.size);  // lazily backed: only the regions' bytes take memory
-    source.read(region_bytes(index, regions),
+    source.read(region_bytes(exact, regions),
                 [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { image.fill(at, chunk); });
-    return Splicer(index, image.image(), edits, level).run(regions, feed_streamed(source, edits, index.size));
+    return Splicer(exact, image.image(), edits, level).run(regions, feed_streamed(source, edits, index.size));
 }
 
 }  // namespace wheelfix::zip

@@ -265,28 +265,33 @@ PrecompressedMember check_splice(const Original& original, const ByteEdits& edit
     CHECK(spliced.crc32 == crc_of(expected));
     CHECK(spliced.sha256 == sha256(expected));
     // The bounded splice (the original's bytes not kept, read again from windows
-    // every 64 KiB) gives the very same stream, size, CRC and hash. Indexed by zlib,
-    // as wheel/scan.cpp indexes a member it streams for the executor: every block
-    // start recorded (ISA-L records one per window).
-    auto index = zip::inflate_indexed(*original.archive, original.member(), [](auto) {},
-                                      zip::InflateOptions{.window_every = 64 << 10, .backend = zip::Backend::zlib});
-    CHECK(index.data.empty());
-    CHECK(index.blocks.size() == original.inflated.blocks.size());
-    const zip::InflatedMember counted = [&] {
-        zip::InflatedMember copy;
-        copy.member = index.member;
-        copy.blocks = index.blocks;
-        copy.size = index.size;
-        copy.crc32 = index.crc32;
-        return copy;
-    }();
-    const zip::SeekableMember source(*original.archive, original.member(), std::move(index));
-    auto bounded = zip::plan_splice(counted, source, edits);
-    CHECK(concatenated(bounded, original.stream) == stream);
-    CHECK(bounded.size == spliced.size);
-    CHECK(bounded.crc32 == spliced.crc32);
-    CHECK(bounded.sha256 == spliced.sha256);
-    CHECK(bounded.recompressed_bytes == spliced.recompressed_bytes);
+    // every 64 KiB) gives the very same stream, size, CRC and hash, whichever
+    // inflater indexed the first read: zlib (every block start recorded) or ISA-L
+    // (one per window, as wheel/scan.cpp streams a member for the executor; the
+    // splice finds the exact starts around its edits again from a window).
+    for (auto backend : zip::compiled_backends()) {
+        CAPTURE(zip::backend_name(backend));
+        auto index = zip::inflate_indexed(*original.archive, original.member(), [](auto) {},
+                                          zip::InflateOptions{.window_every = 64 << 10, .backend = backend});
+        CHECK(index.data.empty());
+        if (backend == zip::Backend::zlib) CHECK(index.blocks.size() == original.inflated.blocks.size());
+        else CHECK(index.blocks.size() <= original.inflated.blocks.size());
+        const zip::InflatedMember counted = [&] {
+            zip::InflatedMember copy;
+            copy.member = index.member;
+            copy.blocks = index.blocks;
+            copy.size = index.size;
+            copy.crc32 = index.crc32;
+            return copy;
+        }();
+        const zip::SeekableMember source(*original.archive, original.member(), std::move(index));
+        auto bounded = zip::plan_splice(counted, source, edits);
+        CHECK(concatenated(bounded, original.stream) == stream);
+        CHECK(bounded.size == spliced.size);
+        CHECK(bounded.crc32 == spliced.crc32);
+        CHECK(bounded.sha256 == spliced.sha256);
+        CHECK(bounded.recompressed_bytes == spliced.recompressed_bytes);
+    }
     return spliced;
 }
 
@@ -398,6 +403,52 @@ TEST_CASE("inflate_indexed: prefix CRCs give every span's CRC between access poi
         }
         CAPTURE(pairs);
         CHECK(mismatches == 0);
+    }
+}
+
+TEST_CASE("index_blocks_from: from any window, exactly the full index's block starts and prefix CRCs, up to the first past `until`") {
+    const Bytes* data = elf_sample();
+    if (!data) {
+        MESSAGE("skipped: no real ELF libraries on this machine");
+        return;
+    }
+    auto same = [](const zip::AccessPoint& a, const zip::AccessPoint& b) {
+        return a.compressed_bit == b.compressed_bit && a.uncompressed == b.uncompressed &&
+               a.partial_byte == b.partial_byte && a.prefix_crc32 == b.prefix_crc32;
+    };
+    for (auto producer : {Producer::zlib1, Producer::zlib6, Producer::libzip, Producer::parallel}) {
+        CAPTURE(std::string(name_of(producer)));
+        const Original& original = cached_original(*data, producer);
+        const auto& full = original.inflated.blocks;  // zlib's: every block start
+        for (auto backend : zip::compiled_backends()) {
+            CAPTURE(zip::backend_name(backend));
+            auto index = zip::inflate_indexed(*original.archive, original.member(), [](auto) {},
+                                              zip::InflateOptions{.window_every = 256 << 10, .backend = backend});
+            REQUIRE(index.windows.size() >= 2);
+            std::vector<const zip::Window*> starts{nullptr};
+            for (const auto& window : index.windows) {
+                // A window's point is one of the full index's, prefix CRC included.
+                CHECK(std::any_of(full.begin(), full.end(), [&](const auto& point) { return same(point, window.point); }));
+                starts.push_back(&window);
+            }
+            for (const zip::Window* from : starts) {
+                const std::uint64_t at = from ? from->point.uncompressed : 0;
+                for (std::uint64_t until : {at, at + 100000, at + 700000, std::uint64_t(data->size()) + 1}) {
+                    auto local = zip::index_blocks_from(*original.archive, original.member(), from, until);
+                    REQUIRE(!local.empty());
+                    auto first = std::find_if(full.begin(), full.end(), [&](const auto& point) { return same(point, local.front()); });
+                    REQUIRE(first != full.end());
+                    // The same run of block starts as the full index, ending at the first at or past `until`.
+                    auto last = std::find_if(first + 1, full.end(), [&](const auto& point) { return point.uncompressed >= until; });
+                    const std::size_t expected = static_cast<std::size_t>((last == full.end() ? last : last + 1) - first);
+                    CHECK(local.size() == expected);
+                    std::size_t differing = 0;
+                    for (std::size_t i = 0; i < std::min(local.size(), expected); ++i)
+                        if (!same(local[i], first[static_cast<std::ptrdiff_t>(i)])) ++differing;
+                    CHECK(differing == 0);
+                }
+            }
+        }
     }
 }
 

@@ -88,6 +88,7 @@ using InflatedBytes = std::vector<std::uint8_t, UninitializedAllocator<std::uint
 
 // An access point with the inflated bytes just before it (deflate's 32 KiB window,
 // fewer at the start): enough to resume inflating there (zip/seekable_member.hpp).
+// Its point is one of the member's blocks, prefix CRC included.
 struct Window {
     AccessPoint point;
     std::vector<std::uint8_t> dictionary;
@@ -131,6 +132,18 @@ using InflateSink = std::function<void(std::span<const std::uint8_t>)>;
 
 InflatedMember inflate_indexed(const Archive& archive, const Member& member, const InflateSink& sink,
                                InflateOptions options);
+// Every block start of the member from `from` (a window of this member's index;
+// null: the stream's start) on, up to and including the first at or past inflated
+// offset `until` (or to the stream's end), found by zlib (which stops at every one),
+// each with its prefix CRC continuing from from->point.prefix_crc32; the first is
+// `from`'s own point. An index whose inflater recorded only some block starts (ISA-L:
+// one per window) gets the exact ones where a splice needs them (zip/splice.hpp)
+// for the price of inflating from the window before them: the member's first read
+// can run at ISA-L's speed. The bytes are not checked against the member's CRC-32
+// (only a whole read can be); a corrupt stream is an InputError as above.
+std::vector<AccessPoint> index_blocks_from(const Archive& archive, const Member& member, const Window* from,
+                                           std::uint64_t until);
+
 // Shorthand: InflateOptions{keep}.
 InflatedMember inflate_indexed(const Archive& archive, const Member& member, const InflateSink& sink, bool keep);
 

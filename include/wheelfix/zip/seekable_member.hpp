@@ -56,6 +56,10 @@ public:
     // a gap, and resuming from a later window only where one lies in the gap.
     // Returns how many bytes were inflated (or read, for a stored member) to do it.
     std::uint64_t read(const ByteRanges& ranges, const RangeSink& sink) const;
+    // Every deflate block start from the last window at or before `begin` up to the
+    // first at or past `until` (zip::index_blocks_from: zlib, prefix CRCs). A
+    // deflated member only (else std::invalid_argument).
+    std::vector<AccessPoint> block_starts(std::uint64_t begin, std::uint64_t until) const;
     std::uint64_t size() const { return size_; }
     std::size_t window_count() const { return windows_.size(); }
 

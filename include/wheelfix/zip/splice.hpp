@@ -59,7 +59,10 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
 // The same for an original whose inflated bytes were not kept (bounded memory for
 // big members, repair/plan.hpp): `index` is inflate_indexed's result without
 // InflateOptions::keep (blocks, size, CRC-32), `source` reads the member again
-// from its nearest window. The bytes each re-deflated region needs ([p - 32 KiB,
+// from its nearest window. The index may hold only some block starts (ISA-L's
+// inflater records one per window): the exact ones around each edit are found
+// again from the window before it (SeekableMember::block_starts, zlib), so the
+// regions, and the stream, are those of a full index. The bytes each re-deflated region needs ([p - 32 KiB,
 // q)) are inflated again into a lazily backed image (util/sparse_stream.hpp), and
 // the new content's SHA-256 streams the whole member once more through `source`
 // with the edits put in place as it passes (on a second thread when the budget
