@@ -246,16 +246,9 @@ std::string result_platform_tag(const policy::Profile& profile, analysis::WheelR
     const std::string arch = wheel_report.elves.front().machine;
     if (grafts) {
         wheel_report.needs = policy::newest(wheel_report.needs, grafts->needs);
-        wheel_report.honest_tag = policy::honest_tag(wheel_report.needs, arch);
-        std::string since;
-        for (const auto& name : grafts->resolution.names_of(analysis::LibraryClass::system)) {
-            auto named = policy::classify_name(policy::library_classes(), name, wheel_report.needs.links_musl);
-            if (!named.rule || wheel_report.honest_tag.empty()) continue;
-            auto need = policy::parse_platform_tag(named.rule->since_tag + "_" + arch);
-            auto have = policy::parse_platform_tag(wheel_report.honest_tag + "_" + arch);
-            if (need.kind == have.kind && std::pair(need.major, need.minor) > std::pair(have.major, have.minor))
-                wheel_report.honest_tag = named.rule->since_tag;
-        }
+        wheel_report.honest_tag = policy::tag_allowing(policy::honest_tag(wheel_report.needs, arch),
+                                                       grafts->resolution.names_of(analysis::LibraryClass::system),
+                                                       arch, wheel_report.needs.links_musl);
     }
     std::string tag = analysis::target_platform_tag(profile, wheel_report);
     if (!options.plat) return tag;

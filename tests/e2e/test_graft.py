@@ -22,6 +22,7 @@ import sysconfig
 import unittest
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).parent))
 import peers  # noqa: E402
@@ -287,6 +288,106 @@ class GraftFixture(unittest.TestCase):
         collide.mkdir()
         wheel = graft_wheel(collide, self.ext, {f"graftpkg.libs/{foo}": b"not the library\n"})
         self.refused(wheel, "--ldpaths", self.lib, mention=(foo,))
+
+
+def inspect_as_it_stands(wheel, library_path=None):
+    """inspect of `wheel` in JSON, text and markdown, LD_LIBRARY_PATH set to library_path
+    (unset when None); and the peer's `auditwheel show --json` under the same one."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    if library_path:
+        env["LD_LIBRARY_PATH"] = str(library_path)
+    run = lambda *a: subprocess.run([wfx.WHEELFIX, *map(str, a)], capture_output=True, text=True, env=env)
+    outputs = [run("inspect", *fmt, wheel) for fmt in (["--json"], [], ["--format", "markdown"])]
+    for proc in outputs:
+        if proc.returncode != 0:
+            raise AssertionError(proc.stderr)
+    with mock.patch.dict(os.environ, env, clear=True):
+        show = peers.auditwheel("show", "--json", wheel)
+    return wfx.json.loads(outputs[0].stdout)["inputs"][0], outputs[1].stdout, outputs[2].stdout, wfx.json.loads(show.stdout)
+
+
+def verdict(report):
+    """wheelfix's tag for the wheel as it stands, spelled as auditwheel's overall_tag."""
+    arch = report["elf_files"][0]["machine"]
+    return f"{report['honest_tag']}_{arch}" if report["honest_tag"] else f"linux_{arch}"
+
+
+class AsItStands(unittest.TestCase):
+    """inspect's honest tag counts the libraries from outside the wheel, as auditwheel
+    show does: a graft or missing library leaves the wheel linux_<arch>."""
+
+    def setUp(self):
+        peers.peer_venv()
+        self.tmp = Path(wfx.tempfile.mkdtemp(prefix="wheelfix-as-it-stands-"))
+        self.lib = build_libraries(self.tmp / "prefix")
+        self.ext = build_extension(self.tmp, self.lib)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_graft_fixture_found_is_linux_and_names_what_repair_grafts(self):
+        wheel = make_wheel(self.tmp, "graftpkg", "cp311-cp311-manylinux_2_17_x86_64",
+                           {EXT_MEMBER: self.ext.read_bytes()})
+        report, text, markdown, theirs = inspect_as_it_stands(wheel, self.lib)
+        self.assertEqual(theirs["overall_tag"], "linux_x86_64")
+        self.assertEqual(verdict(report), theirs["overall_tag"])
+        self.assertIsNone(report["honest_tag"])
+        self.assertEqual(f"{report['symbol_tag']}_x86_64", theirs["sym_tag"])
+        outside = {o["name"]: o for o in report["outside_libraries"]}
+        self.assertEqual(sorted(outside), sorted(theirs["external_libs"]))  # libfoo, and libbar beneath it
+        self.assertEqual((outside["libfoo.so.1"]["class"], outside["libfoo.so.1"]["repair"]), ("graft", "graft"))
+        self.assertEqual(outside["libfoo.so.1"]["location"], str(self.lib / "libfoo.so.1"))
+        self.assertEqual(outside["libfoo.so.1"]["needed_by"], [EXT_MEMBER])
+        self.assertEqual(outside["libbar.so.2"]["needed_by"], ["libfoo.so.1"])
+        claim = report["platform_claims"][0]
+        self.assertEqual((claim["tag"], claim["honest"]), ("manylinux_2_17_x86_64", False))
+        self.assertIn("libfoo.so.1", claim["violation"])
+        self.assertIn("-> linux_x86_64 as it stands", text)
+        self.assertRegex(text, rf"libfoo\.so\.1 \(needed by {re.escape(EXT_MEMBER)}\): found outside the wheel at "
+                               rf"{re.escape(str(self.lib / 'libfoo.so.1'))}, not allowed by the policy; repair grafts it")
+        self.assertIn("tag manylinux_2_17_x86_64 LIES: needs libfoo.so.1 from outside the wheel", text)
+        self.assertIn("→ linux_x86_64 as it stands", markdown)
+        self.assertIn("repair grafts it", markdown)
+
+    def test_graft_fixture_not_found_is_linux_and_repair_would_refuse(self):
+        wheel = graft_wheel(self.tmp, self.ext)
+        report, text, markdown, theirs = inspect_as_it_stands(wheel)
+        self.assertEqual(verdict(report), theirs["overall_tag"])
+        self.assertEqual([(o["name"], o["class"], o["repair"]) for o in report["outside_libraries"]],
+                         [("libfoo.so.1", "missing", "refuse")])
+        self.assertIn("libfoo.so.1 (needed by graftpkg/_ext", text)
+        self.assertIn("repair refuses the wheel", text)
+        self.assertIn("repair refuses the wheel", markdown)
+
+    def test_a_grafted_result_is_manylinux_again(self):
+        wheel = graft_wheel(self.tmp, self.ext)
+        proc = repair("-w", self.tmp / "out", wheel, "--ldpaths", self.lib)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        report, _, _, theirs = inspect_as_it_stands(next((self.tmp / "out").glob("*.whl")))
+        self.assertEqual(report["outside_libraries"], [])
+        self.assertTrue(report["honest_tag"].startswith("manylinux_"), report["honest_tag"])
+        self.assertEqual(verdict(report), theirs["overall_tag"])
+
+    def test_python_snappy_agrees_with_auditwheel_show(self):
+        wheel = wfx.AUDITWHEEL / "python_snappy-0.5.2-pp260-pypy_41-linux_x86_64.whl"
+        report, text, _, theirs = inspect_as_it_stands(wheel)
+        if "libsnappy.so.1" not in (theirs.get("external_libs") or {}):
+            self.skipTest("this machine has libsnappy.so.1 where ld.so finds it")
+        self.assertEqual(verdict(report), theirs["overall_tag"])
+        self.assertEqual(verdict(report), "linux_x86_64")
+        self.assertEqual(f"{report['symbol_tag']}_x86_64", theirs["sym_tag"])
+        self.assertEqual(report["outside_libraries"],
+                         [{"name": "libsnappy.so.1", "class": "missing", "location": "", "problem": "not found",
+                           "needed_by": ["snappy/_snappy_cffi.pypy-41.so"], "repair": "refuse"}])
+        self.assertIn("libsnappy.so.1 (needed by snappy/_snappy_cffi.pypy-41.so): not in the wheel", text)
+
+    def test_torch_and_nvidia_libraries_cost_nothing(self):
+        report, text, _, _ = inspect_as_it_stands(wfx.SGL_WHEEL)
+        self.assertEqual(report["outside_libraries"], [])
+        self.assertEqual(report["honest_tag"], report["symbol_tag"])
+        self.assertIsNotNone(report["honest_tag"])
+        self.assertIn("not counted against the tag, provided beside the wheel: torch (libc10.so", text)
+        self.assertIn("nvidia-cuda-runtime (libcudart.so.13)", text)
 
 
 class KeepVersion(unittest.TestCase):
