@@ -147,6 +147,13 @@ void note_stubs(RepairReport& report) {
     report.unresolved_torch_symbols += report.stubbed.size() + report.shim.not_shimmed.size();
 }
 
+// With --no-update-tags the wheel keeps its platform tags by request (auditwheel's
+// meaning): what the file name's tag says is then not a finding left.
+void drop_kept_tags(const RepairOptions& options, std::vector<analysis::Finding>& remaining) {
+    if (options.no_update_tags)
+        std::erase_if(remaining, [](const analysis::Finding& finding) { return finding.kind == analysis::Finding::Kind::platform; });
+}
+
 // What the plan leaves: the findings repair cannot fix.
 std::vector<analysis::Finding> unfixable(const std::vector<analysis::Finding>& findings) {
     std::vector<analysis::Finding> left;
@@ -469,6 +476,7 @@ private:
         plan.output = report_.output;
         plan.dist_info = std::move(retag.dist_info);
         report_.remaining = unfixable(report_.findings_before);
+        drop_kept_tags(options_, report_.remaining);
         plan.withhold = options_.strict && !report_.clean();
     }
 
@@ -480,6 +488,7 @@ private:
         for (const auto& change : result.changed) rewritten.insert(change.member);
         const CopiedMembers copied(wheel_, result.digests, *wheel_report_, std::move(rewritten));
         auto elf_members = prove_output(profile_, copied, written, report_);
+        drop_kept_tags(options_, report_.remaining);
         load_edited_extensions(options_, machine_, elf_members, written, report_);
         return !report_.loads_failed() && !(options_.strict && !report_.clean());
     }
