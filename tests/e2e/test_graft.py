@@ -454,6 +454,18 @@ class AsItStands(unittest.TestCase):
         self.assertTrue(report["honest_tag"].startswith("manylinux_"), report["honest_tag"])
         self.assertEqual(verdict(report), theirs["overall_tag"])
 
+    def test_a_system_library_raises_the_tag_as_auditwheel_show_does(self):
+        # libmvec.so.1 is allowed from manylinux_2_24 only: linked (nothing imported
+        # from it, so the symbol versions alone would allow manylinux_2_5).
+        mvec = compile_c("gcc", "int f(void) { return 1; }\n", self.tmp / "mv.so", "-shared", "-Wl,--no-as-needed",
+                         "-lmvec", cwd=self.tmp)
+        wheel = make_wheel(self.tmp, "mvpkg", "cp311-cp311-manylinux_2_17_x86_64", {"mvpkg/mv.so": mvec.read_bytes()})
+        report, text, _, theirs = inspect_as_it_stands(wheel)
+        self.assertEqual(verdict(report), theirs["overall_tag"])
+        self.assertEqual((report["honest_tag"], report["symbol_tag"]), ("manylinux_2_24", "manylinux_2_5"))
+        self.assertEqual(report["platform_claims"][0]["violation"], "libmvec.so.1 (allowed from manylinux_2_24)")
+        self.assertIn("tag manylinux_2_17_x86_64 LIES: needs libmvec.so.1 (allowed from manylinux_2_24)", text)
+
     def test_python_snappy_agrees_with_auditwheel_show(self):
         wheel = wfx.AUDITWHEEL / "python_snappy-0.5.2-pp260-pypy_41-linux_x86_64.whl"
         report, text, _, theirs = inspect_as_it_stands(wheel)
