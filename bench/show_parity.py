@@ -12,8 +12,10 @@ test venv under the build directory). Prints a Markdown table:
 
 auditwheel's verdict is `overall_tag` of `show --json` (or its error: a wheel with no
 platform ELF); wheelfix's is the wheel's honest tag with the architecture appended,
-`linux_<arch>` when no manylinux/musllinux tag fits, and the abi-policy findings that
-cost a tag (blacklist, PyFPE_jbuf, UCS2, x86-64 ISA level) beside it. A row that
+`linux_<arch>` when no manylinux/musllinux tag fits (libraries from outside the wheel
+count, as auditwheel counts them: both run with this process's LD_LIBRARY_PATH), and
+the abi-policy findings that cost a tag (blacklist, PyFPE_jbuf, UCS2, x86-64 ISA
+level) and the outside libraries beside it. A row that
 differs says why when the reason is a known, accepted one. Exit status 0 when every
 row agrees or differs for a stated reason, 1 otherwise.
 """
@@ -61,8 +63,6 @@ def why_different(theirs, report, stderr, ours):
         return "auditwheel refuses armv5l's soft-float EABI; wheelfix calls it armv5l, which no manylinux tag covers"
     if theirs.startswith("musllinux_1_2") and ours.startswith("musllinux_1_1"):
         return "auditwheel takes the host's musl (1.2, the newest, on glibc); wheelfix the oldest the binary needs"
-    if report and report.get("external_libs") or report and theirs.startswith("linux_") and report.get("sym_tag") == ours:
-        return "auditwheel: libraries outside the wheel the policy does not allow (issue 15's library table)"
     return ""
 
 
@@ -79,6 +79,7 @@ def wheelfix_verdict(wheelfix, wheel):
         arch = "armv7l"
     verdict = f"{report['honest_tag']}_{arch}" if report["honest_tag"] else f"linux_{arch}"
     costs = sorted({f"{c['kind']}" for c in report.get("abi_concerns", [])})
+    costs += [f"{o['name']} {o['class']}" for o in report.get("outside_libraries", [])]
     return verdict, ", ".join(costs)
 
 

@@ -2,9 +2,6 @@
 // wheel's installed layout and the file system, then the classes.
 #include "wheelfix/analysis/needed_resolution.hpp"
 
-#include "wheelfix/analysis/wheel_report.hpp"
-#include "wheelfix/zip/archive.hpp"
-
 #include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/files.hpp"
@@ -599,14 +596,16 @@ std::vector<std::string> default_directories(std::string_view elf_class, std::st
     return dirs;
 }
 
-std::vector<NeededResolution::Missing> NeededResolution::missing() const {
-    std::vector<Missing> out;
+std::vector<NeededResolution::Outside> NeededResolution::outside_wheel() const {
+    std::vector<Outside> out;
     auto add = [&](const ElfNeeds& object) {
         for (const auto& need : object.needs) {
-            if (need.library_class != LibraryClass::missing) continue;
-            auto it = std::find_if(out.begin(), out.end(), [&](const Missing& m) { return m.name == need.name; });
+            if (need.library_class != LibraryClass::graft && need.library_class != LibraryClass::missing) continue;
+            auto it = std::find_if(out.begin(), out.end(), [&](const Outside& seen) {
+                return seen.name == need.name && seen.library_class == need.library_class;
+            });
             if (it == out.end()) {
-                out.push_back({need.name, need.problem, {}});
+                out.push_back({need.name, need.library_class, need.location, need.problem, {}});
                 it = out.end() - 1;
             }
             if (std::find(it->needed_by.begin(), it->needed_by.end(), object.name) == it->needed_by.end())
@@ -615,6 +614,12 @@ std::vector<NeededResolution::Missing> NeededResolution::missing() const {
     };
     for (const auto& member : members) add(member);
     for (const auto& graft : graft_needs) add(graft);
+    return out;
+}
+
+std::vector<NeededResolution::Missing> NeededResolution::missing() const {
+    auto out = outside_wheel();
+    std::erase_if(out, [](const Outside& library) { return library.library_class != LibraryClass::missing; });
     return out;
 }
 
@@ -633,26 +638,6 @@ NeededResolution resolve_needed(const std::vector<WheelElf>& elves, const std::v
                                 const SearchContext& context) {
     Resolver resolver(elves, other_installed, context);
     return resolver.run(elves);
-}
-
-void attach_libraries(WheelReport& report, const SearchContext& context) {
-    std::vector<WheelElf> view;
-    std::set<std::string> elf_members;
-    for (const auto& elf : report.elves) {
-        view.push_back({elf.name, installed_path(elf.name).value_or(""), &elf});
-        elf_members.insert(elf.name);
-    }
-    std::vector<std::string> others;
-    auto archive = zip::Archive::open(report.path);
-    for (const auto& member : archive.members())
-        if (!elf_members.contains(member.name) && member.name.find(".dist-info/") == std::string::npos)
-            if (auto installed = installed_path(member.name)) others.push_back(*installed);
-    SearchContext wheel_context = context;
-    for (const auto& elf : report.elves) {
-        wheel_context.musl = wheel_context.musl || elf.needs.links_musl;
-        if (!wheel_context.cuda_major && elf.cudart_major) wheel_context.cuda_major = elf.cudart_major;
-    }
-    report.libraries = resolve_needed(view, others, wheel_context);
 }
 
 }  // namespace wheelfix::analysis

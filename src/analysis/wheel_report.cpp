@@ -6,15 +6,18 @@
 
 #include "wheelfix/cuda/fatbin_scan.hpp"
 #include "wheelfix/elf/streamed_elf.hpp"
+#include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/scan_streaming.hpp"
 #include "wheelfix/wheel/version.hpp"
 #include "wheelfix/wheel/wheel.hpp"
+#include "wheelfix/zip/archive.hpp"
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace wheelfix::analysis {
 
@@ -66,6 +69,7 @@ void judge_platform(WheelReport& report, const std::vector<std::string>& platfor
     }
     if (report.elves.empty()) return;
     report.honest_tag = policy::honest_tag(report.needs, arch);
+    report.symbol_tag = report.honest_tag;
 
     for (const auto& text : platform_tags) {
         auto tag = policy::parse_platform_tag(text);
@@ -203,6 +207,66 @@ WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers&
         if (digests.back().is_elf) elves.push_back(std::move(*next_read_elf++));
     }
     return wheel_report(wheel, digests, std::move(elves));
+}
+
+namespace {
+
+// What a claim of the file name owes the libraries: the first outside library
+// (no manylinux/musllinux tag holds while one is needed), else the first system
+// library the claimed tag's policy does not allow yet; "" when it owes nothing.
+std::string library_violation(const WheelReport& report, const policy::PlatformTag& claimed,
+                              const std::vector<std::string>& system_names) {
+    if (!report.outside_libraries.empty()) {
+        const auto& first = report.outside_libraries.front();
+        return first.name + " from outside the wheel (" + library_class_name(first.library_class) + ")";
+    }
+    const std::string family = claimed.kind == policy::PlatformTag::Kind::musllinux ? "musllinux_" : "manylinux_";
+    const std::string base = family + std::to_string(claimed.major) + "_" + std::to_string(claimed.minor);
+    for (const auto& name : system_names)
+        if (auto allowed_from = policy::tag_allowing(base, {name}, claimed.arch, report.needs.links_musl); allowed_from != base)
+            return name + " (allowed from " + allowed_from + ")";
+    return {};
+}
+
+// The tag judged by the resolved libraries (attach_libraries' contract).
+void judge_libraries(WheelReport& report) {
+    if (report.elves.empty()) return;
+    const auto system_names = report.libraries->names_of(LibraryClass::system);
+    report.outside_libraries = report.libraries->outside_wheel();
+    report.honest_tag = report.outside_libraries.empty()
+                            ? policy::tag_allowing(report.honest_tag, system_names, report.elves.front().machine,
+                                                   report.needs.links_musl)
+                            : std::string();
+    for (auto& claim : report.platform_claims) {
+        auto tag = policy::parse_platform_tag(claim.tag);
+        if (claim.lies || (tag.kind != policy::PlatformTag::Kind::manylinux && tag.kind != policy::PlatformTag::Kind::musllinux))
+            continue;
+        claim.violation = library_violation(report, tag, system_names);
+        claim.lies = !claim.violation.empty();
+    }
+}
+
+}  // namespace
+
+void attach_libraries(WheelReport& report, const SearchContext& context) {
+    std::vector<WheelElf> view;
+    std::set<std::string> elf_members;
+    for (const auto& elf : report.elves) {
+        view.push_back({elf.name, installed_path(elf.name).value_or(""), &elf});
+        elf_members.insert(elf.name);
+    }
+    std::vector<std::string> others;
+    auto archive = zip::Archive::open(report.path);
+    for (const auto& member : archive.members())
+        if (!elf_members.contains(member.name) && member.name.find(".dist-info/") == std::string::npos)
+            if (auto installed = installed_path(member.name)) others.push_back(*installed);
+    SearchContext wheel_context = context;
+    for (const auto& elf : report.elves) {
+        wheel_context.musl = wheel_context.musl || elf.needs.links_musl;
+        if (!wheel_context.cuda_major && elf.cudart_major) wheel_context.cuda_major = elf.cudart_major;
+    }
+    report.libraries = resolve_needed(view, others, wheel_context);
+    judge_libraries(report);
 }
 
 ElfReport inspect_file(const std::filesystem::path& path) {

@@ -102,7 +102,14 @@ std::string render_markdown(const analysis::WheelReport& report, const TargetFin
     facts.add_row({"torch", report.torch_requirements.empty() ? "no Requires-Dist on torch"
                                                               : code(join(report.torch_requirements, "; "))});
     facts.add_row({"RECORD", (report.record_findings.empty() ? std::string(kPass) : std::string(kFail)) + record_text(report)});
-    if (!report.elves.empty()) facts.add_row({"platform", platform_text(needs_text(report.needs), report.honest_tag)});
+    if (!report.elves.empty()) {
+        const auto verdict = report.honest_tag.empty() ? platform_verdict(report) : code(report.honest_tag);
+        facts.add_row({"platform", "needs " + needs_text(report.needs) + " → " + verdict});
+        for (const auto& text : outside_library_texts(report)) facts.add_row({"", std::string(kFail) + text});
+        if (report.libraries)
+            if (auto beside = provided_beside_text(*report.libraries); !beside.empty())
+                facts.add_row({"", "not counted against the tag, provided beside the wheel: " + beside});
+    }
     for (const auto& elf : report.elves)
         for (const auto& concern : abi_concerns(elf))
             facts.add_row({"", fmt::format("{}{} {}", kFail, code(elf.name), concern.message)});

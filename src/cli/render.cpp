@@ -324,11 +324,13 @@ void write_json(JsonWriter& json, const TargetFindings& target) {
 namespace {
 
 std::string where_text(const analysis::ResolvedNeed& need) {
-    std::string where = need.location.empty() ? "-" : need.location;
-    if (!need.via.empty()) where += " (" + need.via + ")";
-    if (!need.distribution.empty()) where += (need.location.empty() ? "from " : ", from ") + need.distribution;
-    if (!need.problem.empty()) where += (need.location.empty() ? "" : ": ") + need.problem;
-    if (where.starts_with("-") && !need.problem.empty()) where = need.problem;
+    std::vector<std::string> parts;
+    if (!need.location.empty()) parts.push_back(need.location + (need.via.empty() ? "" : " (" + need.via + ")"));
+    if (!need.distribution.empty()) parts.push_back("from " + need.distribution);
+    if (!need.problem.empty()) parts.push_back(need.problem);
+    if (parts.empty()) return "-";
+    std::string where = parts.front();
+    for (std::size_t i = 1; i < parts.size(); ++i) where += (i + 1 == parts.size() && !need.problem.empty() ? ": " : ", ") + parts[i];
     return where;
 }
 
@@ -359,6 +361,16 @@ void write_libraries(JsonWriter& json, const analysis::NeededResolution& librari
     json.end_array().end_object();
 }
 
+void write_outside_libraries(JsonWriter& json, const std::vector<analysis::NeededResolution::Outside>& outside) {
+    json.key("outside_libraries").begin_array();
+    for (const auto& library : outside)
+        json.begin_object().field("name", library.name).field("class", analysis::library_class_name(library.library_class))
+            .field("location", library.location).field("problem", library.problem)
+            .string_array("needed_by", library.needed_by)
+            .field("repair", library.library_class == analysis::LibraryClass::graft ? "graft" : "refuse").end_object();
+    json.end_array();
+}
+
 }  // namespace
 
 void write_json(JsonWriter& json, const analysis::WheelReport& report, const TargetFindings* target) {
@@ -381,6 +393,7 @@ void write_json(JsonWriter& json, const analysis::WheelReport& report, const Tar
     json.end_object();
     write_needs(json, report.needs);
     json.field("honest_tag", report.honest_tag.empty() ? std::optional<std::string>() : report.honest_tag);
+    json.field("symbol_tag", report.symbol_tag.empty() ? std::optional<std::string>() : report.symbol_tag);
     json.key("abi_concerns").begin_array();
     for (const auto& elf : report.elves) write_abi_concerns(json, abi_concerns(elf), &elf.name);
     json.end_array();
@@ -399,7 +412,10 @@ void write_json(JsonWriter& json, const analysis::WheelReport& report, const Tar
     for (const auto& elf : report.elves) write_json(json, elf);
     json.end_array();
     write_modules(json, report);
-    if (report.libraries) write_libraries(json, *report.libraries);
+    if (report.libraries) {
+        write_libraries(json, *report.libraries);
+        write_outside_libraries(json, report.outside_libraries);
+    }
     if (target) write_json(json, *target);
     json.end_object();
 }
@@ -422,6 +438,46 @@ std::string libraries_text(const analysis::NeededResolution& libraries) {
     for (auto& row : library_rows(libraries)) table.add_row(std::move(row));
     if (table.empty()) return {};
     return "\n" + line("libraries", "each NEEDED as ld.so resolves it (LD_LIBRARY_PATH as --ldpaths)", 0) + table.render_text();
+}
+
+std::string platform_verdict(const analysis::WheelReport& report) {
+    if (!report.honest_tag.empty()) return report.honest_tag;
+    if (report.outside_libraries.empty() || report.elves.empty()) return "no manylinux tag fits";
+    std::string verdict = "linux_" + report.elves.front().machine + " as it stands: needs libraries from outside the wheel";
+    if (!report.symbol_tag.empty()) verdict += " (its symbols alone allow " + report.symbol_tag + ")";
+    return verdict;
+}
+
+std::vector<std::string> outside_library_texts(const analysis::WheelReport& report) {
+    std::vector<std::string> texts;
+    for (const auto& library : report.outside_libraries) {
+        std::string text = library.name + " (needed by " + join(library.needed_by, ", ") + "): ";
+        if (library.library_class == analysis::LibraryClass::graft)
+            text += "found outside the wheel at " + library.location + ", not allowed by the policy; repair grafts it";
+        else
+            text += "not in the wheel, not allowed by the policy and missing (" + library.problem + "); repair refuses the wheel";
+        texts.push_back(std::move(text));
+    }
+    return texts;
+}
+
+std::string provided_beside_text(const analysis::NeededResolution& libraries) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> providers;  // in order of first appearance
+    auto add = [&](const analysis::ResolvedNeed& need) {
+        std::string provider;
+        if (need.library_class == analysis::LibraryClass::driver) provider = "the GPU driver";
+        else if (need.library_class == analysis::LibraryClass::torch || need.library_class == analysis::LibraryClass::nvidia)
+            provider = need.distribution.empty() ? analysis::library_class_name(need.library_class) : need.distribution;
+        else return;
+        auto it = std::find_if(providers.begin(), providers.end(), [&](const auto& p) { return p.first == provider; });
+        if (it == providers.end()) it = providers.insert(providers.end(), {provider, {}});
+        if (std::find(it->second.begin(), it->second.end(), need.name) == it->second.end()) it->second.push_back(need.name);
+    };
+    for (const auto& object : libraries.members)
+        for (const auto& need : object.needs) add(need);
+    std::vector<std::string> parts;
+    for (const auto& [provider, names] : providers) parts.push_back(provider + " (" + join(names, ", ") + ")");
+    return join(parts, ", ");
 }
 
 std::string render_text(const analysis::ElfReport& report, bool verbose, const Palette& colour) {
@@ -468,9 +524,11 @@ std::string render_text(const analysis::WheelReport& report, bool verbose, const
         if (finding.kind == wheel::FindingKind::collision)
             out += line("names", colour.bad(printable(finding.member + " " + finding.problem)));
     if (!report.elves.empty()) {
-        std::string platform = "needs " + needs_text(report.needs) + " -> " +
-                               (report.honest_tag.empty() ? "no manylinux tag fits" : report.honest_tag);
-        out += line("platform", platform);
+        out += line("platform", "needs " + needs_text(report.needs) + " -> " + platform_verdict(report));
+        for (const auto& text : outside_library_texts(report)) out += line("", colour.bad(text));
+        if (report.libraries)
+            if (auto beside = provided_beside_text(*report.libraries); !beside.empty())
+                out += line("", "not counted against the tag, provided beside the wheel: " + beside);
         for (const auto& elf : report.elves)
             for (const auto& concern : abi_concerns(elf)) out += line("", fmt::format("{} {}", elf.name, concern.message));
         for (const auto& claim : report.platform_claims)

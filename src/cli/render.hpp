@@ -52,5 +52,16 @@ std::string module_support_text(const analysis::CudaModule& module, const Palett
 // (a variant's indented).
 std::string coverage_text(const analysis::CoverageRow& row, const Palette& colour = Palette(false));
 std::string record_text(const analysis::WheelReport& report);          // "ok (12 files hashed)"
+// The wheel's honest tag as a verdict: "manylinux_2_17", "no manylinux tag fits", or
+// "linux_x86_64 as it stands: needs libraries from outside the wheel (its symbols
+// alone allow manylinux_2_5)".
+std::string platform_verdict(const analysis::WheelReport& report);
+// One phrase per outside library (WheelReport::outside_libraries): what it is, who
+// needs it, and what `repair` does about it (grafts it, or refuses: missing).
+std::vector<std::string> outside_library_texts(const analysis::WheelReport& report);
+// "torch (libc10.so, libtorch_cpu.so), nvidia-cuda-runtime (libcudart.so.13), the GPU
+// driver (libcuda.so.1)": what other distributions or the driver provide, which costs
+// the tag nothing; "" when nothing is.
+std::string provided_beside_text(const analysis::NeededResolution& libraries);
 
 }  // namespace wheelfix::cli

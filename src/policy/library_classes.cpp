@@ -3,6 +3,7 @@
 #include "wheelfix/policy/library_classes.hpp"
 
 #include "data_lines.hpp"
+#include "wheelfix/policy/manylinux.hpp"
 #include "wheelfix/util/error.hpp"
 
 #include <fnmatch.h>
@@ -93,6 +94,19 @@ NameClass classify_name(const LibraryClasses& classes, std::string_view soname, 
 std::string distribution(const LibraryClassRule& rule, std::optional<int> cuda_major) {
     if (rule.named == NamedClass::nvidia && cuda_major.value_or(12) >= 13) return rule.distribution_cuda13;
     return rule.distribution;
+}
+
+std::string tag_allowing(std::string tag, const std::vector<std::string>& names, std::string_view arch, bool musl) {
+    const std::string suffix = "_" + std::string(arch);
+    for (const auto& name : names) {
+        auto named = classify_name(library_classes(), name, musl);
+        if (named.named != NamedClass::system || tag.empty()) continue;
+        auto need = parse_platform_tag(named.rule->since_tag + suffix);
+        auto have = parse_platform_tag(tag + suffix);
+        if (need.kind == have.kind && std::pair(need.major, need.minor) > std::pair(have.major, have.minor))
+            tag = named.rule->since_tag;
+    }
+    return tag;
 }
 
 bool matches_soname_glob(const std::vector<std::string>& globs, std::string_view soname) {

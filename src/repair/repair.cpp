@@ -149,6 +149,13 @@ void note_stubs(RepairReport& report) {
     report.unresolved_torch_symbols += report.stubbed.size() + report.shim.not_shimmed.size();
 }
 
+// With --no-update-tags the wheel keeps its platform tags by request (auditwheel's
+// meaning): what the file name's tag says is then not a finding left.
+void drop_kept_tags(const RepairOptions& options, std::vector<analysis::Finding>& remaining) {
+    if (options.no_update_tags)
+        std::erase_if(remaining, [](const analysis::Finding& finding) { return finding.kind == analysis::Finding::Kind::platform; });
+}
+
 // What the plan leaves: the findings repair cannot fix.
 std::vector<analysis::Finding> unfixable(const std::vector<analysis::Finding>& findings) {
     std::vector<analysis::Finding> left;
@@ -262,16 +269,9 @@ std::string result_platform_tag(const policy::Profile& profile, analysis::WheelR
     const std::string arch = wheel_report.elves.front().machine;
     if (grafts) {
         wheel_report.needs = policy::newest(wheel_report.needs, grafts->needs);
-        wheel_report.honest_tag = policy::honest_tag(wheel_report.needs, arch);
-        std::string since;
-        for (const auto& name : grafts->resolution.names_of(analysis::LibraryClass::system)) {
-            auto named = policy::classify_name(policy::library_classes(), name, wheel_report.needs.links_musl);
-            if (!named.rule || wheel_report.honest_tag.empty()) continue;
-            auto need = policy::parse_platform_tag(named.rule->since_tag + "_" + arch);
-            auto have = policy::parse_platform_tag(wheel_report.honest_tag + "_" + arch);
-            if (need.kind == have.kind && std::pair(need.major, need.minor) > std::pair(have.major, have.minor))
-                wheel_report.honest_tag = named.rule->since_tag;
-        }
+        wheel_report.honest_tag = policy::tag_allowing(policy::honest_tag(wheel_report.needs, arch),
+                                                       grafts->resolution.names_of(analysis::LibraryClass::system),
+                                                       arch, wheel_report.needs.links_musl);
     }
     std::string tag = analysis::target_platform_tag(profile, wheel_report);
     if (!options.plat) return tag;
@@ -494,6 +494,7 @@ private:
         plan.output = report_.output;
         plan.dist_info = std::move(retag.dist_info);
         report_.remaining = unfixable(report_.findings_before);
+        drop_kept_tags(options_, report_.remaining);
         plan.withhold = options_.strict && !report_.clean();
     }
 
@@ -505,6 +506,7 @@ private:
         for (const auto& change : result.changed) rewritten.insert(change.member);
         const CopiedMembers copied(wheel_, result.digests, *wheel_report_, std::move(rewritten));
         auto elf_members = prove_output(profile_, copied, written, report_);
+        drop_kept_tags(options_, report_.remaining);
         load_edited_extensions(options_, machine_, elf_members, written, report_);
         return !report_.loads_failed() && !(options_.strict && !report_.clean());
     }

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import wfx  # noqa: E402
 
 FATBIN_MIB = 96
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wheelfix-tests" / "check-reads-little-1"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wheelfix-tests" / "check-reads-little-2"
 INDEX = wfx.SOURCE_DIR / "data" / "torch-index" / "torch-2.10.0+cu128.index.gz"
 
 
@@ -44,7 +44,7 @@ def build_wheel():
         work = Path(work)
         blob = work / "fatbin.bin"
         blob.write_bytes(fatbin_bytes())
-        members = []
+        members = {}
         with zipfile.ZipFile(wfx.SGL_WHEEL) as zf:
             for info in zf.infolist():
                 if ".dist-info/" in info.filename:
@@ -55,18 +55,9 @@ def build_wheel():
                     subprocess.run(["objcopy", "--add-section", f".nv_fatbin.appended={blob}", "--set-section-flags",
                                     ".nv_fatbin.appended=readonly,data", "plain.so", "fat.so"], cwd=work, check=True)
                     data = (work / "fat.so").read_bytes()
-                members.append((info.filename.replace("sgl_kernel", "fatext", 1), data))
-        dist_info = "fatext-0.3.21.dist-info"
-        members += [(f"{dist_info}/METADATA", b"Metadata-Version: 2.1\nName: fatext\nVersion: 0.3.21\n"),
-                    (f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\n"
-                                           b"Tag: cp310-abi3-manylinux_2_28_x86_64\n")]
-        record = "".join(f"{name},{wfx.record_hash(data)},{len(data)}\n" for name, data in members)
-        record += f"{dist_info}/RECORD,,\n"
-        partial = work / wheel.name
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
-            for name, data in members:
-                zf.writestr(name, data)
-            zf.writestr(f"{dist_info}/RECORD", record)
+                members[info.filename.replace("sgl_kernel", "fatext", 1)] = data
+        members.update(wfx.dist_info_members("fatext", "0.3.21", "cp310-abi3-manylinux_2_28_x86_64", generator="test"))
+        partial = wfx.write_wheel(work / wheel.name, members, compresslevel=1)
         partial.rename(wheel)
     return wheel
 

@@ -135,6 +135,17 @@ class Exclude(unittest.TestCase):
             self.assertEqual(member_bytes(out, SM90), member_bytes(wfx.SGL_WHEEL, SM90))
             self.assertEqual(runpath_of(out, SM100, tmp), "$ORIGIN/../../torch/lib")
 
+    def test_repair_skips_members_with_skip_member_and_takes_exclude_as_a_soname_glob(self):
+        # repair's member glob is --skip-member; its --exclude is auditwheel's (SONAME).
+        with wfx.TempDir() as tmp:
+            run("repair", wfx.SGL_WHEEL, "-w", tmp / "skip", "--skip-member", "sgl_kernel/sm90/*", status=None)
+            skipped = next((tmp / "skip").glob("*.whl"))
+            self.assertEqual(member_bytes(skipped, SM90), member_bytes(wfx.SGL_WHEEL, SM90))
+            self.assertNotEqual(member_bytes(skipped, SM100), member_bytes(wfx.SGL_WHEEL, SM100))
+            run("repair", wfx.SGL_WHEEL, "-w", tmp / "exclude", "--exclude", "sgl_kernel/sm90/*", status=None)
+            excluded = next((tmp / "exclude").glob("*.whl"))
+            self.assertNotEqual(member_bytes(excluded, SM90), member_bytes(wfx.SGL_WHEEL, SM90))
+
     def test_exclude_wins_over_only_and_a_base_name_glob_matches_everywhere(self):
         with wfx.TempDir() as tmp:
             doc = json.loads(run("--json", "relink", wfx.SGL_WHEEL, "-o", tmp, "--add-rpath", "x",

@@ -22,6 +22,7 @@ import sysconfig
 import unittest
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).parent))
 import peers  # noqa: E402
@@ -72,10 +73,10 @@ def verneed_files(path):
     return re.findall(r"File: (\S+)", readelf("-VW", str(path)).split("Version needs section")[-1])
 
 
-def repair(*args, env_extra=None):
+def repair(*args, env_extra=None, prefix=()):
     env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
     env.update(env_extra or {})
-    return subprocess.run([wfx.WHEELFIX, "repair", *map(str, args)], capture_output=True, text=True, env=env)
+    return subprocess.run([*prefix, wfx.WHEELFIX, "repair", *map(str, args)], capture_output=True, text=True, env=env)
 
 
 def outputs(directory):
@@ -93,8 +94,8 @@ class GraftFixture(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def refused(self, *args, mention=()):
-        proc = repair("-w", self.out, *args)
+    def refused(self, *args, mention=(), prefix=()):
+        proc = repair("-w", self.out, *args, prefix=prefix)
         self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
         lines = proc.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, proc.stderr)
@@ -272,14 +273,100 @@ class GraftFixture(unittest.TestCase):
         (loop / "libfoo.so.1").symlink_to("libfoo.so.1")
         self.refused(self.wheel, "--ldpaths", loop, mention=("libfoo.so.1", "symlink loop"))
 
+    def test_plat_only_plat_and_no_update_tags(self):
+        # The fixture's result needs GLIBC_2.2.5 at most: manylinux_2_5.
+        def written(*args):
+            shutil.rmtree(self.out, ignore_errors=True)
+            proc = repair("-w", self.out, self.wheel, "--ldpaths", self.lib, *args)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            return [p.name for p in self.out.glob("*.whl")]
+        # --plat asks for a tag; an older one the result meets wins, as in auditwheel...
+        self.assertEqual(written("--plat", "manylinux_2_28_x86_64"), ["graftpkg-1.0-cp311-cp311-manylinux_2_5_x86_64.whl"])
+        # ...unless --only-plat, which takes the tag asked for.
+        self.assertEqual(written("--plat", "manylinux_2_28_x86_64", "--only-plat"),
+                         ["graftpkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl"])
+        self.assertEqual(written("--no-update-tags"), ["graftpkg-1.0-cp311-cp311-linux_x86_64.whl"])
+        shutil.rmtree(self.out)
+        self.refused(self.wheel, "--ldpaths", self.lib, "--plat", "manylinux_2_17_aarch64", mention=("aarch64",))
+
+    def test_plat_below_what_a_grafted_library_needs_is_refused(self):
+        newer = self.tmp / "newer"
+        newer.mkdir()
+        compile_c("gcc", "#include <sys/random.h>\nint foo_value(void) { char b; return (int)getrandom(&b, 1, 0) + 41; }\n",
+                  newer / "libfoo.so.1", "-shared", "-Wl,-soname,libfoo.so.1", cwd=newer)
+        ext = wfx.build_private_extension(newer / "ext.so", "_ext", "foo_value", newer, ":libfoo.so.1")
+        wheel = graft_wheel(newer, ext)
+        line = self.refused(wheel, "--ldpaths", newer, "--plat", "manylinux_2_17_x86_64",
+                            mention=("--plat manylinux_2_17_x86_64 cannot be met", "grafted libraries included"))
+        self.assertRegex(line, r"the result needs manylinux_2_(2[5-9]|3\d)")
+
+    @unittest.skipUnless(shutil.which("dpkg") and Path("/usr/lib/x86_64-linux-gnu/libbz2.so").exists(),
+                         "Debian's libbz2-dev is not installed")
+    def test_sbom_names_the_debian_package_a_grafted_system_file_came_from(self):
+        # libbz2 is not on the policy's allowed list: grafted from where ld.so.conf
+        # finds it; the SBOM names the file's sha256 and the package dpkg -S gives.
+        ext = wfx.build_private_extension(self.tmp / "bz.so", "_ext", "BZ2_bzlibVersion",
+                                          "/usr/lib/x86_64-linux-gnu", "bz2")
+        bz = self.tmp / "bz"
+        bz.mkdir()
+        proc = repair("-w", self.out, graft_wheel(bz, ext), "--json")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        grafted = wfx.json.loads(proc.stdout)["wheels"][0]["done"]["grafted"]
+        self.assertEqual([g["needed"] for g in grafted], ["libbz2.so.1.0"])
+        source = grafted[0]["source"]
+        owner = subprocess.run(["dpkg", "-S", source], capture_output=True, text=True).stdout.split(": ")[0]
+        self.assertTrue(owner.startswith("libbz2"), owner)
+        with zipfile.ZipFile(next(self.out.glob("*.whl"))) as zf:
+            sbom = wfx.json.loads(zf.read("graftpkg-1.0.dist-info/sboms/wheelfix.cdx.json"))
+        text = wfx.json.dumps(sbom)
+        self.assertIn(hashlib.sha256(Path(source).read_bytes()).hexdigest(), text)
+        self.assertIn(owner, text)
+
+    def test_an_ldpaths_directory_that_is_a_symlink_loop_is_skipped(self):
+        # ld.so's open() of <loop>/libfoo.so.1 fails with ELOOP and it goes on: so
+        # does wheelfix (a skip, noted), grafting from the next directory.
+        loop = self.tmp / "loopdir"
+        loop.symlink_to("loopdir")
+        proc = repair("-w", self.out, self.wheel, "--ldpaths", f"{loop}:{self.lib}", "--json")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        grafted = {g["needed"]: g["source"] for g in wfx.json.loads(proc.stdout)["wheels"][0]["done"]["grafted"]}
+        self.assertEqual(grafted["libfoo.so.1"], str(self.lib / "libfoo.so.1"))
+        env = dict(os.environ, LD_LIBRARY_PATH=f"{loop}:{self.lib}")
+        doc = wfx.json.loads(subprocess.run([wfx.WHEELFIX, "--json", "inspect", self.wheel], capture_output=True,
+                                            text=True, env=env).stdout)
+        foo = next(n for m in doc["inputs"][0]["libraries"]["members"] for n in m["needs"] if n["name"] == "libfoo.so.1")
+        self.assertIn(f"{loop}/libfoo.so.1: symlink loop", foo["skipped"])
+
+    def test_a_name_that_already_carries_its_hash_is_not_hashed_again(self):
+        # auditwheel's rule: libfoo-<sha256[:8] of the file>.so.1 keeps its name.
+        plain = compile_c("gcc", "int foo_value(void) { return 42; }\n", self.tmp / "plain.so", "-shared", cwd=self.tmp)
+        hashed_dir = self.tmp / "hashed"
+        hashed_dir.mkdir()
+        name = f"libfoo-{sha8(plain)}.so.1"
+        shutil.copy(plain, hashed_dir / name)
+        ext = wfx.build_private_extension(self.tmp / "hashed_ext.so", "_ext", "foo_value", hashed_dir, f":{name}")
+        wheel = graft_wheel(hashed_dir, ext)
+        proc = repair("-w", self.out, wheel, "--ldpaths", hashed_dir, "--json")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        with zipfile.ZipFile(next(self.out.glob("*.whl"))) as zf:
+            self.assertEqual([n for n in zf.namelist() if n.startswith("graftpkg.libs/")], [f"graftpkg.libs/{name}"])
+
     def test_unreadable(self):
+        # As root every file is readable: then wheelfix runs as nobody (setpriv), with
+        # the wheel readable and the output directory writable by it.
+        as_user = []
         if os.geteuid() == 0:
-            self.skipTest("running as root: every file is readable")
+            if shutil.which("setpriv") is None:
+                self.skipTest("running as root without setpriv: every file is readable")
+            as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+            self.tmp.chmod(0o755)
+            self.out.mkdir(mode=0o777)
+            self.out.chmod(0o777)
         locked = self.tmp / "locked"
         locked.mkdir()
         shutil.copy(self.lib / "libfoo.so.1", locked)
         (locked / "libfoo.so.1").chmod(0)
-        self.refused(self.wheel, "--ldpaths", locked, mention=("libfoo.so.1", "cannot be read"))
+        self.refused(self.wheel, "--ldpaths", locked, mention=("libfoo.so.1", "cannot be read"), prefix=as_user)
 
     def test_grafted_name_colliding_with_a_member(self):
         foo = f"libfoo-{sha8(self.lib / 'libfoo.so.1')}.so.1"
@@ -287,6 +374,180 @@ class GraftFixture(unittest.TestCase):
         collide.mkdir()
         wheel = graft_wheel(collide, self.ext, {f"graftpkg.libs/{foo}": b"not the library\n"})
         self.refused(wheel, "--ldpaths", self.lib, mention=(foo,))
+
+
+def inspect_as_it_stands(wheel, library_path=None):
+    """inspect of `wheel` in JSON, text and markdown, LD_LIBRARY_PATH set to library_path
+    (unset when None); and the peer's `auditwheel show --json` under the same one."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    if library_path:
+        env["LD_LIBRARY_PATH"] = str(library_path)
+    run = lambda *a: subprocess.run([wfx.WHEELFIX, *map(str, a)], capture_output=True, text=True, env=env)
+    outputs = [run("inspect", *fmt, wheel) for fmt in (["--json"], [], ["--format", "markdown"])]
+    for proc in outputs:
+        if proc.returncode != 0:
+            raise AssertionError(proc.stderr)
+    with mock.patch.dict(os.environ, env, clear=True):
+        show = peers.auditwheel("show", "--json", wheel)
+    return wfx.json.loads(outputs[0].stdout)["inputs"][0], outputs[1].stdout, outputs[2].stdout, wfx.json.loads(show.stdout)
+
+
+def verdict(report):
+    """wheelfix's tag for the wheel as it stands, spelled as auditwheel's overall_tag."""
+    arch = report["elf_files"][0]["machine"]
+    return f"{report['honest_tag']}_{arch}" if report["honest_tag"] else f"linux_{arch}"
+
+
+class AsItStands(unittest.TestCase):
+    """inspect's honest tag counts the libraries from outside the wheel, as auditwheel
+    show does: a graft or missing library leaves the wheel linux_<arch>."""
+
+    def setUp(self):
+        peers.peer_venv()
+        self.tmp = Path(wfx.tempfile.mkdtemp(prefix="wheelfix-as-it-stands-"))
+        self.lib = build_libraries(self.tmp / "prefix")
+        self.ext = build_extension(self.tmp, self.lib)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_graft_fixture_found_is_linux_and_names_what_repair_grafts(self):
+        wheel = make_wheel(self.tmp, "graftpkg", "cp311-cp311-manylinux_2_17_x86_64",
+                           {EXT_MEMBER: self.ext.read_bytes()})
+        report, text, markdown, theirs = inspect_as_it_stands(wheel, self.lib)
+        self.assertEqual(theirs["overall_tag"], "linux_x86_64")
+        self.assertEqual(verdict(report), theirs["overall_tag"])
+        self.assertIsNone(report["honest_tag"])
+        self.assertEqual(f"{report['symbol_tag']}_x86_64", theirs["sym_tag"])
+        outside = {o["name"]: o for o in report["outside_libraries"]}
+        self.assertEqual(sorted(outside), sorted(theirs["external_libs"]))  # libfoo, and libbar beneath it
+        self.assertEqual((outside["libfoo.so.1"]["class"], outside["libfoo.so.1"]["repair"]), ("graft", "graft"))
+        self.assertEqual(outside["libfoo.so.1"]["location"], str(self.lib / "libfoo.so.1"))
+        self.assertEqual(outside["libfoo.so.1"]["needed_by"], [EXT_MEMBER])
+        self.assertEqual(outside["libbar.so.2"]["needed_by"], ["libfoo.so.1"])
+        claim = report["platform_claims"][0]
+        self.assertEqual((claim["tag"], claim["honest"]), ("manylinux_2_17_x86_64", False))
+        self.assertIn("libfoo.so.1", claim["violation"])
+        self.assertIn("-> linux_x86_64 as it stands", text)
+        self.assertRegex(text, rf"libfoo\.so\.1 \(needed by {re.escape(EXT_MEMBER)}\): found outside the wheel at "
+                               rf"{re.escape(str(self.lib / 'libfoo.so.1'))}, not allowed by the policy; repair grafts it")
+        self.assertIn("tag manylinux_2_17_x86_64 LIES: needs libfoo.so.1 from outside the wheel", text)
+        self.assertIn("→ linux_x86_64 as it stands", markdown)
+        self.assertIn("repair grafts it", markdown)
+
+    def test_graft_fixture_not_found_is_linux_and_repair_would_refuse(self):
+        wheel = graft_wheel(self.tmp, self.ext)
+        report, text, markdown, theirs = inspect_as_it_stands(wheel)
+        self.assertEqual(verdict(report), theirs["overall_tag"])
+        self.assertEqual([(o["name"], o["class"], o["repair"]) for o in report["outside_libraries"]],
+                         [("libfoo.so.1", "missing", "refuse")])
+        self.assertIn("libfoo.so.1 (needed by graftpkg/_ext", text)
+        self.assertIn("repair refuses the wheel", text)
+        self.assertIn("repair refuses the wheel", markdown)
+
+    def test_a_grafted_result_is_manylinux_again(self):
+        wheel = graft_wheel(self.tmp, self.ext)
+        proc = repair("-w", self.tmp / "out", wheel, "--ldpaths", self.lib)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        report, _, _, theirs = inspect_as_it_stands(next((self.tmp / "out").glob("*.whl")))
+        self.assertEqual(report["outside_libraries"], [])
+        self.assertTrue(report["honest_tag"].startswith("manylinux_"), report["honest_tag"])
+        self.assertEqual(verdict(report), theirs["overall_tag"])
+
+    def test_a_system_library_raises_the_tag_as_auditwheel_show_does(self):
+        # libmvec.so.1 is allowed from manylinux_2_24 only: linked (nothing imported
+        # from it, so the symbol versions alone would allow manylinux_2_5).
+        mvec = compile_c("gcc", "int f(void) { return 1; }\n", self.tmp / "mv.so", "-shared", "-Wl,--no-as-needed",
+                         "-lmvec", cwd=self.tmp)
+        wheel = make_wheel(self.tmp, "mvpkg", "cp311-cp311-manylinux_2_17_x86_64", {"mvpkg/mv.so": mvec.read_bytes()})
+        report, text, _, theirs = inspect_as_it_stands(wheel)
+        self.assertEqual(verdict(report), theirs["overall_tag"])
+        self.assertEqual((report["honest_tag"], report["symbol_tag"]), ("manylinux_2_24", "manylinux_2_5"))
+        self.assertEqual(report["platform_claims"][0]["violation"], "libmvec.so.1 (allowed from manylinux_2_24)")
+        self.assertIn("tag manylinux_2_17_x86_64 LIES: needs libmvec.so.1 (allowed from manylinux_2_24)", text)
+
+    def test_python_snappy_agrees_with_auditwheel_show(self):
+        wheel = wfx.AUDITWHEEL / "python_snappy-0.5.2-pp260-pypy_41-linux_x86_64.whl"
+        report, text, _, theirs = inspect_as_it_stands(wheel)
+        if "libsnappy.so.1" not in (theirs.get("external_libs") or {}):
+            self.skipTest("this machine has libsnappy.so.1 where ld.so finds it")
+        self.assertEqual(verdict(report), theirs["overall_tag"])
+        self.assertEqual(verdict(report), "linux_x86_64")
+        self.assertEqual(f"{report['symbol_tag']}_x86_64", theirs["sym_tag"])
+        self.assertEqual(report["outside_libraries"],
+                         [{"name": "libsnappy.so.1", "class": "missing", "location": "", "problem": "not found",
+                           "needed_by": ["snappy/_snappy_cffi.pypy-41.so"], "repair": "refuse"}])
+        self.assertIn("libsnappy.so.1 (needed by snappy/_snappy_cffi.pypy-41.so): not in the wheel", text)
+
+    def test_torch_and_nvidia_libraries_cost_nothing(self):
+        report, text, _, _ = inspect_as_it_stands(wfx.SGL_WHEEL)
+        self.assertEqual(report["outside_libraries"], [])
+        self.assertEqual(report["honest_tag"], report["symbol_tag"])
+        self.assertIsNotNone(report["honest_tag"])
+        self.assertIn("not counted against the tag, provided beside the wheel: torch (libc10.so", text)
+        self.assertIn("nvidia-cuda-runtime (libcudart.so.13)", text)
+
+
+MUSL_LOADER = Path("/lib/ld-musl-x86_64.so.1")
+MUSL_MAIN = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char** argv) {
+    void* handle = dlopen(argv[1], RTLD_NOW);
+    if (!handle) { puts(dlerror()); return 1; }
+    printf("%d\n", ((int (*)(void))dlsym(handle, "ext_value"))());
+    return 0;
+}
+"""
+
+
+@unittest.skipUnless(shutil.which("musl-gcc") and MUSL_LOADER.exists() and os.uname().machine == "x86_64",
+                     "musl-gcc (Debian's musl-tools) is not installed")
+class Musllinux(unittest.TestCase):
+    """A musl wheel gets the same treatment with the musllinux policy: its private
+    libraries are grafted, musl's libc is not (the musllinux allowed list), the tag is
+    musllinux, and musl's own loader loads the result with the prefix gone."""
+
+    def test_grafts_with_the_musllinux_policy_and_musl_loads_the_result(self):
+        tmp = Path(wfx.tempfile.mkdtemp(prefix="wheelfix-graft-musl-"))
+        try:
+            lib = build_libraries(tmp / "prefix", "musl-gcc")
+            ext = compile_c("musl-gcc", "int foo_value(void);\nint ext_value(void) { return foo_value(); }\n",
+                            tmp / "ext.so", "-shared", f"-L{lib}", "-lfoo", cwd=tmp)
+            # Alpine's toolchain (where musllinux wheels are built) names musl's libc
+            # libc.musl-x86_64.so.1 in NEEDED; Debian's musl-gcc writes libc.so.
+            for path in (lib / "libfoo.so.1", lib / "libbar.so.2", ext):
+                proc = peers.patchelf("--replace-needed", "libc.so", "libc.musl-x86_64.so.1", path)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+            wheel = make_wheel(tmp, "muslpkg", "cp311-cp311-linux_x86_64", {"muslpkg/ext.so": ext.read_bytes()})
+            proc = repair("-w", tmp / "out", wheel, "--ldpaths", lib, "--json")
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            grafted = sorted(g["needed"] for g in wfx.json.loads(proc.stdout)["wheels"][0]["done"]["grafted"])
+            self.assertEqual(grafted, ["libbar.so.2", "libfoo.so.1"])
+            out = next((tmp / "out").glob("*.whl"))
+            self.assertRegex(out.name, r"-musllinux_1_[12]_x86_64\.whl$")
+            report = wfx.run_json("inspect", out)["inputs"][0]
+            self.assertEqual(report["outside_libraries"], [])
+            self.assertRegex(report["honest_tag"], r"^musllinux_1_[12]$")
+            with zipfile.ZipFile(out) as zf:
+                zf.extractall(tmp / "installed")
+            foo = f"libfoo-{sha8(lib / 'libfoo.so.1')}.so.1"
+            dynamic = wfx.readelf_dynamic(tmp / "installed" / "muslpkg" / "ext.so")
+            self.assertEqual(dynamic["needed"], [foo, "libc.musl-x86_64.so.1"])
+            self.assertIn(foo, verneed_files(tmp / "installed" / "muslpkg" / "ext.so"))
+
+            # musl's loader: libc.musl-x86_64.so.1 is where Alpine keeps it (a stand-in
+            # directory holding only that name); the grafted libraries come from the wheel.
+            main = compile_c("musl-gcc", MUSL_MAIN, tmp / "main", cwd=tmp)
+            alpine = tmp / "alpine-lib"
+            alpine.mkdir()
+            (alpine / "libc.musl-x86_64.so.1").symlink_to(MUSL_LOADER)
+            shutil.rmtree(tmp / "prefix")
+            run = subprocess.run([str(main), str(tmp / "installed" / "muslpkg" / "ext.so")], capture_output=True,
+                                 text=True, env={"LD_LIBRARY_PATH": str(alpine), "PATH": os.environ.get("PATH", "")})
+            self.assertEqual(run.stdout.strip(), "42", run.stdout + run.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 class KeepVersion(unittest.TestCase):
@@ -328,8 +589,20 @@ class TorchAndCuda(unittest.TestCase):
             report = wfx.json.loads(proc.stdout)["wheels"][0]
             grafted = sorted(g["needed"] for g in report["done"]["grafted"])
             self.assertEqual(grafted, ["libbar.so.2", "libfoo.so.1"])
-            self.assertTrue(any(d.startswith("torch ") for d in report["done"]["distributions_needed"]))
-            self.assertTrue(any(d.startswith("nvidia-cuda-runtime ") for d in report["done"]["distributions_needed"]))
+            self.assertEqual(sorted(report["done"]["distributions_needed"]),
+                             ["nvidia-cuda-runtime (not in METADATA's Requires-Dist)",
+                              "torch (not in METADATA's Requires-Dist)"])
+            # METADATA that requires torch: the report says so, and still names the
+            # CUDA runtime's distribution it does not require.
+            members = {"torchext/ops.so": ext.read_bytes(), **wfx.dist_info_members("torchext", "1.0", "cp311-cp311-linux_x86_64")}
+            members["torchext-1.0.dist-info/METADATA"] += b"Requires-Dist: torch>=2.9\n"
+            required = tmp / "required"
+            required.mkdir()
+            wheel = wfx.write_wheel(required / "torchext-1.0-cp311-cp311-linux_x86_64.whl", members)
+            proc = repair("-w", required / "out", wheel, "--ldpaths", ldpaths)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            self.assertIn("needs beside it: torch (METADATA requires it)", proc.stdout)
+            self.assertIn("needs beside it: nvidia-cuda-runtime (not in METADATA's Requires-Dist)", proc.stdout)
             out = next((tmp / "out").glob("*.whl"))
             with zipfile.ZipFile(out) as zf:
                 libs = [n for n in zf.namelist() if n.startswith("torchext.libs/")]

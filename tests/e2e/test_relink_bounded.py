@@ -8,7 +8,6 @@ peak under 256 MiB (getrusage of the child); the output member must be byte for 
 what the same edit of the extracted file gives (relink of the bare file, which holds
 it whole), readelf must show the new values, ctypes must load it and read the blob
 through it, and RECORD must hold the member's real hash and size."""
-import base64
 import ctypes
 import hashlib
 import os
@@ -27,7 +26,7 @@ import wfx  # noqa: E402
 BLOB_MIB = 620
 RSS_BOUND_MIB = 256
 MEMBER = "bigext/libbig.so"
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wheelfix-tests" / "relink-bounded-2"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wheelfix-tests" / "relink-bounded-3"
 LONG_RPATH = "$ORIGIN/" + "/".join(["a-directory-name-that-does-not-fit"] * 12)
 
 SOURCE = r"""
@@ -66,10 +65,6 @@ def sha256_file(path):
     return digest
 
 
-def record_hash(digest):
-    return "sha256=" + base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
-
-
 def build_wheel():
     """The wheel, built once into CACHE (the blob and object files are deleted)."""
     wheel = CACHE / "bigext-1.0-cp311-cp311-linux_x86_64.whl"
@@ -90,21 +85,9 @@ def build_wheel():
         (work / "blob.bin").unlink()
         subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-Wl,-z,noexecstack", "-o", "libbig.so", "ext.c", "blob.o"], cwd=work, check=True)
         (work / "blob.o").unlink()
-        dist_info = "bigext-1.0.dist-info"
-        metadata = [(f"{dist_info}/METADATA", b"Metadata-Version: 2.1\nName: bigext\nVersion: 1.0\n"),
-                    (f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\n"
-                                           b"Tag: cp311-cp311-linux_x86_64\n")]
-        library = work / "libbig.so"
-        record = f"{MEMBER},{record_hash(sha256_file(library))},{library.stat().st_size}\n"
-        for name, data in metadata:
-            record += f"{name},{record_hash(hashlib.sha256(data))},{len(data)}\n"
-        record += f"{dist_info}/RECORD,,\n"
-        partial = work / wheel.name
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
-            zf.write(library, MEMBER)
-            for name, data in metadata:
-                zf.writestr(name, data)
-            zf.writestr(f"{dist_info}/RECORD", record)
+        members = {MEMBER: work / "libbig.so"}
+        members.update(wfx.dist_info_members("bigext", "1.0", "cp311-cp311-linux_x86_64", generator="test"))
+        partial = wfx.write_wheel(work / wheel.name, members, compresslevel=1)
         partial.rename(wheel)
     return wheel
 
@@ -153,7 +136,7 @@ class RelinkBounded(unittest.TestCase):
             with zipfile.ZipFile(output) as zf:
                 record = zf.read("bigext-1.0.dist-info/RECORD").decode()
                 self.assertIsNone(zf.testzip())
-            self.assertIn(f"{MEMBER},{record_hash(sha256_file(edited))},{edited.stat().st_size}\n", record)
+            self.assertIn(f"{MEMBER},{wfx.record_hash(sha256_file(edited))},{edited.stat().st_size}\n", record)
             wfx.run("verify", output, check_status=0)
 
             lib = ctypes.CDLL(str(edited))

@@ -206,20 +206,7 @@ def compile_c(compiler, source, output, *flags, cwd):
 
 def make_wheel(directory, name, tag, files):
     """A minimal valid wheel holding {path: bytes} (shared objects get mode 0755)."""
-    dist_info = f"{name}-1.0.dist-info"
-    members = dict(files)
-    members[f"{dist_info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode()
-    members[f"{dist_info}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: wheelfix-tests\nRoot-Is-Purelib: false\nTag: {tag}\n".encode()
-    record = "".join(f"{p},{wfx.record_hash(d)},{len(d)}\n" for p, d in members.items()) + f"{dist_info}/RECORD,,\n"
-    members[f"{dist_info}/RECORD"] = record.encode()
-    path = Path(directory) / f"{name}-1.0-{tag}.whl"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for member, data in members.items():
-            info = zipfile.ZipInfo(member, date_time=(1980, 1, 1, 0, 0, 0))
-            info.external_attr = (0o100755 if member.endswith(".so") else 0o100644) << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, data)
-    return path
+    return wfx.write_wheel(Path(directory) / f"{name}-1.0-{tag}.whl", {**files, **wfx.dist_info_members(name, "1.0", tag)})
 
 
 def torch_tree(root, version, libraries):

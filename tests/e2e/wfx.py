@@ -43,7 +43,9 @@ def run_json(*args, check_status=0):
 
 
 def record_hash(data):
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    """RECORD's hash field of bytes, or of a hashlib sha256 object already fed."""
+    digest = data if hasattr(data, "digest") else hashlib.sha256(data)
+    return "sha256=" + base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
 
 
 def all_wheels():
@@ -110,6 +112,51 @@ def rewrite_wheel(src, dst, edit_member=None, record_edit=None, drop=()):
                 data = record_edit(data.decode()).encode()
             zout.writestr(info, data)
     return dst
+
+
+def dist_info_members(name, version, tag, generator="wheelfix-tests"):
+    """The METADATA and WHEEL members of a minimal wheel: {path in wheel: bytes}."""
+    dist_info = f"{name}-{version}.dist-info"
+    return {f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+            f"{dist_info}/WHEEL": (f"Wheel-Version: 1.0\nGenerator: {generator}\nRoot-Is-Purelib: false\n"
+                                   f"Tag: {tag}\n").encode()}
+
+
+def _sha256_and_size(data):
+    """(hashlib object, size) of bytes, or of a file (a Path) read in chunks."""
+    if not isinstance(data, Path):
+        return hashlib.sha256(data), len(data)
+    digest = hashlib.sha256()
+    with open(data, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest, data.stat().st_size
+
+
+def write_wheel(path, members, compresslevel=None):
+    """Writes the wheel `path` holding `members` ({path in wheel: bytes, or a Path whose
+    file is streamed in, never read whole}) in order, deflated, and a RECORD giving
+    each one's hash and size, written last into the dist-info directory of the
+    METADATA among them (dist_info_members). Dates are fixed (1980); *.so members get
+    mode 0755, the others 0644. Returns path."""
+    path = Path(path)
+    dist_info = next(name.rsplit("/", 1)[0] for name in members if name.endswith(".dist-info/METADATA"))
+    record = ""
+    for name, data in members.items():
+        digest, size = _sha256_and_size(data)
+        record += f"{name},{record_hash(digest)},{size}\n"
+    entries = list(members.items()) + [(f"{dist_info}/RECORD", (record + f"{dist_info}/RECORD,,\n").encode())]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=compresslevel) as zf:
+        for name, data in entries:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = (0o100755 if name.endswith(".so") else 0o100644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            if isinstance(data, Path):
+                with open(data, "rb") as source, zf.open(info, "w", force_zip64=data.stat().st_size >= 1 << 31) as sink:
+                    shutil.copyfileobj(source, sink, 1 << 20)
+            else:
+                zf.writestr(info, data)
+    return path
 
 
 class TempDir:

@@ -115,6 +115,15 @@ TEST_CASE("library classes: the data file parses and names what it lists") {
     CHECK_THROWS_AS(policy::parse_library_classes("weird libx.so.1\n", "t"), InputError);
 }
 
+TEST_CASE("tag_allowing: a system library raises the tag to the policy that allows it") {
+    CHECK(policy::tag_allowing("manylinux_2_5", {"libc.so.6", "libmvec.so.1", "libfoo.so.1"}, "x86_64", false) ==
+          "manylinux_2_24");
+    CHECK(policy::tag_allowing("manylinux_2_5", {"libexpat.so.1"}, "x86_64", false) == "manylinux_2_12");
+    CHECK(policy::tag_allowing("manylinux_2_28", {"libmvec.so.1", "libexpat.so.1"}, "x86_64", false) == "manylinux_2_28");
+    CHECK(policy::tag_allowing("", {"libmvec.so.1"}, "x86_64", false).empty());
+    CHECK(policy::tag_allowing("musllinux_1_1", {"libc.so", "libmvec.so.1"}, "x86_64", true) == "musllinux_1_1");
+}
+
 TEST_CASE("resolver: ld.so's order, the classes, skips and problems") {
     FakeRoot root;
     root.put_text("etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
@@ -189,6 +198,14 @@ TEST_CASE("resolver: ld.so's order, the classes, skips and problems") {
     REQUIRE(missing.size() == 3);
     CHECK(missing[0].name == "libnothere.so.9");
     CHECK(missing[0].needed_by == std::vector<std::string>{"pkg/sub/ext.so"});
+    // Outside the wheel and not allowed: the grafts and the missing, in the order met;
+    // torch, nvidia, driver, system and excluded names are not among them.
+    std::vector<std::string> outside;
+    for (const auto& library : result.outside_wheel()) outside.push_back(library.name);
+    CHECK(outside == std::vector<std::string>{"libplain.so", "libversioned.so.1", "libnothere.so.9", "libtext.so.1",
+                                              "libloop.so.1"});
+    CHECK(result.outside_wheel()[0].library_class == C::graft);
+    CHECK(result.outside_wheel()[0].location == (root.path / "opt/conf/libplain.so").string());
     CHECK(result.names_of(C::graft) == std::vector<std::string>{"libplain.so", "libversioned.so.1"});
 
     if (!can_read_anyway) {

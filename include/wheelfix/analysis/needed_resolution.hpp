@@ -113,12 +113,20 @@ struct NeededResolution {
     std::vector<GraftedLibrary> grafts;  // discovery order
     std::vector<ElfNeeds> graft_needs;   // one per graft, same order
 
-    // Every missing name with every member or grafted library that needs it.
-    struct Missing {
+    // A library from outside the wheel that the policy does not allow: a `graft` or
+    // `missing` name, with every member or grafted library that needs it.
+    struct Outside {
         std::string name;
-        std::string problem;
+        LibraryClass library_class = LibraryClass::missing;  // graft or missing
+        std::string location;                                 // graft: the file found
+        std::string problem;                                  // missing: why
         std::vector<std::string> needed_by;
     };
+    using Missing = Outside;
+    // Every graft and missing name (members first, then the grafts' own needs, in
+    // discovery order; a name once per class).
+    std::vector<Outside> outside_wheel() const;
+    // Every missing name with every member or grafted library that needs it.
     std::vector<Missing> missing() const;
     // NEEDED names of `library_class` anywhere (members and grafts), sorted, unique.
     std::vector<std::string> names_of(LibraryClass library_class) const;

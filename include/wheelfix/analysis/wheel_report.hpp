@@ -64,6 +64,7 @@ struct WheelReport {
 
     policy::NeededVersions needs;  // newest needs over all ELF members
     std::string honest_tag;        // lowest manylinux/musllinux tag for all members, "" if none fits
+    std::string symbol_tag;        // the same from the symbol versions alone (auditwheel's sym_tag)
     std::vector<PlatformClaim> platform_claims;
 
     std::vector<ElfReport> elves;
@@ -73,6 +74,12 @@ struct WheelReport {
     // Every NEEDED resolved and classified (analysis/needed_resolution.hpp), when
     // the caller asked for it (attach_libraries): inspect does, repair keeps its own.
     std::optional<NeededResolution> libraries;
+    // The libraries from outside the wheel that the policy does not allow (`graft`:
+    // repair would copy it in; `missing`: repair refuses the wheel), each with who
+    // needs it. While there is one, no manylinux/musllinux tag fits the wheel as it
+    // stands: attach_libraries sets honest_tag to "" (linux_<arch>) and makes every
+    // such claim of the file name lie, naming the library.
+    std::vector<NeededResolution::Outside> outside_libraries;
     // The torch releases the extensions load on, from the torch atlas (`inspect` fills it:
     // "torch>=2.7.0,<2.8 (loads on 2.7.0 … 2.7.1 of 18 releases)"); empty when not known.
     std::string torch_range;
@@ -80,7 +87,13 @@ struct WheelReport {
 
 // Resolves the report's ELF members' NEEDED (the wheel's other members, read from
 // its central directory, are the candidates ld.so would stop at) into
-// report.libraries. An archive that no longer opens is an InputError.
+// report.libraries, then judges the tag by them: the honest tag is raised to the
+// oldest tag allowing every `system` library the members link (libmvec.so.1:
+// manylinux_2_24), and is "" while outside_libraries is not empty; a claim of the
+// file name older than that, or any manylinux/musllinux claim while a library is
+// outside, lies. `torch`, `nvidia`, `driver`, `libpython` and `excluded` libraries
+// cost nothing: other distributions, the driver or the interpreter provide them.
+// An archive that no longer opens is an InputError.
 void attach_libraries(WheelReport& report, const SearchContext& context);
 
 WheelReport inspect_wheel(const std::filesystem::path& path);

@@ -10,8 +10,9 @@
 //   alone: system (the policy's allowed list of the wheel's libc family: musl
 //   wheels take the musllinux list), driver, python, torch, nvidia, or none. The order
 //   is system, driver, python, torch, nvidia; within a class the first matching line.
-// - system_since(): for a system library, the oldest tag whose policy allows it
-//   ("manylinux_2_24" for libmvec.so.1), so the chosen tag honours it.
+// - tag_allowing(tag, names, arch, musl): `tag` raised to the oldest tag of its
+//   family whose policy allows every system library among `names` (a system
+//   rule's TAG: "manylinux_2_24" for libmvec.so.1), so the chosen tag honours it.
 // - distribution(): for torch and nvidia names, the distribution that installs the
 //   library for that CUDA major ("torch", "nvidia-cuda-runtime-cu12"); empty when
 //   the data names none.
@@ -52,6 +53,11 @@ struct NameClass {
 NameClass classify_name(const LibraryClasses& classes, std::string_view soname, bool musl);
 // The distribution that ships `rule`'s libraries for CUDA `cuda_major` (12 when unknown).
 std::string distribution(const LibraryClassRule& rule, std::optional<int> cuda_major);
+
+// `tag` ("manylinux_2_17", without the architecture; "" stays "") raised to the
+// oldest tag of its family on `arch` whose policy allows every system-class name in
+// `names`; names of other classes are not looked at.
+std::string tag_allowing(std::string tag, const std::vector<std::string>& names, std::string_view arch, bool musl);
 
 // Whether `soname` matches any of the fnmatch(3) globs (auditwheel's --exclude).
 bool matches_soname_glob(const std::vector<std::string>& globs, std::string_view soname);
