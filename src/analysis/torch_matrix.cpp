@@ -227,6 +227,7 @@ TorchRequirement requirement_from(const TorchMatrix& matrix, bool open_upper) {
     requirement.any = true;
     requirement.lowest = first_release_text(matrix.columns[run_start].torch_version);
     requirement.highest = first_release_text(matrix.columns[*run_end].torch_version);
+    requirement.highest_column = *run_end;
     if (*run_end + 1 < count) {
         requirement.upper = bound_text(matrix.columns[*run_end + 1].torch_version);
     } else {
