@@ -88,6 +88,13 @@ struct RepairOptions {
     std::vector<std::string> loader;
     std::optional<std::filesystem::path> torch_dir;
     std::chrono::milliseconds load_test_limit = kDefaultLoadTestLimit;  // then the loader's group is killed
+    // `repair --torch auto` (analysis/torch_releases.hpp): the index is the newest release of the range the
+    // atlas proved; the local label names label_torch (the range's lowest release) instead of the index's
+    // torch, METADATA gets pin_specifier (">=2.9.0,<2.10") instead of what `pin` makes of it, and
+    // load_test_unavailable (when set and torch_dir is not) is why no load test ran.
+    std::optional<wheel::Version> label_torch;
+    std::optional<std::string> pin_specifier;
+    std::string load_test_unavailable;
 };
 
 struct RepairReport {
