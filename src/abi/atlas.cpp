@@ -260,6 +260,37 @@ void tags_from_wheel_name(std::string_view wheel, std::string& arch, std::string
 }
 
 Atlas Atlas::build(const std::vector<SymbolIndex>& indexes) {
+    AtlasInputs inputs;
+    inputs.indexes_ = indexes;
+    for (const SymbolIndex& index : indexes) inputs.library_counts_.push_back(index.libraries.size());
+    return build(inputs);
+}
+
+void AtlasInputs::add(SymbolIndex index) {
+    const AtlasEntry entry = entry_of(index);
+    const std::size_t count = index.libraries.size();
+    // The release's best so far: the most libraries, then the first in entry order.
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < indexes_.size(); ++i) {
+        const AtlasEntry other = entry_of(indexes_[i]);
+        if (other.torch_version != entry.torch_version || other.arch != entry.arch) continue;
+        if (!best || library_counts_[i] > library_counts_[*best] ||
+            (library_counts_[i] == library_counts_[*best] && entry_order(other) < entry_order(entry_of(indexes_[*best]))))
+            best = i;
+    }
+    const auto keep_python_only = [](SymbolIndex& pruned) {
+        std::erase_if(pruned.libraries, [](const LibraryExports& library) { return !is_torch_python_library(library.file_name); });
+    };
+    const bool new_is_best = !best || count > library_counts_[*best] ||
+                             (count == library_counts_[*best] && entry_order(entry) < entry_order(entry_of(indexes_[*best])));
+    if (best && new_is_best) keep_python_only(indexes_[*best]);
+    else if (best) keep_python_only(index);
+    indexes_.push_back(std::move(index));
+    library_counts_.push_back(count);
+}
+
+Atlas Atlas::build(const AtlasInputs& inputs) {
+    const std::vector<SymbolIndex>& indexes = inputs.indexes_;
     std::vector<std::size_t> order(indexes.size());
     std::vector<AtlasEntry> entries;
     for (const SymbolIndex& index : indexes) entries.push_back(entry_of(index));
@@ -275,7 +306,7 @@ Atlas Atlas::build(const std::vector<SymbolIndex>& indexes) {
     for (std::size_t position : order) {
         const auto group = std::make_pair(entries[position].torch_version, entries[position].arch);
         auto found = primary.find(group);
-        if (found == primary.end() || indexes[position].libraries.size() > indexes[found->second].libraries.size())
+        if (found == primary.end() || inputs.library_counts_[position] > inputs.library_counts_[found->second])
             primary[group] = position;
     }
 

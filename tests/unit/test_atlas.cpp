@@ -221,6 +221,33 @@ TEST_CASE("libtorch_python of a CPython tag the atlas lacks is not covered, neve
     CHECK(abi::check_imports("ext.so", imports, atlas.index_for(release, "cp312")).unresolved.empty());
 }
 
+TEST_CASE("atlas inputs collected one at a time keep only what build keeps, and build the same atlas") {
+    // One release in three CPython tags; cp313's wheel ships one library more, so it is
+    // the primary whatever the order, and the others keep only libtorch_python.
+    std::vector<abi::SymbolIndex> tags;
+    for (const std::string tag : {"cp311", "cp312", "cp313"}) {
+        abi::SymbolIndex index = stand_in("2.9.0", tag);
+        index.libraries.push_back({"libtorch_python.so", "libtorch_python.so", {"libtorch.so"},
+                                   {{"_ZN5torch6python4initEv", "", true, 2}, {"wf_" + tag, "", true, 2}}, {}, {}});
+        if (tag == "cp313") index.libraries.push_back({"libshm.so", "libshm.so", {}, {{"shm_x", "", true, 2}}, {}, {}});
+        tags.push_back(std::move(index));
+    }
+    TempDir dir;
+    abi::Atlas::build(tags).save(dir.path / "all.gz");
+    const std::string expected = read_bytes(dir.path / "all.gz");
+    for (const std::vector<int>& order : {std::vector<int>{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {0, 2, 1}}) {
+        abi::AtlasInputs inputs;
+        for (int i : order) inputs.add(tags[static_cast<std::size_t>(i)]);
+        abi::Atlas::build(inputs).save(dir.path / "one.gz");
+        CHECK(read_bytes(dir.path / "one.gz") == expected);
+    }
+    const abi::Atlas atlas = abi::Atlas::load(dir.path / "all.gz");
+    const abi::AtlasRelease release = atlas.releases().front();
+    CHECK(atlas.entries()[release.primary_entry].python_tag == "cp313");
+    CHECK(atlas.index_for(release, "cp311").find_library("libshm.so") != nullptr);  // the primary's, shared
+    CHECK(atlas.index_for(release, "cp311").find_library("libtorch_python.so")->symbols.back().name == "wf_cp311");
+}
+
 TEST_CASE("stable C ABI imports are told apart from C++ ones") {
     const abi::ElfImports stable{{"libtorch.so"}, {{"aoti_torch_empty_strided", "", "", false},
                                                     {"torch_call_dispatcher", "", "", false},

@@ -83,9 +83,12 @@ struct AtlasRelease {
     std::uint32_t primary_entry = 0;
 };
 
+class AtlasInputs;
+
 class Atlas {
 public:
     static Atlas build(const std::vector<SymbolIndex>& indexes);
+    static Atlas build(const AtlasInputs& inputs);
     static Atlas load(const std::filesystem::path& path);
     static Atlas parse(std::string_view gzip_bytes, const std::string& where);
     void save(const std::filesystem::path& destination) const;  // atomic
@@ -154,6 +157,22 @@ private:
     std::vector<std::uint32_t> nodes_for(const AtlasRelease& release, std::string_view python_tag,
                                          std::vector<std::string>& not_covered) const;
     SymbolIndex materialise(const std::vector<std::uint32_t>& nodes) const;
+};
+
+// The indexes an atlas is built from, collected one at a time: an index that cannot be
+// its release's primary entry (another of the same torch version and arch has more
+// libraries, or as many and comes first) keeps only libtorch_python* at once, as
+// build() would, so assembling many CPython tags of a release holds its other
+// libraries once (build(inputs) gives the atlas build(all indexes) gives).
+class AtlasInputs {
+public:
+    void add(SymbolIndex index);
+    std::size_t size() const { return indexes_.size(); }
+
+private:
+    friend class Atlas;
+    std::vector<SymbolIndex> indexes_;
+    std::vector<std::size_t> library_counts_;  // before pruning: what picks the primary
 };
 
 // "torch-2.9.1-cp312-cp312-manylinux_2_28_x86_64.whl" -> arch "x86_64", tag "cp312".
