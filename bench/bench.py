@@ -43,6 +43,12 @@ Scenarios (default: all):
   check-index    check of the sample sgl_kernel wheel against an index of the
                  torch-2.10.0 stand-in (target: under 50 ms), vs the same against
                  the stand-in tree, vs `true` (process start-up)
+  torch-atlas    the bundled torch atlas (issue 18: loads in < 100 ms, check < 150 MiB):
+                 inspect of the sample sgl_kernel wheel (its torch range: one pass over
+                 the atlas's symbol lines for the names it imports) beside inspect of the
+                 plainext sample (no torch: the atlas is not loaded) and `zcat` of the
+                 atlas (its inflate); check --torch-release all (every release
+                 materialised, one at a time) and repair --torch auto of the sample
   repair-sample  wheelfix repair of the sample sgl_kernel wheel against the torch
                  2.10.0 stand-in, --target cuda13-blackwell (issue 5: under 0.5 s), with
                  and without the load test, vs `true` (process start-up)
@@ -438,6 +444,20 @@ def scenario_repair_sample(args, wheelfix):
     ], args.runs)
 
 
+def scenario_torch_atlas(args, wheelfix):
+    """The bundled atlas's cost: inspect's torch range, the full matrix, repair --torch auto."""
+    out = args.cache / "out" / "torch-atlas"
+    out.mkdir(parents=True, exist_ok=True)
+    return run_scenario("torch-atlas", [
+        ("wheelfix inspect of plainext (no torch: no atlas)", [wheelfix, "inspect", str(SAMPLES / "plainext-1.0.0-cp311-cp311-linux_x86_64.whl")]),
+        ("zcat data/torch-atlas.gz (its inflate)", ["sh", "-c", f"zcat '{REPO / 'data' / 'torch-atlas.gz'}' > /dev/null"]),
+        ("wheelfix inspect of sgl_kernel (torch range)", [wheelfix, "inspect", str(SGL)]),
+        ("wheelfix check --torch-release all", wheelfix_may_find(wheelfix, "check", SGL, "--torch-release", "all")),
+        ("wheelfix repair --torch auto --no-load-test", wheelfix_may_find(wheelfix, "repair", SGL, "--torch", "auto",
+                                                                           "-o", out, "--overwrite", "--no-load-test")),
+    ], args.runs)
+
+
 def wheelfix_may_find(wheelfix, *args):
     """argv for a wheelfix run whose exit status 1 (findings) is a success here."""
     return ["sh", "-c", '"$0" "$@"; [ $? -le 1 ]', wheelfix, *map(str, args)]
@@ -636,7 +656,7 @@ def main():
         return
     if args.scenarios == ap.get_default("scenarios"):
         args.scenarios = args.scenarios + ["inspect-mid", "check-mid", "check-big", "check-fatbin", "check-index", "check-real-index",
-                                          "repair-sample", "repair-multi"]
+                                          "torch-atlas", "repair-sample", "repair-multi"]
         if torch_wheel_for(args):
             args.scenarios.append("check-real-wheel")
     wheelfix = str(args.build / "wheelfix")
@@ -731,6 +751,8 @@ def main():
             rows += scenario_check_fatbin(args, wheelfix)
         elif scenario == "check-real-index":
             rows += scenario_check_real_index(args, wheelfix)
+        elif scenario == "torch-atlas":
+            rows += scenario_torch_atlas(args, wheelfix)
         elif scenario == "repair-sample":
             rows += scenario_repair_sample(args, wheelfix)
         elif scenario == "repair-multi":

@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 
 namespace wheelfix::abi {
 
@@ -136,7 +137,11 @@ std::string atlas_text(const std::vector<AtlasEntry>& entries, const std::vector
 
 class AtlasParser {
 public:
-    AtlasParser(std::string_view text, const std::string& where) : text_(text), where_(where) {}
+    AtlasParser(std::string_view text, const std::string& where, std::size_t position = 0, std::size_t line_number = 0)
+        : text_(text), where_(where), position_(position), line_number_(line_number) {}
+
+    std::size_t position() const { return position_; }
+    std::size_t line_number() const { return line_number_; }
 
     std::string_view line() {
         if (position_ >= text_.size()) problem("truncated");
@@ -201,6 +206,27 @@ private:
     std::size_t line_number_ = 0;
 };
 
+// The symbol lines: each key decoded from its front coding into one buffer and handed
+// to visit(key, type, set) with every field checked; then the closing "end".
+template <typename Visit>
+void scan_symbol_lines(AtlasParser& parser, std::uint32_t count, std::size_t set_count, Visit&& visit) {
+    std::string key;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        const auto fields = AtlasParser::split(parser.line(), 4);
+        if (fields.size() != 4) parser.problem("expected '<shared> <type> <set> <key>'");
+        const std::uint64_t shared = parser.number(fields[0]);
+        const std::uint64_t type = parser.number(fields[1]);
+        const std::uint64_t set = parser.number(fields[2]);
+        if (shared > key.size()) parser.problem("shared prefix longer than the key before");
+        if (type > 15 || set >= set_count) parser.problem("symbol type or set out of range");
+        key.resize(static_cast<std::size_t>(shared));
+        key.append(fields[3]);
+        if (key.empty()) parser.problem("empty symbol key");
+        visit(std::string_view(key), static_cast<std::uint8_t>(type), static_cast<std::uint32_t>(set));
+    }
+    if (parser.line() != "end") parser.problem("expected 'end'");
+}
+
 }  // namespace
 
 std::string AtlasEntry::release() const { return torch_version.substr(0, torch_version.find('+')); }
@@ -234,6 +260,37 @@ void tags_from_wheel_name(std::string_view wheel, std::string& arch, std::string
 }
 
 Atlas Atlas::build(const std::vector<SymbolIndex>& indexes) {
+    AtlasInputs inputs;
+    inputs.indexes_ = indexes;
+    for (const SymbolIndex& index : indexes) inputs.library_counts_.push_back(index.libraries.size());
+    return build(inputs);
+}
+
+void AtlasInputs::add(SymbolIndex index) {
+    const AtlasEntry entry = entry_of(index);
+    const std::size_t count = index.libraries.size();
+    // The release's best so far: the most libraries, then the first in entry order.
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < indexes_.size(); ++i) {
+        const AtlasEntry other = entry_of(indexes_[i]);
+        if (other.torch_version != entry.torch_version || other.arch != entry.arch) continue;
+        if (!best || library_counts_[i] > library_counts_[*best] ||
+            (library_counts_[i] == library_counts_[*best] && entry_order(other) < entry_order(entry_of(indexes_[*best]))))
+            best = i;
+    }
+    const auto keep_python_only = [](SymbolIndex& pruned) {
+        std::erase_if(pruned.libraries, [](const LibraryExports& library) { return !is_torch_python_library(library.file_name); });
+    };
+    const bool new_is_best = !best || count > library_counts_[*best] ||
+                             (count == library_counts_[*best] && entry_order(entry) < entry_order(entry_of(indexes_[*best])));
+    if (best && new_is_best) keep_python_only(indexes_[*best]);
+    else if (best) keep_python_only(index);
+    indexes_.push_back(std::move(index));
+    library_counts_.push_back(count);
+}
+
+Atlas Atlas::build(const AtlasInputs& inputs) {
+    const std::vector<SymbolIndex>& indexes = inputs.indexes_;
     std::vector<std::size_t> order(indexes.size());
     std::vector<AtlasEntry> entries;
     for (const SymbolIndex& index : indexes) entries.push_back(entry_of(index));
@@ -249,7 +306,7 @@ Atlas Atlas::build(const std::vector<SymbolIndex>& indexes) {
     for (std::size_t position : order) {
         const auto group = std::make_pair(entries[position].torch_version, entries[position].arch);
         auto found = primary.find(group);
-        if (found == primary.end() || indexes[position].libraries.size() > indexes[found->second].libraries.size())
+        if (found == primary.end() || inputs.library_counts_[position] > inputs.library_counts_[found->second])
             primary[group] = position;
     }
 
@@ -350,29 +407,67 @@ Atlas Atlas::parse(std::string_view bytes, const std::string& where) {
         atlas.set_offsets_.push_back(static_cast<std::uint32_t>(atlas.set_members_.size()));
     }
     const std::uint32_t symbol_count = parser.count("symbols");
-    atlas.symbols_.reserve(symbol_count);
-    std::size_t previous_offset = 0;
-    std::size_t previous_length = 0;
-    for (std::uint32_t i = 0; i < symbol_count; ++i) {
-        const auto fields = AtlasParser::split(parser.line(), 4);
-        if (fields.size() != 4) parser.problem("expected '<shared> <type> <set> <key>'");
-        const std::uint64_t shared = parser.number(fields[0]);
-        const std::uint64_t type = parser.number(fields[1]);
-        const std::uint64_t set = parser.number(fields[2]);
-        if (shared > previous_length) parser.problem("shared prefix longer than the key before");
-        if (type > 15 || set >= set_count) parser.problem("symbol type or set out of range");
-        if (atlas.keys_.size() + shared + fields[3].size() > 0xffffffffull) parser.problem("keys too large");
-        const std::size_t offset = atlas.keys_.size();
-        atlas.keys_.append(atlas.keys_, previous_offset, static_cast<std::size_t>(shared));
-        atlas.keys_.append(fields[3]);
-        previous_offset = offset;
-        previous_length = atlas.keys_.size() - offset;
-        if (previous_length == 0) parser.problem("empty symbol key");
-        atlas.symbols_.push_back({static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(previous_length),
-                                  static_cast<std::uint32_t>(set), static_cast<std::uint8_t>(type)});
-    }
-    if (parser.line() != "end") parser.problem("expected 'end'");
+    atlas.pending_ = std::make_unique<PendingSymbols>();
+    PendingSymbols& pending = *atlas.pending_;
+    pending.at = parser.position();
+    pending.line = parser.line_number();
+    pending.count = symbol_count;
+    pending.where = where;
+    if (!inflated.empty()) pending.text = std::move(inflated);
+    else pending.text = std::string(bytes);
     return atlas;
+}
+
+const std::vector<Atlas::SymbolRecord>& Atlas::symbols() const {
+    if (!pending_) return symbols_;
+    std::lock_guard<std::mutex> lock(pending_->parsing);
+    if (pending_->parsed) return symbols_;
+    const timings::Scope timer(timings::Phase::parse);
+    PendingSymbols& pending = *pending_;
+    AtlasParser parser(pending.text, pending.where, pending.at, pending.line);
+    symbols_.reserve(pending.count);
+    scan_symbol_lines(parser, pending.count, set_count(), [&](std::string_view key, std::uint8_t type, std::uint32_t set) {
+        if (keys_.size() + key.size() > 0xffffffffull) parser.problem("keys too large");
+        symbols_.push_back({static_cast<std::uint32_t>(keys_.size()), static_cast<std::uint32_t>(key.size()), set, type});
+        keys_.append(key);
+    });
+    std::string().swap(pending.text);
+    pending.parsed = true;
+    return symbols_;
+}
+
+std::vector<std::vector<std::uint32_t>> Atlas::nodes_defining(const std::vector<std::string>& names) const {
+    std::vector<std::vector<std::uint32_t>> nodes(names.size());
+    const auto finish = [&] {
+        for (std::vector<std::uint32_t>& found : nodes) {
+            std::sort(found.begin(), found.end());
+            found.erase(std::unique(found.begin(), found.end()), found.end());
+        }
+        return nodes;
+    };
+    std::unique_lock<std::mutex> lock;
+    if (pending_) lock = std::unique_lock<std::mutex>(pending_->parsing);
+    if (!pending_ || pending_->parsed) {
+        lock = {};
+        for (std::size_t i = 0; i < names.size(); ++i) nodes[i] = nodes_defining(names[i]);
+        return nodes;
+    }
+    // One pass over the symbol lines: a key's name part (before its first '@'; a '@' in a
+    // name is escaped) looked up among the escaped names asked.
+    std::unordered_map<std::string, std::vector<std::size_t>> wanted;
+    for (std::size_t i = 0; i < names.size(); ++i) wanted[escape(names[i])].push_back(i);
+    const PendingSymbols& pending = *pending_;
+    AtlasParser parser(pending.text, pending.where, pending.at, pending.line);
+    std::string name;
+    scan_symbol_lines(parser, pending.count, set_count(), [&](std::string_view key, std::uint8_t, std::uint32_t set) {
+        name.assign(key.substr(0, key.find('@')));
+        const auto found = wanted.find(name);
+        if (found == wanted.end()) return;
+        for (std::size_t i : found->second)
+            nodes[i].insert(nodes[i].end(), set_members_.begin() + set_offsets_[set],
+                            set_members_.begin() + set_offsets_[set + 1]);
+    });
+    return finish();
 }
 
 Atlas Atlas::load(const fs::path& path) {
@@ -415,8 +510,8 @@ void Atlas::save(const fs::path& destination) const {
     for (std::size_t i = 0; i + 1 < set_offsets_.size(); ++i)
         sets.emplace_back(set_members_.begin() + set_offsets_[i], set_members_.begin() + set_offsets_[i + 1]);
     std::vector<std::pair<SymbolGroup, std::uint32_t>> symbols;
-    symbols.reserve(symbols_.size());
-    for (const SymbolRecord& record : symbols_)
+    symbols.reserve(this->symbols().size());
+    for (const SymbolRecord& record : this->symbols())
         symbols.push_back({{keys_.substr(record.key_offset, record.key_length), record.type}, record.set});
     const std::string bytes = gzip(atlas_text(entries_, libraries_, sets, symbols));
     // `index --atlas FILE` reads the atlas and writes it back with entries added: it
@@ -491,7 +586,7 @@ SymbolIndex Atlas::materialise(const std::vector<std::uint32_t>& nodes) const {
         index.libraries.push_back({library.file_name, library.soname, library.needed, {}, library.version_definitions,
                                    library.version_needs});
     }
-    for (const SymbolRecord& record : symbols_) {
+    for (const SymbolRecord& record : symbols()) {
         std::uint64_t mask = masks[record.set];
         if (mask == 0) continue;
         const std::string_view key(keys_.data() + record.key_offset, record.key_length);
@@ -587,14 +682,15 @@ std::vector<std::uint32_t> Atlas::nodes_defining(std::string_view name) const {
     auto add_set = [&](std::uint32_t set) {
         nodes.insert(nodes.end(), set_members_.begin() + set_offsets_[set], set_members_.begin() + set_offsets_[set + 1]);
     };
+    const std::vector<SymbolRecord>& records = symbols();
     // The unversioned key, then the versioned ones ("name@…", adjacent to each other).
-    auto at = std::lower_bound(symbols_.begin(), symbols_.end(), std::string_view(escaped),
+    auto at = std::lower_bound(records.begin(), records.end(), std::string_view(escaped),
                                [&](const SymbolRecord& record, std::string_view key) { return key_of(record) < key; });
-    for (; at != symbols_.end() && key_of(*at) == escaped; ++at) add_set(at->set);
+    for (; at != records.end() && key_of(*at) == escaped; ++at) add_set(at->set);
     const std::string versioned = escaped + "@";
-    at = std::lower_bound(symbols_.begin(), symbols_.end(), std::string_view(versioned),
+    at = std::lower_bound(records.begin(), records.end(), std::string_view(versioned),
                           [&](const SymbolRecord& record, std::string_view key) { return key_of(record) < key; });
-    for (; at != symbols_.end() && key_of(*at).starts_with(versioned); ++at) add_set(at->set);
+    for (; at != records.end() && key_of(*at).starts_with(versioned); ++at) add_set(at->set);
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
     return nodes;

@@ -40,6 +40,7 @@
 // backend, and a few MB inflate in milliseconds either way.
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -119,6 +120,13 @@ std::string gunzip(std::string_view compressed, const std::string& where, std::u
     stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
     stream.avail_in = static_cast<uInt>(compressed.size());
     std::string out;
+    // The gzip trailer's ISIZE (the size mod 2^32) sizes the result once, within the
+    // limit and a ratio a real text reaches; a wrong one only costs a regrowth.
+    if (compressed.size() >= 18) {
+        const auto* tail = reinterpret_cast<const std::uint8_t*>(compressed.data() + compressed.size() - 4);
+        const std::uint64_t size = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (std::uint64_t(tail[3]) << 24);
+        out.reserve(static_cast<std::size_t>(std::min({size, max_size, std::uint64_t(compressed.size()) * 64})));
+    }
     std::array<char, 1 << 16> buffer{};
     const std::string damaged = "damaged or truncated gzip data in the " + std::string(what);
     // Ends on the stream's end, on an error, on the cap and when a call makes no

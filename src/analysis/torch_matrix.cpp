@@ -227,6 +227,7 @@ TorchRequirement requirement_from(const TorchMatrix& matrix, bool open_upper) {
     requirement.any = true;
     requirement.lowest = first_release_text(matrix.columns[run_start].torch_version);
     requirement.highest = first_release_text(matrix.columns[*run_end].torch_version);
+    requirement.highest_column = *run_end;
     if (*run_end + 1 < count) {
         requirement.upper = bound_text(matrix.columns[*run_end + 1].torch_version);
     } else {
@@ -257,11 +258,17 @@ TorchMatrix quick_matrix(const abi::Atlas& atlas, const std::vector<TorchRangeIn
     matrix.cells.assign(matrix.members.size(), std::vector<MatrixCell>(releases.size()));
     for (const abi::AtlasRelease& release : releases)
         matrix.columns.push_back({release.torch_version, release.cuda_version, release.arch, std::string(python_tag), "", ""});
+    // Every member's names in one pass over the atlas's symbols.
+    std::vector<std::string> names;
+    for (const TorchRangeInput& member : members) names.insert(names.end(), member.torch_symbols.begin(), member.torch_symbols.end());
+    const std::vector<std::vector<std::uint32_t>> all_defining = atlas.nodes_defining(names);
     std::size_t row = 0;
+    std::size_t first_name = 0;
     for (const TorchRangeInput& member : members) {
         if (member.torch_symbols.empty()) continue;
-        std::vector<std::vector<std::uint32_t>> defining;
-        for (const std::string& name : member.torch_symbols) defining.push_back(atlas.nodes_defining(name));
+        const std::vector<std::vector<std::uint32_t>> defining(all_defining.begin() + static_cast<std::ptrdiff_t>(first_name),
+                                                               all_defining.begin() + static_cast<std::ptrdiff_t>(first_name + member.torch_symbols.size()));
+        first_name += member.torch_symbols.size();
         for (std::size_t column = 0; column < releases.size(); ++column) {
             std::vector<std::string> not_covered;
             const auto reached = atlas.reachable_nodes(releases[column], python_tag, member.needed, not_covered);

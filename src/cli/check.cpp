@@ -18,7 +18,7 @@
 //
 // `--torch-release all|'>=2.6'|2.9.1,2.10.0` checks against releases of the torch
 // atlas (the bundled one, and user atlases given with --torch) and prints the matrix
-// (torch_release.hpp, torch_matrix_render.hpp); a --torch PATH that is an atlas asks
+// (analysis/torch_releases.hpp, torch_matrix_render.hpp); a --torch PATH that is an atlas asks
 // for the same with `all` by default. Exit 0 when the wheel loads on every release
 // asked, 1 when not on some (or a release does not cover a library it needs).
 #include "check_report.hpp"
@@ -28,11 +28,11 @@
 #include "render.hpp"
 #include "torch_input.hpp"
 #include "torch_matrix_render.hpp"
-#include "torch_release.hpp"
 #include "style.hpp"
 
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/analysis/torch_check.hpp"
+#include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 
@@ -88,20 +88,20 @@ std::string render_checks_text(const std::vector<CheckReport>& reports, const st
 
 int run_release_matrix(const CheckArguments& args, const analysis::Targets& targets, const GlobalOptions& global) {
     const std::string& input = args.inputs.front();
-    const ReleaseMatrix run =
-        check_releases(targets, input, release_request(args.torch_release, args.torches), global.verbose);
+    const analysis::ReleaseMatrix run =
+        analysis::check_releases(targets, input, analysis::release_request(args.torch_release, args.torches),
+                                 torch_loader(global.verbose));
     if (!args.junit.empty()) write_junit({run.report}, args.junit, args.overwrite);
     if (global.json || args.format == "json")
         fmt::print("{}", write_check_json(run.report, [&](JsonWriter& json) {
                        write_matrix_json(json, run.matrix);
-                       write_requirement_json(json, analysis::requirement_from(run.matrix, run.stable.stable_only()),
-                                              run.stable);
+                       write_requirement_json(json, run.requirement, run.stable);
                    }));
     else if (args.format == "markdown")
         fmt::print("{}", render_matrix_markdown(run.matrix, input));
     else if (!global.quiet)
         fmt::print("{}{}", render_matrix_text(run.matrix, palette(global)),
-                   torch_requirement_text(analysis::requirement_from(run.matrix, run.stable.stable_only()), run.stable));
+                   torch_requirement_text(run.requirement, run.stable));
     return run.matrix.loads_everywhere() ? 0 : 1;
 }
 
@@ -109,7 +109,7 @@ int run_check(const CheckArguments& args, const GlobalOptions& global) {
     if (args.torches.empty() && args.torch_release.empty())
         throw InputError("check", "needs --torch PATH or --torch-release RELEASES");
     if (!args.junit.empty()) refuse_existing_output(args.junit, args.overwrite);
-    const bool matrix = !args.torch_release.empty() || !release_request("all", args.torches).atlases.empty();
+    const bool matrix = !args.torch_release.empty() || !analysis::release_request("all", args.torches).atlases.empty();
     if (matrix && args.inputs.size() != 1)
         throw InputError("--torch-release", "checks one wheel or ELF file at a time (a matrix per input)");
     std::vector<analysis::Targets> inputs;

@@ -101,17 +101,16 @@ int run_add_to_atlas(const IndexArguments& args, const GlobalOptions& global) {
     abi::IndexOptions options;
     options.library_globs = args.libs;
     options.with_dependencies = true;
-    std::vector<abi::SymbolIndex> indexes;
+    abi::AtlasInputs indexes;
     auto add_atlas = [&](const std::string& path) {
         const abi::Atlas atlas = abi::Atlas::load(path);
-        for (std::uint32_t entry = 0; entry < atlas.entries().size(); ++entry)
-            indexes.push_back(atlas.entry_index(entry));
+        for (std::uint32_t entry = 0; entry < atlas.entries().size(); ++entry) indexes.add(atlas.entry_index(entry));
     };
     if (std::filesystem::exists(args.atlas)) add_atlas(args.atlas);
     const std::size_t before = indexes.size();
     for (const std::string& input : args.inputs) {
         if (!std::filesystem::is_directory(input) && abi::Atlas::is_atlas_file(input)) add_atlas(input);
-        else indexes.push_back(index_of(input, options, global.verbose, true));
+        else indexes.add(index_of(input, options, global.verbose, true));
     }
     const abi::Atlas atlas = abi::Atlas::build(indexes);
     atlas.save(args.atlas);

@@ -6,8 +6,8 @@
 #include "markdown.hpp"
 #include "options.hpp"
 #include "render.hpp"
-#include "torch_release.hpp"
 
+#include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/text.hpp"
 
@@ -66,7 +66,7 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
             if (const char* library_path = std::getenv("LD_LIBRARY_PATH"))
                 context.ldpaths = split_nonempty(library_path, ':');
             analysis::attach_libraries(report, context);
-            report.torch_range = torch_range_of(report, input);
+            report.torch_range = analysis::torch_range_of(report, input);
             if (profile) {
                 judged.findings = analysis::evaluate(*profile, report);
                 judged.coverage = analysis::sm_coverage(report.modules, report.elves, profile->sms);

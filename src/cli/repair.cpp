@@ -4,12 +4,25 @@
 // Exit status: 0 when every wheel came out clean, 1 when a wheel was written (or,
 // with --strict / --dry-run, would be) with findings left, 2 when a wheel could
 // not be repaired at all (usage or input error: its line says why).
+//
+// --torch auto (analysis/torch_releases.hpp): per wheel, the matrix of the torch atlas
+// (bundled, and the atlases among --torch-from) and the newest contiguous range of
+// releases that load, as retag --torch auto derives it: METADATA pins the range
+// (--pin none leaves it), the local label names its lowest release. The wheel is
+// shimmed against the range's newest release: a real torch of that release among
+// --torch-from / $WHEELFIX_TORCH when one is given (an installed directory is also
+// load-tested against), else the release as the atlas holds it, and the report says
+// that no load test could run and why. No release loads: the matrix, exit 1, nothing
+// written.
 #include "commands.hpp"
 #include "options.hpp"
 #include "render.hpp"
+#include "style.hpp"
 #include "torch_input.hpp"
+#include "torch_matrix_render.hpp"
 
 #include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/repair/repair.hpp"
 #include "wheelfix/repair/schedule.hpp"
 #include "wheelfix/util/error.hpp"
@@ -20,15 +33,19 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <variant>
 
 namespace wheelfix::cli {
 
 namespace {
 
+constexpr std::string_view kAuto = "auto";
+
 struct RepairArguments {
     std::vector<std::string> wheels;
     std::string torch;
+    std::vector<std::string> torch_from;  // with --torch auto: atlases, and real torches to shim and load-test against
     std::string output;
     std::optional<std::string> target;
     std::string pin = "minor";
@@ -92,11 +109,14 @@ std::chrono::milliseconds load_test_limit() {
 repair::RepairOptions repair_options(const RepairArguments& args) {
     repair::RepairOptions options;
     if (args.target) options.profile = policy::load_profile(*args.target);
-    options.pin = *wheel::parse_torch_pin(args.pin);
+    options.pin = *wheel::parse_torch_pin(args.pin == "range" ? "minor" : args.pin);
     options.local_format = *wheel::parse_local_format(args.local_format);
     for (const auto& text : args.maps) options.maps.push_back(repair::parse_symbol_map(text));
     options.skip_member = args.skip_member;
     options.no_torch = args.torch.empty();
+    if (args.torch != kAuto && !args.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
+    if (args.torch != kAuto && args.pin == "range")
+        throw InputError("--pin range", "needs --torch auto (the range the torch atlas proves)");
     options.graft.exclude = args.exclude;
     const char* library_path = std::getenv("LD_LIBRARY_PATH");
     std::string ldpaths = args.ldpaths.value_or(library_path ? library_path : "");
@@ -283,7 +303,8 @@ void write_json(JsonWriter& json, const repair::RepairReport& report) {
     json.end_array().end_object().end_object();
 }
 
-void render_json(const std::vector<Outcome>& outcomes, const repair::RepairOptions& options) {
+void render_json(const std::vector<Outcome>& outcomes, const repair::RepairOptions& options,
+                 const std::function<void(JsonWriter&)>& extra = {}) {
     JsonWriter json;
     json.begin_object().field("schema", "wheelfix.repair/1").field("dry_run", options.dry_run);
     json.field("target", options.profile ? std::optional<std::string>(options.profile->name) : std::nullopt);
@@ -294,7 +315,9 @@ void render_json(const std::vector<Outcome>& outcomes, const repair::RepairOptio
     for (const auto& outcome : outcomes)
         if (const auto* error = std::get_if<InputError>(&outcome))
             json.begin_object().field("file", error->file()).field("problem", error->problem()).end_object();
-    json.end_array().end_object();
+    json.end_array();
+    if (extra) extra(json);
+    json.end_object();
     fmt::print("{}", json.str());
 }
 
@@ -307,7 +330,116 @@ int exit_status(const std::vector<Outcome>& outcomes) {
     return status;
 }
 
+// --torch auto, one wheel: the atlas matrix, the range it proves, and what the wheel is
+// shimmed against: a real torch of the range's newest release when one is given
+// (--torch-from, $WHEELFIX_TORCH), else that release as the atlas holds it (symbols only).
+struct AutoTorch {
+    std::string input;
+    analysis::ReleaseMatrix releases;
+    std::string against;          // the torch shimmed against: a path, or "the atlas's 2.9.1+cu128 (indexed from WHEEL)"
+    bool installed = false;       // a real torch directory: the load test runs against it
+    bool unloadable() const { return !releases.requirement.any; }
+};
+
+std::vector<std::string> real_torch_candidates(const RepairArguments& args) {
+    std::vector<std::string> candidates = analysis::release_request("", args.torch_from).torches;
+    const char* environment = std::getenv(kTorchEnvironment);
+    if (environment != nullptr && *environment != 0 && std::string_view(environment) != kAuto)
+        candidates.push_back(environment);
+    return candidates;
+}
+
+// The index to repair against and the options that go with it (label, range pin, load test).
+std::pair<abi::SymbolIndex, repair::RepairOptions> auto_torch(const RepairArguments& args, const std::string& wheel,
+                                                               const repair::RepairOptions& base, AutoTorch& run,
+                                                               const GlobalOptions& global) {
+    const analysis::Targets targets = analysis::read_targets(wheel);
+    analysis::ReleaseRequest request = analysis::release_request("", args.torch_from);
+    request.torches.clear();  // real torches are what the range's newest release is tested on, not columns
+    run.input = wheel;
+    run.releases = analysis::check_releases(targets, wheel, request, torch_loader(global.verbose), true);
+    const analysis::TorchRequirement& requirement = run.releases.requirement;
+    repair::RepairOptions options = base;
+    if (!requirement.any) return {abi::SymbolIndex{}, options};
+    options.label_torch = wheel::Version::parse(requirement.lowest);
+    if (args.pin != "none") options.pin_specifier = requirement.specifier.substr(std::string_view("torch").size());
+    abi::IndexOptions roots;
+    roots.roots = analysis::needed_roots(targets);
+    auto real = analysis::release_torch(real_torch_candidates(args), requirement.highest, roots, torch_loader(global.verbose));
+    std::error_code ignored;
+    if (real && std::filesystem::is_directory(real->path, ignored)) {
+        run.against = real->path;
+        run.installed = true;
+        options.torch_dir = real->path;
+        return {std::move(real->index), options};
+    }
+    if (real) {
+        run.against = real->path;
+        options.load_test_unavailable = "torch " + requirement.highest + " is given as " + real->path +
+                                        ", not an installed torch directory (--torch-from DIR to load-test)";
+        return {std::move(real->index), options};
+    }
+    run.against = "the atlas's " + run.releases.newest->torch_version + " (indexed from " + run.releases.newest->source + ")";
+    options.load_test_unavailable = "no installed torch " + requirement.highest +
+                                    " given: the atlas holds symbols, not libraries (shimmed from its symbols; "
+                                    "--torch-from DIR or WHEELFIX_TORCH=DIR to load-test)";
+    return {std::move(*run.releases.newest), options};
+}
+
+std::string auto_torch_text(const AutoTorch& run, const GlobalOptions& global) {
+    std::string text = run.input + ":\n" + render_matrix_text(run.releases.matrix, palette(global)) +
+                       torch_requirement_text(run.releases.requirement, run.releases.stable);
+    if (run.unloadable()) return text + "no torch release this wheel loads against: nothing written\n";
+    return text + fmt::format("torch {}, the newest release of the range: shimmed against {}{}\n",
+                              run.releases.requirement.highest, run.against,
+                              run.installed ? " (installed: the load test runs against it)" : "");
+}
+
+void write_auto_json(JsonWriter& json, const std::vector<AutoTorch>& runs) {
+    json.key("torch_auto").begin_array();
+    for (const AutoTorch& run : runs) {
+        json.begin_object().field("input", run.input);
+        write_matrix_json(json, run.releases.matrix);
+        write_requirement_json(json, run.releases.requirement, run.releases.stable);
+        json.field("against", run.against).field("installed", run.installed).end_object();
+    }
+    json.end_array();
+}
+
+int run_repair_auto(const RepairArguments& args, const GlobalOptions& global) {
+    require_output_directory(args.output);
+    const repair::RepairOptions base = repair_options(args);
+    std::vector<Outcome> outcomes;
+    std::vector<AutoTorch> runs;
+    bool unloadable = false;
+    for (const std::string& wheel : args.wheels) {
+        AutoTorch run;
+        try {
+            auto [index, options] = auto_torch(args, wheel, base, run, global);
+            if (!global.json && !global.quiet) fmt::print("{}", auto_torch_text(run, global));
+            if (run.unloadable()) {
+                unloadable = true;
+                runs.push_back(std::move(run));
+                continue;
+            }
+            auto one = repair::repair_wheels({wheel}, index, options, args.output, args.jobs);
+            if (!global.json)
+                if (const auto* report = std::get_if<repair::RepairReport>(&one.front())) render_text(*report, options, global);
+            outcomes.push_back(std::move(one.front()));
+        } catch (const InputError& error) {
+            outcomes.emplace_back(error);
+        }
+        runs.push_back(std::move(run));
+    }
+    if (global.json) render_json(outcomes, base, [&](JsonWriter& json) { write_auto_json(json, runs); });
+    for (const auto& outcome : outcomes)
+        if (const auto* error = std::get_if<InputError>(&outcome)) fmt::print(stderr, "wheelfix: {}\n", error->what());
+    const int status = exit_status(outcomes);
+    return status == 0 && unloadable ? 1 : status;
+}
+
 int run_repair(const RepairArguments& args, const GlobalOptions& global) {
+    if (args.torch == kAuto) return run_repair_auto(args, global);
     require_output_directory(args.output);
     auto options = repair_options(args);
     auto index = args.torch.empty() ? abi::SymbolIndex{} : abi::load_index(args.torch);
@@ -334,14 +466,20 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
     command->add_option("wheels", args->wheels, "Wheels (*.whl)")->required();
     add_torch_option(*command, args->torch,
                      "Target torch: package directory, torch wheel, or index file (without it no torch is checked: "
-                     "version and pins stay as they are)");
+                     "version and pins stay as they are), or 'auto': the range of torch atlas releases the wheel "
+                     "loads on, shimmed against its newest");
+    command->add_option("--torch-from", args->torch_from,
+                        "With --torch auto: a torch atlas (beside the bundled one), or an installed torch, torch "
+                        "wheel or index: the one of the range's newest release is shimmed and load-tested against "
+                        "(repeatable; $WHEELFIX_TORCH counts too)")
+        ->take_all();
     add_wheel_dir_option(*command, args->output, "Output directory (wheels get their new file names)");
     add_target_option(*command, args->target,
                       "Target profile: cuda13-blackwell, cuda13-blackwell-all, cuda12-hopper, or a profile file");
     command->add_option("--pin", args->pin,
                         "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==the torch version as given), "
-                        "none (left as it is)")
-        ->check(CLI::IsMember({"minor", "exact", "none"}))
+                        "none (left as it is); with --torch auto the range found (>=2.9.0,<2.10) unless none")
+        ->check(CLI::IsMember({"minor", "exact", "none", "range"}))
         ->capture_default_str();
     command->add_option("--local-format", args->local_format,
                         "Torch segment spelling: dotted (torch2.10), compact (torch210), full (torch2.10.0)")

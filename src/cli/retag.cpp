@@ -13,7 +13,7 @@
 // wheel loads against (nothing written), 2 on usage or input errors.
 //
 // --torch auto without --torch-from, or with atlases among them, checks every
-// release of the torch atlas (torch_release.hpp) and derives the requirement from
+// release of the torch atlas (analysis/torch_releases.hpp) and derives the requirement from
 // the matrix (analysis/torch_matrix.hpp): METADATA gets the newest contiguous range
 // that loads (`torch>=2.9.0,<2.10`), the local label names its lowest release
 // (`+torch2.9`: a label must stay short and PEP 440, and the lowest release is the
@@ -25,10 +25,10 @@
 #include "render.hpp"
 #include "torch_input.hpp"
 #include "torch_matrix_render.hpp"
-#include "torch_release.hpp"
 #include "style.hpp"
 
 #include "wheelfix/analysis/torch_check.hpp"
+#include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/repair/retag.hpp"
 #include "wheelfix/wheel/filename.hpp"
 #include "wheelfix/util/error.hpp"
@@ -60,7 +60,7 @@ struct RetagArguments {
 struct AutoPick {
     CheckReport report;
     std::optional<wheel::Version> torch;
-    std::optional<ReleaseMatrix> releases;  // against the atlas: the matrix
+    std::optional<analysis::ReleaseMatrix> releases;  // against the atlas: the matrix
     analysis::TorchRequirement requirement;
 };
 
@@ -88,7 +88,7 @@ bool valid_specifier(std::string_view text) {
 
 // --torch auto checks the atlas's releases unless every --torch-from is a plain torch.
 bool against_atlas(const RetagArguments& args) {
-    return args.torch == "auto" && (args.torch_from.empty() || !release_request("all", args.torch_from).atlases.empty());
+    return args.torch == "auto" && (args.torch_from.empty() || !analysis::release_request("all", args.torch_from).atlases.empty());
 }
 
 wheel::Version torch_version_option(const std::string& text) {
@@ -112,9 +112,10 @@ void check_arguments(const RetagArguments& args) {
 
 AutoPick pick_from_atlas(const analysis::Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
     AutoPick pick;
-    pick.releases = check_releases(targets, args.wheel, release_request("", args.torch_from), global.verbose);
+    pick.releases = analysis::check_releases(targets, args.wheel, analysis::release_request("", args.torch_from),
+                                             torch_loader(global.verbose));
     pick.report = pick.releases->report;
-    pick.requirement = analysis::requirement_from(pick.releases->matrix, pick.releases->stable.stable_only());
+    pick.requirement = pick.releases->requirement;
     if (pick.requirement.any) pick.torch = wheel::Version::parse(pick.requirement.lowest);
     return pick;
 }
@@ -122,10 +123,7 @@ AutoPick pick_from_atlas(const analysis::Targets& targets, const RetagArguments&
 AutoPick pick_torch(const analysis::Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
     if (targets.elves.empty()) throw InputError(args.wheel, "holds no ELF extensions: --torch auto has nothing to check");
     if (against_atlas(args)) return pick_from_atlas(targets, args, global);
-    auto newest = analysis::pick_newest_torch(targets, args.wheel, args.torch_from,
-                                              [&](const std::string& path, const abi::IndexOptions& options) {
-                                                  return load_torch(path, options, global.verbose);
-                                              });
+    auto newest = analysis::pick_newest_torch(targets, args.wheel, args.torch_from, torch_loader(global.verbose));
     AutoPick pick;
     pick.report = std::move(newest.report);
     pick.torch = std::move(newest.torch);

@@ -35,4 +35,8 @@ abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& op
     return index;
 }
 
+analysis::TorchLoader torch_loader(bool verbose) {
+    return [verbose](const std::string& path, const abi::IndexOptions& options) { return load_torch(path, options, verbose); };
+}
+
 }  // namespace wheelfix::cli

@@ -112,8 +112,9 @@ RetagOptions retag_options(const RepairOptions& options, const abi::SymbolIndex&
                            std::optional<std::string> platform, bool uses_torch) {
     RetagOptions retag;
     retag.request = {std::nullopt, std::nullopt, options.local_format};
-    if (uses_torch) retag.request.torch = wheel::Version::parse(index.torch_version);
+    if (uses_torch) retag.request.torch = options.label_torch ? *options.label_torch : wheel::Version::parse(index.torch_version);
     retag.pin = options.pin;
+    retag.pin_specifier = options.pin_specifier;
     retag.keep_version = options.keep_version;
     retag.platform = std::move(platform);
     retag.overwrite = options.overwrite;
@@ -229,7 +230,8 @@ void load_edited_extensions(const RepairOptions& options, const std::string& mac
     std::error_code ignored;
     if (options.loader.empty()) report.load_test_skipped = "load test not asked for";
     else if (!options.torch_dir || !std::filesystem::is_directory(*options.torch_dir, ignored))
-        report.load_test_skipped = "--torch is not an installed torch directory";
+        report.load_test_skipped = options.load_test_unavailable.empty() ? "--torch is not an installed torch directory"
+                                                                         : options.load_test_unavailable;
     else if (elf_members.empty()) report.load_test_skipped = "no extension in the wheel";
     else if (machine != host_machine()) report.load_test_skipped = "extensions for " + machine + ", this machine is " + host_machine();
     else if (report.relinked.empty()) report.load_test_skipped = "no extension was edited";

@@ -126,7 +126,15 @@ def documents(command, tmp):
         bad = tmp / "bad-1.0-py3-none-any.whl"
         bad.write_bytes(b"PK\x03\x04 not a zip")
         target = ["--target", "cuda13-blackwell"]
-        return [("written, loads", json_of("repair", sgl, "--torch", TORCH["2.10.0"], *target, "-o", tmp / "p1")),
+        atlas = tmp / "atlas.gz"
+        wfx.run("index", TORCH["2.9.0"], TORCH["2.10.0"], "--atlas", atlas, check_status=0)
+        late = tmp / "late.gz"
+        wfx.run("index", TORCH["2.10.0"], "--atlas", late, check_status=0)
+        return [("auto, atlas, installed torch", json_of("repair", sgl, "--torch", "auto", "--torch-from", atlas,
+                                                          TORCH["2.9.0"], "-o", tmp / "p5")),
+                ("auto, none loads", json_of("repair", sgl, "--torch", "auto", "--torch-from", late,
+                                             "-o", tmp / "p6", status=(1,))),
+                ("written, loads", json_of("repair", sgl, "--torch", TORCH["2.10.0"], *target, "-o", tmp / "p1")),
                 ("findings left", json_of("repair", *cu12.glob("*.whl"), "--torch", TORCH["2.10.0"], *target,
                                           "-o", tmp / "p2", status=(1,))),
                 ("dry run, no target, index", json_of("repair", sgl, "--torch", wfx.SOURCE_DIR / "data" / "torch-index" /

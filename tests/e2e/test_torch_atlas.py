@@ -1,9 +1,16 @@
 """The torch atlas end to end: `index --atlas` of the three stand-in torches (format,
 determinism, growing a user atlas), `check --torch-release` / `--torch ATLAS` (the
 matrix in text, JSON, Markdown and JUnit; exit status), `retag --torch auto` against it
-(the range pin and the label), "not covered" for a CPython tag the atlas lacks, and a
+(the range pin and the label), `repair --torch auto` (the same range; shimmed and
+load-tested against a real torch of the range's newest release, or shimmed from the
+atlas's symbols with the load test said to be impossible), "not covered" for a CPython tag the atlas lacks, and a
 small slice of the real bundled atlas (data/torch-atlas.gz)."""
+import base64
+import hashlib
 import json
+import os
+import shutil
+import subprocess
 import sys
 import unittest
 import zipfile
@@ -122,6 +129,56 @@ class Matrix(unittest.TestCase):
             self.assertEqual(doc["pin"]["specifier"], ">=2.9,<2.11")
             self.assertIn("Requires-Dist: torch>=2.9,<2.11", metadata_of(next((tmp / "s").glob("*.whl"))))
 
+    def test_repair_auto_pins_the_range_and_load_tests_the_real_newest_release(self):
+        with wfx.TempDir() as tmp:
+            # 2.11.0 is of no use (not in the range); 2.9.0, the range's newest, is installed.
+            doc = wfx.run_json("repair", wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", self.atlas,
+                               TREES["2.11.0"].parent, TREES["2.9.0"].parent, "-o", tmp)
+            auto = doc["torch_auto"][0]
+            self.assertEqual(auto["requirement"]["specifier"], "torch>=2.9.0,<2.10")
+            self.assertEqual([r["verdict"] for r in auto["matrix"]["releases"]], ["ok", "NO", "NO"])
+            self.assertEqual((auto["against"], auto["installed"]), (str(TREES["2.9.0"].parent), True))
+            wheel = doc["wheels"][0]
+            self.assertEqual(wheel["done"]["version"]["after"], "0.3.21+cu130.torch2.9")
+            self.assertEqual(wheel["done"]["torch_pin"], ">=2.9.0,<2.10")
+            self.assertEqual(wheel["load_test"]["skipped"], "")
+            self.assertEqual({r["status"] for r in wheel["load_test"]["results"]}, {"loaded"})
+            out = Path(wheel["output"])
+            self.assertIn("Requires-Dist: torch>=2.9.0,<2.10", metadata_of(out))
+            wfx.run("verify", out, check_status=0)
+
+    def test_repair_auto_without_a_real_torch_shims_from_the_atlas_and_says_why_no_load_test(self):
+        with wfx.TempDir() as tmp:
+            env = {k: v for k, v in os.environ.items() if k != "WHEELFIX_TORCH"}
+            proc = subprocess.run([wfx.WHEELFIX, "repair", wfx.SGL_WHEEL, "--torch", "auto", "--torch-from",
+                                   self.atlas, "-o", tmp], capture_output=True, text=True, env=env)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("requirement torch>=2.9.0,<2.10", proc.stdout)
+            self.assertIn("shimmed against the atlas's 2.9.0+cu130", proc.stdout)
+            self.assertIn("load test skipped: no installed torch 2.9.0 given: the atlas holds symbols, not libraries",
+                          proc.stdout)
+            out = next(tmp.glob("*.whl"))
+            self.assertEqual(out.name, "sgl_kernel-0.3.21+cu130.torch2.9-cp310-abi3-manylinux_2_34_x86_64.whl")
+            self.assertIn("Requires-Dist: torch>=2.9.0,<2.10", metadata_of(out))
+            # WHEELFIX_TORCH naming an installed 2.9.0 makes the load test run.
+            env["WHEELFIX_TORCH"] = str(TREES["2.9.0"].parent)
+            proc = subprocess.run([wfx.WHEELFIX, "repair", wfx.SGL_WHEEL, "--torch", "auto", "--torch-from",
+                                   self.atlas, "-o", tmp / "env"], capture_output=True, text=True, env=env)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("loads sgl_kernel/sm90/common_ops.abi3.so (RTLD_NOW)", proc.stdout)
+
+    def test_repair_auto_when_no_release_loads(self):
+        with wfx.TempDir() as tmp:
+            atlas = make_atlas(tmp / "late.gz", "2.10.0", "2.11.0")
+            proc = wfx.run("repair", wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", atlas, "-o", tmp / "o",
+                           check_status=1)
+            self.assertIn("no torch release this wheel loads against: nothing written", proc.stdout)
+            self.assertIn("2.10.0  2.11.0", proc.stdout)
+            self.assertFalse(any((tmp / "o").glob("*.whl")) if (tmp / "o").exists() else False)
+            proc = wfx.run("repair", wfx.SGL_WHEEL, "--torch", TREES["2.9.0"], "--torch-from", atlas, "-o", tmp / "o",
+                           check_status=2)
+            self.assertIn("--torch-from: only goes with --torch auto", proc.stderr)
+
     def test_retag_auto_when_no_release_loads(self):
         with wfx.TempDir() as tmp:
             atlas = make_atlas(tmp / "late.gz", "2.10.0", "2.11.0")
@@ -129,6 +186,87 @@ class Matrix(unittest.TestCase):
                            check_status=1)
             self.assertIn("no torch release this wheel loads against: nothing written", proc.stdout)
             self.assertFalse((tmp / "o").exists())
+
+
+def build_wheel(directory, name, version, tag, members):
+    """A wheel of `members` ({path: bytes}) with METADATA, WHEEL and a valid RECORD."""
+    dist_info = f"{name}-{version}.dist-info"
+    files = dict(members)
+    files[f"{dist_info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
+    files[f"{dist_info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: wheelfix-tests\nRoot-Is-Purelib: false\n"
+                                   f"Tag: {tag}\n").encode()
+    record = "".join(f"{path},{wfx.record_hash(data)},{len(data)}\n" for path, data in files.items())
+    files[f"{dist_info}/RECORD"] = (record + f"{dist_info}/RECORD,,\n").encode()
+    wheel = Path(directory) / f"{name}-{version}-{tag}.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as out:
+        for path, data in files.items():
+            out.writestr(path, data)
+    return wheel
+
+
+def gcc(directory, name, source, *flags):
+    (directory / f"{name}.c").write_text(source)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(directory / name), str(directory / f"{name}.c"), *flags],
+                   check=True, capture_output=True, text=True)
+    return directory / name
+
+
+@unittest.skipUnless(shutil.which("gcc"), "needs gcc")
+class PythonTags(unittest.TestCase):
+    """libtorch_python differs per CPython ABI tag: two torch 2.9.0 wheels (cp312, cp313;
+    the stand-in libraries plus a gcc-built libtorch_python.so of each tag's own symbols)
+    in one atlas. An extension is checked against its own tag's libtorch_python, and a
+    tag the atlas lacks is "not covered", never "missing"."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.temp = wfx.TempDir()
+        tmp = cls.tmp = cls.temp.__enter__()
+        lib = TREES["2.9.0"] / "lib"
+        torches = []
+        for tag in ("cp312", "cp313"):
+            (tmp / tag).mkdir()
+            python = gcc(tmp / tag, "libtorch_python.so",
+                         f"int wf_thp_common(void) {{ return 1; }}\nint wf_thp_{tag[2:]}(void) {{ return 2; }}\n",
+                         "-Wl,-soname,libtorch_python.so")
+            members = {f"torch/lib/{p.name}": p.read_bytes() for p in lib.iterdir()}
+            members["torch/lib/libtorch_python.so"] = python.read_bytes()
+            members["torch/version.py"] = (TREES["2.9.0"] / "version.py").read_bytes()
+            torches.append(build_wheel(tmp, "torch", "2.9.0+cu130", f"{tag}-{tag}-linux_x86_64", members))
+        cls.atlas = tmp / "atlas.gz"
+        wfx.run("index", *torches, "--atlas", cls.atlas, check_status=0)
+        # An extension built against cp313's libtorch_python: it needs wf_thp_313.
+        extension = gcc(tmp, "_C.so", "int wf_thp_common(void); int wf_thp_313(void);\n"
+                                      "int f(void) { return wf_thp_common() + wf_thp_313(); }\n",
+                        f"-L{tmp / 'cp313'}", "-ltorch_python")
+        cls.wheels = {tag: build_wheel(tmp, "ext", "1.0", f"{tag}-{tag}-linux_x86_64",
+                                       {"ext/_C.so": extension.read_bytes()}) for tag in ("cp311", "cp312", "cp313")}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.temp.__exit__(None, None, None)
+
+    def matrix(self, tag, status):
+        return wfx.run_json("check", self.wheels[tag], "--torch", self.atlas, check_status=status)
+
+    def test_each_tag_is_checked_against_its_own_libtorch_python(self):
+        doc = self.matrix("cp313", 0)
+        self.assertEqual(doc["matrix"]["releases"][0]["python_tag"], "cp313")
+        self.assertEqual(doc["matrix"]["members"][0]["cells"][0]["verdict"], "ok")
+        doc = self.matrix("cp312", 1)
+        cell = doc["matrix"]["members"][0]["cells"][0]
+        self.assertEqual((cell["verdict"], cell["first_missing"]), ("NO", "wf_thp_313"))
+
+    def test_a_tag_the_atlas_lacks_is_not_covered_never_missing(self):
+        doc = self.matrix("cp311", 1)
+        cell = doc["matrix"]["members"][0]["cells"][0]
+        self.assertEqual(cell["verdict"], "not covered")
+        self.assertEqual(cell["not_covered"], ["libtorch_python.so"])
+        self.assertEqual(doc["torches"][0]["missing_libraries"], [])
+        self.assertEqual(doc["torches"][0]["unresolved"], [])
+        text = wfx.run("check", self.wheels["cp311"], "--torch", self.atlas, check_status=1).stdout
+        self.assertIn("not covered: libtorch_python.so", text)
+        self.assertNotIn("missing", text)
 
 
 class BundledAtlas(unittest.TestCase):
@@ -150,10 +288,30 @@ class BundledAtlas(unittest.TestCase):
         self.assertIn("wheel +cu130, entry cu128", matrix["releases"][1]["cuda_note"])
         self.assertEqual(matrix["releases"][0]["python_tag"], "cp312")  # abi3: the release's own
 
+    def test_repair_auto_against_the_real_releases(self):
+        with wfx.TempDir() as tmp:
+            env = {k: v for k, v in os.environ.items() if k != "WHEELFIX_TORCH"}
+            proc = subprocess.run([wfx.WHEELFIX, "repair", wfx.SGL_WHEEL, "--torch", "auto", "-o", tmp, "--json"],
+                                  capture_output=True, text=True, env=env)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            doc = json.loads(proc.stdout)
+            check = wfx.run_json("check", wfx.SGL_WHEEL, "--torch-release", "all", check_status=1)
+            auto = doc["torch_auto"][0]
+            self.assertEqual(auto["requirement"], check["requirement"])
+            self.assertEqual(auto["requirement"]["specifier"], "torch>=2.7.0,<2.8")
+            self.assertTrue(auto["against"].startswith("the atlas's 2.7.1"), auto["against"])
+            self.assertFalse(auto["installed"])
+            self.assertEqual(doc["wheels"][0]["done"]["version"]["after"], "0.3.21+cu130.torch2.7")
+            # inspect's quick range (names alone, one pass over the atlas) says the same.
+            inspect = wfx.run_json("inspect", wfx.SGL_WHEEL, check_status=0)
+            self.assertTrue(inspect["inputs"][0]["torch_range"].startswith("torch>=2.7.0,<2.8 "),
+                            inspect["inputs"][0]["torch_range"])
+
     def test_a_python_tag_the_atlas_lacks_is_not_covered(self):
         with wfx.TempDir() as tmp:
             wfx.run("relink", PLAIN, "-o", tmp, "--add-needed", "libtorch_python.so", check_status=0)
-            wheel = next(tmp.glob("*.whl"))
+            # torch 2.9 publishes no cp38 wheel: whatever tags the atlas grows, this one stays uncovered.
+            wheel = next(tmp.glob("*.whl")).rename(tmp / "plainext-1.0.0-cp38-cp38-linux_x86_64.whl")
             doc = wfx.run_json("check", wheel, "--torch-release", "2.9.1", check_status=1)
             cell = doc["matrix"]["members"][0]["cells"][0]
             self.assertEqual(cell["verdict"], "not covered")

@@ -124,15 +124,26 @@ TEST_CASE("a damaged atlas is an InputError, never a crash") {
                                       "3\nsymbols 0\nend\n",
                                       "node id"),
                     InputError);
+    // The symbol lines are read on first need: damage there is an InputError then, by
+    // either reader (the whole table, or the one-pass lookup by name).
+    const abi::Atlas damaged = abi::Atlas::parse(
+        "wheelfix-torch-atlas 1\nentries 1\nt - - - w -\nlibraries 1\nL 0 a -\nsets 1\n0\nsymbols 1\n4 2 0 abc\nend\n",
+        "prefix");
+    CHECK_THROWS_AS(damaged.nodes_defining(std::vector<std::string>{"abc"}), InputError);
+    CHECK_THROWS_AS(damaged.symbol_count(), InputError);
     CHECK_THROWS_AS(abi::Atlas::parse("wheelfix-torch-atlas 1\nentries 1\nt - - - w -\nlibraries 1\nL 0 a -\nsets 1\n"
-                                      "0\nsymbols 1\n4 2 0 abc\nend\n",
-                                      "prefix"),
+                                      "0\nsymbols 1\n0 2 0 abc\n", "no end").symbol_count(),
                     InputError);
     const abi::Atlas tiny = abi::Atlas::parse(
         "wheelfix-torch-atlas 1\nentries 1\n2.0.0 - x86_64 cp312 w -\nlibraries 1\nL 0 libtorch.so -\nsets 1\n0\n"
         "symbols 2\n0 2 0 abc\n2 2 0 d\nend\n",
         "tiny");
+    // The one-pass lookup (nothing parsed yet) and the table's binary search agree.
+    const std::vector<std::string> names{"abd", "zz", "abc"};
+    const auto by_scan = tiny.nodes_defining(names);
+    CHECK(by_scan == std::vector<std::vector<std::uint32_t>>{{0}, {}, {0}});
     const abi::SymbolIndex index = tiny.index_for(tiny.releases().front(), "");
+    CHECK(tiny.nodes_defining(names) == by_scan);
     REQUIRE(index.libraries.size() == 1);
     CHECK(symbol_names(index.libraries[0]) == std::vector<std::string>{"abc@@:2", "abd@@:2"});
 }
@@ -208,6 +219,33 @@ TEST_CASE("libtorch_python of a CPython tag the atlas lacks is not covered, neve
     CHECK(check.not_covered == std::vector<std::string>{"libtorch_python.so"});
     CHECK(analysis::cell_of(check).verdict == analysis::Verdict::not_covered);
     CHECK(abi::check_imports("ext.so", imports, atlas.index_for(release, "cp312")).unresolved.empty());
+}
+
+TEST_CASE("atlas inputs collected one at a time keep only what build keeps, and build the same atlas") {
+    // One release in three CPython tags; cp313's wheel ships one library more, so it is
+    // the primary whatever the order, and the others keep only libtorch_python.
+    std::vector<abi::SymbolIndex> tags;
+    for (const std::string tag : {"cp311", "cp312", "cp313"}) {
+        abi::SymbolIndex index = stand_in("2.9.0", tag);
+        index.libraries.push_back({"libtorch_python.so", "libtorch_python.so", {"libtorch.so"},
+                                   {{"_ZN5torch6python4initEv", "", true, 2}, {"wf_" + tag, "", true, 2}}, {}, {}});
+        if (tag == "cp313") index.libraries.push_back({"libshm.so", "libshm.so", {}, {{"shm_x", "", true, 2}}, {}, {}});
+        tags.push_back(std::move(index));
+    }
+    TempDir dir;
+    abi::Atlas::build(tags).save(dir.path / "all.gz");
+    const std::string expected = read_bytes(dir.path / "all.gz");
+    for (const std::vector<int>& order : {std::vector<int>{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {0, 2, 1}}) {
+        abi::AtlasInputs inputs;
+        for (int i : order) inputs.add(tags[static_cast<std::size_t>(i)]);
+        abi::Atlas::build(inputs).save(dir.path / "one.gz");
+        CHECK(read_bytes(dir.path / "one.gz") == expected);
+    }
+    const abi::Atlas atlas = abi::Atlas::load(dir.path / "all.gz");
+    const abi::AtlasRelease release = atlas.releases().front();
+    CHECK(atlas.entries()[release.primary_entry].python_tag == "cp313");
+    CHECK(atlas.index_for(release, "cp311").find_library("libshm.so") != nullptr);  // the primary's, shared
+    CHECK(atlas.index_for(release, "cp311").find_library("libtorch_python.so")->symbols.back().name == "wf_cp311");
 }
 
 TEST_CASE("stable C ABI imports are told apart from C++ ones") {

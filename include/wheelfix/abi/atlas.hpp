@@ -15,7 +15,13 @@
 // same inputs give the same atlas in any order; save() writes it gzip-compressed
 // with no time or name in the header: the same atlas gives the same bytes.
 // load() reads it back (refusing another format version, damaged data, counts or
-// ids out of range: InputError naming the file); index_for() materialises one
+// ids out of range: InputError naming the file). The symbol lines (nearly all of
+// the file) are parsed only when a question needs every name: materialising a
+// release, saving, counting; until then the inflated text is kept and
+// nodes_defining(names) answers by one pass over it, decoding each key in place and
+// hash-looking it up among the names asked (inspect's torch range never builds the
+// symbol table). Damage in the symbol lines is reported (InputError naming the file)
+// when they are first read. index_for() materialises one
 // release as a SymbolIndex that check_imports() takes, only as far as the roots'
 // NEEDED closure reaches, with libtorch_python taken from the wheel of the asked
 // CPython tag: when the release has no entry for that tag, `not_covered` names it
@@ -40,6 +46,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,9 +83,12 @@ struct AtlasRelease {
     std::uint32_t primary_entry = 0;
 };
 
+class AtlasInputs;
+
 class Atlas {
 public:
     static Atlas build(const std::vector<SymbolIndex>& indexes);
+    static Atlas build(const AtlasInputs& inputs);
     static Atlas load(const std::filesystem::path& path);
     static Atlas parse(std::string_view gzip_bytes, const std::string& where);
     void save(const std::filesystem::path& destination) const;  // atomic
@@ -89,7 +100,7 @@ public:
 
     const std::vector<AtlasEntry>& entries() const { return entries_; }
     const std::vector<AtlasLibrary>& libraries() const { return libraries_; }
-    std::size_t symbol_count() const { return symbols_.size(); }
+    std::size_t symbol_count() const { return symbols().size(); }
     std::size_t set_count() const { return set_offsets_.empty() ? 0 : set_offsets_.size() - 1; }
     bool empty() const { return entries_.empty(); }
 
@@ -108,6 +119,8 @@ public:
                                                const std::vector<std::string>& roots,
                                                std::vector<std::string>& not_covered) const;
     std::vector<std::uint32_t> nodes_defining(std::string_view name) const;
+    // The same for many names at once (result[i] for names[i]), without parsing the symbol lines.
+    std::vector<std::vector<std::uint32_t>> nodes_defining(const std::vector<std::string>& names) const;
 
     // The glibc/CXXABI floor of a release: for each versioned file its libraries need
     // (libc.so.6, libstdc++.so.6), the highest version needed.
@@ -125,12 +138,41 @@ private:
     std::vector<AtlasLibrary> libraries_;
     std::vector<std::uint32_t> set_offsets_;  // set i: set_members_[set_offsets_[i] .. set_offsets_[i+1])
     std::vector<std::uint32_t> set_members_;
-    std::string keys_;
-    std::vector<SymbolRecord> symbols_;
+    // The symbol lines, parsed on first need (symbols()); until then `pending_` holds the text.
+    struct PendingSymbols {
+        std::string text;          // the inflated atlas
+        std::size_t at = 0;        // where its symbol lines start
+        std::size_t line = 0;      // the line number before them (messages)
+        std::uint32_t count = 0;
+        std::string where;
+        std::mutex parsing;
+        bool parsed = false;
+    };
+    mutable std::string keys_;
+    mutable std::vector<SymbolRecord> symbols_;
+    mutable std::unique_ptr<PendingSymbols> pending_;
+
+    const std::vector<SymbolRecord>& symbols() const;
 
     std::vector<std::uint32_t> nodes_for(const AtlasRelease& release, std::string_view python_tag,
                                          std::vector<std::string>& not_covered) const;
     SymbolIndex materialise(const std::vector<std::uint32_t>& nodes) const;
+};
+
+// The indexes an atlas is built from, collected one at a time: an index that cannot be
+// its release's primary entry (another of the same torch version and arch has more
+// libraries, or as many and comes first) keeps only libtorch_python* at once, as
+// build() would, so assembling many CPython tags of a release holds its other
+// libraries once (build(inputs) gives the atlas build(all indexes) gives).
+class AtlasInputs {
+public:
+    void add(SymbolIndex index);
+    std::size_t size() const { return indexes_.size(); }
+
+private:
+    friend class Atlas;
+    std::vector<SymbolIndex> indexes_;
+    std::vector<std::size_t> library_counts_;  // before pruning: what picks the primary
 };
 
 // "torch-2.9.1-cp312-cp312-manylinux_2_28_x86_64.whl" -> arch "x86_64", tag "cp312".

@@ -81,6 +81,7 @@ struct TorchRequirement {
     bool any = false;            // some column loads
     std::string lowest;          // "2.9.0"
     std::string highest;         // newest release of the run
+    std::size_t highest_column = 0;  // its column in the matrix
     std::string upper;           // "2.10": the bound written; empty: open
     bool later_unproven = false; // the run reaches the newest release asked
     bool contiguous = true;

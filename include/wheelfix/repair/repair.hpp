@@ -94,6 +94,13 @@ struct RepairOptions {
     // it): a second input whose output would have the same path is refused before
     // anything is written, --overwrite or not (OutputClaims).
     class OutputClaims* claims = nullptr;
+    // `repair --torch auto` (analysis/torch_releases.hpp): the index is the newest release of the range the
+    // atlas proved; the local label names label_torch (the range's lowest release) instead of the index's
+    // torch, METADATA gets pin_specifier (">=2.9.0,<2.10") instead of what `pin` makes of it, and
+    // load_test_unavailable (when set and torch_dir is not) is why no load test ran.
+    std::optional<wheel::Version> label_torch;
+    std::optional<std::string> pin_specifier;
+    std::string load_test_unavailable;
 };
 
 // Output paths taken by the inputs of one run, shared by its workers: two inputs

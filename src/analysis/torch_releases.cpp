@@ -1,7 +1,5 @@
-// The release matrix of a wheel (torch_release.hpp has the contract).
-#include "torch_release.hpp"
-
-#include "torch_input.hpp"
+// The release matrix of a wheel (torch_releases.hpp has the contract).
+#include "wheelfix/analysis/torch_releases.hpp"
 
 #include "wheelfix/abi/atlas.hpp"
 #include "wheelfix/util/error.hpp"
@@ -12,15 +10,9 @@
 #include <filesystem>
 #include <memory>
 
-namespace wheelfix::cli {
+namespace wheelfix::analysis {
 
 namespace {
-
-struct WheelFacts {
-    std::string arch;
-    std::string python_tag;  // "" for abi3 / none
-    std::string cuda;        // "cu130" from the local version, "" when none
-};
 
 std::string machine_arch() {
 #if defined(__aarch64__)
@@ -29,6 +21,8 @@ std::string machine_arch() {
     return "x86_64";
 #endif
 }
+
+}  // namespace
 
 WheelFacts wheel_facts(const std::string& input) {
     WheelFacts facts;
@@ -51,8 +45,6 @@ WheelFacts wheel_facts(const std::string& input) {
     return facts;
 }
 
-}  // namespace
-
 ReleaseRequest release_request(const std::string& spec, const std::vector<std::string>& torch_paths) {
     ReleaseRequest request;
     request.spec = spec.empty() ? "all" : spec;
@@ -65,15 +57,18 @@ ReleaseRequest release_request(const std::string& spec, const std::vector<std::s
     return request;
 }
 
-std::string torch_range_of(const analysis::WheelReport& report, const std::string& input) {
+std::string torch_range_of(const WheelReport& report, const std::string& input) {
+    const bool references_torch = std::any_of(report.elves.begin(), report.elves.end(),
+                                              [](const ElfReport& elf) { return !elf.torch_imports.empty(); });
+    if (!references_torch) return {};  // the atlas is not even loaded
     const abi::Atlas& atlas = abi::Atlas::bundled();
     if (atlas.empty()) return {};
-    std::vector<analysis::TorchRangeInput> members;
+    std::vector<TorchRangeInput> members;
     std::vector<abi::ElfImports> imports;
-    for (const analysis::ElfReport& elf : report.elves) {
-        analysis::TorchRangeInput member{elf.name, elf.needed, {}};
+    for (const ElfReport& elf : report.elves) {
+        TorchRangeInput member{elf.name, elf.needed, {}};
         abi::ElfImports used{elf.needed, {}};
-        for (const analysis::TorchImport& import : elf.torch_imports) {
+        for (const TorchImport& import : elf.torch_imports) {
             member.torch_symbols.push_back(import.mangled);
             used.symbols.push_back({import.mangled, "", "", false});
         }
@@ -81,12 +76,12 @@ std::string torch_range_of(const analysis::WheelReport& report, const std::strin
         imports.push_back(std::move(used));
     }
     const WheelFacts facts = wheel_facts(input);
-    const analysis::TorchMatrix matrix = analysis::quick_matrix(atlas, members, facts.arch, facts.python_tag);
+    const TorchMatrix matrix = quick_matrix(atlas, members, facts.arch, facts.python_tag);
     if (matrix.members.empty() || matrix.columns.empty()) return {};
     std::vector<const abi::ElfImports*> pointers;
     for (const abi::ElfImports& one : imports) pointers.push_back(&one);
-    const analysis::StableAbiUse stable = analysis::stable_abi_use(pointers);
-    const analysis::TorchRequirement requirement = analysis::requirement_from(matrix, stable.stable_only());
+    const StableAbiUse stable = stable_abi_use(pointers);
+    const TorchRequirement requirement = requirement_from(matrix, stable.stable_only());
     const auto first = matrix.columns.front().torch_version, last = matrix.columns.back().torch_version;
     const std::string atlas_span = std::to_string(matrix.columns.size()) + " releases " +
                                    first.substr(0, first.find('+')) + " … " + last.substr(0, last.find('+')) + " " +
@@ -101,8 +96,8 @@ std::string torch_range_of(const analysis::WheelReport& report, const std::strin
     return text;
 }
 
-ReleaseMatrix check_releases(const analysis::Targets& targets, const std::string& input, const ReleaseRequest& request,
-                             bool verbose) {
+ReleaseMatrix check_releases(const Targets& targets, const std::string& input, const ReleaseRequest& request,
+                             const TorchLoader& load, bool keep_newest) {
     std::vector<std::unique_ptr<abi::Atlas>> owned;
     std::vector<const abi::Atlas*> atlases;
     for (const std::string& path : request.atlases) {
@@ -139,39 +134,58 @@ ReleaseMatrix check_releases(const analysis::Targets& targets, const std::string
     }
 
     const WheelFacts facts = wheel_facts(input);
-    const std::vector<abi::AtlasRelease> selected = analysis::select_releases(sorted, request.spec, facts.arch);
+    const std::vector<abi::AtlasRelease> selected = select_releases(sorted, request.spec, facts.arch);
     abi::IndexOptions options;
-    options.roots = analysis::needed_roots(targets);
+    options.roots = needed_roots(targets);
     ReleaseMatrix result;
     result.report.input = input;
-    std::vector<analysis::MatrixColumn> columns;
+    std::vector<MatrixColumn> columns;
     std::vector<std::vector<abi::ElfCheck>> checks;
+    std::vector<std::size_t> sorted_at;  // per release column: its place in `sorted`
     for (const abi::AtlasRelease& release : selected) {
         std::size_t at = 0;
         while (sorted[at].torch_version != release.torch_version || sorted[at].arch != release.arch) ++at;
+        sorted_at.push_back(at);
         const abi::SymbolIndex index = sorted_owner[at]->index_for(release, facts.python_tag, options);
-        TorchResult torch = analysis::check_against(targets, index);
+        TorchResult torch = check_against(targets, index);
         const std::string tag = facts.python_tag.empty() && !release.python_tags.empty()
                                     ? sorted_owner[at]->entries()[release.primary_entry].python_tag
                                     : facts.python_tag;
         columns.push_back({release.torch_version, release.cuda_version, release.arch, tag, index.source,
-                           analysis::cuda_note(facts.cuda, release.cuda_version)});
+                           cuda_note(facts.cuda, release.cuda_version)});
         checks.push_back(torch.members);
         result.report.torches.push_back(std::move(torch));
     }
     for (const std::string& path : request.torches) {
-        const abi::SymbolIndex index = load_torch(path, options, verbose);
-        TorchResult torch = analysis::check_against(targets, index);
+        const abi::SymbolIndex index = load(path, options);
+        TorchResult torch = check_against(targets, index);
         columns.push_back({index.torch_version.empty() ? index.source : index.torch_version, index.cuda_version, "", "",
-                           index.source, analysis::cuda_note(facts.cuda, index.cuda_version)});
+                           index.source, cuda_note(facts.cuda, index.cuda_version)});
         checks.push_back(torch.members);
         result.report.torches.push_back(std::move(torch));
     }
-    result.matrix = analysis::build_matrix(std::move(columns), checks);
+    result.matrix = build_matrix(std::move(columns), checks);
     std::vector<const abi::ElfImports*> imports;
-    for (const analysis::Target& target : targets.elves) imports.push_back(&target.imports);
-    result.stable = analysis::stable_abi_use(imports);
+    for (const Target& target : targets.elves) imports.push_back(&target.imports);
+    result.stable = stable_abi_use(imports);
+    result.requirement = requirement_from(result.matrix, result.stable.stable_only());
+    if (keep_newest && result.requirement.any && result.requirement.highest_column < sorted_at.size()) {
+        const std::size_t at = sorted_at[result.requirement.highest_column];
+        result.newest = sorted_owner[at]->index_for(sorted[at], facts.python_tag, options);
+    }
     return result;
 }
 
-}  // namespace wheelfix::cli
+std::optional<ReleaseTorch> release_torch(const std::vector<std::string>& paths, const std::string& release,
+                                          const abi::IndexOptions& options, const TorchLoader& load) {
+    for (const std::string& path : paths) {
+        abi::SymbolIndex index = load(path, options);
+        const std::string version = index.torch_version.substr(0, index.torch_version.find('+'));
+        if (!version.empty() && wheel::Version::try_parse(version) && wheel::Version::try_parse(release) &&
+            *wheel::Version::try_parse(version) == *wheel::Version::try_parse(release))
+            return ReleaseTorch{path, std::move(index)};
+    }
+    return std::nullopt;
+}
+
+}  // namespace wheelfix::analysis
