@@ -521,7 +521,7 @@ std::string render_text(const analysis::WheelReport& report, bool verbose, const
     if (!report.torch_range.empty()) out += line("torch range", report.torch_range);
     out += line("RECORD", report.record_findings.empty() ? record_text(report) : colour.bad(record_text(report)));
     for (const auto& finding : report.record_findings)  // named here: a writer refuses the wheel for them
-        if (finding.kind == wheel::FindingKind::collision)
+        if (finding.kind == wheel::FindingKind::collision || finding.kind == wheel::FindingKind::length)
             out += line("names", colour.bad(printable(finding.member + " " + finding.problem)));
     if (!report.elves.empty()) {
         out += line("platform", "needs " + needs_text(report.needs) + " -> " + platform_verdict(report));

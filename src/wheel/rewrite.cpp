@@ -181,6 +181,7 @@ void refuse_findings(const Wheel& wheel, const std::vector<VerifyFinding>& findi
     if (first == findings.end()) first = findings.begin();
     const char* what = first->kind == FindingKind::record      ? "does not match its RECORD"
                        : first->kind == FindingKind::collision ? "has member names that only Linux keeps apart"
+                       : first->kind == FindingKind::length    ? "has a member name too long to install"
                                                                : "does not name itself consistently";
     std::string problem = std::string(what) + ", refusing to write a fixed copy (" + first->member + ": " + first->problem + ")";
     if (findings.size() > 1) problem += " and " + std::to_string(findings.size() - 1) + " more; see wheelfix verify";

@@ -10,6 +10,7 @@
 #include "wheelfix/wheel/name_fold.hpp"
 #include "wheelfix/wheel/version.hpp"
 
+#include <algorithm>
 #include <openssl/evp.h>
 
 #include <map>
@@ -232,6 +233,25 @@ void check_name_collisions(const Wheel& wheel, Findings& findings) {
                             FindingKind::collision});
 }
 
+// A path component longer than Linux's NAME_MAX (255 bytes): pip cannot create
+// it on any file system, so the wheel cannot be installed.
+void check_name_lengths(const Wheel& wheel, Findings& findings) {
+    constexpr std::size_t name_max = 255;
+    for (const auto& member : wheel.archive().members()) {
+        std::string_view rest = member.name;
+        std::size_t longest = 0;
+        for (std::size_t slash; !rest.empty(); rest.remove_prefix(slash == std::string_view::npos ? rest.size() : slash + 1)) {
+            slash = rest.find('/');
+            longest = std::max(longest, std::min(slash, rest.size()));
+        }
+        if (longest > name_max)
+            findings.push_back({member.name.size() > 80 ? member.name.substr(0, 60) + "…" : member.name,
+                                "a name of " + std::to_string(longest) + " bytes in its path, longer than NAME_MAX " +
+                                    std::to_string(name_max) + ": no Linux file system can install it",
+                                FindingKind::length});
+    }
+}
+
 }  // namespace
 
 std::vector<VerifyFinding> verify_wheel(const Wheel& wheel, const std::vector<MemberDigest>& digests) {
@@ -245,6 +265,7 @@ std::vector<VerifyFinding> verify_wheel(const Wheel& wheel, const std::vector<Me
     check_dist_info_name(wheel, findings);
     check_tags(wheel, findings);
     check_name_collisions(wheel, findings);
+    check_name_lengths(wheel, findings);
     return findings;
 }
 

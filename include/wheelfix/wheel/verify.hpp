@@ -38,7 +38,7 @@ namespace wheelfix::wheel {
 // the wheel names itself — distribution name, version (file name, METADATA and
 // dist-info directory), tags. Lets a writer that rewrites names or versions itself
 // (retag) set those findings aside.
-enum class FindingKind { record, name, version, tags, collision };
+enum class FindingKind { record, name, version, tags, collision, length };
 
 struct VerifyFinding {
     std::string member;   // the member or dist-info file concerned
