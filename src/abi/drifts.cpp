@@ -2,6 +2,8 @@
 // embedded src/abi/data/torch_drifts.txt (drifts.hpp has the contract).
 #include "wheelfix/abi/drifts.hpp"
 
+#include "wheelfix/abi/data_blocks.hpp"
+
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 
@@ -18,91 +20,23 @@ namespace {
 
 constexpr std::uint64_t kMaxDriftsFile = 16 << 20;  // the bundled drifts file is a few KiB
 
-using Field = std::string Drift::*;
+constexpr std::array<std::string_view, 7> kKeys{"symbol", "successor", "library", "since", "source", "verified", "note"};
+constexpr std::array kRequired{0, 1, 3, 4};  // symbol, successor, since, source
 
-struct Key {
-    std::string_view name;
-    Field field;
-    bool required;
-};
-
-constexpr std::array kKeys{
-    Key{"symbol", &Drift::symbol, true},     Key{"successor", &Drift::successor, true},
-    Key{"library", &Drift::library, false},  Key{"since", &Drift::since, true},
-    Key{"source", &Drift::source, true},     Key{"verified", &Drift::verified, false},
-    Key{"note", &Drift::note, false},
-};
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
-    return text;
+Drift drift_of(const DataBlock& block) {
+    for (std::size_t key : kRequired) block.require(key, kKeys[key]);
+    Drift drift{block[0], block[1], block[2], block[3], block[4], block[5], block[6]};
+    if (!drift.symbol.starts_with("_Z") || !drift.successor.starts_with("_Z"))
+        block.problem("symbol and successor must be mangled C++ names (_Z...)");
+    return drift;
 }
-
-class DriftParser {
-public:
-    DriftParser(std::string_view text, const std::string& origin) : text_(text), origin_(origin) {}
-
-    std::vector<Drift> run() {
-        while (!text_.empty()) {
-            const std::size_t end = text_.find('\n');
-            const std::string_view line = trim(text_.substr(0, end));
-            text_.remove_prefix(end == std::string_view::npos ? text_.size() : end + 1);
-            ++line_number_;
-            if (line.starts_with("#")) continue;
-            if (line.empty()) close_block();
-            else add_field(line);
-        }
-        close_block();
-        return std::move(drifts_);
-    }
-
-private:
-    [[noreturn]] void problem(const std::string& what) const {
-        throw InputError(origin_, "line " + std::to_string(line_number_) + ": " + what);
-    }
-
-    void add_field(std::string_view line) {
-        const std::size_t colon = line.find(':');
-        if (colon == std::string_view::npos) problem("expected 'key: value'");
-        const std::string_view name = trim(line.substr(0, colon));
-        const std::string_view value = trim(line.substr(colon + 1));
-        for (const Key& key : kKeys) {
-            if (key.name != name) continue;
-            std::string& slot = current_.*key.field;
-            if (!slot.empty()) problem("'" + std::string(name) + "' given twice in one entry");
-            if (value.empty()) problem("empty '" + std::string(name) + "'");
-            slot = std::string(value);
-            in_block_ = true;
-            return;
-        }
-        problem("unknown key '" + std::string(name) + "'");
-    }
-
-    void close_block() {
-        if (!in_block_) return;
-        for (const Key& key : kKeys)
-            if (key.required && (current_.*key.field).empty())
-                problem("entry ending here lacks '" + std::string(key.name) + "'");
-        if (!current_.symbol.starts_with("_Z") || !current_.successor.starts_with("_Z"))
-            problem("symbol and successor must be mangled C++ names (_Z...)");
-        drifts_.push_back(std::move(current_));
-        current_ = Drift{};
-        in_block_ = false;
-    }
-
-    std::string_view text_;
-    const std::string& origin_;
-    std::size_t line_number_ = 0;
-    Drift current_;
-    bool in_block_ = false;
-    std::vector<Drift> drifts_;
-};
 
 }  // namespace
 
 std::vector<Drift> parse_drifts(std::string_view text, const std::string& origin) {
-    return DriftParser(text, origin).run();
+    std::vector<Drift> drifts;
+    for_each_block(text, origin, kKeys, [&](const DataBlock& block) { drifts.push_back(drift_of(block)); });
+    return drifts;
 }
 
 const std::vector<Drift>& known_drifts() {
