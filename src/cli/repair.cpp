@@ -25,6 +25,7 @@
 #include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/repair/repair.hpp"
 #include "wheelfix/repair/schedule.hpp"
+#include "wheelfix/repair/torch_auto.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/text.hpp"
 
@@ -330,17 +331,6 @@ int exit_status(const std::vector<Outcome>& outcomes) {
     return status;
 }
 
-// --torch auto, one wheel: the atlas matrix, the range it proves, and what the wheel is
-// shimmed against: a real torch of the range's newest release when one is given
-// (--torch-from, $WHEELFIX_TORCH), else that release as the atlas holds it (symbols only).
-struct AutoTorch {
-    std::string input;
-    analysis::ReleaseMatrix releases;
-    std::string against;          // the torch shimmed against: a path, or "the atlas's 2.9.1+cu128 (indexed from WHEEL)"
-    bool installed = false;       // a real torch directory: the load test runs against it
-    bool unloadable() const { return !releases.requirement.any; }
-};
-
 std::vector<std::string> real_torch_candidates(const RepairArguments& args) {
     std::vector<std::string> candidates = analysis::release_request("", args.torch_from).torches;
     const char* environment = std::getenv(kTorchEnvironment);
@@ -349,44 +339,7 @@ std::vector<std::string> real_torch_candidates(const RepairArguments& args) {
     return candidates;
 }
 
-// The index to repair against and the options that go with it (label, range pin, load test).
-std::pair<abi::SymbolIndex, repair::RepairOptions> auto_torch(const RepairArguments& args, const std::string& wheel,
-                                                               const repair::RepairOptions& base, AutoTorch& run,
-                                                               const GlobalOptions& global) {
-    const analysis::Targets targets = analysis::read_targets(wheel);
-    analysis::ReleaseRequest request = analysis::release_request("", args.torch_from);
-    request.torches.clear();  // real torches are what the range's newest release is tested on, not columns
-    run.input = wheel;
-    run.releases = analysis::check_releases(targets, wheel, request, torch_loader(global.verbose), true);
-    const analysis::TorchRequirement& requirement = run.releases.requirement;
-    repair::RepairOptions options = base;
-    if (!requirement.any) return {abi::SymbolIndex{}, options};
-    options.label_torch = wheel::Version::parse(requirement.lowest);
-    if (args.pin != "none") options.pin_specifier = requirement.specifier.substr(std::string_view("torch").size());
-    abi::IndexOptions roots;
-    roots.roots = analysis::needed_roots(targets);
-    auto real = analysis::release_torch(real_torch_candidates(args), requirement.highest, roots, torch_loader(global.verbose));
-    std::error_code ignored;
-    if (real && std::filesystem::is_directory(real->path, ignored)) {
-        run.against = real->path;
-        run.installed = true;
-        options.torch_dir = real->path;
-        return {std::move(real->index), options};
-    }
-    if (real) {
-        run.against = real->path;
-        options.load_test_unavailable = "torch " + requirement.highest + " is given as " + real->path +
-                                        ", not an installed torch directory (--torch-from DIR to load-test)";
-        return {std::move(real->index), options};
-    }
-    run.against = "the atlas's " + run.releases.newest->torch_version + " (indexed from " + run.releases.newest->source + ")";
-    options.load_test_unavailable = "no installed torch " + requirement.highest +
-                                    " given: the atlas holds symbols, not libraries (shimmed from its symbols; "
-                                    "--torch-from DIR or WHEELFIX_TORCH=DIR to load-test)";
-    return {std::move(*run.releases.newest), options};
-}
-
-std::string auto_torch_text(const AutoTorch& run, const GlobalOptions& global) {
+std::string auto_torch_text(const repair::TorchAutoPlan& run, const GlobalOptions& global) {
     std::string text = run.input + ":\n" + render_matrix_text(run.releases.matrix, palette(global)) +
                        torch_requirement_text(run.releases.requirement, run.releases.stable);
     if (run.unloadable()) return text + "no torch release this wheel loads against: nothing written\n";
@@ -395,9 +348,9 @@ std::string auto_torch_text(const AutoTorch& run, const GlobalOptions& global) {
                               run.installed ? " (installed: the load test runs against it)" : "");
 }
 
-void write_auto_json(JsonWriter& json, const std::vector<AutoTorch>& runs) {
+void write_auto_json(JsonWriter& json, const std::vector<repair::TorchAutoPlan>& runs) {
     json.key("torch_auto").begin_array();
-    for (const AutoTorch& run : runs) {
+    for (const repair::TorchAutoPlan& run : runs) {
         json.begin_object().field("input", run.input);
         write_matrix_json(json, run.releases.matrix);
         write_requirement_json(json, run.releases.requirement, run.releases.stable);
@@ -410,26 +363,27 @@ int run_repair_auto(const RepairArguments& args, const GlobalOptions& global) {
     require_output_directory(args.output);
     const repair::RepairOptions base = repair_options(args);
     std::vector<Outcome> outcomes;
-    std::vector<AutoTorch> runs;
+    std::vector<repair::TorchAutoPlan> runs;
     bool unloadable = false;
     for (const std::string& wheel : args.wheels) {
-        AutoTorch run;
         try {
-            auto [index, options] = auto_torch(args, wheel, base, run, global);
+            repair::TorchAutoPlan run = repair::plan_torch_auto(wheel, args.torch_from, real_torch_candidates(args),
+                                                                args.pin != "none", base, torch_loader(global.verbose));
             if (!global.json && !global.quiet) fmt::print("{}", auto_torch_text(run, global));
             if (run.unloadable()) {
                 unloadable = true;
-                runs.push_back(std::move(run));
-                continue;
+            } else {
+                auto one = repair::repair_wheels({wheel}, run.index, run.options, args.output, args.jobs);
+                if (!global.json)
+                    if (const auto* report = std::get_if<repair::RepairReport>(&one.front()))
+                        render_text(*report, run.options, global);
+                outcomes.push_back(std::move(one.front()));
+                run.index = abi::SymbolIndex{};  // the report keeps the matrix, not the torch
             }
-            auto one = repair::repair_wheels({wheel}, index, options, args.output, args.jobs);
-            if (!global.json)
-                if (const auto* report = std::get_if<repair::RepairReport>(&one.front())) render_text(*report, options, global);
-            outcomes.push_back(std::move(one.front()));
+            runs.push_back(std::move(run));
         } catch (const InputError& error) {
             outcomes.emplace_back(error);
         }
-        runs.push_back(std::move(run));
     }
     if (global.json) render_json(outcomes, base, [&](JsonWriter& json) { write_auto_json(json, runs); });
     for (const auto& outcome : outcomes)

@@ -1,0 +1,49 @@
+// repair --torch auto: the matrix, the range, the torch to repair against
+// (torch_auto.hpp has the contract).
+#include "wheelfix/repair/torch_auto.hpp"
+
+#include <filesystem>
+#include <string_view>
+
+namespace wheelfix::repair {
+
+TorchAutoPlan plan_torch_auto(const std::string& wheel, const std::vector<std::string>& atlases,
+                              const std::vector<std::string>& real_torches, bool write_pin, const RepairOptions& base,
+                              const analysis::TorchLoader& load) {
+    TorchAutoPlan plan;
+    plan.input = wheel;
+    plan.options = base;
+    const analysis::Targets targets = analysis::read_targets(wheel);
+    analysis::ReleaseRequest request = analysis::release_request("", atlases);
+    request.torches.clear();  // real torches are what the range's newest release is tested on, not columns
+    plan.releases = analysis::check_releases(targets, wheel, request, load, true);
+    const analysis::TorchRequirement& requirement = plan.releases.requirement;
+    if (!requirement.any) return plan;
+    plan.options.label_torch = wheel::Version::parse(requirement.lowest);
+    if (write_pin) plan.options.pin_specifier = requirement.specifier.substr(std::string_view("torch").size());
+    abi::IndexOptions roots;
+    roots.roots = analysis::needed_roots(targets);
+    auto real = analysis::release_torch(real_torches, requirement.highest, roots, load);
+    std::error_code ignored;
+    if (real && std::filesystem::is_directory(real->path, ignored)) {
+        plan.against = real->path;
+        plan.installed = true;
+        plan.options.torch_dir = real->path;
+        plan.index = std::move(real->index);
+    } else if (real) {
+        plan.against = real->path;
+        plan.options.load_test_unavailable = "torch " + requirement.highest + " is given as " + real->path +
+                                             ", not an installed torch directory (--torch-from DIR to load-test)";
+        plan.index = std::move(real->index);
+    } else {
+        plan.against = "the atlas's " + plan.releases.newest->torch_version + " (indexed from " +
+                       plan.releases.newest->source + ")";
+        plan.options.load_test_unavailable = "no installed torch " + requirement.highest +
+                                             " given: the atlas holds symbols, not libraries (shimmed from its "
+                                             "symbols; --torch-from DIR or WHEELFIX_TORCH=DIR to load-test)";
+        plan.index = std::move(*plan.releases.newest);
+    }
+    return plan;
+}
+
+}  // namespace wheelfix::repair
