@@ -15,6 +15,14 @@ ld.so names are compared with the atlas's verdict for that release. That needs a
 libraries torch's CUDA libraries need (the nvidia-* wheels, several GB; without them
 the row says "not judged", since ld.so never reaches torchvision's own symbols).
 
+With --ldso-aarch64 TV=TORCH the same question goes to the aarch64 builds, which PyPI
+publishes CPU-only (torch ~150 MB): ld.so itself, under qemu-aarch64 and in ldd -r's trace
+mode (LD_TRACE_LOADED_OBJECTS, LD_BIND_NOW, LD_WARN: every relocation is resolved and each
+undefined symbol named, no constructor runs, so no python is needed), resolves
+torchvision/_C.so beside the torch's torch/lib; the symbols it names undefined in _C.so
+(libtorch_python's own python imports left aside) are compared with the atlas's aarch64
+verdict for that release and its first missing symbol.
+
 Prints a Markdown table: wheel, pin, atlas verdict per release, agreement.
 """
 
@@ -34,13 +42,14 @@ PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x8
 DEFAULT = ["0.19.1", "0.20.1", "0.21.0", "0.22.1", "0.23.0", "0.24.1", "0.25.0"]
 
 
-def download(project, version, dest):
+def download(project, version, dest, platforms=None):
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--python-version",
                "3.12", "-d", str(dest), f"{project}=={version}"]
-    for platform in PLATFORMS:
+    for platform in platforms or PLATFORMS:
         command += ["--platform", platform]
     subprocess.run(command, check=True, capture_output=True)
-    wheels = sorted(dest.glob(f"{project}-{version}-*.whl"))
+    arch = "aarch64" if platforms and platforms[0].endswith("aarch64") else "x86_64"
+    wheels = sorted(dest.glob(f"{project}-{version}-*{arch}.whl"))
     return wheels[0]
 
 
@@ -55,8 +64,8 @@ def torch_pin(wheel):
     return None
 
 
-def atlas_verdicts(wheelfix, wheel):
-    result = subprocess.run([str(wheelfix), "check", str(wheel), "--torch-release", "all", "--json"],
+def atlas_verdicts(wheelfix, wheel, releases="all"):
+    result = subprocess.run([str(wheelfix), "check", str(wheel), "--torch-release", releases, "--json"],
                             capture_output=True, text=True)
     if result.returncode not in (0, 1):
         raise SystemExit(f"check failed: {result.stderr}")
@@ -105,11 +114,38 @@ def ldso(torchvision_wheel, torch_version, work):
     return result.stdout.strip()
 
 
+AARCH64 = ["manylinux_2_28_aarch64", "manylinux_2_17_aarch64", "manylinux2014_aarch64"]
+
+
+def ldso_aarch64(wheelfix, tv, torch, work):
+    """ld.so's undefined symbols of torchvision/_C.so beside torch's libraries, and the atlas's verdict."""
+    tv_wheel = download("torchvision", tv, work, AARCH64)
+    verdicts, firsts = atlas_verdicts(wheelfix, tv_wheel, torch)
+    torch_wheel = download("torch", torch, work, AARCH64)
+    root = work / "site-aarch64"
+    for wheel in (torch_wheel, tv_wheel):
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(root, [n for n in archive.namelist() if n.startswith(("torch/lib/", "torchvision/"))])
+    torch_wheel.unlink()
+    lib = root / "torch" / "lib"
+    result = subprocess.run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", "-E", f"LD_LIBRARY_PATH={lib}",
+                             "-E", "LD_TRACE_LOADED_OBJECTS=1", "-E", "LD_WARN=yes", "-E", "LD_BIND_NOW=yes",
+                             "/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1", str(root / "torchvision" / "_C.so")],
+                            capture_output=True, text=True, timeout=900)
+    subprocess.run(["rm", "-rf", str(root)])
+    undefined = [line.split(":", 1)[1].strip().split("\t")[0] for line in (result.stdout + result.stderr).splitlines()
+                 if line.startswith("undefined symbol:") and "_C.so)" in line]
+    demangled = subprocess.run(["c++filt"], input="\n".join(undefined), capture_output=True, text=True).stdout.split("\n")
+    return verdicts.get(torch, "not in atlas"), firsts.get(torch, []), [d for d in demangled if d]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("versions", nargs="*", default=DEFAULT)
     parser.add_argument("--wheelfix", type=pathlib.Path, default=ROOT / "build" / "wheelfix")
     parser.add_argument("--ldso", action="append", default=[], help="TV=TORCH: ask ld.so for this pair")
+    parser.add_argument("--ldso-aarch64", action="append", default=[],
+                        help="TV=TORCH: ask ld.so (qemu, trace mode) for this pair's aarch64 CPU builds")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="wheelfix-tv-") as temp:
         work = pathlib.Path(temp)
@@ -148,6 +184,16 @@ def main():
             loads = loader.endswith("LOADS")
             agree = (atlas == "ok") == loads
             print(f"| {tv} | {torch} | {atlas} {detail} | {loader[-200:]} | {'yes' if agree else 'NO'} |")
+        if args.ldso_aarch64:
+            print()
+            print("| torchvision (aarch64) | torch | atlas | ld.so: undefined in _C.so | agreement |")
+            print("|---|---|---|---|---|")
+        for pair in args.ldso_aarch64:
+            tv, torch = pair.split("=")
+            atlas, firsts, undefined = ldso_aarch64(args.wheelfix, tv, torch, work)
+            agree = (atlas == "ok") == (not undefined) and all(first in undefined for first in firsts)
+            shown = "; ".join(name[:90] for name in undefined) or "none"
+            print(f"| {tv} | {torch} | {atlas} {'; '.join(f[:90] for f in firsts)} | {shown} | {'yes' if agree else 'NO'} |")
 
 
 if __name__ == "__main__":
