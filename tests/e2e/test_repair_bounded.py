@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import wfx  # noqa: E402
-from test_relink_bounded import record_hash, run_measured, sha256_file  # noqa: E402
+from test_relink_bounded import run_measured, sha256_file  # noqa: E402
 
 BLOB_MIB = 620
 ENTRY = 4 << 20
@@ -96,8 +96,8 @@ def write_wheel(path, files, compress_big=True):
     metadata = [(f"{dist_info}/METADATA", b"Metadata-Version: 2.1\nName: bigfat\nVersion: 1.0\n"),
                 (f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\n"
                                        b"Tag: cp311-cp311-linux_x86_64\n")]
-    record = "".join(f"{name},{record_hash(sha256_file(source))},{Path(source).stat().st_size}\n" for name, source in files)
-    record += "".join(f"{name},{record_hash(hashlib.sha256(data))},{len(data)}\n" for name, data in metadata)
+    record = "".join(f"{name},{wfx.record_hash(sha256_file(source))},{Path(source).stat().st_size}\n" for name, source in files)
+    record += "".join(f"{name},{wfx.record_hash(hashlib.sha256(data))},{len(data)}\n" for name, data in metadata)
     record += f"{dist_info}/RECORD,,\n"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
         for name, source in files:
