@@ -5,7 +5,6 @@ import hashlib
 import os
 import shutil
 import stat
-import struct
 import subprocess
 import sys
 import unittest
@@ -34,16 +33,6 @@ def runpath_of(path):
 
 def needed_of(path):
     return [l.split("[", 1)[1].rstrip("]") for l in readelf_dynamic(path).splitlines() if "(NEEDED)" in l]
-
-
-def raw_member(path, info):
-    """The stored (compressed) bytes of a member, read past its local header."""
-    with open(path, "rb") as f:
-        f.seek(info.header_offset)
-        header = f.read(30)
-        name_len, extra_len = struct.unpack("<HH", header[26:30])
-        f.seek(info.header_offset + 30 + name_len + extra_len)
-        return f.read(info.compress_size)
 
 
 def extract(wheel, member, dest):
@@ -130,7 +119,7 @@ class WheelOutput(unittest.TestCase):
                     if info.filename in (SM100, "sgl_kernel-0.3.21+cu130.dist-info/RECORD"):
                         continue
                     other = outputs[info.filename]
-                    self.assertEqual(raw_member(out, other), raw_member(wfx.SGL_WHEEL, info), info.filename)
+                    self.assertEqual(wfx.raw_member(out, other), wfx.raw_member(wfx.SGL_WHEEL, info), info.filename)
                     self.assertEqual(other.external_attr >> 16, info.external_attr >> 16)
                 self.assertNotEqual(zout.read(SM100), zin.read(SM100))
                 self.assertEqual(zout.read(SM90), zin.read(SM90))

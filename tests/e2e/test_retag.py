@@ -6,7 +6,6 @@ stand-in trees and the real torch indexes (cross-checked with `wheelfix check`).
 import difflib
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import unittest
@@ -24,16 +23,6 @@ INDEXES = sorted((wfx.SOURCE_DIR / "data" / "torch-index").glob("*.index.gz"))
 
 def retag(*args, check_status=0):
     return wfx.run("retag", *args, check_status=check_status)
-
-
-def raw_member(path, info):
-    """The stored (compressed) bytes of a member, read past its local header."""
-    with open(path, "rb") as f:
-        f.seek(info.header_offset)
-        header = f.read(30)
-        name_len, extra_len = struct.unpack("<HH", header[26:30])
-        f.seek(info.header_offset + 30 + name_len + extra_len)
-        return f.read(info.compress_size)
 
 
 def member_text(wheel, name):
@@ -101,7 +90,7 @@ class RetagOutput(unittest.TestCase):
                     new = zout.getinfo(info.filename)
                     self.assertEqual((new.CRC, new.compress_size, new.compress_type, new.external_attr),
                                      (info.CRC, info.compress_size, info.compress_type, info.external_attr))
-                    self.assertEqual(raw_member(out, new), raw_member(wfx.SGL_WHEEL, info), info.filename)
+                    self.assertEqual(wfx.raw_member(out, new), wfx.raw_member(wfx.SGL_WHEEL, info), info.filename)
 
     def test_json_document(self):
         with wfx.TempDir() as tmp:

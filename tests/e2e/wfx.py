@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import sysconfig
@@ -74,6 +75,16 @@ def member_dynamic(wheel, member, into):
     with zipfile.ZipFile(wheel) as zf:
         path.write_bytes(zf.read(member))
     return readelf_dynamic(path)
+
+
+def raw_member(path, info):
+    """The stored (compressed) bytes of a member, read past its local header."""
+    with open(path, "rb") as f:
+        f.seek(info.header_offset)
+        header = f.read(30)
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        f.seek(info.header_offset + 30 + name_len + extra_len)
+        return f.read(info.compress_size)
 
 
 def is_elf(data):
