@@ -82,8 +82,8 @@ Scenarios (default: all):
                  compressed size. wheelfix's exit status is recorded (1: findings left,
                  the truth about a cu12 wheel on a CUDA 13 target). After the runs each
                  output's added/dropped members, rewritten ELF members, pip install
-                 --no-deps and the extensions' RUNPATH are printed. Minutes; not in the
-                 default set
+                 --no-deps, and each ELF member's RUNPATH and NEEDED changes are
+                 printed. Minutes; not in the default set
                  (default set: all but check-real-wheel, which runs when that wheel exists)
 `--prepare` only builds the benchmark wheels into the cache.
 """
@@ -331,6 +331,8 @@ def scenario_repair_graft(args, wheelfix):
         name, grafted = grafted_set(out / side)
         print(f"repair-graft: {side}: {name}: grafted {', '.join(grafted) or 'nothing'}")
     return rows
+
+
 # repair-real: the real sgl-kernel 0.3.21 wheel (pip download --no-deps sgl-kernel==0.3.21;
 # a cu12 build) against `auditwheel repair` with the exclude list real projects pass.
 SGL_REAL_NAME = "sgl_kernel-0.3.21-cp310-abi3-manylinux2014_x86_64.whl"
@@ -387,7 +389,7 @@ def unpacked_torch(cache, torch_wheel):
         print(f"bench: unpacking {torch_wheel.name} into {site} (one-time, ~1 min)", file=sys.stderr)
         with zipfile.ZipFile(torch_wheel) as zf:
             for info in zf.infolist():
-                if info.filename.split("/", 1)[0] in ("torch",) or info.filename.startswith("torch-"):
+                if info.filename.split("/", 1)[0] == "torch" or info.filename.startswith("torch-"):
                     zf.extract(info, site)
         done.write_text(torch_wheel.name + "\n")
     return site / "torch"
@@ -419,7 +421,7 @@ def dynamic_entries(path):
 def compare_real_outputs(wheel, sides, venv_python, originals):
     """After the runs: what each output holds beside the input, which ELF members each
     rewrote, whether pip installs it, and the dynamic entries it left on the extensions.
-    originals: the input's ELF members, extracted (for their NEEDED)."""
+    originals: {ELF member: the input's copy, extracted} (for their NEEDED)."""
     with zipfile.ZipFile(wheel) as zf:
         before = {canonical(info.filename): info for info in zf.infolist() if not info.is_dir()}
     elves = sorted(name for name, _ in elf_members(wheel))
@@ -448,9 +450,9 @@ def compare_real_outputs(wheel, sides, venv_python, originals):
         tail = (pip.stderr.strip().splitlines() or ["no output"])[-1]
         print(f"  pip install --no-deps: {'ok' if pip.returncode == 0 else 'FAILED: ' + tail}")
         if pip.returncode == 0:
-            for name, original in zip(elves, originals):
+            for name in elves:
                 needed, runpath = dynamic_entries(site / name)
-                old_needed, _ = dynamic_entries(original)
+                old_needed, _ = dynamic_entries(originals[name])
                 changes = [f"-{n}" for n in old_needed if n not in needed] + [f"+{n}" for n in needed
                                                                               if n not in old_needed]
                 print(f"  {name}: RUNPATH {runpath}" + (f"; NEEDED {' '.join(changes)}" if changes else ""))
@@ -529,16 +531,15 @@ def scenario_repair_real(args, wheelfix):
     commands.append(repair("wheelfix repair --target cuda12-hopper --torch (index)", "wf-cu12-index",
                            "cuda12-hopper", REAL_INDEX))
     sides.append(("wheelfix cuda12-hopper, index", out / "wf-cu12-index"))
-    for side in [s for s in ("wf-cu13-index", "wf-cu13-tree", "wf-cu12-index")]:
-        (out / side).mkdir(exist_ok=True)
+    for _, side in sides[1:]:
+        side.mkdir(exist_ok=True)
     rows = run_scenario("repair-real", commands, args.runs)
     (out / "floor-write.bin").unlink(missing_ok=True)
     for label, _, opts in [c for c in commands if len(c) > 2]:
         print(f"repair-real: {label}: the last run's report, abridged ({opts['log']}):")
         for line in abridged_report(Path(opts["log"]).read_text(errors="replace").splitlines()):
             print(f"  {line}")
-    originals = dict(zip(names, files))
-    compare_real_outputs(wheel, sides, bin_dir / "python", [originals[n] for n in sorted(names)])
+    compare_real_outputs(wheel, sides, bin_dir / "python", dict(zip(names, files)))
     return rows
 
 
