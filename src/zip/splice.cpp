@@ -41,6 +41,7 @@
 #include "wheelfix/zip/codec.hpp"
 
 #include "raw_deflate.hpp"
+#include "sink_pipeline.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -173,12 +174,18 @@ public:
 
     PrecompressedMember run(const std::vector<Region>& regions, ContentFeed feed) {
         BackgroundSha256 hash(std::move(feed));
+        auto out = run(regions);
+        out.sha256 = hash.digest();
+        return out;
+    }
+
+    // Without the SHA-256 (the caller's).
+    PrecompressedMember run(const std::vector<Region>& regions) {
         for (const auto& region : regions) redeflate(region);
         keep_unchanged_until(original_.blocks.size());
         copy_original_until(original_.member->compressed_size);
         out_.size = edited_size(edits_, original_.size);
         out_.crc32 = crc_;
-        out_.sha256 = hash.digest();
         return std::move(out_);
     }
 
@@ -395,14 +402,40 @@ private:
     std::uint64_t skip_to_ = 0;
 };
 
-ContentFeed feed_streamed(const SeekableMember& source, const ByteEdits& edits, std::uint64_t size) {
-    return [&source, &edits, size](Sha256& hash) {
-        EditedStream stream(edits, hash);
-        ByteRanges everything;
-        everything.add(0, size);
-        source.read(everything, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { stream.take(chunk, at); });
-        stream.finish(size);
+// SHA-256 of the new content: the original inflated once more through `source`,
+// the edits put in place as the bytes pass, the hashing on a second thread when
+// the budget spares one (SinkPipeline: the inflate fills one buffer while the
+// other is hashed), so the two overlap.
+std::array<std::uint8_t, 32> streamed_sha256(const SeekableMember& source, const ByteEdits& edits, std::uint64_t size) {
+    constexpr std::size_t kChunk = std::size_t(4) << 20;  // few hand-overs: each may wait for a CPU
+    Sha256 hash;
+    EditedStream stream(edits, hash);
+    std::uint64_t hashed = 0;  // the pipeline's thread's own
+    const SinkPipeline::Sink take = [&](std::span<const std::uint8_t> chunk) {
+        stream.take(chunk, hashed);
+        hashed += chunk.size();
     };
+    SinkPipeline pipeline(take, kChunk, true);
+    std::size_t filled = 0;
+    ByteRanges everything;
+    everything.add(0, size);
+    source.read(everything, [&](std::span<const std::uint8_t> chunk, std::uint64_t) {
+        while (!chunk.empty()) {
+            auto room = pipeline.room().subspan(filled);
+            const std::size_t count = std::min(room.size(), chunk.size());
+            std::copy_n(chunk.begin(), count, room.begin());
+            filled += count;
+            chunk = chunk.subspan(count);
+            if (filled == kChunk) {
+                pipeline.deliver(filled);
+                filled = 0;
+            }
+        }
+    });
+    pipeline.deliver(filled);
+    pipeline.finish();
+    stream.finish(size);
+    return hash.digest();
 }
 
 }  // namespace
@@ -436,7 +469,9 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
     SparseStream image(index.size);  // lazily backed: only the regions' bytes take memory
     source.read(region_bytes(exact, regions),
                 [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { image.fill(at, chunk); });
-    return Splicer(exact, image.image(), edits, level).run(regions, feed_streamed(source, edits, index.size));
+    auto out = Splicer(exact, image.image(), edits, level).run(regions);
+    out.sha256 = streamed_sha256(source, edits, index.size);
+    return out;
 }
 
 }  // namespace wheelfix::zip
