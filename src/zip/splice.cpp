@@ -41,7 +41,6 @@
 #include "wheelfix/zip/codec.hpp"
 
 #include "raw_deflate.hpp"
-#include "sink_pipeline.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -403,37 +402,14 @@ private:
 };
 
 // SHA-256 of the new content: the original inflated once more through `source`,
-// the edits put in place as the bytes pass, the hashing on a second thread when
-// the budget spares one (SinkPipeline: the inflate fills one buffer while the
-// other is hashed), so the two overlap.
+// the edits put in place as the bytes pass. The spans between the source's windows
+// are inflated on several threads at once (SeekableMember::read_all), the hashing
+// done in order by whichever of them finds the next span ready, so on two cores
+// the inflate is split between them and the hash overlaps it.
 std::array<std::uint8_t, 32> streamed_sha256(const SeekableMember& source, const ByteEdits& edits, std::uint64_t size) {
-    constexpr std::size_t kChunk = std::size_t(4) << 20;  // few hand-overs: each may wait for a CPU
     Sha256 hash;
     EditedStream stream(edits, hash);
-    std::uint64_t hashed = 0;  // the pipeline's thread's own
-    const SinkPipeline::Sink take = [&](std::span<const std::uint8_t> chunk) {
-        stream.take(chunk, hashed);
-        hashed += chunk.size();
-    };
-    SinkPipeline pipeline(take, kChunk, true);
-    std::size_t filled = 0;
-    ByteRanges everything;
-    everything.add(0, size);
-    source.read(everything, [&](std::span<const std::uint8_t> chunk, std::uint64_t) {
-        while (!chunk.empty()) {
-            auto room = pipeline.room().subspan(filled);
-            const std::size_t count = std::min(room.size(), chunk.size());
-            std::copy_n(chunk.begin(), count, room.begin());
-            filled += count;
-            chunk = chunk.subspan(count);
-            if (filled == kChunk) {
-                pipeline.deliver(filled);
-                filled = 0;
-            }
-        }
-    });
-    pipeline.deliver(filled);
-    pipeline.finish();
+    source.read_all([&](std::span<const std::uint8_t> chunk, std::uint64_t at) { stream.take(chunk, at); });
     stream.finish(size);
     return hash.digest();
 }
