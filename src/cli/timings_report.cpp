@@ -25,8 +25,9 @@ void print_timings(std::FILE* out, std::chrono::steady_clock::time_point started
     for (std::size_t i = 0; i < timings::kPhases; ++i) {
         const auto phase = static_cast<timings::Phase>(i);
         const auto& total = totals[i];
-        fmt::print(out, "  {:<15} {:>9.3f} s  {:>8} scope{}\n", timings::phase_name(phase), seconds(total.time), total.scopes,
-                   total.scopes == 1 ? "" : "s");
+        std::string bytes = total.bytes ? fmt::format("  {:>9.1f} MB", static_cast<double>(total.bytes) / 1e6) : "";
+        fmt::print(out, "  {:<15} {:>9.3f} s  {:>8} scope{}{}\n", timings::phase_name(phase), seconds(total.time), total.scopes,
+                   total.scopes == 1 ? "" : "s", bytes);
     }
 }
 

@@ -30,6 +30,7 @@ Sha256::~Sha256() { EVP_MD_CTX_free(state_->ctx); }
 
 void Sha256::update(std::span<const std::uint8_t> bytes) {
     const timings::Scope timer(timings::Phase::hash);
+    timings::count_bytes(timings::Phase::hash, bytes.size());
     if (!bytes.empty()) EVP_DigestUpdate(state_->ctx, bytes.data(), bytes.size());
 }
 

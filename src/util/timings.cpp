@@ -16,6 +16,7 @@ namespace {
 struct Counter {
     std::atomic<std::int64_t> nanoseconds{0};
     std::atomic<std::uint64_t> scopes{0};
+    std::atomic<std::uint64_t> bytes{0};
 };
 std::array<Counter, kPhases> counters;
 
@@ -83,11 +84,15 @@ void Scope::close() noexcept {
     if (outer_) outer_->resumed_ = now;
 }
 
+void count_bytes(Phase phase, std::uint64_t bytes) noexcept {
+    if (enabled()) counters[static_cast<std::size_t>(phase)].bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
 std::array<PhaseTotal, kPhases> totals() {
     std::array<PhaseTotal, kPhases> result;
     for (std::size_t i = 0; i < kPhases; ++i)
         result[i] = {std::chrono::nanoseconds(counters[i].nanoseconds.load(std::memory_order_relaxed)),
-                     counters[i].scopes.load(std::memory_order_relaxed)};
+                     counters[i].scopes.load(std::memory_order_relaxed), counters[i].bytes.load(std::memory_order_relaxed)};
     return result;
 }
 

@@ -23,6 +23,8 @@
 // - crc32_gzip_refl(crc, buf, len) is zlib's crc32(crc, buf, len).
 #include "wheelfix/zip/codec.hpp"
 
+#include "wheelfix/util/timings.hpp"
+
 #include "raw_deflate.hpp"
 
 #include <zlib.h>
@@ -263,6 +265,7 @@ Inflater::Step Inflater::inflate(std::span<const std::uint8_t> input, std::span<
     Timed timed(Work::inflate, 0);
     auto step = impl_->inflate(input, output, stop_at_block);
     timed.add_bytes(step.consumed);
+    timings::count_bytes(timings::Phase::inflate, step.produced);
     return step;
 }
 

@@ -35,6 +35,8 @@
 
 #include "wheelfix/zip/codec.hpp"
 
+#include "sink_pipeline.hpp"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -62,6 +64,7 @@ constexpr std::uint64_t kPublishEvery = std::uint64_t(512) << 10;  // bytes betw
 constexpr std::uint64_t kPrefaultLead = std::uint64_t(32) << 20;   // how far ahead of the inflate pages are faulted
 constexpr std::uint64_t kMaxDeflateRatio = 1032;  // deflate cannot expand more than this
 constexpr std::size_t kWindowSize = std::size_t(32) << 10;  // deflate's window
+constexpr std::size_t kPipelineChunk = std::size_t(4) << 20;  // streaming through a SinkPipeline: few hand-overs
 
 std::uint64_t plausible_size(std::uint64_t compressed_size) {
     if (compressed_size > UINT64_MAX / kMaxDeflateRatio) return UINT64_MAX;
@@ -74,6 +77,15 @@ std::uint64_t plausible_size(std::uint64_t compressed_size) {
 
 // ---- the digest -------------------------------------------------------------------
 
+// SHA-256 of `bytes` into `sha`, counted as Work::sha256 for --timings.
+void hash_counted(Sha256& sha, std::span<const std::uint8_t> bytes) {
+    const auto start = std::chrono::steady_clock::now();
+    sha.update(bytes);
+    count_work(Work::sha256, bytes.size(),
+               static_cast<std::uint64_t>(
+                   std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
+}
+
 // CRC-32 of bytes delivered in order, the CRC at every block start, and SHA-256
 // when asked.
 class RunningDigest {
@@ -85,14 +97,7 @@ public:
     void update(std::span<const std::uint8_t> bytes) {
         if (bytes.empty()) return;
         crc_ = zip::crc32(crc_, bytes);
-        if (sha_) {
-            const auto start = std::chrono::steady_clock::now();
-            sha_->update(bytes);
-            count_work(Work::sha256, bytes.size(),
-                       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                      std::chrono::steady_clock::now() - start)
-                                                      .count()));
-        }
+        if (sha_) hash_counted(*sha_, bytes);
     }
 
     void mark_block_start() { prefix_crcs_.push_back(crc_); }
@@ -232,6 +237,10 @@ std::size_t buffer_size(std::uint64_t member_bytes, std::size_t chunk) {
 
 // Offers the inflate room to write into, takes what it wrote, checks the size
 // against the central directory, digests (here or on a Follower), feeds the sink.
+// Streaming a member of kFollowedFrom bytes or more, the SHA-256 and the sink run
+// on a second thread when the budget spares one (SinkPipeline: two buffers, one
+// filled while the other is hashed); the CRC-32 (ISA-L's is ~20x faster than
+// the SHA-256) and the block starts' prefix CRCs stay on this thread.
 class Delivery {
 public:
     Delivery(const Archive& archive, const Member& member, const InflateSink& sink, InflateOptions options)
@@ -242,7 +251,9 @@ public:
           window_every_(options.window_every),
           digest_(options.sha256) {
         if (!keep_) {
-            buffer_.resize(buffer_size(member.size, kOutputChunk));
+            const std::size_t chunk = buffer_size(member.size, kOutputChunk);
+            if (member.size >= kFollowedFrom) start_pipeline(options.sha256, kPipelineChunk);
+            if (!pipeline_) buffer_.resize(chunk);
             return;
         }
         // The size is untrusted, but deflate's ratio bounds it; the bytes are not
@@ -253,7 +264,7 @@ public:
 
     // Where the next inflate() writes; never empty.
     std::span<std::uint8_t> room() {
-        if (!keep_) return std::span(buffer_).subspan(buffered_);
+        if (!keep_) return buffer().subspan(buffered_);
         if (total_ == image_.size()) too_long();
         return std::span(image_).subspan(static_cast<std::size_t>(total_)).first(
             static_cast<std::size_t>(std::min<std::uint64_t>(kOutputChunk, image_.size() - total_)));
@@ -272,7 +283,7 @@ public:
         }
         if (!keep_) {
             buffered_ += count;
-            if (buffered_ == buffer_.size()) flush();
+            if (buffered_ == buffer().size()) flush();
         } else if (sink_) {
             sink_(bytes);
         }
@@ -312,6 +323,7 @@ public:
     // The end: the digest complete, size and CRC checked, the result filled in.
     void finish(InflatedMember& result) {
         if (!keep_) flush();
+        if (pipeline_) pipeline_->finish();
         RunningDigest& digest = follower_ ? followed_digest() : digest_;
         if (total_ != member_.size)
             fail(archive_, member_, "size mismatch (central directory says " + std::to_string(member_.size) +
@@ -326,7 +338,7 @@ public:
         fill_window_crcs(result);
         result.size = total_;
         result.crc32 = digest.crc32();
-        result.sha256 = digest.sha256();
+        result.sha256 = piped_sha_ ? std::optional(piped_sha_->digest()) : digest.sha256();
         if (keep_) {
             image_.resize(static_cast<std::size_t>(total_));  // drops the byte over: no reallocation
             result.data = std::move(image_);
@@ -344,6 +356,27 @@ private:
                 throw std::logic_error("inflate_indexed: a window that is no block start");
             window.point.prefix_crc32 = block->prefix_crc32;
         }
+    }
+
+    // The streaming buffers become a SinkPipeline's; the SHA-256 moves to its thread.
+    void start_pipeline(bool sha256, std::size_t chunk) {
+        if (sha256) piped_sha_ = std::make_unique<Sha256>();
+        piped_sink_ = [this](std::span<const std::uint8_t> bytes) {
+            if (piped_sha_) hash_counted(*piped_sha_, bytes);
+            if (sink_) sink_(bytes);
+        };
+        pipeline_ = std::make_unique<SinkPipeline>(piped_sink_, chunk, true);
+        if (pipeline_->overlapped()) {
+            digest_ = RunningDigest(false);
+            return;
+        }
+        pipeline_.reset();  // the budget is spent: digest and sink here
+        piped_sha_.reset();
+    }
+
+    std::span<std::uint8_t> buffer() { return pipeline_ ? pipeline_->room() : std::span<std::uint8_t>(buffer_); }
+    std::span<const std::uint8_t> buffer() const {
+        return pipeline_ ? std::span<const std::uint8_t>(pipeline_->room()) : std::span<const std::uint8_t>(buffer_);
     }
 
     void start_follower(bool sha256) {
@@ -367,8 +400,9 @@ private:
     }
 
     void flush() {
-        if (sink_ && buffered_) sink_(std::span<const std::uint8_t>(buffer_.data(), buffered_));
-        if (window_every_ != 0) keep_tail();
+        if (window_every_ != 0) keep_tail();  // before the buffer is handed on
+        if (pipeline_) pipeline_->deliver(buffered_);
+        else if (sink_ && buffered_) sink_(std::span<const std::uint8_t>(buffer_.data(), buffered_));
         buffered_ = 0;
     }
 
@@ -384,8 +418,8 @@ private:
         std::vector<std::uint8_t> bytes;
         bytes.reserve(from_tail + from_buffer);
         bytes.insert(bytes.end(), tail_.end() - static_cast<std::ptrdiff_t>(from_tail), tail_.end());
-        bytes.insert(bytes.end(), buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_ - from_buffer),
-                     buffer_.begin() + static_cast<std::ptrdiff_t>(buffered_));
+        const auto buffered = buffer().first(buffered_);
+        bytes.insert(bytes.end(), buffered.end() - static_cast<std::ptrdiff_t>(from_buffer), buffered.end());
         return bytes;
     }
 
@@ -409,6 +443,9 @@ private:
     std::uint64_t published_ = 0;              // bytes handed to the follower
     std::vector<std::uint64_t> block_starts_;  // not yet handed to it
     std::unique_ptr<Follower> follower_;       // after image_: joined before the bytes it reads are freed
+    std::unique_ptr<Sha256> piped_sha_;        // streaming with a pipeline: the SHA-256, on its thread
+    SinkPipeline::Sink piped_sink_;            // what the pipeline's thread does with each chunk
+    std::unique_ptr<SinkPipeline> pipeline_;   // last: joined before what its thread uses goes
 };
 
 // ---- the inflate -------------------------------------------------------------------

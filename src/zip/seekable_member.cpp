@@ -3,14 +3,21 @@
 #include "wheelfix/zip/seekable_member.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/thread_budget.hpp"
 #include "wheelfix/util/timings.hpp"
 
 #include "wheelfix/zip/codec.hpp"
 
 #include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
+#include <thread>
 
 namespace wheelfix::zip {
 
@@ -85,6 +92,99 @@ void deliver(std::span<const std::uint8_t> chunk, std::uint64_t at, std::uint64_
     if (from < to) sink(chunk.subspan(static_cast<std::size_t>(from - at), static_cast<std::size_t>(to - from)), from);
 }
 
+// read_all's shared state: spans are taken in order by whichever thread is free,
+// inflated into a buffer of their own, and handed to the sink in order by whichever
+// thread finds the next one ready while nobody is handing. At most `in_flight`
+// spans are taken and not yet handed on (their buffers are the memory).
+class OrderedSpans {
+public:
+    using Inflate = std::function<void(std::size_t span, std::vector<std::uint8_t>& into)>;
+
+    OrderedSpans(std::vector<std::uint64_t> starts, std::uint64_t size, std::size_t in_flight, Inflate inflate,
+                 const RangeSink& sink)
+        : starts_(std::move(starts)), size_(size), in_flight_(in_flight), inflate_(std::move(inflate)), sink_(sink) {}
+
+    // One thread's share: hand on or inflate until every span is handed on.
+    void work() noexcept {
+        std::unique_lock lock(mutex_);
+        while (!failure_ && handed_ < starts_.size()) {
+            if (!handing_ && ready_.contains(handed_)) {
+                hand_on(lock);
+            } else if (taken_ < starts_.size() && taken_ - handed_ < in_flight_) {
+                inflate_next(lock);
+            } else {
+                changed_.wait(lock);
+            }
+        }
+        changed_.notify_all();
+    }
+
+    void rethrow() const {
+        if (failure_) std::rethrow_exception(failure_);
+    }
+
+private:
+    std::uint64_t end_of(std::size_t span) const { return span + 1 < starts_.size() ? starts_[span + 1] : size_; }
+
+    void hand_on(std::unique_lock<std::mutex>& lock) {
+        const std::size_t span = handed_;
+        auto bytes = std::move(ready_.at(span));
+        ready_.erase(span);
+        handing_ = true;
+        lock.unlock();
+        std::exception_ptr failure;
+        try {
+            sink_(bytes, starts_[span]);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        lock.lock();
+        handing_ = false;
+        ++handed_;
+        spare_.push_back(std::move(bytes));
+        fail_with(failure);
+        changed_.notify_all();
+    }
+
+    void inflate_next(std::unique_lock<std::mutex>& lock) {
+        const std::size_t span = taken_++;
+        std::vector<std::uint8_t> bytes;
+        if (!spare_.empty()) {
+            bytes = std::move(spare_.back());
+            spare_.pop_back();
+        }
+        lock.unlock();
+        std::exception_ptr failure;
+        try {
+            bytes.resize(static_cast<std::size_t>(end_of(span) - starts_[span]));
+            inflate_(span, bytes);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        lock.lock();
+        ready_.emplace(span, std::move(bytes));
+        fail_with(failure);
+        changed_.notify_all();
+    }
+
+    void fail_with(std::exception_ptr failure) {
+        if (failure && !failure_) failure_ = failure;
+    }
+
+    const std::vector<std::uint64_t> starts_;
+    const std::uint64_t size_;
+    const std::size_t in_flight_;
+    const Inflate inflate_;
+    const RangeSink& sink_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::size_t taken_ = 0, handed_ = 0;  // spans taken for inflating, spans handed on
+    bool handing_ = false;
+    std::map<std::size_t, std::vector<std::uint8_t>> ready_;  // inflated, waiting for their turn
+    std::vector<std::vector<std::uint8_t>> spare_;            // buffers handed on, to be filled again
+    std::exception_ptr failure_;
+};
+
 }  // namespace
 
 SeekableMember::SeekableMember(const Archive& archive, const Member& member, const InflateSink& sink)
@@ -105,6 +205,46 @@ const Window* SeekableMember::window_before(std::uint64_t offset) const {
 
 std::vector<AccessPoint> SeekableMember::block_starts(std::uint64_t begin, std::uint64_t until) const {
     return index_blocks_from(archive_, member_, window_before(begin), until);
+}
+
+void SeekableMember::read_all(const RangeSink& sink) const {
+    std::vector<std::uint64_t> starts{0};
+    for (const auto& window : windows_) starts.push_back(window.point.uncompressed);
+    bool spans_fit = true;
+    for (std::size_t i = 0; i < starts.size(); ++i)
+        spans_fit = spans_fit && (i + 1 < starts.size() ? starts[i + 1] : size_) - starts[i] <= kMaxSpan;
+    if (member_.method != Method::deflated || !spans_fit || starts.size() == 1) {
+        ByteRanges everything;
+        everything.add(0, size_);
+        read(everything, sink);
+        return;
+    }
+    archive_.data_offset(member_);  // found once per archive, before threads ask for it
+    auto inflate = [&](std::size_t span, std::vector<std::uint8_t>& into) {
+        const timings::Scope timer(timings::Phase::inflate);
+        Resumed inflater(archive_, member_, span == 0 ? nullptr : &windows_[span - 1]);
+        for (std::size_t filled = 0; filled < into.size();) {
+            const std::size_t count = inflater.next(std::span(into).subspan(filled));
+            if (count == 0)
+                throw InputError(archive_.path().string(), "member " + member_.name +
+                                                               ": truncated compressed data (the stream ends inside the span read again)");
+            filled += count;
+        }
+    };
+    auto helpers = try_claim_threads(3);
+    OrderedSpans spans(std::move(starts), size_, helpers.size() + 2, inflate, sink);
+    {
+        std::vector<std::jthread> threads;
+        for (auto& claim : helpers) {
+            try {
+                threads.emplace_back([&spans, claim = std::move(claim)] { spans.work(); });
+            } catch (const std::system_error&) {
+                break;  // no thread to be had: the others do its share
+            }
+        }
+        spans.work();
+    }
+    spans.rethrow();
 }
 
 std::uint64_t SeekableMember::read(const ByteRanges& ranges, const RangeSink& sink) const {

@@ -49,6 +49,8 @@ public:
     SinkPipeline& operator=(const SinkPipeline&) = delete;
 
     std::span<std::uint8_t> room() { return buffers_[filling_]; }
+    // Whether the sink runs on a thread of its own (false: inside deliver()).
+    bool overlapped() const { return thread_.joinable(); }
 
     void deliver(std::size_t count) {
         if (count == 0) return;

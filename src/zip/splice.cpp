@@ -173,12 +173,18 @@ public:
 
     PrecompressedMember run(const std::vector<Region>& regions, ContentFeed feed) {
         BackgroundSha256 hash(std::move(feed));
+        auto out = run(regions);
+        out.sha256 = hash.digest();
+        return out;
+    }
+
+    // Without the SHA-256 (the caller's).
+    PrecompressedMember run(const std::vector<Region>& regions) {
         for (const auto& region : regions) redeflate(region);
         keep_unchanged_until(original_.blocks.size());
         copy_original_until(original_.member->compressed_size);
         out_.size = edited_size(edits_, original_.size);
         out_.crc32 = crc_;
-        out_.sha256 = hash.digest();
         return std::move(out_);
     }
 
@@ -395,14 +401,17 @@ private:
     std::uint64_t skip_to_ = 0;
 };
 
-ContentFeed feed_streamed(const SeekableMember& source, const ByteEdits& edits, std::uint64_t size) {
-    return [&source, &edits, size](Sha256& hash) {
-        EditedStream stream(edits, hash);
-        ByteRanges everything;
-        everything.add(0, size);
-        source.read(everything, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { stream.take(chunk, at); });
-        stream.finish(size);
-    };
+// SHA-256 of the new content: the original inflated once more through `source`,
+// the edits put in place as the bytes pass. The spans between the source's windows
+// are inflated on several threads at once (SeekableMember::read_all), the hashing
+// done in order by whichever of them finds the next span ready, so on two cores
+// the inflate is split between them and the hash overlaps it.
+std::array<std::uint8_t, 32> streamed_sha256(const SeekableMember& source, const ByteEdits& edits, std::uint64_t size) {
+    Sha256 hash;
+    EditedStream stream(edits, hash);
+    source.read_all([&](std::span<const std::uint8_t> chunk, std::uint64_t at) { stream.take(chunk, at); });
+    stream.finish(size);
+    return hash.digest();
 }
 
 }  // namespace
@@ -436,7 +445,9 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
     SparseStream image(index.size);  // lazily backed: only the regions' bytes take memory
     source.read(region_bytes(exact, regions),
                 [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { image.fill(at, chunk); });
-    return Splicer(exact, image.image(), edits, level).run(regions, feed_streamed(source, edits, index.size));
+    auto out = Splicer(exact, image.image(), edits, level).run(regions);
+    out.sha256 = streamed_sha256(source, edits, index.size);
+    return out;
 }
 
 }  // namespace wheelfix::zip

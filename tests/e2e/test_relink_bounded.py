@@ -92,6 +92,28 @@ def build_wheel():
     return wheel
 
 
+def tampered_wheel(wheel):
+    """The wheel with RECORD naming another hash for the big member (its bytes as they
+    were): the member is streamed through zipfile once, built once into CACHE."""
+    tampered = CACHE / "tampered" / wheel.name
+    if tampered.exists():
+        return tampered
+    tampered.parent.mkdir(parents=True, exist_ok=True)
+    partial = tampered.with_suffix(".partial")
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as dst:
+        for info in src.infolist():
+            if info.filename.endswith("/RECORD"):
+                lines = src.read(info).decode().splitlines(keepends=True)
+                forged = [line.replace(line.split(",")[1], "sha256=" + "A" * 43) if line.startswith(MEMBER + ",") else line
+                          for line in lines]
+                dst.writestr(info, "".join(forged))
+                continue
+            with src.open(info) as data, dst.open(info, "w") as out:
+                shutil.copyfileobj(data, out, 1 << 20)
+    partial.rename(tampered)
+    return tampered
+
+
 def run_measured(*args):
     """wheelfix ARGS in a child of a python that reports the child's peak RSS (KiB)."""
     probe = ("import resource, subprocess, sys\n"
@@ -151,6 +173,21 @@ class RelinkBounded(unittest.TestCase):
     def test_grown_runpath(self):
         dynamic = self.relink_and_prove("--set-rpath", LONG_RPATH)
         self.assertEqual(dynamic["runpath"], LONG_RPATH)
+
+    def test_record_mismatch_refused(self):
+        # The first read hashes the member for the RECORD check while the second read
+        # hashes the new content: a RECORD that disagrees is still refused, exit 2,
+        # one line naming the wheel, nothing written, memory bounded.
+        tampered = tampered_wheel(self.wheel)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "out"
+            status, peak_kib, stderr = run_measured("relink", tampered, "-o", out, "--set-rpath", LONG_RPATH)
+            self.assertEqual(status, 2, stderr)
+            self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
+            self.assertIn(str(tampered), stderr)
+            self.assertIn(MEMBER, stderr)
+            self.assertLessEqual(peak_kib, RSS_BOUND_MIB * 1024)
+            self.assertEqual(list(out.iterdir()) if out.exists() else [], [], "output left behind")
 
     def test_soname_in_place(self):
         dynamic = self.relink_and_prove("--set-soname", "libbig.so")

@@ -17,7 +17,7 @@ import wfx  # noqa: E402
 PHASES = ["read", "inflate", "parse", "edit", "deflate/splice", "hash", "write", "proofs"]
 HEADER = re.compile(r"^timings: wall (\d+\.\d{3}) s, peak RSS (\d+\.\d) MiB( \(largest child (\d+\.\d) MiB\))? "
                     r"\(phases: self time, summed over threads\)$")
-PHASE_LINE = re.compile(r"^  (\S+)\s+(\d+\.\d{3}) s\s+(\d+) scopes?$")
+PHASE_LINE = re.compile(r"^  (\S+)\s+(\d+\.\d{3}) s\s+(\d+) scopes?(\s+(\d+\.\d) MB)?$")
 TORCH_210 = wfx.SAMPLES / "torch-2.10.0" / "torch"
 PLAIN = wfx.SAMPLES / "plainext-1.0.0-cp311-cp311-linux_x86_64.whl"
 SO = wfx.SAMPLES / "torch-2.9.0" / "torch" / "lib" / "libc10_cuda.so"

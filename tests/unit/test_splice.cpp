@@ -23,6 +23,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <thread>
 
 using namespace wheelfix;
 using namespace wheelfix::test;
@@ -553,6 +554,42 @@ TEST_CASE("inflate_indexed: the follower is a second thread only when the thread
         CHECK(most == before + budget - 1);
         CHECK(*kept.sha256 == sha256(big));
         CHECK(kept.crc32 == crc_of(big));
+    }
+}
+
+TEST_CASE("SeekableMember::read_all: every byte in order from windows inflated on several threads; a sink's throw stops it") {
+    TempDir dir;
+    Bytes big = varied_bytes(std::size_t(6) << 20);
+    write_python_style_zip(dir / "a.zip", {deflated_member("big.so", big, zlib_raw_deflate(big, 6)),
+                                           {"big.bin", big, 0, crc_of(big), big.size()}});
+    auto archive = Archive::open(dir / "a.zip");
+    for (const auto& member : archive.members())
+    for (auto backend : zip::compiled_backends())
+    for (unsigned budget : {1u, 2u, 4u}) {
+        CAPTURE(member.name);
+        CAPTURE(zip::backend_name(backend));
+        CAPTURE(budget);
+        ScopedThreadBudget scoped(budget);
+        auto index = zip::inflate_indexed(archive, member, {}, zip::InflateOptions{.window_every = 128 << 10, .backend = backend});
+        if (member.method == zip::Method::deflated) CHECK(index.windows.size() >= 4);  // several spans, taken by every thread
+        const zip::SeekableMember source(archive, member, std::move(index));
+        Bytes seen;
+        std::set<std::thread::id> handing;
+        source.read_all([&](std::span<const std::uint8_t> chunk, std::uint64_t at) {
+            CHECK(at == seen.size());
+            seen.insert(seen.end(), chunk.begin(), chunk.end());
+            handing.insert(std::this_thread::get_id());
+        });
+        CHECK(seen == big);
+        CHECK(handing.size() <= budget);
+        // The sink fails on its third call: the failure comes out, the helpers stop.
+        int calls = 0;
+        const std::size_t threads_before = threads_in_process();
+        CHECK_THROWS_WITH_AS(source.read_all([&](auto, auto) {
+            if (++calls == 3) throw std::runtime_error("sink gave up");
+        }), "sink gave up", std::runtime_error);
+        if (member.method == zip::Method::deflated) CHECK(calls == 3);
+        CHECK(threads_in_process() == threads_before);
     }
 }
 

@@ -21,6 +21,11 @@
 // files: the plan executor, relink, graft, the elf command), deflate/splice (the zip
 // layer's deflaters and splices), hash (util/sha256), write (util/output_file),
 // proofs (repair's load test).
+//
+// Bytes: count_bytes(phase, n) adds to a phase's byte count when enabled (nothing
+// otherwise): the bytes inflated (output of the zip layer's inflaters) and hashed
+// (util/sha256), so --timings shows how many times a command inflated and hashed
+// each byte of its input, whatever the load on the machine.
 #pragma once
 
 #include <array>
@@ -66,7 +71,9 @@ private:
 struct PhaseTotal {
     std::chrono::nanoseconds time{0};  // self time, summed over threads
     std::uint64_t scopes = 0;          // how many scopes of the phase ended
+    std::uint64_t bytes = 0;           // count_bytes: inflated (inflate), hashed (hash); 0 elsewhere
 };
+void count_bytes(Phase phase, std::uint64_t bytes) noexcept;
 std::array<PhaseTotal, kPhases> totals();
 
 // Peak resident set size in bytes: of this process (/proc/self/status VmHWM, which

@@ -31,8 +31,13 @@
 // hashing nor the page faults of a fresh buffer are on the inflating thread. That
 // thread belongs to the call: it is joined before inflate_indexed returns or
 // throws (a failure mid-inflate stops it before the bytes it reads are freed),
-// and its own failure is rethrown. Other members, and all when the budget is
-// spent, are digested on the calling thread as the bytes pass.
+// and its own failure is rethrown. A streamed member (not kept) of at least
+// kFollowedFrom bytes has its SHA-256 and `sink` calls run on a second thread
+// when the budget spares one (two 1 MiB buffers: one inflated into while the
+// other is hashed and handed to the sink), the CRC-32 staying on the inflating
+// thread: the sink is called from that thread then (in order, one call at a
+// time), and what it throws comes out of inflate_indexed. Other members, and
+// all when the budget is spent, are digested on the calling thread as the bytes pass.
 //
 // Memory: the kept bytes (if any), the index (24 bytes per block, a block is
 // typically 10-100 KB) and fixed buffers — the compressed stream is never held

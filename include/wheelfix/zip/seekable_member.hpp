@@ -56,6 +56,20 @@ public:
     // a gap, and resuming from a later window only where one lies in the gap.
     // Returns how many bytes were inflated (or read, for a stored member) to do it.
     std::uint64_t read(const ByteRanges& ranges, const RangeSink& sink) const;
+    // Every byte of the member, in order, as sink(chunk, offset) — what
+    // read([0, size())) delivers — inflated by several threads at once: the spans
+    // between windows are independent (each resumes at its window), so the caller
+    // and the helpers the thread budget spares (util/thread_budget.hpp) each
+    // inflate one into a buffer of its own while whichever of them finds the next
+    // span in order ready hands it to the sink. The sink is called in order, one
+    // call at a time, from any of these threads (each call sees what the earlier
+    // ones did). Memory: a few spans' buffers (spacing() plus a block each, at most
+    // kMaxSpan, so at most ~5 x 40 MiB with three helpers; a member whose windows
+    // lie further apart, over ~10 GB, is read by read() on one thread). A
+    // stream that ends before its span does is an InputError naming the member;
+    // what the sink throws stops the others and comes out of here.
+    void read_all(const RangeSink& sink) const;
+    static constexpr std::uint64_t kMaxSpan = std::uint64_t(40) << 20;
     // Every deflate block start from the last window at or before `begin` up to the
     // first at or past `until` (zip::index_blocks_from: zlib, prefix CRCs). A
     // deflated member only (else std::invalid_argument).

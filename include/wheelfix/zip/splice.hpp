@@ -64,10 +64,11 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
 // again from the window before it (SeekableMember::block_starts, zlib), so the
 // regions, and the stream, are those of a full index. The bytes each re-deflated region needs ([p - 32 KiB,
 // q)) are inflated again into a lazily backed image (util/sparse_stream.hpp), and
-// the new content's SHA-256 streams the whole member once more through `source`
-// with the edits put in place as it passes (on a second thread when the budget
-// spares one, while the regions are deflated). Memory: the regions' bytes and
-// fixed buffers, not the member. The result is the one plan_splice(original with
+// then the new content's SHA-256 streams the whole member once more through
+// `source` with the edits put in place as it passes (SeekableMember::read_all: the
+// spans between windows inflated on the calling thread and the helpers the budget
+// spares, the hashing in order beside them). Memory: the regions' bytes and
+// a few spans' buffers, not the member. The result is the one plan_splice(original with
 // its bytes, edits) gives. Where nothing of the original stream can be reused (a
 // stored member, or a splice that would re-deflate everything) the member is read
 // whole and deflated as above: not bounded.
