@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include <ctime>
+#include <thread>
 
 using namespace wheelfix;
 using namespace wheelfix::test;
@@ -133,6 +134,40 @@ TEST_CASE("unix modes, symlinks, directories, stored members and modification ti
     CHECK(members[3].method == zip::Method::deflated);
     CHECK(members[3].compressed_size < 100);
     CHECK(as_string(archive.read(members[3])) == std::string(5000, 'x'));
+}
+
+TEST_CASE("one archive read from several threads at once: stored and deflated members, the same bytes") {
+    TempDir dir;
+    std::vector<ZipEntry> entries;
+    for (int i = 0; i < 12; ++i) {
+        std::string content;
+        for (int line = 0; line < 2000 * (i + 1); ++line) content += std::to_string(line * (i + 3)) + " member " + std::to_string(i) + "\n";
+        entries.push_back({"m" + std::to_string(i) + ".txt", content, i % 2 == 0 ? ZIP_CM_STORE : ZIP_CM_DEFLATE});
+    }
+    write_zip(dir / "many.zip", entries);
+    const auto archive = Archive::open(dir / "many.zip");
+    std::vector<std::string> serial;
+    for (const auto& member : archive.members()) serial.push_back(as_string(archive.read(member)));
+    std::vector<std::vector<std::string>> per_thread(4, std::vector<std::string>(archive.members().size()));
+    {
+        std::vector<std::jthread> threads;
+        for (std::size_t t = 0; t < per_thread.size(); ++t)
+            threads.emplace_back([&, t] {
+                for (int round = 0; round < 5; ++round)
+                    for (std::size_t m = 0; m < archive.members().size(); ++m) {
+                        // Each thread in its own order, so different members and the same one overlap.
+                        const std::size_t at = (m + t * 5) % archive.members().size();
+                        std::string streamed;
+                        archive.stream(archive.members()[at], [&](std::span<const std::uint8_t> chunk) {
+                            streamed.append(chunk.begin(), chunk.end());
+                        }, 4096);
+                        per_thread[t][at] = streamed;
+                    }
+            });
+    }
+    for (std::size_t t = 0; t < per_thread.size(); ++t) CHECK(per_thread[t] == serial);
+    CHECK(serial[0] == entries[0].data);
+    CHECK(archive.members()[0].method == zip::Method::stored);
 }
 
 TEST_CASE("symlink entries must stay inside the archive") {
