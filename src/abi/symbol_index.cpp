@@ -5,12 +5,14 @@
 
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/parallel_tasks.hpp"
 
 #include <elf.h>
 #include <fnmatch.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <deque>
 #include <fstream>
 #include <set>
@@ -143,13 +145,20 @@ bool matches_any_glob(std::string_view file_name, const std::vector<std::string>
 }
 
 // The index limits (symbol_index.hpp), summed over the libraries as they are read.
+// What one library costs against the index limits: its symbols and their text.
+std::uint64_t text_of(const LibraryExports& library) {
+    std::uint64_t text = 0;
+    for (const ExportedSymbol& symbol : library.symbols) text += symbol.name.size() + symbol.version.size() + 8;
+    return text;
+}
+
 class IndexBudget {
 public:
     explicit IndexBudget(const std::string& source) : source_(source) {}
 
     void take(const LibraryExports& library) {
         symbols_ += library.symbols.size();
-        for (const ExportedSymbol& symbol : library.symbols) text_ += symbol.name.size() + symbol.version.size() + 8;
+        text_ += text_of(library);
         if (symbols_ > kMaxIndexSymbols)
             refuse(library, "more than " + std::to_string(kMaxIndexSymbols) + " exported symbols");
         if (text_ > kMaxIndexText)
@@ -166,6 +175,32 @@ private:
     std::uint64_t symbols_ = 0;
     std::uint64_t text_ = 0;
 };
+
+// Every candidate, read on the threads the budget spares, taken in order (the
+// contract in symbol_index_internal.hpp).
+std::vector<LibraryExports> read_concurrently(const std::vector<const Candidate*>& candidates, IndexBudget& budget) {
+    std::vector<std::uint64_t> weights;
+    for (const Candidate* candidate : candidates) weights.push_back(*candidate->weight);
+    std::vector<std::optional<LibraryExports>> read(candidates.size());
+    std::atomic<std::uint64_t> symbols{0}, text{0};
+    run_tasks(weights, [&](std::size_t i, TaskStop& stop) {
+        read[i] = candidates[i]->read();
+        const std::uint64_t symbols_now = symbols += read[i]->symbols.size();
+        const std::uint64_t text_now = text += text_of(*read[i]);
+        if (symbols_now > kMaxIndexSymbols || text_now > kMaxIndexText) stop.stop_from(0);
+    });
+    std::vector<LibraryExports> libraries;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        libraries.push_back(read[i] ? std::move(*read[i]) : candidates[i]->read());
+        read[i].reset();
+        budget.take(libraries.back());
+    }
+    return libraries;
+}
+
+bool all_weighted(const std::vector<const Candidate*>& candidates) {
+    return std::all_of(candidates.begin(), candidates.end(), [](const Candidate* c) { return c->weight.has_value(); });
+}
 
 std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candidates, const IndexOptions& options,
                                            const std::string& source) {
@@ -184,6 +219,7 @@ std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candida
     std::vector<LibraryExports> libraries;
     IndexBudget budget(source);
     if (options.roots.empty()) {
+        if (allowed.size() > 1 && all_weighted(allowed)) return read_concurrently(allowed, budget);
         for (const Candidate* candidate : allowed) {
             libraries.push_back(candidate->read());
             budget.take(libraries.back());

@@ -119,10 +119,10 @@ struct MemberRead {
 };
 
 struct WheelReadStats {
-    std::vector<MemberRead> members;  // in the order they were read, each once
+    std::vector<MemberRead> members;  // in the order the index took them, each read once
     std::uint64_t bytes_inflated() const;
     std::uint64_t bytes_kept() const;
-    const MemberRead* largest_kept() const;  // the memory peak: one member is read at a time
+    const MemberRead* largest_kept() const;  // the memory peak: one member per reading thread
 };
 
 SymbolIndex load_index(const std::filesystem::path& path, const IndexOptions& options = {});
