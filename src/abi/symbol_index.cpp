@@ -178,12 +178,20 @@ private:
 
 // Every candidate, read on the threads the budget spares, taken in order (the
 // contract in symbol_index_internal.hpp).
-std::vector<LibraryExports> read_concurrently(const std::vector<const Candidate*>& candidates, IndexBudget& budget) {
+std::vector<LibraryExports> read_concurrently(const std::vector<const Candidate*>& candidates, IndexBudget& budget,
+                                             const SideTask* beside) {
     std::vector<std::uint64_t> weights;
     for (const Candidate* candidate : candidates) weights.push_back(*candidate->weight);
+    if (beside != nullptr) weights.push_back(beside->weight);  // the last task
     std::vector<std::optional<LibraryExports>> read(candidates.size());
     std::atomic<std::uint64_t> symbols{0}, text{0};
+    bool beside_ran = false;
     run_tasks(weights, [&](std::size_t i, TaskStop& stop) {
+        if (i == candidates.size()) {
+            beside->run();
+            beside_ran = true;
+            return;
+        }
         read[i] = candidates[i]->read();
         const std::uint64_t symbols_now = symbols += read[i]->symbols.size();
         const std::uint64_t text_now = text += text_of(*read[i]);
@@ -195,6 +203,7 @@ std::vector<LibraryExports> read_concurrently(const std::vector<const Candidate*
         read[i].reset();
         budget.take(libraries.back());
     }
+    if (beside != nullptr && !beside_ran) beside->run();
     return libraries;
 }
 
@@ -202,30 +211,39 @@ bool all_weighted(const std::vector<const Candidate*>& candidates) {
     return std::all_of(candidates.begin(), candidates.end(), [](const Candidate* c) { return c->weight.has_value(); });
 }
 
+// Every allowed candidate, taken in order: read concurrently when they all have a
+// weight, else one after the other (then `beside` runs after them).
+std::vector<LibraryExports> read_listed(const std::vector<const Candidate*>& allowed, IndexBudget& budget,
+                                        const SideTask* beside) {
+    if (all_weighted(allowed) && allowed.size() + (beside != nullptr ? 1 : 0) > 1)
+        return read_concurrently(allowed, budget, beside);
+    std::vector<LibraryExports> libraries;
+    for (const Candidate* candidate : allowed) {
+        libraries.push_back(candidate->read());
+        budget.take(libraries.back());
+    }
+    if (beside != nullptr) beside->run();
+    return libraries;
+}
+
 std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candidates, const IndexOptions& options,
-                                           const std::string& source) {
+                                           const std::string& source, const SideTask* beside) {
     if (options.with_dependencies && !options.library_globs.empty()) {
         IndexOptions closure;
         closure.roots = options.roots;
         for (const Candidate& candidate : candidates)
             if (matches_any_glob(candidate.file_name, options.library_globs))
                 closure.roots.push_back(candidate.file_name);
-        if (closure.roots.empty()) return {};
-        return read_libraries(candidates, closure, source);
+        if (!closure.roots.empty()) return read_libraries(candidates, closure, source, beside);
+        if (beside != nullptr) beside->run();
+        return {};
     }
     std::vector<const Candidate*> allowed;
     for (const Candidate& candidate : candidates)
         if (matches_any_glob(candidate.file_name, options.library_globs)) allowed.push_back(&candidate);
-    std::vector<LibraryExports> libraries;
     IndexBudget budget(source);
-    if (options.roots.empty()) {
-        if (allowed.size() > 1 && all_weighted(allowed)) return read_concurrently(allowed, budget);
-        for (const Candidate* candidate : allowed) {
-            libraries.push_back(candidate->read());
-            budget.take(libraries.back());
-        }
-        return libraries;
-    }
+    if (options.roots.empty()) return read_listed(allowed, budget, beside);
+    std::vector<LibraryExports> libraries;
     std::deque<std::string> queue(options.roots.begin(), options.roots.end());
     std::set<std::string> seen;
     std::set<const Candidate*> read;
@@ -242,6 +260,7 @@ std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candida
             if (!libraries.back().soname.empty()) seen.insert(libraries.back().soname);
         }
     }
+    if (beside != nullptr) beside->run();
     return libraries;
 }
 

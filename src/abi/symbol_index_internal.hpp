@@ -46,8 +46,14 @@ struct Candidate {
 // result and the refusal are the serial ones; once the libraries read so far pass
 // the limits in any order, no more are started (memory stays bounded), and the
 // ones the ordered pass still needs are read then.
+// `beside` (optional) is one more piece of work with its weight, run among the
+// candidates' reads when they are read concurrently, else after them.
+struct SideTask {
+    std::function<void()> run;
+    std::uint64_t weight = 0;
+};
 std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candidates, const IndexOptions& options,
-                                           const std::string& source);
+                                           const std::string& source, const SideTask* beside = nullptr);
 
 // Keeps only what IndexOptions allows of an index already in memory (index files).
 void apply_options(SymbolIndex& index, const IndexOptions& options, const std::string& source);

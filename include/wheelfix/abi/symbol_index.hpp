@@ -110,6 +110,9 @@ struct IndexOptions {
     // With globs: the matching libraries become roots, so what they need from the
     // same torch is indexed too and the index stays complete for resolution.
     bool with_dependencies = false;
+    // load_index_from_wheel: also fill source_sha256 with the wheel file's SHA-256,
+    // hashed beside the libraries' reads (on the thread budget), not after them.
+    bool hash_wheel = false;
 };
 
 struct MemberRead {
