@@ -9,7 +9,8 @@ writes the same index file from a torch wheel (the stand-in tree zipped, librari
 in a shuffled member order) at both; and a wheel with two broken ELF members, the
 small one first in archive order and the big one (read first by the second
 thread) after it, is refused naming the small one at both, every time, as the
-serial reading names the first it meets."""
+serial reading names the first it meets. A WHEELFIX_THREADS that is not 1 to 4096
+is a usage error naming the variable."""
 import os
 import subprocess
 import sys
@@ -93,6 +94,16 @@ class SameAtEveryBudget(unittest.TestCase):
                 outputs.append((out.read_bytes(), done.stdout.replace(str(out).encode(), b"OUT"), done.stderr))
             self.assertEqual(outputs[0], outputs[1])
             self.assertIn(b"4 libraries", outputs[0][1])
+
+    def test_a_bad_thread_count_is_a_usage_error(self):
+        for value in ("0", "two", "4097", "-1", "1.5"):
+            with self.subTest(value=value):
+                done = run(value, "inspect", wfx.SGL_WHEEL)
+                self.assertEqual(done.returncode, 2)
+                self.assertEqual(done.stdout, b"")
+                self.assertTrue(done.stderr.startswith(b"wheelfix: WHEELFIX_THREADS: expected a number of threads"))
+                self.assertEqual(done.stderr.count(b"\n"), 1)
+        self.assertEqual(run("", "inspect", wfx.SGL_WHEEL).returncode, 0)  # empty counts as unset
 
     def test_the_first_broken_member_in_archive_order_is_named(self):
         with tempfile.TemporaryDirectory() as work:
