@@ -15,6 +15,7 @@
 #include <atomic>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -211,6 +212,56 @@ bool all_weighted(const std::vector<const Candidate*>& candidates) {
     return std::all_of(candidates.begin(), candidates.end(), [](const Candidate* c) { return c->weight.has_value(); });
 }
 
+// The NEEDED walk's libraries read before their turn: when the walk is about to
+// take the candidates its queue names, they are read at once on the thread budget
+// (largest first), and the walk, unchanged, takes each from here instead of reading
+// it. So the libraries, their order and any refusal are the serial walk's; a
+// candidate read ahead that the walk then skips (its name became a SONAME seen) only
+// cost the work. Reading ahead stops once what was read passes the index limits.
+class ReadAhead {
+public:
+    bool empty() const { return read_.empty(); }
+
+    void read_frontier(const std::deque<std::string>& queue, const std::set<std::string>& seen,
+                       const std::set<const Candidate*>& taken, const std::vector<const Candidate*>& allowed) {
+        std::vector<const Candidate*> next;
+        std::set<std::string_view> names;
+        for (const std::string& name : queue)
+            if (!seen.count(name) && names.insert(name).second)
+                for (const Candidate* candidate : allowed)
+                    if (candidate->file_name == name && !taken.count(candidate)) next.push_back(candidate);
+        if (next.size() < 2 || !all_weighted(next)) return;
+        std::vector<std::uint64_t> weights;
+        for (const Candidate* candidate : next) weights.push_back(*candidate->weight);
+        std::vector<std::optional<LibraryExports>> read(next.size());
+        std::atomic<std::uint64_t> symbols{0}, text{0};
+        try {
+            run_tasks(weights, [&](std::size_t i, TaskStop& stop) {
+                read[i] = next[i]->read();
+                const std::uint64_t symbols_now = symbols += read[i]->symbols.size();
+                const std::uint64_t text_now = text += text_of(*read[i]);
+                if (symbols_now > kMaxIndexSymbols || text_now > kMaxIndexText) stop.stop_from(0);
+            });
+        } catch (...) {
+            // The walk reads a failing library itself, in its turn, and fails as it
+            // would have; what was read ahead of it is kept.
+        }
+        for (std::size_t i = 0; i < next.size(); ++i)
+            if (read[i]) read_.emplace(next[i], std::move(*read[i]));
+    }
+
+    LibraryExports take(const Candidate* candidate) {
+        const auto found = read_.find(candidate);
+        if (found == read_.end()) return candidate->read();
+        LibraryExports library = std::move(found->second);
+        read_.erase(found);
+        return library;
+    }
+
+private:
+    std::map<const Candidate*, LibraryExports> read_;
+};
+
 // Every allowed candidate, taken in order: read concurrently when they all have a
 // weight, else one after the other (then `beside` runs after them).
 std::vector<LibraryExports> read_listed(const std::vector<const Candidate*>& allowed, IndexBudget& budget,
@@ -247,14 +298,16 @@ std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candida
     std::deque<std::string> queue(options.roots.begin(), options.roots.end());
     std::set<std::string> seen;
     std::set<const Candidate*> read;
+    ReadAhead ahead;
     while (!queue.empty()) {
+        if (ahead.empty()) ahead.read_frontier(queue, seen, read, allowed);
         const std::string name = queue.front();
         queue.pop_front();
         if (!seen.insert(name).second) continue;
         for (const Candidate* candidate : allowed) {
             if (candidate->file_name != name || read.count(candidate)) continue;
             read.insert(candidate);
-            libraries.push_back(candidate->read());
+            libraries.push_back(ahead.take(candidate));
             budget.take(libraries.back());
             for (const std::string& needed : libraries.back().needed) queue.push_back(needed);
             if (!libraries.back().soname.empty()) seen.insert(libraries.back().soname);

@@ -6,7 +6,8 @@ order; 2: two threads, largest member first). Proven on every test wheel (the
 auditwheel test wheels and the samples): inspect --json and check --json print
 byte-identical documents with the same exit status at 1 and at 2 threads; index
 writes the same index file from a torch wheel (the stand-in tree zipped, libraries
-in a shuffled member order) at both; and a wheel with two broken ELF members, the
+in a shuffled member order) at both, and check against that wheel (the NEEDED walk,
+read ahead a frontier at a time) reports the same and reads the same; and a wheel with two broken ELF members, the
 small one first in archive order and the big one (read first by the second
 thread) after it, is refused naming the small one at both, every time, as the
 serial reading names the first it meets. A WHEELFIX_THREADS that is not 1 to 4096
@@ -94,6 +95,12 @@ class SameAtEveryBudget(unittest.TestCase):
                 outputs.append((out.read_bytes(), done.stdout.replace(str(out).encode(), b"OUT"), done.stderr))
             self.assertEqual(outputs[0], outputs[1])
             self.assertIn(b"4 libraries", outputs[0][1])
+            # check against the wheel walks NEEDED from the extensions' imports, reading
+            # each frontier of that walk ahead on both threads: the same report and the
+            # same -v account of what was inflated, in the same order.
+            checked = self.assert_same("-v", "check", wfx.SGL_WHEEL, "--torch", wheel, "--json")
+            self.assertIn(b"inflated", checked.stderr)
+            self.assertGreaterEqual(checked.stderr.count(b"torch/lib/"), 2)
 
     def test_a_bad_thread_count_is_a_usage_error(self):
         for value in ("0", "two", "4097", "-1", "1.5"):
