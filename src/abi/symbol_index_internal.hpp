@@ -45,7 +45,9 @@ struct Candidate {
 // the thread budget (util/parallel_tasks.hpp) and taken in their order, so the
 // result and the refusal are the serial ones; once the libraries read so far pass
 // the limits in any order, no more are started (memory stays bounded), and the
-// ones the ordered pass still needs are read then.
+// ones the ordered pass still needs are read then. With roots, the walk reads each
+// frontier (the candidates its queue names) ahead on the thread budget and takes
+// them from there in its own order: the same libraries, order and refusals.
 // `beside` (optional) is one more piece of work with its weight, run among the
 // candidates' reads when they are read concurrently, else after them.
 struct SideTask {
