@@ -84,7 +84,16 @@ Scenarios (default: all):
                  output's added/dropped members, rewritten ELF members, pip install
                  --no-deps, and each ELF member's RUNPATH and NEEDED changes are
                  printed. Minutes; not in the default set
-                 (default set: all but check-real-wheel, which runs when that wheel exists)
+  check-sgl      check (against the shipped torch 2.10.0 index) and inspect of the real
+                 sgl-kernel 0.3.21 wheel (535.6 MB; runs when it is in
+                 --cache/sgl/, never downloaded by this script) at WHEELFIX_THREADS=1
+                 and 2, vs one ISA-L inflate of its largest member (the floor on 2
+                 cores) and of all its ELF members (the floor on 1)
+  index-torch    index of the real torch wheel (as check-real-wheel finds it) at
+                 WHEELFIX_THREADS=1 and 2, vs one ISA-L inflate of libtorch_cuda.so
+                 and sha256sum of the wheel
+                 (default set: all but check-real-wheel, index-torch and check-sgl, which
+                 run when their wheels exist)
 `--prepare` only builds the benchmark wheels into the cache.
 """
 import argparse
@@ -336,6 +345,11 @@ def scenario_repair_graft(args, wheelfix):
 # repair-real: the real sgl-kernel 0.3.21 wheel (pip download --no-deps sgl-kernel==0.3.21;
 # a cu12 build) against `auditwheel repair` with the exclude list real projects pass.
 SGL_REAL_NAME = "sgl_kernel-0.3.21-cp310-abi3-manylinux2014_x86_64.whl"
+
+
+def sgl_real_wheel(args):
+    """The real sgl-kernel 0.3.21 wheel: --sgl-wheel, else CACHE/sgl/ (never downloaded here)."""
+    return args.sgl_wheel or args.cache / "sgl" / SGL_REAL_NAME
 # pytorch/ao packaging/post_build_script.sh (torch, c10, libcuda, libcudart), plus the
 # CUDA libraries this wheel also needs, which mlc-ai/mlc-llm ci/task/build_wheel.sh
 # excludes too (nvrtc, cublas, cublasLt): auditwheel stops at any other library it
@@ -477,7 +491,7 @@ def abridged_report(lines):
 def scenario_repair_real(args, wheelfix):
     """issue 19: repair of the real sgl-kernel 0.3.21 wheel, CUDA 13 target, torch given,
     vs `auditwheel repair` with the exclude list real projects pass; and the floor."""
-    wheel = args.sgl_wheel or args.cache / "sgl" / SGL_REAL_NAME
+    wheel = sgl_real_wheel(args)
     if not wheel.exists():
         print(f"bench: repair-real skipped: {wheel} is absent (pip download --no-deps sgl-kernel==0.3.21 "
               f"into {args.cache / 'sgl'}, or pass --sgl-wheel)", file=sys.stderr)
@@ -688,6 +702,57 @@ def wheelfix_may_find(wheelfix, *args):
     return ["sh", "-c", '"$0" "$@"; [ $? -le 1 ]', wheelfix, *map(str, args)]
 
 
+def wheelfix_threads(threads, wheelfix, *args):
+    """wheelfix_may_find with WHEELFIX_THREADS set: the thread budget of a read-only command."""
+    return ["sh", "-c", f'WHEELFIX_THREADS={threads} "$0" "$@"; [ $? -le 1 ]', wheelfix, *map(str, args)]
+
+
+def codec_inflate(args, wheel, member):
+    """argv: one ISA-L streaming inflate (with CRC-32) of one member: the floor of reading it."""
+    return [str(args.build / "tests" / "codec_bench"), "inflate", str(wheel), member, "isa-l"]
+
+
+def scenario_check_sgl(args, wheelfix):
+    """check (and inspect) of the real sgl-kernel 0.3.21 wheel at 1 and 2 threads, beside
+    one ISA-L inflate of its largest member (the floor on 2 cores: no member is split)
+    and of every ELF member one after another (the floor on 1 core)."""
+    wheel = sgl_real_wheel(args)
+    if not wheel.exists():
+        print(f"bench: check-sgl skipped: {wheel} is not there", file=sys.stderr)
+        return []
+    with zipfile.ZipFile(wheel) as zf:
+        elves = sorted((i for i in zf.infolist() if ".so" in i.filename), key=lambda i: -i.file_size)
+    every = " && ".join(" ".join(f"'{a}'" for a in codec_inflate(args, wheel, i.filename)) + " > /dev/null"
+                        for i in elves)
+    return run_scenario("check-sgl", [
+        (f"ISA-L inflate of {elves[0].filename} (floor, 2 cores)", codec_inflate(args, wheel, elves[0].filename)),
+        (f"ISA-L inflate of all {len(elves)} ELF members (floor, 1 core)", ["sh", "-c", every]),
+        ("check --torch index, WHEELFIX_THREADS=1", wheelfix_threads(1, wheelfix, "check", wheel, "--torch", REAL_INDEX)),
+        ("check --torch index, WHEELFIX_THREADS=2", wheelfix_threads(2, wheelfix, "check", wheel, "--torch", REAL_INDEX)),
+        ("inspect, WHEELFIX_THREADS=1", wheelfix_threads(1, wheelfix, "inspect", wheel)),
+        ("inspect, WHEELFIX_THREADS=2", wheelfix_threads(2, wheelfix, "inspect", wheel)),
+    ], args.runs)
+
+
+def scenario_index_torch(args, wheelfix):
+    """index of the real torch 2.10.0 wheel at 1 and 2 threads, beside one ISA-L inflate
+    of its largest library (libtorch_cuda.so: the floor on 2 cores) and sha256sum of
+    the wheel (index records the wheel's SHA-256)."""
+    torch_wheel = torch_wheel_for(args)
+    if torch_wheel is None:
+        print("bench: index-torch skipped: no torch wheel (see data/torch-index/README.md)", file=sys.stderr)
+        return []
+    out = args.cache / "out" / "torch-real.idx.gz"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return run_scenario("index-torch", [
+        ("ISA-L inflate of torch/lib/libtorch_cuda.so (floor, 2 cores)",
+         codec_inflate(args, torch_wheel, "torch/lib/libtorch_cuda.so")),
+        ("sha256sum of the wheel", ["sh", "-c", f"sha256sum '{torch_wheel}' > /dev/null"]),
+        ("index, WHEELFIX_THREADS=1", wheelfix_threads(1, wheelfix, "index", torch_wheel, "-o", out, "--overwrite")),
+        ("index, WHEELFIX_THREADS=2", wheelfix_threads(2, wheelfix, "index", torch_wheel, "-o", out, "--overwrite")),
+    ], args.runs)
+
+
 def scenario_inspect_mid(args, wheelfix):
     wheel = mid_wheel(args.cache)
     return run_scenario("inspect-mid", [
@@ -839,8 +904,11 @@ def record_timings(name, label, cmd):
     at = next((i for i, word in enumerate(map(str, cmd)) if Path(word).name == "wheelfix"), None)
     if at not in (0, 3) or (at == 3 and cmd[:2] != ["sh", "-c"]):  # wheelfix itself, or wheelfix_may_find's
         return
+    env = dict(os.environ)
+    if at == 3 and cmd[2].startswith("WHEELFIX_THREADS="):  # wheelfix_threads'
+        env["WHEELFIX_THREADS"] = cmd[2].split("=", 1)[1].split()[0]
     proc = subprocess.run([str(cmd[at]), "--timings", *map(str, cmd[at + 1:])], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
+                          stderr=subprocess.PIPE, text=True, env=env)
     lines = proc.stderr.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith("timings: ")), None)
     if start is not None:
@@ -882,7 +950,7 @@ def main():
                     help="codec-big: a second build to compare with (e.g. build/zlib-fallback)")
     ap.add_argument("--torch-wheel", type=Path, default=None, help="a torch 2.10.0 wheel for check-real-wheel")
     ap.add_argument("--sgl-wheel", type=Path, default=None,
-                    help="repair-real: the real sgl-kernel 0.3.21 wheel (default: CACHE/sgl/%s)" % SGL_REAL_NAME)
+                    help="repair-real, check-sgl: the real sgl-kernel 0.3.21 wheel (default: CACHE/sgl/%s)" % SGL_REAL_NAME)
     ap.add_argument("--prepare", action="store_true", help="only build the benchmark wheels into the cache")
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -894,7 +962,9 @@ def main():
         args.scenarios = args.scenarios + ["inspect-mid", "check-mid", "check-big", "check-fatbin", "check-index", "check-real-index",
                                           "torch-atlas", "repair-sample", "repair-multi"]
         if torch_wheel_for(args):
-            args.scenarios.append("check-real-wheel")
+            args.scenarios += ["check-real-wheel", "index-torch"]
+        if sgl_real_wheel(args).exists():
+            args.scenarios.append("check-sgl")
     wheelfix = str(args.build / "wheelfix")
     lief = str(args.build / "tests" / "elf_dump_lief")
 
@@ -1001,6 +1071,10 @@ def main():
             rows += scenario_check_real_wheel(args, wheelfix)
         elif scenario == "repair-real":
             rows += scenario_repair_real(args, wheelfix)
+        elif scenario == "check-sgl":
+            rows += scenario_check_sgl(args, wheelfix)
+        elif scenario == "index-torch":
+            rows += scenario_index_torch(args, wheelfix)
         else:
             sys.exit(f"bench: unknown scenario {scenario}")
 

@@ -5,14 +5,17 @@
 
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/parallel_tasks.hpp"
 
 #include <elf.h>
 #include <fnmatch.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -143,13 +146,20 @@ bool matches_any_glob(std::string_view file_name, const std::vector<std::string>
 }
 
 // The index limits (symbol_index.hpp), summed over the libraries as they are read.
+// What one library costs against the index limits: its symbols and their text.
+std::uint64_t text_of(const LibraryExports& library) {
+    std::uint64_t text = 0;
+    for (const ExportedSymbol& symbol : library.symbols) text += symbol.name.size() + symbol.version.size() + 8;
+    return text;
+}
+
 class IndexBudget {
 public:
     explicit IndexBudget(const std::string& source) : source_(source) {}
 
     void take(const LibraryExports& library) {
         symbols_ += library.symbols.size();
-        for (const ExportedSymbol& symbol : library.symbols) text_ += symbol.name.size() + symbol.version.size() + 8;
+        text_ += text_of(library);
         if (symbols_ > kMaxIndexSymbols)
             refuse(library, "more than " + std::to_string(kMaxIndexSymbols) + " exported symbols");
         if (text_ > kMaxIndexText)
@@ -167,45 +177,143 @@ private:
     std::uint64_t text_ = 0;
 };
 
+// Every candidate, read on the threads the budget spares, taken in order (the
+// contract in symbol_index_internal.hpp).
+std::vector<LibraryExports> read_concurrently(const std::vector<const Candidate*>& candidates, IndexBudget& budget,
+                                             const SideTask* beside) {
+    std::vector<std::uint64_t> weights;
+    for (const Candidate* candidate : candidates) weights.push_back(*candidate->weight);
+    if (beside != nullptr) weights.push_back(beside->weight);  // the last task
+    std::vector<std::optional<LibraryExports>> read(candidates.size());
+    std::atomic<std::uint64_t> symbols{0}, text{0};
+    bool beside_ran = false;
+    run_tasks(weights, [&](std::size_t i, TaskStop& stop) {
+        if (i == candidates.size()) {
+            beside->run();
+            beside_ran = true;
+            return;
+        }
+        read[i] = candidates[i]->read();
+        const std::uint64_t symbols_now = symbols += read[i]->symbols.size();
+        const std::uint64_t text_now = text += text_of(*read[i]);
+        if (symbols_now > kMaxIndexSymbols || text_now > kMaxIndexText) stop.stop_from(0);
+    });
+    std::vector<LibraryExports> libraries;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        libraries.push_back(read[i] ? std::move(*read[i]) : candidates[i]->read());
+        read[i].reset();
+        budget.take(libraries.back());
+    }
+    if (beside != nullptr && !beside_ran) beside->run();
+    return libraries;
+}
+
+bool all_weighted(const std::vector<const Candidate*>& candidates) {
+    return std::all_of(candidates.begin(), candidates.end(), [](const Candidate* c) { return c->weight.has_value(); });
+}
+
+// The NEEDED walk's libraries read before their turn: when the walk is about to
+// take the candidates its queue names, they are read at once on the thread budget
+// (largest first), and the walk, unchanged, takes each from here instead of reading
+// it. So the libraries, their order and any refusal are the serial walk's; a
+// candidate read ahead that the walk then skips (its name became a SONAME seen) only
+// cost the work. Reading ahead stops once what was read passes the index limits.
+class ReadAhead {
+public:
+    bool empty() const { return read_.empty(); }
+
+    void read_frontier(const std::deque<std::string>& queue, const std::set<std::string>& seen,
+                       const std::set<const Candidate*>& taken, const std::vector<const Candidate*>& allowed) {
+        std::vector<const Candidate*> next;
+        std::set<std::string_view> names;
+        for (const std::string& name : queue)
+            if (!seen.count(name) && names.insert(name).second)
+                for (const Candidate* candidate : allowed)
+                    if (candidate->file_name == name && !taken.count(candidate)) next.push_back(candidate);
+        if (next.size() < 2 || !all_weighted(next)) return;
+        std::vector<std::uint64_t> weights;
+        for (const Candidate* candidate : next) weights.push_back(*candidate->weight);
+        std::vector<std::optional<LibraryExports>> read(next.size());
+        std::atomic<std::uint64_t> symbols{0}, text{0};
+        try {
+            run_tasks(weights, [&](std::size_t i, TaskStop& stop) {
+                read[i] = next[i]->read();
+                const std::uint64_t symbols_now = symbols += read[i]->symbols.size();
+                const std::uint64_t text_now = text += text_of(*read[i]);
+                if (symbols_now > kMaxIndexSymbols || text_now > kMaxIndexText) stop.stop_from(0);
+            });
+        } catch (...) {
+            // The walk reads a failing library itself, in its turn, and fails as it
+            // would have; what was read ahead of it is kept.
+        }
+        for (std::size_t i = 0; i < next.size(); ++i)
+            if (read[i]) read_.emplace(next[i], std::move(*read[i]));
+    }
+
+    LibraryExports take(const Candidate* candidate) {
+        const auto found = read_.find(candidate);
+        if (found == read_.end()) return candidate->read();
+        LibraryExports library = std::move(found->second);
+        read_.erase(found);
+        return library;
+    }
+
+private:
+    std::map<const Candidate*, LibraryExports> read_;
+};
+
+// Every allowed candidate, taken in order: read concurrently when they all have a
+// weight, else one after the other (then `beside` runs after them).
+std::vector<LibraryExports> read_listed(const std::vector<const Candidate*>& allowed, IndexBudget& budget,
+                                        const SideTask* beside) {
+    if (all_weighted(allowed) && allowed.size() + (beside != nullptr ? 1 : 0) > 1)
+        return read_concurrently(allowed, budget, beside);
+    std::vector<LibraryExports> libraries;
+    for (const Candidate* candidate : allowed) {
+        libraries.push_back(candidate->read());
+        budget.take(libraries.back());
+    }
+    if (beside != nullptr) beside->run();
+    return libraries;
+}
+
 std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candidates, const IndexOptions& options,
-                                           const std::string& source) {
+                                           const std::string& source, const SideTask* beside) {
     if (options.with_dependencies && !options.library_globs.empty()) {
         IndexOptions closure;
         closure.roots = options.roots;
         for (const Candidate& candidate : candidates)
             if (matches_any_glob(candidate.file_name, options.library_globs))
                 closure.roots.push_back(candidate.file_name);
-        if (closure.roots.empty()) return {};
-        return read_libraries(candidates, closure, source);
+        if (!closure.roots.empty()) return read_libraries(candidates, closure, source, beside);
+        if (beside != nullptr) beside->run();
+        return {};
     }
     std::vector<const Candidate*> allowed;
     for (const Candidate& candidate : candidates)
         if (matches_any_glob(candidate.file_name, options.library_globs)) allowed.push_back(&candidate);
-    std::vector<LibraryExports> libraries;
     IndexBudget budget(source);
-    if (options.roots.empty()) {
-        for (const Candidate* candidate : allowed) {
-            libraries.push_back(candidate->read());
-            budget.take(libraries.back());
-        }
-        return libraries;
-    }
+    if (options.roots.empty()) return read_listed(allowed, budget, beside);
+    std::vector<LibraryExports> libraries;
     std::deque<std::string> queue(options.roots.begin(), options.roots.end());
     std::set<std::string> seen;
     std::set<const Candidate*> read;
+    ReadAhead ahead;
     while (!queue.empty()) {
+        if (ahead.empty()) ahead.read_frontier(queue, seen, read, allowed);
         const std::string name = queue.front();
         queue.pop_front();
         if (!seen.insert(name).second) continue;
         for (const Candidate* candidate : allowed) {
             if (candidate->file_name != name || read.count(candidate)) continue;
             read.insert(candidate);
-            libraries.push_back(candidate->read());
+            libraries.push_back(ahead.take(candidate));
             budget.take(libraries.back());
             for (const std::string& needed : libraries.back().needed) queue.push_back(needed);
             if (!libraries.back().soname.empty()) seen.insert(libraries.back().soname);
         }
     }
+    if (beside != nullptr) beside->run();
     return libraries;
 }
 

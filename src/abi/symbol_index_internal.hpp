@@ -35,11 +35,27 @@ bool matches_any_glob(std::string_view file_name, const std::vector<std::string>
 struct Candidate {
     std::string file_name;
     std::function<LibraryExports()> read;
+    // Set when `read` may run on several threads at once (for different candidates):
+    // the work it costs (a member's inflated size, a file's size), for the order.
+    std::optional<std::uint64_t> weight = std::nullopt;
 };
 // `source` (the directory, wheel or file read) is what a refusal names: past the
 // index limits (symbol_index.hpp) it is an InputError naming the library too.
+// Without roots, when every candidate has a weight, they are read concurrently on
+// the thread budget (util/parallel_tasks.hpp) and taken in their order, so the
+// result and the refusal are the serial ones; once the libraries read so far pass
+// the limits in any order, no more are started (memory stays bounded), and the
+// ones the ordered pass still needs are read then. With roots, the walk reads each
+// frontier (the candidates its queue names) ahead on the thread budget and takes
+// them from there in its own order: the same libraries, order and refusals.
+// `beside` (optional) is one more piece of work with its weight, run among the
+// candidates' reads when they are read concurrently, else after them.
+struct SideTask {
+    std::function<void()> run;
+    std::uint64_t weight = 0;
+};
 std::vector<LibraryExports> read_libraries(const std::vector<Candidate>& candidates, const IndexOptions& options,
-                                           const std::string& source);
+                                           const std::string& source, const SideTask* beside = nullptr);
 
 // Keeps only what IndexOptions allows of an index already in memory (index files).
 void apply_options(SymbolIndex& index, const IndexOptions& options, const std::string& source);

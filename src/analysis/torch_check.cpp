@@ -6,12 +6,14 @@
 #include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/parallel_tasks.hpp"
 #include "wheelfix/util/progress.hpp"
 #include "wheelfix/zip/archive.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -93,6 +95,8 @@ struct EnoughRead {};
 
 // One library member, streamed: only its dynamic tables are kept (elf/streamed_elf.hpp),
 // so memory does not grow with the member; a big one is read only until they are in.
+// Touches nothing but `targets` and the (thread-safe) archive: members are read
+// concurrently (read_wheel_targets).
 void add_streamed_member(Targets& targets, const std::string& wheel, const zip::Archive& archive,
                          const zip::Member& member) {
     elf::StreamedElf streamed(member.size, elf::StreamedElf::Needs::dynamic_linking);
@@ -139,18 +143,27 @@ bool is_library_member(const zip::Member& member) {
     return !member.is_directory && !member.is_symlink && analysis::looks_like_shared_library(member.name);
 }
 
+// The library members are read on the threads the budget spares, largest first
+// (util/parallel_tasks.hpp), each into its own Targets; they are joined in member
+// order, so the result is the serial one whatever the budget.
 Targets read_wheel_targets(const std::string& path) {
-    Targets targets;
     const zip::Archive archive = zip::Archive::open(path);
-    std::uint64_t total = 0;
-    for (const zip::Member& member : archive.members())
-        if (is_library_member(member)) total += member.size;
-    const ProgressTask progress("reading " + archive.path().filename().string(), total);
+    std::vector<const zip::Member*> libraries;
+    std::vector<std::uint64_t> sizes;
     for (const zip::Member& member : archive.members()) {
         if (!is_library_member(member)) continue;
-        add_streamed_member(targets, path, archive, member);
-        progress.advance(member.size);
+        libraries.push_back(&member);
+        sizes.push_back(member.size);
     }
+    const ProgressTask progress("reading " + archive.path().filename().string(),
+                                std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0}));
+    std::vector<Targets> found(libraries.size());
+    run_tasks(sizes, [&](std::size_t i) {
+        add_streamed_member(found[i], path, archive, *libraries[i]);
+        progress.advance(libraries[i]->size);
+    });
+    Targets targets;
+    for (Targets& one : found) append_targets(targets, std::move(one));
     return targets;
 }
 

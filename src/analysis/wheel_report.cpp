@@ -160,13 +160,14 @@ std::unique_ptr<elf::StreamedElf> streamed_for_analysis(std::uint64_t size) {
 
 namespace {
 
-// The stream one ELF member goes through; its report is added when the member ends
-// (ranges its layout hid from the stream are fetched again: elf::read_streamed).
-wheel::ElfStream stream_member(const wheel::Wheel& wheel, const zip::Member& member, std::vector<ElfReport>& elves) {
+// The stream one ELF member goes through; its report goes to its own slot when the
+// member ends (ranges its layout hid from the stream are fetched again:
+// elf::read_streamed). Members stream on several threads: each writes only its slot.
+wheel::ElfStream stream_member(const wheel::Wheel& wheel, const zip::Member& member, std::optional<ElfReport>& slot) {
     std::shared_ptr<elf::StreamedElf> streamed = streamed_for_analysis(member.size);
-    auto finish = [&wheel, &member, &elves, streamed](const zip::SeekableMember& seekable) {
+    auto finish = [&wheel, &member, &slot, streamed](const zip::SeekableMember& seekable) {
         auto fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) { seekable.read(ranges, sink); };
-        elves.push_back(elf::read_streamed(*streamed, fetch, [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
+        slot.emplace(elf::read_streamed(*streamed, fetch, [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
             return analyze_or_throw(wheel.archive().path().string() + ": " + member.name, member.name, image,
                                     wheel::directory_depth(member.name), present);
         }));
@@ -186,15 +187,18 @@ WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers&
     for (const auto& member : wheel.archive().members())
         if (!member.is_directory)
             if (auto knowledge = known(member)) known_members.emplace(&member, std::move(*knowledge));
-    std::vector<ElfReport> read_elves;  // of the members read, in member order
+    const auto& members = wheel.archive().members();
+    std::vector<std::optional<ElfReport>> read_elves(members.size());  // by member position
     auto read = wheel::scan_members_streaming(
-        wheel.archive(), [&](const zip::Member& member) { return stream_member(wheel, member, read_elves); },
+        wheel.archive(),
+        [&](const zip::Member& member) {
+            return stream_member(wheel, member, read_elves[static_cast<std::size_t>(&member - members.data())]);
+        },
         [&](const zip::Member& member) { return !known_members.contains(&member); });
     // Both in member order again.
     std::vector<wheel::MemberDigest> digests;
     std::vector<ElfReport> elves;
     auto next_read = read.begin();
-    auto next_read_elf = read_elves.begin();
     for (const auto& member : wheel.archive().members()) {
         if (member.is_directory) continue;
         if (auto it = known_members.find(&member); it != known_members.end()) {
@@ -204,7 +208,7 @@ WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers&
             continue;
         }
         digests.push_back(*next_read++);
-        if (digests.back().is_elf) elves.push_back(std::move(*next_read_elf++));
+        if (auto& report = read_elves[static_cast<std::size_t>(&member - members.data())]) elves.push_back(std::move(*report));
     }
     return wheel_report(wheel, digests, std::move(elves));
 }

@@ -18,13 +18,11 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/json.hpp"
-#include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/table.hpp"
 
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 
 namespace wheelfix::cli {
 
@@ -42,19 +40,6 @@ std::size_t symbol_count(const abi::SymbolIndex& index) {
     std::size_t count = 0;
     for (const abi::LibraryExports& library : index.libraries) count += library.symbols.size();
     return count;
-}
-
-// The wheel's SHA-256, recorded in the index so an atlas names exactly what it was built from.
-std::string file_sha256(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, "cannot open");
-    Sha256 hash;
-    std::vector<char> buffer(1 << 20);
-    while (in) {
-        in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-        hash.update({reinterpret_cast<const std::uint8_t*>(buffer.data()), static_cast<std::size_t>(in.gcount())});
-    }
-    return hex_digest(hash.digest());
 }
 
 void render(const abi::SymbolIndex& index, const IndexArguments& args, const GlobalOptions& global) {
@@ -90,7 +75,7 @@ abi::SymbolIndex index_of(const std::string& input, const abi::IndexOptions& opt
     const bool keeps_source = for_atlas && !index.source.empty() && !wheelfix::starts_like_zip(input);
     if (!std::filesystem::is_directory(input) && !keeps_source)
         index.source = std::filesystem::path(input).filename().string();
-    if (wheelfix::starts_like_zip(input)) index.source_sha256 = file_sha256(input);
+    // A wheel's SHA-256 was hashed while its libraries were read (IndexOptions::hash_wheel).
     if (index.libraries.empty()) throw InputError(input, "no library matches --libs");
     return index;
 }
@@ -101,6 +86,7 @@ int run_add_to_atlas(const IndexArguments& args, const GlobalOptions& global) {
     abi::IndexOptions options;
     options.library_globs = args.libs;
     options.with_dependencies = true;
+    options.hash_wheel = true;  // recorded so an atlas names exactly what it was built from
     abi::AtlasInputs indexes;
     auto add_atlas = [&](const std::string& path) {
         const abi::Atlas atlas = abi::Atlas::load(path);
@@ -148,6 +134,7 @@ int run_index(const IndexArguments& args, const GlobalOptions& global) {
     abi::IndexOptions options;
     options.library_globs = args.libs;
     options.with_dependencies = true;
+    options.hash_wheel = true;  // recorded so an atlas names exactly what it was built from
     refuse_existing_output(args.output, args.overwrite);
     const abi::SymbolIndex index = index_of(args.inputs.front(), options, global.verbose);
     abi::save_index(index, args.output, args.overwrite);

@@ -59,6 +59,7 @@ int run_parsed_command(std::vector<std::pair<CLI::App*, wheelfix::cli::CommandRu
                        const wheelfix::cli::GlobalOptions& global) {
     wheelfix::cli::ScopedProgressBar progress_bar(global);
     try {
+        wheelfix::cli::apply_threads_environment();
         for (auto& [subcommand, run] : commands)
             if (subcommand->parsed()) return run();
     } catch (const wheelfix::InputError& e) {

@@ -2,8 +2,11 @@
 #include "options.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/thread_budget.hpp"
 
+#include <cstdlib>
 #include <filesystem>
+#include <string_view>
 
 namespace wheelfix::cli {
 
@@ -38,6 +41,19 @@ CLI::Option* add_color_option(CLI::App& app, std::string& color) {
                                             "always, never; never with --json")
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->capture_default_str();
+}
+
+void apply_threads_environment() {
+    const char* text = std::getenv(kThreadsEnvironment);
+    if (text == nullptr || *text == '\0') return;
+    const std::string_view digits(text);
+    unsigned threads = 0;
+    const bool number = digits.size() <= 4 && digits.find_first_not_of("0123456789") == std::string_view::npos;
+    if (number)
+        for (char digit : digits) threads = threads * 10 + static_cast<unsigned>(digit - '0');
+    if (!number || threads < 1 || threads > 4096)
+        throw InputError(kThreadsEnvironment, "expected a number of threads from 1 to 4096 (got '" + std::string(text) + "')");
+    set_thread_budget(threads);
 }
 
 }  // namespace wheelfix::cli

@@ -17,6 +17,11 @@
 // - add_exclude_option(): "--exclude GLOB" (repeatable) into a glob list such as
 //   repair::RelinkOptions::exclude: members matching it are never touched.
 // - add_color_option(): the global "--color auto|always|never" (style.hpp).
+// - apply_threads_environment(): $WHEELFIX_THREADS (1 to 4096), when set and not
+//   empty, becomes the thread budget (util/thread_budget.hpp) before the command
+//   runs: how many threads a command keeps busy (`repair -j` still sets its own);
+//   anything else is an InputError naming the variable. Results never depend on
+//   it (tests run read-only commands at 1 and 2 and compare the output), only speed.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -28,11 +33,13 @@ namespace wheelfix::cli {
 
 inline constexpr const char* kTargetEnvironment = "WHEELFIX_TARGET";
 inline constexpr const char* kTorchEnvironment = "WHEELFIX_TORCH";
+inline constexpr const char* kThreadsEnvironment = "WHEELFIX_THREADS";
 
 CLI::Option* add_wheel_dir_option(CLI::App& command, std::string& output, const std::string& description);
 void require_output_directory(const std::string& output);
 CLI::Option* add_exclude_option(CLI::App& command, std::vector<std::string>& globs);
 CLI::Option* add_color_option(CLI::App& app, std::string& color);
+void apply_threads_environment();
 
 template <typename Destination>  // std::string or std::optional<std::string>
 CLI::Option* add_target_option(CLI::App& command, Destination& target, const std::string& description) {

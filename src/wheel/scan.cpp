@@ -2,6 +2,7 @@
 #include "wheelfix/wheel/scan.hpp"
 
 #include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/util/parallel_tasks.hpp"
 #include "wheelfix/util/progress.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
@@ -88,7 +89,57 @@ ProgressTask reading_progress(const zip::Archive& archive) {
 
 std::string MemberDigest::record_hash() const { return "sha256=" + urlsafe_b64_nopad(sha256); }
 
+// Whether one member outweighs all the others four times over (a wheel of one big
+// library): then the members go one at a time, so that the big one's hash runs
+// beside its inflate on the spare CPU (zip::Archive::stream's second thread) instead
+// of that CPU hashing the small ones and then idling.
+bool one_dominates(const std::vector<std::uint64_t>& sizes) {
+    if (sizes.size() < 2) return true;
+    const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+    std::uint64_t rest = 0;
+    for (const std::uint64_t size : sizes) rest += size;
+    rest -= largest;
+    return rest < largest / 4;
+}
+
+// The file members `hash_it` picks, hashed on the threads the budget spares,
+// largest first (util/parallel_tasks.hpp); the others get their size from the
+// central directory and no hash. In archive order whatever the budget.
+std::vector<MemberDigest> hash_members(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it) {
+    std::vector<MemberDigest> digests;
+    std::vector<std::size_t> to_hash;  // positions in digests
+    std::vector<std::uint64_t> sizes;
+    const ProgressTask progress = reading_progress(archive);
+    for (const auto& member : archive.members()) {
+        if (member.is_directory) continue;
+        MemberDigest digest;
+        digest.member = &member;
+        digest.size = member.size;
+        digest.hashed = false;
+        if (hash_it(member)) {
+            to_hash.push_back(digests.size());
+            sizes.push_back(member.size);
+        } else {
+            progress.advance(member.size);
+        }
+        digests.push_back(digest);
+    }
+    auto hash_one = [&](std::size_t i) {
+        MemberDigest& digest = digests[to_hash[i]];
+        digest = scan_one(archive, *digest.member, {}, progress);
+    };
+    if (one_dominates(sizes)) {
+        for (std::size_t i = 0; i < sizes.size(); ++i) hash_one(i);
+        return digests;
+    }
+    run_tasks(sizes, hash_one);
+    return digests;
+}
+
 std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSink& on_elf) {
+    // Only hashing: concurrently. Collecting ELF images whole stays one member at a
+    // time, so at most one image is in memory (the contract).
+    if (!on_elf) return hash_members(archive, [](const zip::Member&) { return true; });
     std::vector<MemberDigest> digests;
     digests.reserve(archive.members().size());
     const ProgressTask progress = reading_progress(archive);
@@ -100,23 +151,7 @@ std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSin
 }
 
 std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it) {
-    std::vector<MemberDigest> digests;
-    digests.reserve(archive.members().size());
-    const ProgressTask progress = reading_progress(archive);
-    for (const auto& member : archive.members()) {
-        if (member.is_directory) continue;
-        if (hash_it(member)) {
-            digests.push_back(scan_one(archive, member, {}, progress));
-            continue;
-        }
-        progress.advance(member.size);
-        MemberDigest sized;
-        sized.member = &member;
-        sized.size = member.size;
-        sized.hashed = false;
-        digests.push_back(sized);
-    }
-    return digests;
+    return hash_members(archive, hash_it);
 }
 
 std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,

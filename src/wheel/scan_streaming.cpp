@@ -3,6 +3,7 @@
 #include "wheelfix/wheel/scan_streaming.hpp"
 
 #include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/util/parallel_tasks.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/timings.hpp"
 
@@ -39,18 +40,24 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
 
 }  // namespace
 
+// The members to read go to the threads the budget spares, largest first
+// (util/parallel_tasks.hpp); the digests come back in archive order.
 std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open,
                                                  const std::function<bool(const zip::Member&)>& read_it) {
-    std::vector<MemberDigest> digests;
-    digests.reserve(archive.members().size());
     const ProgressTask progress = reading_progress(archive);
+    std::vector<const zip::Member*> to_read;
+    std::vector<std::uint64_t> sizes;
     for (const auto& member : archive.members()) {
         if (member.is_directory) continue;
-        if (read_it(member))
-            digests.push_back(scan_one(archive, member, open, progress));
-        else
+        if (!read_it(member)) {
             progress.advance(member.size);
+            continue;
+        }
+        to_read.push_back(&member);
+        sizes.push_back(member.size);
     }
+    std::vector<MemberDigest> digests(to_read.size());
+    run_tasks(sizes, [&](std::size_t i) { digests[i] = scan_one(archive, *to_read[i], open, progress); });
     return digests;
 }
 

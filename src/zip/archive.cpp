@@ -4,9 +4,9 @@
 // reads the central directory and checks every local header against it (a truncated
 // or spliced file fails here, not halfway through a repair). The member list is
 // built from zip_stat_index + the external attributes and validated (names,
-// methods, encryption) before anyone sees it. Reads go through zip_fread, which
-// inflates and checks the CRC-32 when the last byte has been read; we count the bytes
-// ourselves so a size that disagrees with the central directory is caught too.
+// methods, encryption) before anyone sees it. Member bytes are not read through
+// libzip (below), so that several threads may read one Archive at once; the CRC-32
+// and the size are checked as zip_fread would, when the last byte has been read.
 //
 // Two things libzip hides that the contract needs:
 // - duplicate names make zip_open fail with ZIP_ER_EXISTS without saying which; the
@@ -16,7 +16,8 @@
 // Every failure becomes InputError(<archive path>, "<one line>").
 //
 // Raw (compressed) bytes do not go through libzip: its layered sources read the
-// file into a buffer of their own and copy it again into ours. open_raw() reads
+// file into a buffer of their own and copy it again into ours, and a zip_t is not
+// thread-safe. open_raw() reads
 // them with pread from where the member's stored bytes begin (the central
 // directory and local headers walked once per archive, stored_offsets.hpp), on a
 // descriptor of our own opened with the archive.
@@ -103,22 +104,6 @@ std::string member_problem(std::string_view name, std::string_view problem) {
 
 [[noreturn]] void fail(const std::filesystem::path& path, std::string problem) {
     throw InputError(path.string(), std::move(problem));
-}
-
-// What went wrong while reading a member's bytes, from libzip's error code.
-std::string read_problem(zip_error_t* error) {
-    int code = zip_error_code_zip(error);
-    std::string detail = zip_error_strerror(error);
-    switch (code) {
-        case ZIP_ER_CRC: return "CRC mismatch";
-        case ZIP_ER_ZLIB:
-        case ZIP_ER_COMPRESSED_DATA: return "corrupt compressed data (" + detail + ")";
-        case ZIP_ER_EOF:
-        case ZIP_ER_INCONS:
-        case ZIP_ER_SEEK:
-        case ZIP_ER_READ: return "truncated or damaged (" + detail + ")";
-        default: return "cannot read (" + detail + ")";
-    }
 }
 
 // ---- raw file access (for what libzip does not tell) -------------------------
@@ -454,50 +439,6 @@ std::optional<std::string> symlink_chain_reason(const std::map<std::string, std:
 
 // ---- reading --------------------------------------------------------------------
 
-class OpenMember {
-public:
-    OpenMember(const std::filesystem::path& path, zip_t* archive, const Member& member, zip_flags_t flags)
-        : file_(zip_fopen_index(archive, member.index, flags)) {
-        if (!file_) fail(path, member_problem(member.name, read_problem(zip_get_error(archive))));
-    }
-    ~OpenMember() { zip_fclose(file_); }
-    OpenMember(const OpenMember&) = delete;
-    OpenMember& operator=(const OpenMember&) = delete;
-
-    // Bytes read into buffer; 0 at the end. Throws on any libzip error (CRC included).
-    std::size_t read(const std::filesystem::path& path, const Member& member, std::span<std::uint8_t> buffer) {
-        zip_int64_t got = zip_fread(file_, buffer.data(), buffer.size());
-        if (got < 0) fail(path, member_problem(member.name, read_problem(zip_file_get_error(file_))));
-        return static_cast<std::size_t>(got);
-    }
-
-private:
-    zip_file_t* file_;
-};
-
-// Streams a member's bytes (inflated, or raw with ZIP_FL_COMPRESSED) and checks
-// that exactly `expected_size` bytes came out.
-std::uint64_t stream_bytes(const std::filesystem::path& path, zip_t* archive, const Member& member,
-                           zip_flags_t flags, std::uint64_t expected_size,
-                           const std::function<void(std::span<const std::uint8_t>)>& sink, std::size_t chunk_size) {
-    OpenMember file(path, archive, member, flags);
-    // Sized for the member (one byte over, so an overlong member shows on the first
-    // read): a wheel of thousands of small files must not pay a 1 MiB buffer each.
-    std::vector<std::uint8_t> buffer(std::clamp<std::uint64_t>(expected_size + 1, 1, std::max<std::size_t>(chunk_size, 1)));
-    std::uint64_t total = 0;
-    while (std::size_t got = file.read(path, member, buffer)) {
-        total += got;
-        if (total > expected_size)
-            fail(path, member_problem(member.name, "size mismatch (more than the " + std::to_string(expected_size) +
-                                                       " bytes the central directory says)"));
-        sink(std::span<const std::uint8_t>(buffer.data(), got));
-    }
-    if (total != expected_size)
-        fail(path, member_problem(member.name, "size mismatch (central directory says " + std::to_string(expected_size) +
-                                                   " bytes, read " + std::to_string(total) + ")"));
-    return total;
-}
-
 // A sink that appends every chunk to `bytes`.
 auto append_to(std::vector<std::uint8_t>& bytes) {
     return [&bytes](std::span<const std::uint8_t> chunk) { bytes.insert(bytes.end(), chunk.begin(), chunk.end()); };
@@ -690,11 +631,29 @@ std::uint64_t Archive::inflate_deflated(const Member& member, const std::functio
     return total;
 }
 
+// A stored member's bytes as they are in the file, read with pread like a
+// deflated member's (so reads on several threads never share libzip's state);
+// RawReader checks the CRC-32 when the last byte has been read.
+std::uint64_t Archive::stream_stored(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
+                                     std::size_t chunk_size) const {
+    if (member.compressed_size != member.size)
+        fail(path_, member_problem(member.name, "size mismatch (central directory says " + std::to_string(member.size) +
+                                                    " bytes, stores " + std::to_string(member.compressed_size) + ")"));
+    RawReader raw = open_raw(member);
+    std::vector<std::uint8_t> buffer(std::clamp<std::uint64_t>(member.size, 1, std::max<std::size_t>(chunk_size, 1)));
+    std::uint64_t total = 0;
+    while (const std::size_t got = raw.read(buffer)) {
+        total += got;
+        sink(std::span<const std::uint8_t>(buffer.data(), got));
+    }
+    return total;
+}
+
 std::uint64_t Archive::stream(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
                               std::size_t chunk_size) const {
     const timings::Scope timer(timings::Phase::inflate);
     if (member.method == Method::deflated) return inflate_deflated(member, sink, chunk_size);
-    return stream_bytes(path_, handle_->archive, member, 0, member.size, sink, chunk_size);
+    return stream_stored(member, sink, chunk_size);
 }
 
 std::vector<std::uint8_t> Archive::read(const Member& member) const {
@@ -740,7 +699,9 @@ RawReader Archive::open_raw(const Member& member) const {
 std::vector<std::uint8_t> Archive::read_raw(const Member& member) const {
     std::vector<std::uint8_t> bytes;
     bytes.reserve(std::min(member.compressed_size, kMaxUpfrontReservation));
-    stream_bytes(path_, handle_->archive, member, ZIP_FL_COMPRESSED, member.compressed_size, append_to(bytes), 1 << 20);
+    RawReader raw = open_raw(member);
+    std::vector<std::uint8_t> buffer(std::clamp<std::uint64_t>(member.compressed_size, 1, std::uint64_t(1) << 20));
+    while (const std::size_t got = raw.read(buffer)) bytes.insert(bytes.end(), buffer.begin(), buffer.begin() + got);
     return bytes;
 }
 

@@ -4,12 +4,18 @@
 #include "wheelfix/util/json.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/text.hpp"
+#include "wheelfix/util/parallel_tasks.hpp"
 #include "wheelfix/util/thread_budget.hpp"
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
 #include <fstream>
 #include <string>
 
@@ -116,4 +122,113 @@ TEST_CASE("thread budget: helpers get the shares nobody holds, workers always ge
     set_thread_budget(before);
     CHECK(thread_budget() == before);
     CHECK(usable_cpus() >= 1);
+}
+
+namespace {
+
+// Sets the thread budget for one test and puts the old one back.
+class BudgetForTest {
+public:
+    explicit BudgetForTest(unsigned threads) : before_(thread_budget()) { set_thread_budget(threads); }
+    ~BudgetForTest() { set_thread_budget(before_); }
+
+private:
+    unsigned before_;
+};
+
+}  // namespace
+
+TEST_CASE("run_tasks: every task once, results in their slots, the same at every budget") {
+    const std::vector<std::uint64_t> weights{3, 900, 1, 40, 40, 7, 0, 512};
+    for (unsigned budget : {1u, 2u, 4u}) {
+        CAPTURE(budget);
+        const BudgetForTest scoped(budget);
+        std::vector<std::uint64_t> results(weights.size(), 0);
+        std::vector<std::atomic<int>> runs(weights.size());
+        std::mutex mutex;
+        std::set<std::thread::id> threads;
+        const TaskRun run = run_tasks(weights, [&](std::size_t i) {
+            ++runs[i];
+            results[i] = weights[i] * 2 + i;
+            const std::lock_guard lock(mutex);
+            threads.insert(std::this_thread::get_id());
+        });
+        for (std::size_t i = 0; i < weights.size(); ++i) {
+            CHECK(runs[i] == 1);
+            CHECK(results[i] == weights[i] * 2 + i);
+        }
+        CHECK(run.started_all);
+        CHECK(run.threads == std::min<std::size_t>(budget, weights.size()));
+        CHECK(threads.size() <= run.threads);
+        CHECK(try_claim_threads(8).size() == budget - 1);  // every helper's share is back
+    }
+}
+
+TEST_CASE("run_tasks: alone, in index order; with helpers, the heaviest task is taken first") {
+    const std::vector<std::uint64_t> weights{1, 2, 3, 50, 4};
+    {
+        const BudgetForTest scoped(1);
+        std::vector<std::size_t> order;
+        run_tasks(weights, [&](std::size_t i) { order.push_back(i); });
+        CHECK(order == std::vector<std::size_t>{0, 1, 2, 3, 4});
+    }
+    {
+        const BudgetForTest scoped(2);
+        std::atomic<std::size_t> first{SIZE_MAX};
+        std::atomic<bool> heavy_started{false};
+        run_tasks(weights, [&](std::size_t i) {
+            std::size_t none = SIZE_MAX;
+            first.compare_exchange_strong(none, i);
+            if (i == 3) heavy_started = true;
+            // Every light task waits until the heavy one has started: it was taken first.
+            while (i != 3 && !heavy_started) std::this_thread::yield();
+        });
+        CHECK(heavy_started);
+    }
+}
+
+TEST_CASE("run_tasks: a failure rethrows what a plain loop in index order would have thrown") {
+    for (unsigned budget : {1u, 2u, 3u}) {
+        CAPTURE(budget);
+        const BudgetForTest scoped(budget);
+        const std::vector<std::uint64_t> weights{1, 1, 1, 100, 1, 1};
+        std::vector<std::atomic<int>> runs(weights.size());
+        std::string thrown;
+        try {
+            run_tasks(weights, [&](std::size_t i) {
+                ++runs[i];
+                if (i == 1 || i == 3) throw std::runtime_error("task " + std::to_string(i));
+            });
+        } catch (const std::runtime_error& error) {
+            thrown = error.what();
+        }
+        CHECK(thrown == "task 1");
+        CHECK(runs[0] == 1);  // below the failure: always run
+        CHECK(runs[1] == 1);
+        if (budget == 1) CHECK(runs[2] + runs[3] + runs[4] + runs[5] == 0);  // a plain loop stops at task 1
+        CHECK(runs[4] + runs[5] <= 2);
+        CHECK(try_claim_threads(8).size() == budget - 1);
+    }
+}
+
+TEST_CASE("run_tasks: TaskStop skips the tasks from an index on, and says so") {
+    for (unsigned budget : {1u, 2u}) {
+        CAPTURE(budget);
+        const BudgetForTest scoped(budget);
+        const std::vector<std::uint64_t> weights(10, 1);
+        std::vector<std::atomic<int>> runs(weights.size());
+        const TaskRun run = run_tasks(weights, [&](std::size_t i, TaskStop& stop) {
+            ++runs[i];
+            if (i == 2) stop.stop_from(0);
+        });
+        CHECK_FALSE(run.started_all);
+        CHECK(runs[2] == 1);
+        int ran = 0;
+        for (auto& count : runs) ran += count;
+        // Equal weights go in index order: tasks 0-2, and what the helpers had started already.
+        CHECK(ran >= 3);
+        CHECK(ran <= 2 + static_cast<int>(budget));
+    }
+    const BudgetForTest scoped(2);
+    CHECK(run_tasks(std::vector<std::uint64_t>{}, [](std::size_t) { FAIL("no task"); }).started_all);
 }

@@ -110,6 +110,9 @@ struct IndexOptions {
     // With globs: the matching libraries become roots, so what they need from the
     // same torch is indexed too and the index stays complete for resolution.
     bool with_dependencies = false;
+    // load_index_from_wheel: also fill source_sha256 with the wheel file's SHA-256,
+    // hashed beside the libraries' reads (on the thread budget), not after them.
+    bool hash_wheel = false;
 };
 
 struct MemberRead {
@@ -119,10 +122,10 @@ struct MemberRead {
 };
 
 struct WheelReadStats {
-    std::vector<MemberRead> members;  // in the order they were read, each once
+    std::vector<MemberRead> members;  // in the order the index took them, each read once
     std::uint64_t bytes_inflated() const;
     std::uint64_t bytes_kept() const;
-    const MemberRead* largest_kept() const;  // the memory peak: one member is read at a time
+    const MemberRead* largest_kept() const;  // the memory peak: one member per reading thread
 };
 
 SymbolIndex load_index(const std::filesystem::path& path, const IndexOptions& options = {});

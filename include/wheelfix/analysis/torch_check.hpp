@@ -9,7 +9,9 @@
 //   named like a shared library, is ELF and has a dynamic section; its bytes can be
 //   dropped afterwards. An invalid ELF is an InputError naming wheel and member.
 //   read_targets() reads a wheel's library members (streamed: only their dynamic
-//   tables are kept, elf/streamed_elf.hpp), or one ELF file, and refuses an input
+//   tables are kept, elf/streamed_elf.hpp; on the threads the thread budget spares,
+//   largest first, joined in member order: util/parallel_tasks.hpp, so the targets
+//   and any error are the serial ones), or one ELF file, and refuses an input
 //   (a member of kStopEarlyFrom bytes or more is inflated only until the loader's
 //   view of it, elf::ElfFile::parse_as_loader, reads from what is kept: program
 //   headers, the dynamic segment and its tables, which linker output places before

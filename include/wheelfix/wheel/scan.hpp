@@ -1,17 +1,21 @@
 // One pass over a wheel's members: every byte is inflated once.
 //
-// Contract: scan_members() reads every file member of the archive exactly once, in
-// archive order, computing its size and SHA-256 while the bytes pass (so RECORD
-// can be checked without a second read). A member whose first bytes are the ELF
-// magic is also collected whole and handed to `on_elf` before the next member is
-// read, so at most one ELF image is in memory at a time. Directory entries and
+// Contract: scan_members() reads every file member of the archive exactly once,
+// computing its size and SHA-256 while the bytes pass (so RECORD can be checked
+// without a second read); the digests come in archive order. Without `on_elf`
+// (verify) the members are read on the threads the thread budget spares, largest
+// first (util/parallel_tasks.hpp; the same digests at any budget, and the error of
+// the first bad member in archive order). With it they are read in archive order,
+// one at a time: a member whose first bytes are the ELF magic is also collected
+// whole and handed to `on_elf` before the next member is read, so at most one ELF
+// image is in memory at a time. Directory entries and
 // symlink entries are listed with their stored bytes hashed (a symlink's bytes are
 // its target, as RECORD tools hash them). Errors reading a member (CRC, truncation)
 // are InputErrors naming the archive and member; `on_elf` may throw too.
 //
 // scan_sizes() is the pass for a writer that copies members as stored and does
 // not prove their content (retag without --verify): only the members `hash_it`
-// picks are inflated and hashed as above; every other file member gets its size
+// picks are inflated and hashed as above (concurrently, as verify's); every other file member gets its size
 // from the central directory and no hash (MemberDigest::hashed is false), and not
 // one of its bytes is read. verify_wheel() checks such a digest by size only.
 //

@@ -3,16 +3,22 @@
 // collected whole.
 //
 // Contract: scan_members_streaming() reads every file member the caller picks exactly
-// once, in archive order, computing its size and SHA-256 while the bytes pass
+// once, computing its size and SHA-256 while the bytes pass
 // (MemberDigest, as scan_members() does, so RECORD can be checked from it). For a
 // member whose first bytes are the ELF magic (not a symlink entry), `open(member)`
 // is called at its first chunk and returns an ElfStream: `consume` sees every chunk
 // of the member, the first included, as it passes; `finish` runs once the member
-// has been read and its CRC and size checked, before the next member is read, and
-// is handed the member as a zip::SeekableMember, to read ranges of it again for a
-// few MiB of inflate each. So what an ELF member costs in memory is what its
-// ElfStream keeps (plus the seek index: at most 8 MiB). Errors reading a
-// member are InputErrors naming the archive and member; `finish` may throw too.
+// has been read and its CRC and size checked, and is handed the member as a
+// zip::SeekableMember, to read ranges of it again for a few MiB of inflate each.
+// Members are read concurrently, on as many threads as the thread budget spares
+// (util/parallel_tasks.hpp: largest first; alone, in archive order): `open`, and
+// each stream's `consume` and `finish`, run on the thread reading that member, so
+// they may run at once for different members and must keep their results per
+// member. The digests are returned in archive order, the same whatever the budget.
+// So what an ELF member costs in memory is what its ElfStream keeps (plus the seek
+// index: at most 8 MiB), once per thread. Errors reading a member are InputErrors
+// naming the archive and member; `finish` may throw too; when several members fail,
+// the first in archive order is the one thrown.
 #pragma once
 
 #include "wheelfix/wheel/scan.hpp"

@@ -36,7 +36,10 @@
 //   central directory on method, CRC or sizes (zip/stored_offsets.hpp), a directory
 //   entry that carries data, a path that is both a file and a directory, and a
 //   FIFO, socket or device given as the archive (never opened: util/files.hpp).
-// - An Archive is not thread-safe; open one per thread.
+// - After open(), reading is thread-safe: read(), read_raw(), stream(), open_raw()
+//   and data_offset() may run on several threads at once (every member's bytes are
+//   read with pread from one descriptor, never through libzip's shared state), so
+//   the read-only commands read members concurrently (util/parallel_tasks.hpp).
 #pragma once
 
 #include <cstdint>
@@ -123,6 +126,8 @@ private:
     Archive() = default;
     std::uint64_t inflate_deflated(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
                                    std::size_t chunk_size) const;
+    std::uint64_t stream_stored(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
+                                std::size_t chunk_size) const;
     struct Handle;
     std::unique_ptr<Handle> handle_;
     std::filesystem::path path_;
