@@ -953,6 +953,7 @@ def main():
                     help="repair-real, check-sgl: the real sgl-kernel 0.3.21 wheel (default: CACHE/sgl/%s)" % SGL_REAL_NAME)
     ap.add_argument("--prepare", action="store_true", help="only build the benchmark wheels into the cache")
     args = ap.parse_args()
+    args.build = args.build.resolve()  # the peers run from directories of their own (auditwheel chdirs): no relative PATH
     args.cache.mkdir(parents=True, exist_ok=True)
     if args.prepare:
         for build in (big_wheel, small_wheel, mid_wheel):
