@@ -139,6 +139,12 @@ def ldso_aarch64(wheelfix, tv, torch, work):
     return verdicts.get(torch, "not in atlas"), firsts.get(torch, []), [d for d in demangled if d]
 
 
+def print_table_head(*columns):
+    """A markdown table's header line and its separator."""
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("versions", nargs="*", default=DEFAULT)
@@ -160,14 +166,12 @@ def main():
             agree = pin in verdicts and verdicts[pin] == "ok"
             rows.append((wheel.name, str(pin), " ".join(f"{v}:{'ok' if d == 'ok' else d}" for v, d in verdicts.items()),
                          ", ".join(loads), "yes" if agree else ("pin not in atlas" if pin not in verdicts else "NO")))
-        print("| wheel | pin | atlas verdict per release | loads on | pinned release loads |")
-        print("|---|---|---|---|---|")
+        print_table_head("wheel", "pin", "atlas verdict per release", "loads on", "pinned release loads")
         for row in rows:
             print("| " + " | ".join(row) + " |")
         if args.ldso:
             print()
-            print("| torchvision | torch | atlas | ld.so | agreement |")
-            print("|---|---|---|---|---|")
+            print_table_head("torchvision", "torch", "atlas", "ld.so", "agreement")
         for pair in args.ldso:
             tv, torch = pair.split("=")
             wheel = wheels.get(tv) or download("torchvision", tv, work)
@@ -186,8 +190,7 @@ def main():
             print(f"| {tv} | {torch} | {atlas} {detail} | {loader[-200:]} | {'yes' if agree else 'NO'} |")
         if args.ldso_aarch64:
             print()
-            print("| torchvision (aarch64) | torch | atlas | ld.so: undefined in _C.so | agreement |")
-            print("|---|---|---|---|---|")
+            print_table_head("torchvision (aarch64)", "torch", "atlas", "ld.so: undefined in _C.so", "agreement")
         for pair in args.ldso_aarch64:
             tv, torch = pair.split("=")
             atlas, firsts, undefined = ldso_aarch64(args.wheelfix, tv, torch, work)
