@@ -631,22 +631,28 @@ std::uint64_t Archive::inflate_deflated(const Member& member, const std::functio
     return total;
 }
 
-// A stored member's bytes as they are in the file, read with pread like a
-// deflated member's (so reads on several threads never share libzip's state);
-// RawReader checks the CRC-32 when the last byte has been read.
-std::uint64_t Archive::stream_stored(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
-                                     std::size_t chunk_size) const {
-    if (member.compressed_size != member.size)
-        fail(path_, member_problem(member.name, "size mismatch (central directory says " + std::to_string(member.size) +
-                                                    " bytes, stores " + std::to_string(member.compressed_size) + ")"));
+// A member's stored bytes as they are in the file, front to back, read with pread
+// (so reads on several threads never share libzip's state); RawReader checks a
+// stored member's CRC-32 when the last byte has been read.
+std::uint64_t Archive::stream_raw(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
+                                  std::size_t chunk_size) const {
     RawReader raw = open_raw(member);
-    std::vector<std::uint8_t> buffer(std::clamp<std::uint64_t>(member.size, 1, std::max<std::size_t>(chunk_size, 1)));
+    std::vector<std::uint8_t> buffer(std::clamp<std::uint64_t>(member.compressed_size, 1, std::max<std::size_t>(chunk_size, 1)));
     std::uint64_t total = 0;
     while (const std::size_t got = raw.read(buffer)) {
         total += got;
         sink(std::span<const std::uint8_t>(buffer.data(), got));
     }
     return total;
+}
+
+// A stored member's bytes: its stored bytes, which must be as many as its size.
+std::uint64_t Archive::stream_stored(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
+                                     std::size_t chunk_size) const {
+    if (member.compressed_size != member.size)
+        fail(path_, member_problem(member.name, "size mismatch (central directory says " + std::to_string(member.size) +
+                                                    " bytes, stores " + std::to_string(member.compressed_size) + ")"));
+    return stream_raw(member, sink, chunk_size);
 }
 
 std::uint64_t Archive::stream(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
@@ -699,9 +705,7 @@ RawReader Archive::open_raw(const Member& member) const {
 std::vector<std::uint8_t> Archive::read_raw(const Member& member) const {
     std::vector<std::uint8_t> bytes;
     bytes.reserve(std::min(member.compressed_size, kMaxUpfrontReservation));
-    RawReader raw = open_raw(member);
-    std::vector<std::uint8_t> buffer(std::clamp<std::uint64_t>(member.compressed_size, 1, std::uint64_t(1) << 20));
-    while (const std::size_t got = raw.read(buffer)) bytes.insert(bytes.end(), buffer.begin(), buffer.begin() + got);
+    stream_raw(member, append_to(bytes), std::size_t(1) << 20);
     return bytes;
 }
 

@@ -128,6 +128,8 @@ private:
                                    std::size_t chunk_size) const;
     std::uint64_t stream_stored(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
                                 std::size_t chunk_size) const;
+    std::uint64_t stream_raw(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
+                             std::size_t chunk_size) const;
     struct Handle;
     std::unique_ptr<Handle> handle_;
     std::filesystem::path path_;
