@@ -102,10 +102,10 @@ bool one_dominates(const std::vector<std::uint64_t>& sizes) {
     return rest < largest / 4;
 }
 
-// The file members `hash_it` picks, hashed on the threads the budget spares,
+// The file members `hash_it` picks are hashed on the threads the budget spares,
 // largest first (util/parallel_tasks.hpp); the others get their size from the
 // central directory and no hash. In archive order whatever the budget.
-std::vector<MemberDigest> hash_members(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it) {
+std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it) {
     std::vector<MemberDigest> digests;
     std::vector<std::size_t> to_hash;  // positions in digests
     std::vector<std::uint64_t> sizes;
@@ -139,7 +139,7 @@ std::vector<MemberDigest> hash_members(const zip::Archive& archive, const std::f
 std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSink& on_elf) {
     // Only hashing: concurrently. Collecting ELF images whole stays one member at a
     // time, so at most one image is in memory (the contract).
-    if (!on_elf) return hash_members(archive, [](const zip::Member&) { return true; });
+    if (!on_elf) return scan_sizes(archive, [](const zip::Member&) { return true; });
     std::vector<MemberDigest> digests;
     digests.reserve(archive.members().size());
     const ProgressTask progress = reading_progress(archive);
@@ -148,10 +148,6 @@ std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSin
         digests.push_back(scan_one(archive, member, on_elf, progress));
     }
     return digests;
-}
-
-std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it) {
-    return hash_members(archive, hash_it);
 }
 
 std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
