@@ -67,6 +67,17 @@ void render(const abi::SymbolIndex& index, const IndexArguments& args, const Glo
     fmt::print("{}", table.render_text());
 }
 
+// What index and index --atlas read: the libraries --libs names with their
+// dependencies, and a wheel's SHA-256 (hashed while its libraries are read), recorded
+// so an atlas names exactly what it was built from.
+abi::IndexOptions index_options(const IndexArguments& args) {
+    abi::IndexOptions options;
+    options.library_globs = args.libs;
+    options.with_dependencies = true;
+    options.hash_wheel = true;
+    return options;
+}
+
 abi::SymbolIndex index_of(const std::string& input, const abi::IndexOptions& options, bool verbose,
                           bool for_atlas = false) {
     abi::SymbolIndex index = load_torch(input, options, verbose);
@@ -75,7 +86,6 @@ abi::SymbolIndex index_of(const std::string& input, const abi::IndexOptions& opt
     const bool keeps_source = for_atlas && !index.source.empty() && !wheelfix::starts_like_zip(input);
     if (!std::filesystem::is_directory(input) && !keeps_source)
         index.source = std::filesystem::path(input).filename().string();
-    // A wheel's SHA-256 was hashed while its libraries were read (IndexOptions::hash_wheel).
     if (index.libraries.empty()) throw InputError(input, "no library matches --libs");
     return index;
 }
@@ -83,10 +93,7 @@ abi::SymbolIndex index_of(const std::string& input, const abi::IndexOptions& opt
 // Adds every input to the atlas: the atlas's own entries, then each input's (an input
 // that is itself an atlas gives all of its entries).
 int run_add_to_atlas(const IndexArguments& args, const GlobalOptions& global) {
-    abi::IndexOptions options;
-    options.library_globs = args.libs;
-    options.with_dependencies = true;
-    options.hash_wheel = true;  // recorded so an atlas names exactly what it was built from
+    const abi::IndexOptions options = index_options(args);
     abi::AtlasInputs indexes;
     auto add_atlas = [&](const std::string& path) {
         const abi::Atlas atlas = abi::Atlas::load(path);
@@ -131,10 +138,7 @@ int run_index(const IndexArguments& args, const GlobalOptions& global) {
     if (!args.atlas.empty()) return run_add_to_atlas(args, global);
     if (args.inputs.size() != 1) throw InputError("index", "takes one PATH (several only with --atlas)");
     if (args.output.empty()) throw InputError("index", "needs -o FILE (or --atlas FILE)");
-    abi::IndexOptions options;
-    options.library_globs = args.libs;
-    options.with_dependencies = true;
-    options.hash_wheel = true;  // recorded so an atlas names exactly what it was built from
+    const abi::IndexOptions options = index_options(args);
     refuse_existing_output(args.output, args.overwrite);
     const abi::SymbolIndex index = index_of(args.inputs.front(), options, global.verbose);
     abi::save_index(index, args.output, args.overwrite);
