@@ -138,6 +138,12 @@ bool looks_like_library(std::string_view file_name) {
     return std::all_of(rest.begin(), rest.end(), [](char c) { return c == '.' || (c >= '0' && c <= '9'); });
 }
 
+std::uint64_t file_size_or_zero(const std::filesystem::path& path) {
+    std::error_code error;
+    const auto size = std::filesystem::file_size(path, error);
+    return error ? 0 : static_cast<std::uint64_t>(size);
+}
+
 bool matches_any_glob(std::string_view file_name, const std::vector<std::string>& globs) {
     if (globs.empty()) return true;
     const std::string name(file_name);
@@ -145,14 +151,14 @@ bool matches_any_glob(std::string_view file_name, const std::vector<std::string>
                        [&](const std::string& glob) { return ::fnmatch(glob.c_str(), name.c_str(), 0) == 0; });
 }
 
-// The index limits (symbol_index.hpp), summed over the libraries as they are read.
-// What one library costs against the index limits: its symbols and their text.
+// What one library's symbols cost against the index text limit.
 std::uint64_t text_of(const LibraryExports& library) {
     std::uint64_t text = 0;
     for (const ExportedSymbol& symbol : library.symbols) text += symbol.name.size() + symbol.version.size() + 8;
     return text;
 }
 
+// The index limits (symbol_index.hpp), summed over the libraries as they are read.
 class IndexBudget {
 public:
     explicit IndexBudget(const std::string& source) : source_(source) {}
@@ -177,16 +183,19 @@ private:
     std::uint64_t text_ = 0;
 };
 
-// Every candidate, read on the threads the budget spares, taken in order (the
-// contract in symbol_index_internal.hpp).
-std::vector<LibraryExports> read_concurrently(const std::vector<const Candidate*>& candidates, IndexBudget& budget,
-                                             const SideTask* beside) {
+// The candidates read on the threads the budget spares, largest first, each into
+// its own slot of `read` (as many as candidates); once what was read passes the index
+// limits in any order, no more are started (memory stays bounded: a slot left empty
+// is read by the ordered pass that takes them). `beside` (optional) is one more
+// task; `beside_ran` says whether it ran. A failing read's exception comes out as
+// run_tasks gives it, the slots read before it filled.
+void read_on_budget(const std::vector<const Candidate*>& candidates, std::vector<std::optional<LibraryExports>>& read,
+                    const SideTask* beside, bool& beside_ran) {
     std::vector<std::uint64_t> weights;
     for (const Candidate* candidate : candidates) weights.push_back(*candidate->weight);
     if (beside != nullptr) weights.push_back(beside->weight);  // the last task
-    std::vector<std::optional<LibraryExports>> read(candidates.size());
     std::atomic<std::uint64_t> symbols{0}, text{0};
-    bool beside_ran = false;
+    beside_ran = false;
     run_tasks(weights, [&](std::size_t i, TaskStop& stop) {
         if (i == candidates.size()) {
             beside->run();
@@ -198,6 +207,15 @@ std::vector<LibraryExports> read_concurrently(const std::vector<const Candidate*
         const std::uint64_t text_now = text += text_of(*read[i]);
         if (symbols_now > kMaxIndexSymbols || text_now > kMaxIndexText) stop.stop_from(0);
     });
+}
+
+// Every candidate, read on the threads the budget spares, taken in order (the
+// contract in symbol_index_internal.hpp).
+std::vector<LibraryExports> read_concurrently(const std::vector<const Candidate*>& candidates, IndexBudget& budget,
+                                             const SideTask* beside) {
+    std::vector<std::optional<LibraryExports>> read(candidates.size());
+    bool beside_ran = false;
+    read_on_budget(candidates, read, beside, beside_ran);
     std::vector<LibraryExports> libraries;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
         libraries.push_back(read[i] ? std::move(*read[i]) : candidates[i]->read());
@@ -231,17 +249,10 @@ public:
                 for (const Candidate* candidate : allowed)
                     if (candidate->file_name == name && !taken.count(candidate)) next.push_back(candidate);
         if (next.size() < 2 || !all_weighted(next)) return;
-        std::vector<std::uint64_t> weights;
-        for (const Candidate* candidate : next) weights.push_back(*candidate->weight);
         std::vector<std::optional<LibraryExports>> read(next.size());
-        std::atomic<std::uint64_t> symbols{0}, text{0};
+        bool no_side_task = false;
         try {
-            run_tasks(weights, [&](std::size_t i, TaskStop& stop) {
-                read[i] = next[i]->read();
-                const std::uint64_t symbols_now = symbols += read[i]->symbols.size();
-                const std::uint64_t text_now = text += text_of(*read[i]);
-                if (symbols_now > kMaxIndexSymbols || text_now > kMaxIndexText) stop.stop_from(0);
-            });
+            read_on_budget(next, read, nullptr, no_side_task);
         } catch (...) {
             // The walk reads a failing library itself, in its turn, and fails as it
             // would have; what was read ahead of it is kept.

@@ -49,14 +49,6 @@ LibraryExports read_library(const fs::path& path) {
     }
 }
 
-// The order libraries are read in when several threads share them: biggest first
-// (the file size stands for the work; 0 when it cannot be had).
-std::uint64_t file_weight(const fs::path& path) {
-    std::error_code error;
-    const auto size = fs::file_size(path, error);
-    return error ? 0 : static_cast<std::uint64_t>(size);
-}
-
 bool is_elf_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     char magic[4] = {};
@@ -106,7 +98,8 @@ SymbolIndex load_index_from_directory(const fs::path& torch_dir, const IndexOpti
     std::vector<detail::Candidate> candidates;
     std::vector<std::string> notes;
     for (const fs::path& file : library_files(layout.library_dir, notes))
-        candidates.push_back({file.filename().string(), [file] { return read_library(file); }, file_weight(file)});
+        candidates.push_back({file.filename().string(), [file] { return read_library(file); },
+                              detail::file_size_or_zero(file)});  // the work, for the order
     if (candidates.empty())
         throw InputError(torch_dir.string(), "no shared libraries (expected a torch directory with lib/)");
     SymbolIndex index;

@@ -31,6 +31,9 @@ TorchVersion parse_version_py(std::string_view text);
 
 bool looks_like_library(std::string_view file_name);
 bool matches_any_glob(std::string_view file_name, const std::vector<std::string>& globs);
+// A file's size, 0 when it cannot be had: the weight of reading it (the order in
+// which threads that share the work take it).
+std::uint64_t file_size_or_zero(const std::filesystem::path& path);
 
 struct Candidate {
     std::string file_name;

@@ -90,12 +90,6 @@ std::string file_sha256(const std::filesystem::path& path) {
     return hex_digest(hash.digest());
 }
 
-std::uint64_t file_size_or_zero(const std::filesystem::path& path) {
-    std::error_code error;
-    const auto size = std::filesystem::file_size(path, error);
-    return error ? 0 : static_cast<std::uint64_t>(size);
-}
-
 }  // namespace
 
 std::uint64_t WheelReadStats::bytes_inflated() const {
@@ -135,7 +129,7 @@ SymbolIndex load_index_from_wheel(const std::filesystem::path& torch_wheel, cons
     // The wheel's own SHA-256 (index records it), hashed as one more task beside the
     // reads; weighed as 2/5 of its bytes, as SHA-256 runs ~2.5x faster than inflate.
     const detail::SideTask hash_wheel{[&] { index.source_sha256 = file_sha256(torch_wheel); },
-                                      file_size_or_zero(torch_wheel) / 5 * 2};
+                                      detail::file_size_or_zero(torch_wheel) / 5 * 2};
     for (LibraryExports& library :
          detail::read_libraries(candidates, options, torch_wheel.string(), options.hash_wheel ? &hash_wheel : nullptr)) {
         // In the order the libraries were taken (file names are unique among candidates).
