@@ -343,6 +343,16 @@ void apply_options(SymbolIndex& index, const IndexOptions& options, const std::s
 
 }  // namespace detail
 
+namespace {
+
+constexpr std::string_view kNotAnIndexSource = "not a torch directory, a wheel or a wheelfix symbol index";
+
+}  // namespace
+
+void require_index_source(const std::filesystem::path& path) {
+    if (kind_of(path) == PathKind::other) throw InputError(path.string(), std::string(kNotAnIndexSource));
+}
+
 SymbolIndex load_index(const std::filesystem::path& path, const IndexOptions& options) {
     switch (kind_of(path)) {
     case PathKind::directory: return load_index_from_directory(path, options);
@@ -351,7 +361,7 @@ SymbolIndex load_index(const std::filesystem::path& path, const IndexOptions& op
     case PathKind::zip: return load_index_from_wheel(path, options);
     case PathKind::other: break;
     }
-    throw InputError(path.string(), "not a torch directory, a wheel or a wheelfix symbol index");
+    throw InputError(path.string(), std::string(kNotAnIndexSource));
 }
 
 }  // namespace wheelfix::abi

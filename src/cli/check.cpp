@@ -112,6 +112,8 @@ int run_check(const CheckArguments& args, const GlobalOptions& global) {
     const bool matrix = !args.torch_release.empty() || !analysis::release_request("all", args.torches).atlases.empty();
     if (matrix && args.inputs.size() != 1)
         throw InputError("--torch-release", "checks one wheel or ELF file at a time (a matrix per input)");
+    // A --torch that cannot be loaded is refused before the inputs are read (seconds for a big wheel).
+    for (const std::string& torch : args.torches) abi::require_index_source(torch);
     std::vector<analysis::Targets> inputs;
     for (const std::string& input : args.inputs) inputs.push_back(analysis::read_targets(input, args.inputs.size() == 1));
     if (matrix) return run_release_matrix(args, inputs.front(), global);

@@ -268,6 +268,18 @@ class BadInputs(unittest.TestCase):
             pure = wfx.SAMPLES / "purepy-1.0.0-py3-none-any.whl"
             self.assertIn("no ELF", self.assert_error("check", pure, "--torch", TREES["2.9.0"]))
 
+    def test_a_torch_that_cannot_load_is_refused_before_the_inputs_are_read(self):
+        # Reading a big wheel takes seconds: a mistyped --torch must not wait for it. With
+        # both the input and the torch unreadable, the error names the torch.
+        with wfx.TempDir() as tmp:
+            text = tmp / "notes.txt"
+            text.write_text("hello\n")
+            for torch, problem in ((tmp / "missing-torch", "cannot open"), (text, "not a torch directory")):
+                stderr = self.assert_error("check", tmp / "no-such.whl", "--torch", torch)
+                self.assertIn(str(torch), stderr)
+                self.assertIn(problem, stderr)
+                self.assertNotIn("no-such.whl", stderr)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

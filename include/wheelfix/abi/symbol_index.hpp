@@ -129,6 +129,10 @@ struct WheelReadStats {
 };
 
 SymbolIndex load_index(const std::filesystem::path& path, const IndexOptions& options = {});
+// Refuses, as load_index would, a path that is not a directory, a wheel or an index,
+// reading only its first bytes: commands call it before slow work that precedes the
+// load (check reads its inputs first, to know which libraries to load).
+void require_index_source(const std::filesystem::path& path);
 SymbolIndex load_index_from_directory(const std::filesystem::path& torch_dir, const IndexOptions& options = {});
 SymbolIndex load_index_from_wheel(const std::filesystem::path& torch_wheel, const IndexOptions& options = {},
                                   WheelReadStats* stats = nullptr);
