@@ -10,6 +10,7 @@
 #include "wheelfix/util/progress.hpp"
 #include "wheelfix/zip/archive.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
+#include "wheelfix/zip/tail_inflate.hpp"
 
 #include <algorithm>
 #include <map>
@@ -83,8 +84,16 @@ public:
         next_try_ = missing.end();
     }
     void give_up() { trying_ = false; }
+    // Whether what the last try found missing is worth inflating the member's end
+    // for (zip/tail_inflate.hpp), once: kTailFrom bytes or more ahead of the stream.
+    bool tail_first(const BytesNotKept& missing) {
+        if (tail_tried_ || missing.begin() < position_ || missing.begin() - position_ < kTailFrom) return false;
+        tail_tried_ = true;
+        return true;
+    }
 
 private:
+    bool tail_tried_ = false;
     std::uint64_t size_;
     bool trying_;
     std::uint64_t position_ = 0;
@@ -108,16 +117,23 @@ void add_streamed_member(Targets& targets, const std::string& wheel, const zip::
             streamed.consume(chunk);
             if (!stop.due(chunk.size())) return;
             if (!streamed.is_elf()) return stop.give_up();
-            try {
-                Targets one;
-                add_target(one, member.name, elf::ElfFile::parse_as_loader(streamed.image(), &streamed.kept()));
-                early = std::move(one);
-            } catch (const BytesNotKept& missing) {
-                return stop.missing(missing, streamed);
-            } catch (const elf::ElfError&) {
-                return stop.give_up();  // the whole file's parse says what is wrong
+            for (;;) {
+                try {
+                    Targets one;
+                    add_target(one, member.name, elf::ElfFile::parse_as_loader(streamed.image(), &streamed.kept()));
+                    early = std::move(one);
+                } catch (const BytesNotKept& missing) {
+                    if (stop.tail_first(missing))
+                        if (auto tail = zip::inflate_tail(archive, member, missing.begin())) {
+                            streamed.fill(tail->begin, tail->bytes);
+                            continue;  // and try again with the end in
+                        }
+                    return stop.missing(missing, streamed);
+                } catch (const elf::ElfError&) {
+                    return stop.give_up();  // the whole file's parse says what is wrong
+                }
+                throw EnoughRead{};
             }
-            throw EnoughRead{};
         });
     } catch (const EnoughRead&) {
         append_targets(targets, std::move(*early));

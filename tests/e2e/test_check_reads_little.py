@@ -9,7 +9,15 @@ once into a cache directory outside the repository.
 Proven: check of that wheel says exactly what check of the extracted files says
 (read whole, mapped); and check still answers when the member's compressed bytes
 past its first quarter are destroyed, which it could not if it inflated them (the
-same damage makes inspect, which reads the fatbin, exit 2)."""
+same damage makes inspect, which reads the fatbin, exit 2).
+
+nvcc's own layout puts the device code in a read-only segment BEFORE the dynamic
+segment (.nv_fatbin, then .dynamic in the read-write segment, then the section
+headers): then check reads the start and the end of the member, the end from a
+deflate block boundary near it (zip/tail_inflate.hpp). The stand-in: a library gcc
+links from a C file importing c10_cuda_check_implementation and a 96 MiB .nv_fatbin
+section (.incbin). Proven the same way, with the member's middle half destroyed,
+and by --timings: check inflates a few MB of it, not 96."""
 import json
 import os
 import random
@@ -115,19 +123,102 @@ class CheckReadsLittle(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             damaged = Path(tmp) / self.wheel.name
             shutil.copyfile(self.wheel, damaged)
-            with open(damaged, "r+b") as f:
-                for info in self.members():
-                    # the local header (30 bytes + name + extra), then the deflate stream
-                    f.seek(info.header_offset + 26)
-                    name_len, extra_len = int.from_bytes(f.read(2), "little"), int.from_bytes(f.read(2), "little")
-                    data_at = info.header_offset + 30 + name_len + extra_len
-                    f.seek(data_at + info.compress_size // 4)
-                    f.write(b"\xff" * (info.compress_size // 2))
+            damage_middles(damaged, self.members())
             self.assertEqual(wfx.run("inspect", damaged).returncode, 2)
             intact_status, intact = check_json(self.wheel)
             status, doc = check_json(damaged)
             self.assertEqual(status, intact_status)
             self.assertEqual(missing_by_member(doc), missing_by_member(intact))
+
+
+IMPORT = "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib"
+
+
+def build_nvcc_layout_wheel():
+    wheel = CACHE.with_name("check-reads-the-end-1") / "fatend-1.0-cp310-abi3-manylinux_2_28_x86_64.whl"
+    if wheel.exists():
+        return wheel
+    wheel.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=wheel.parent) as work:
+        work = Path(work)
+        (work / "fatbin.bin").write_bytes(fatbin_bytes())
+        (work / "stub.c").write_text(f"void {IMPORT}(int a, const char* b, const char* c, int d, _Bool e) {{}}\n")
+        (work / "ext.c").write_text(f"void {IMPORT}(int, const char*, const char*, int, _Bool);\n"
+                                    f"void fatend_entry(void) {{ {IMPORT}(0, \"\", \"\", 0, 0); }}\n")
+        (work / "blob.S").write_text('.section .nv_fatbin,"a"\n.incbin "fatbin.bin"\n'
+                                     '.section .note.GNU-stack,"",@progbits\n')
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", "libc10_cuda.so", "stub.c"], cwd=work, check=True)
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", "_C.abi3.so", "ext.c", "blob.S", "-L.", "-lc10_cuda"],
+                       cwd=work, check=True)
+        members = {"fatend/_C.abi3.so": (work / "_C.abi3.so").read_bytes()}
+        members.update(wfx.dist_info_members("fatend", "1.0", "cp310-abi3-manylinux_2_28_x86_64", generator="test"))
+        partial = wfx.write_wheel(work / wheel.name, members, compresslevel=1)
+        partial.rename(wheel)
+    return wheel
+
+
+def dynamic_offset(path):
+    for line in subprocess.run(["readelf", "-lW", str(path)], capture_output=True, text=True, check=True).stdout.splitlines():
+        if line.split()[:1] == ["DYNAMIC"]:
+            return int(line.split()[1], 16)
+    raise AssertionError(f"{path}: no PT_DYNAMIC")
+
+
+def damage_middles(wheel, members):
+    """Overwrites the middle half of each member's compressed bytes (after its local header:
+    30 bytes, the name and the extra field)."""
+    with open(wheel, "r+b") as f:
+        for info in members:
+            f.seek(info.header_offset + 26)
+            name_len, extra_len = int.from_bytes(f.read(2), "little"), int.from_bytes(f.read(2), "little")
+            data_at = info.header_offset + 30 + name_len + extra_len
+            f.seek(data_at + info.compress_size // 4)
+            f.write(b"\xff" * (info.compress_size // 2))
+
+
+class CheckReadsTheEnd(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("gcc") or not shutil.which("readelf"):
+            raise unittest.SkipTest("gcc and readelf are needed to build the stand-in")
+        if not INDEX.exists():
+            raise unittest.SkipTest(f"{INDEX} is not in this checkout")
+        cls.wheel = build_nvcc_layout_wheel()
+        with zipfile.ZipFile(cls.wheel) as zf:
+            (cls.member,) = [info for info in zf.infolist() if info.filename.endswith(".so")]
+
+    def extracted(self, tmp):
+        with zipfile.ZipFile(self.wheel) as zf:
+            return Path(zf.extract(self.member, tmp))
+
+    def test_the_dynamic_segment_follows_the_device_code(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertGreater(dynamic_offset(self.extracted(tmp)), FATBIN_MIB << 20)
+
+    def test_same_answer_as_the_extracted_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            extracted = self.extracted(tmp)
+            status, from_wheel = check_json(self.wheel)
+            self.assertEqual(status, 1)
+            by_member = missing_by_member(from_wheel)
+            self.assertIn((IMPORT, ""), by_member[self.member.filename])
+            file_status, from_file = check_json(extracted)
+            self.assertEqual(file_status, status)
+            self.assertEqual(missing_by_member(from_file)[str(extracted)], by_member[self.member.filename])
+
+    def test_reads_the_start_and_the_end_only(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            damaged = Path(tmp) / self.wheel.name
+            shutil.copyfile(self.wheel, damaged)
+            damage_middles(damaged, [self.member])
+            self.assertEqual(wfx.run("inspect", damaged).returncode, 2)
+            intact_status, intact = check_json(self.wheel)
+            status, doc = check_json(damaged)
+            self.assertEqual(status, intact_status)
+            self.assertEqual(missing_by_member(doc), missing_by_member(intact))
+            timings = wfx.run("check", "--timings", self.wheel, "--torch", INDEX, check_status=1).stderr
+            (inflate,) = [line for line in timings.splitlines() if line.split()[:1] == ["inflate"]]
+            self.assertLess(float(inflate.split()[-2]), 16.0, timings)
 
 
 if __name__ == "__main__":

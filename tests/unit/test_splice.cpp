@@ -1,4 +1,4 @@
-// inflate_indexed, plan_splice and parallel_deflate on real ELF bytes.
+// inflate_indexed, plan_splice, parallel_deflate and inflate_tail on real ELF bytes.
 //
 // The splice is proven the only way that counts: the pieces are concatenated
 // (original ones read from the archive's stored stream) and raw-inflated, and the
@@ -14,6 +14,7 @@
 #include "wheelfix/zip/inflate_index.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
 #include "wheelfix/zip/splice.hpp"
+#include "wheelfix/zip/tail_inflate.hpp"
 
 #include "zip_test_support.hpp"
 
@@ -914,4 +915,78 @@ TEST_CASE("parallel_deflate: round trips at every size, same bytes whatever the 
     auto single = zlib_raw_deflate(all, 6);
     CHECK(zip::parallel_deflate(all, {zip::Backend::zlib, 6}, 2).compressed_size < single.size() + single.size() / 100 + 1000);
     CHECK_THROWS_AS(zip::parallel_deflate(all.first(100), {zip::Backend::zlib, 12}, 1), std::invalid_argument);
+}
+
+// ---- inflate_tail --------------------------------------------------------------------------
+
+namespace {
+
+// Real ELF bytes, then what ends a linked library: zero padding, a table of
+// repeated records and a string table (nvcc's .dynamic, section headers and
+// .shstrtab come after hundreds of MB of device code).
+Bytes library_like(std::size_t elf_bytes) {
+    const Bytes* sample = elf_sample();
+    REQUIRE(sample != nullptr);
+    Bytes data;
+    while (data.size() < elf_bytes) data.insert(data.end(), sample->begin(), sample->begin() + static_cast<std::ptrdiff_t>(std::min(sample->size(), elf_bytes - data.size())));
+    data.resize(data.size() + 150000, 0);
+    for (std::uint32_t i = 0; i < 4000; ++i)
+        for (std::uint32_t word : {i * 64u, 0x70000000u + (i % 7), i * 1234567u, 0u, 64u, 24u})
+            for (int b = 0; b < 4; ++b) data.push_back(static_cast<std::uint8_t>(word >> (8 * b)));
+    for (const char* name : {".dynamic", ".got", ".data", ".bss", ".comment", ".shstrtab", ".nv_fatbin"})
+        data.insert(data.end(), name, name + std::strlen(name) + 1);
+    return data;
+}
+
+}  // namespace
+
+TEST_CASE("inflate_tail: a member's end from a block start near it, exactly its bytes, whoever deflated it") {
+    const Bytes data = library_like(std::size_t(12) << 20);
+    const std::uint64_t size = data.size();
+    std::vector<std::pair<std::string, Bytes>> streams{
+        {"zlib level 0", zlib_raw_deflate(data, 0)}, {"zlib level 1", zlib_raw_deflate(data, 1)},
+        {"zlib level 6", zlib_raw_deflate(data, 6)}, {"zlib level 9", zlib_raw_deflate(data, 9)},
+        {"parallel_deflate", flatten(zip::parallel_deflate(data, {zip::Backend::zlib, 6}, 2))}};
+    for (zip::Backend backend : zip::compiled_backends())
+        if (backend != zip::Backend::zlib)
+            streams.emplace_back("ISA-L level 1", flatten(zip::parallel_deflate(data, {backend, 1}, 1)));
+    for (const auto& [producer, stream] : streams) {
+        CAPTURE(producer);
+        TempDir dir;
+        write_python_style_zip(dir / "a.zip", {deflated_member("big.so", data, stream)});
+        const Archive archive = Archive::open(dir / "a.zip");
+        const zip::Member& member = archive.members().front();
+        for (std::uint64_t back : {std::uint64_t(1), std::uint64_t(70000), std::uint64_t(1) << 20}) {
+            CAPTURE(back);
+            const auto tail = zip::inflate_tail(archive, member, size - back);
+            REQUIRE(tail.has_value());
+            CHECK(tail->begin <= size - back);
+            CHECK(tail->begin > 0);
+            CHECK(tail->bytes.size() == size - tail->begin);
+            CHECK(std::equal(tail->bytes.begin(), tail->bytes.end(), data.begin() + static_cast<std::ptrdiff_t>(tail->begin)));
+        }
+        // The whole member is never had this way: the stream from its start is the caller's.
+        CHECK_FALSE(zip::inflate_tail(archive, member, 0).has_value());
+    }
+}
+
+TEST_CASE("inflate_tail: stored members are read in place; garbage and cut streams give nothing") {
+    const Bytes data = library_like(std::size_t(4) << 20);
+    const std::uint64_t size = data.size();
+    TempDir dir;
+    Bytes cut = zlib_raw_deflate(data, 6);
+    cut.resize(cut.size() - 100);
+    Bytes noise(std::size_t(4) << 20);
+    std::uint64_t state = 99;
+    for (auto& byte : noise) byte = static_cast<std::uint8_t>((state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);
+    write_python_style_zip(dir / "a.zip", {{"stored.so", data, 0, crc_of(data), size},
+                                           deflated_member("cut.so", data, cut),
+                                           {"noise.so", noise, 8, 0, size}});
+    const Archive archive = Archive::open(dir / "a.zip");
+    const auto stored = zip::inflate_tail(archive, *archive.find("stored.so"), size - 5000);
+    REQUIRE(stored.has_value());
+    CHECK(stored->begin == size - 5000);
+    CHECK(std::equal(stored->bytes.begin(), stored->bytes.end(), data.end() - 5000));
+    CHECK_FALSE(zip::inflate_tail(archive, *archive.find("cut.so"), size - 5000).has_value());
+    CHECK_FALSE(zip::inflate_tail(archive, *archive.find("noise.so"), size - 5000).has_value());
 }

@@ -17,8 +17,10 @@
 //   headers, the dynamic segment and its tables, which linker output places before
 //   the bulk of the file; then inflating stops, so the CRC-32 of the member's
 //   unread rest is not checked. When those tables come last, as in nvcc output
-//   where .dynamic follows the device code or after patchelf, it reads on to the
-//   end as before; smaller members are always read whole and CRC-checked)
+//   where .dynamic follows the device code or after patchelf, and lie kTailFrom
+//   bytes or more ahead, they are read from the member's end, zip/tail_inflate.hpp,
+//   and the stream stops there too; otherwise it reads on to the end as before;
+//   smaller members are always read whole and CRC-checked)
 //   with nothing to check unless refuse_empty is false (check of several inputs: a
 //   pure-python wheel in dist/ is not an error). needed_roots() names what the targets need, for
 //   abi::IndexOptions::roots.
@@ -52,6 +54,11 @@ namespace wheelfix::analysis {
 
 // Library members from this size on are read only as far as check needs (above).
 inline constexpr std::uint64_t kStopEarlyFrom = std::uint64_t(16) << 20;
+// What the loader's view still lacks this far ahead of the stream or more (PT_DYNAMIC
+// and its tables behind nvcc's device code) is read from the member's end instead
+// (zip/tail_inflate.hpp), for a few MiB of inflate; the stream goes on from where it
+// was only if something before that end is still missing.
+inline constexpr std::uint64_t kTailFrom = std::uint64_t(64) << 20;
 
 struct Target {
     std::string member;
