@@ -13,6 +13,7 @@
 #include "wheelfix/zip/tail_inflate.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <numeric>
 #include <set>
@@ -69,7 +70,8 @@ void append_targets(Targets& targets, Targets&& found) {
 // (it was not kept: the member is read to the end and fetched again).
 class EarlyStop {
 public:
-    explicit EarlyStop(std::uint64_t size) : size_(size), trying_(size >= kStopEarlyFrom) {}
+    EarlyStop(std::uint64_t size, std::atomic<int>& tail_reads_left)
+        : size_(size), trying_(size >= kStopEarlyFrom), tail_reads_left_(tail_reads_left) {}
 
     bool due(std::uint64_t chunk) {
         position_ += chunk;
@@ -85,17 +87,20 @@ public:
     }
     void give_up() { trying_ = false; }
     // Whether what the last try found missing is worth inflating the member's end
-    // for (zip/tail_inflate.hpp), once: kTailFrom bytes or more ahead of the stream.
+    // for (zip/tail_inflate.hpp): kTailFrom bytes or more ahead of the stream, once a
+    // member and at most kMaxTailReads times a wheel (each costs at most a few tenths
+    // of a second, whatever the bytes).
     bool tail_first(const BytesNotKept& missing) {
         if (tail_tried_ || missing.begin() < position_ || missing.begin() - position_ < kTailFrom) return false;
         tail_tried_ = true;
-        return true;
+        return tail_reads_left_.fetch_sub(1) > 0;
     }
 
 private:
-    bool tail_tried_ = false;
     std::uint64_t size_;
     bool trying_;
+    std::atomic<int>& tail_reads_left_;
+    bool tail_tried_ = false;
     std::uint64_t position_ = 0;
     std::uint64_t next_try_ = std::uint64_t(1) << 20;
 };
@@ -107,9 +112,9 @@ struct EnoughRead {};
 // Touches nothing but `targets` and the (thread-safe) archive: members are read
 // concurrently (read_wheel_targets).
 void add_streamed_member(Targets& targets, const std::string& wheel, const zip::Archive& archive,
-                         const zip::Member& member) {
+                         const zip::Member& member, std::atomic<int>& tail_reads_left) {
     elf::StreamedElf streamed(member.size, elf::StreamedElf::Needs::dynamic_linking);
-    EarlyStop stop(member.size);
+    EarlyStop stop(member.size, tail_reads_left);
     std::optional<Targets> early;
     std::optional<zip::SeekableMember> seekable;
     try {
@@ -174,8 +179,9 @@ Targets read_wheel_targets(const std::string& path) {
     const ProgressTask progress("reading " + archive.path().filename().string(),
                                 std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0}));
     std::vector<Targets> found(libraries.size());
+    std::atomic<int> tail_reads_left{kMaxTailReads};
     run_tasks(sizes, [&](std::size_t i) {
-        add_streamed_member(found[i], path, archive, *libraries[i]);
+        add_streamed_member(found[i], path, archive, *libraries[i], tail_reads_left);
         progress.advance(libraries[i]->size);
     });
     Targets targets;

@@ -59,6 +59,7 @@ inline constexpr std::uint64_t kStopEarlyFrom = std::uint64_t(16) << 20;
 // (zip/tail_inflate.hpp), for a few MiB of inflate; the stream goes on from where it
 // was only if something before that end is still missing.
 inline constexpr std::uint64_t kTailFrom = std::uint64_t(64) << 20;
+inline constexpr int kMaxTailReads = 16;  // a wheel's members together
 
 struct Target {
     std::string member;

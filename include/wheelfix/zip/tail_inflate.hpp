@@ -57,8 +57,8 @@ struct MemberTail {
 constexpr std::uint64_t kFirstBack = 256u << 10;
 constexpr std::uint64_t kMaxBack = 8u << 20;
 constexpr std::uint64_t kMaxTailInflated = 16u << 20;  // one decode's bytes
-constexpr std::uint64_t kScanBytes = 1u << 20;         // compressed bytes scanned, one call
-constexpr std::uint64_t kInflateBudget = 96u << 20;    // bytes inflated, one call
+constexpr std::uint64_t kScanBytes = 512u << 10;       // compressed bytes scanned, one call
+constexpr std::uint64_t kInflateBudget = 48u << 20;    // bytes inflated, one call
 constexpr int kMaxCandidates = 64;                     // candidate starts inflated, one call
 
 std::optional<MemberTail> inflate_tail(const Archive& archive, const Member& member, std::uint64_t from);
