@@ -164,15 +164,19 @@ def dynamic_offset(path):
     raise AssertionError(f"{path}: no PT_DYNAMIC")
 
 
+def data_offset(f, info):
+    """Where a member's compressed bytes start: after its local header (30 bytes, the
+    name and the extra field)."""
+    f.seek(info.header_offset + 26)
+    name_len, extra_len = int.from_bytes(f.read(2), "little"), int.from_bytes(f.read(2), "little")
+    return info.header_offset + 30 + name_len + extra_len
+
+
 def damage_middles(wheel, members):
-    """Overwrites the middle half of each member's compressed bytes (after its local header:
-    30 bytes, the name and the extra field)."""
+    """Overwrites the middle half of each member's compressed bytes."""
     with open(wheel, "r+b") as f:
         for info in members:
-            f.seek(info.header_offset + 26)
-            name_len, extra_len = int.from_bytes(f.read(2), "little"), int.from_bytes(f.read(2), "little")
-            data_at = info.header_offset + 30 + name_len + extra_len
-            f.seek(data_at + info.compress_size // 4)
+            f.seek(data_offset(f, info) + info.compress_size // 4)
             f.write(b"\xff" * (info.compress_size // 2))
 
 
@@ -219,6 +223,21 @@ class CheckReadsTheEnd(unittest.TestCase):
             timings = wfx.run("check", "--timings", self.wheel, "--torch", INDEX, check_status=1).stderr
             (inflate,) = [line for line in timings.splitlines() if line.split()[:1] == ["inflate"]]
             self.assertLess(float(inflate.split()[-2]), 16.0, timings)
+
+    def test_a_damaged_end_is_read_the_long_way_and_refused(self):
+        # No block start near the end inflates to the stream's end: the tail read gives
+        # up, the member streams from its start as before, and its broken end is an
+        # error naming the wheel.
+        with tempfile.TemporaryDirectory() as tmp:
+            damaged = Path(tmp) / self.wheel.name
+            shutil.copyfile(self.wheel, damaged)
+            with open(damaged, "r+b") as f:
+                f.seek(data_offset(f, self.member) + self.member.compress_size - (64 << 10))
+                f.write(b"\xff" * (64 << 10))
+            proc = wfx.run("check", damaged, "--torch", INDEX)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+            self.assertIn(str(damaged), proc.stderr)
 
 
 if __name__ == "__main__":
