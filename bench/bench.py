@@ -87,8 +87,9 @@ Scenarios (default: all):
   check-sgl      check (against the shipped torch 2.10.0 index) and inspect of the real
                  sgl-kernel 0.3.21 wheel (535.6 MB; runs when it is in
                  --cache/sgl/, never downloaded by this script) at WHEELFIX_THREADS=1
-                 and 2, vs one ISA-L inflate of its largest member (the floor on 2
-                 cores) and of all its ELF members (the floor on 1)
+                 and 2, vs one ISA-L inflate of its largest member (inspect's floor
+                 on 2 cores) and of all its ELF members (on 1); check reads only each
+                 member's start and end (zip/tail_inflate.hpp), no full inflate
   index-torch    index of the real torch wheel (as check-real-wheel finds it) at
                  WHEELFIX_THREADS=1 and 2, vs one ISA-L inflate of libtorch_cuda.so
                  and sha256sum of the wheel
@@ -714,8 +715,9 @@ def codec_inflate(args, wheel, member):
 
 def scenario_check_sgl(args, wheelfix):
     """check (and inspect) of the real sgl-kernel 0.3.21 wheel at 1 and 2 threads, beside
-    one ISA-L inflate of its largest member (the floor on 2 cores: no member is split)
-    and of every ELF member one after another (the floor on 1 core)."""
+    one ISA-L inflate of its largest member (inspect's floor on 2 cores: no member is
+    split) and of every ELF member one after another (its floor on 1 core). check
+    inflates each big member's start and end only (.dynamic follows the device code)."""
     wheel = sgl_real_wheel(args)
     if not wheel.exists():
         print(f"bench: check-sgl skipped: {wheel} is not there", file=sys.stderr)
@@ -725,8 +727,8 @@ def scenario_check_sgl(args, wheelfix):
     every = " && ".join(" ".join(f"'{a}'" for a in codec_inflate(args, wheel, i.filename)) + " > /dev/null"
                         for i in elves)
     return run_scenario("check-sgl", [
-        (f"ISA-L inflate of {elves[0].filename} (floor, 2 cores)", codec_inflate(args, wheel, elves[0].filename)),
-        (f"ISA-L inflate of all {len(elves)} ELF members (floor, 1 core)", ["sh", "-c", every]),
+        (f"ISA-L inflate of {elves[0].filename} (inspect's floor, 2 cores)", codec_inflate(args, wheel, elves[0].filename)),
+        (f"ISA-L inflate of all {len(elves)} ELF members (inspect's floor, 1 core)", ["sh", "-c", every]),
         ("check --torch index, WHEELFIX_THREADS=1", wheelfix_threads(1, wheelfix, "check", wheel, "--torch", REAL_INDEX)),
         ("check --torch index, WHEELFIX_THREADS=2", wheelfix_threads(2, wheelfix, "check", wheel, "--torch", REAL_INDEX)),
         ("inspect, WHEELFIX_THREADS=1", wheelfix_threads(1, wheelfix, "inspect", wheel)),
