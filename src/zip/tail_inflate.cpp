@@ -39,6 +39,14 @@ private:
     std::uint64_t at_;
 };
 
+// The 57 bits from bit `at` on, least significant first (zero-filled past the data).
+std::uint64_t peek57(Bytes data, std::uint64_t at) {
+    std::uint64_t word = 0;
+    const std::size_t byte = static_cast<std::size_t>(at / 8);
+    for (std::size_t i = 0; i < 8 && byte + i < data.size(); ++i) word |= std::uint64_t(data[byte + i]) << (8 * i);
+    return word >> (at % 8);
+}
+
 // A canonical Huffman code given by its code lengths, as deflate defines it.
 struct HuffmanCode {
     std::array<std::uint16_t, 16> count{};   // codes of each length
@@ -89,16 +97,15 @@ constexpr std::array<std::uint8_t, 19> kCodeLengthOrder{16, 17, 18, 0, 8, 7, 9, 
 // Whether a dynamic Huffman block header that zlib accepts starts at `at` (the
 // BFINAL bit), BTYPE being 2.
 bool dynamic_header_ok(Bytes data, std::uint64_t at) {
-    BitCursor bits(data, at + 3);
-    std::uint32_t hlit = 0, hdist = 0, hclen = 0;
-    if (!bits.take(5, hlit) || !bits.take(5, hdist) || !bits.take(4, hclen)) return false;
+    const std::uint64_t head = peek57(data, at + 3);
+    const unsigned hlit = head & 31u, hdist = (head >> 5) & 31u, hclen = (head >> 10) & 15u;
     if (hlit > 29 || hdist > 29) return false;
+    const std::uint64_t precode_bits = 3 * (hclen + 4);
+    if (at + 17 + precode_bits > data.size() * 8) return false;
+    const std::uint64_t packed = peek57(data, at + 17);
     std::array<std::uint8_t, 19> code_lengths{};
-    for (std::uint32_t i = 0; i < hclen + 4; ++i) {
-        std::uint32_t length = 0;
-        if (!bits.take(3, length)) return false;
-        code_lengths[kCodeLengthOrder[i]] = static_cast<std::uint8_t>(length);
-    }
+    for (unsigned i = 0; i < hclen + 4; ++i) code_lengths[kCodeLengthOrder[i]] = (packed >> (3 * i)) & 7u;
+    BitCursor bits(data, at + 17 + precode_bits);
     HuffmanCode precode;
     if (!precode.build(code_lengths, false, false)) return false;
     const std::size_t literal_count = 257 + hlit, total = literal_count + 1 + hdist;
@@ -143,11 +150,15 @@ bool stored_header_ok(Bytes data, std::uint64_t at) {
     return length == (~complement & 0xffffu);
 }
 
+
 bool could_start_block(Bytes data, std::uint64_t at) {
     if (at + 3 > data.size() * 8) return false;
-    const unsigned type = ((data[(at + 1) >> 3] >> ((at + 1) & 7)) & 1u) | (((data[(at + 2) >> 3] >> ((at + 2) & 7)) & 1u) << 1);
-    if (type == 2) return dynamic_header_ok(data, at);
-    return type == 0 && stored_header_ok(data, at);
+    // Most offsets fail on the first 13 bits: BTYPE, then HLIT and HDIST of a dynamic block.
+    const std::uint64_t head = peek57(data, at);
+    const unsigned type = (head >> 1) & 3u;
+    if (type == 0) return stored_header_ok(data, at);
+    if (type != 2 || ((head >> 3) & 31u) > 29 || ((head >> 8) & 31u) > 29) return false;
+    return dynamic_header_ok(data, at);
 }
 
 struct Inflater {
@@ -199,6 +210,15 @@ std::optional<std::vector<std::uint8_t>> inflate_from(Bytes data, std::uint64_t 
     return out;
 }
 
+// Where the longest common suffix of two equally long buffers starts.
+std::size_t agreeing_suffix(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+    constexpr std::size_t kStep = 4096;
+    std::size_t end = a.size();
+    while (end >= kStep && std::memcmp(a.data() + end - kStep, b.data() + end - kStep, kStep) == 0) end -= kStep;
+    while (end > 0 && a[end - 1] == b[end - 1]) --end;
+    return end;
+}
+
 struct TailDecode {
     std::uint64_t start_bit = 0;  // in the member's compressed bytes
     MemberTail tail;              // the bytes that do not depend on the unknown window
@@ -231,8 +251,7 @@ std::optional<TailDecode> decode_back(const Archive& archive, const Member& memb
         auto ones = inflate_from(raw, at, 0xff, limit, budget);
         if (!ones || ones->size() != zeros->size()) continue;
         timings::count_bytes(timings::Phase::inflate, 2 * zeros->size());
-        std::size_t known_from = zeros->size();
-        while (known_from > 0 && (*zeros)[known_from - 1] == (*ones)[known_from - 1]) --known_from;
+        const std::size_t known_from = agreeing_suffix(*zeros, *ones);
         if (zeros->size() > member.size) return std::nullopt;  // more than the member holds: not its stream
         TailDecode decode;
         decode.start_bit = (member.compressed_size - back) * 8 + at;

@@ -945,7 +945,7 @@ TEST_CASE("inflate_tail: a member's end from a block start near it, exactly its 
     const std::uint64_t size = data.size();
     std::vector<std::pair<std::string, Bytes>> streams{
         {"zlib level 0", zlib_raw_deflate(data, 0)}, {"zlib level 1", zlib_raw_deflate(data, 1)},
-        {"zlib level 6", zlib_raw_deflate(data, 6)}, {"zlib level 9", zlib_raw_deflate(data, 9)},
+        {"zlib level 6", zlib_raw_deflate(data, 6)},
         {"parallel_deflate", flatten(zip::parallel_deflate(data, {zip::Backend::zlib, 6}, 2))}};
     for (zip::Backend backend : zip::compiled_backends())
         if (backend != zip::Backend::zlib)
