@@ -14,7 +14,10 @@
 
 namespace wheelfix::zip {
 
+// File-local, and named so that its names stay apart from other files' in a unity
+// build's translation unit.
 namespace {
+namespace tail_search {
 
 using Bytes = std::span<const std::uint8_t>;
 
@@ -277,18 +280,19 @@ std::optional<MemberTail> stored_tail(const Archive& archive, const Member& memb
     return MemberTail{from, read_last(archive, member, member.size - from)};
 }
 
+}  // namespace tail_search
 }  // namespace
 
 std::optional<MemberTail> inflate_tail(const Archive& archive, const Member& member, std::uint64_t from) {
     from = std::min(from, member.size);
-    if (member.method == Method::stored) return stored_tail(archive, member, from);
+    if (member.method == Method::stored) return tail_search::stored_tail(archive, member, from);
     if (member.method != Method::deflated) return std::nullopt;
-    Budget budget;
+    tail_search::Budget budget;
     for (std::uint64_t back = kFirstBack; back <= kMaxBack && 2 * back <= member.compressed_size; back *= 2) {
-        const auto near = decode_back(archive, member, back, budget);
+        const auto near = tail_search::decode_back(archive, member, back, budget);
         if (!near || near->tail.begin > from) continue;
-        const auto far = decode_back(archive, member, 2 * back, budget);
-        if (!far || far->start_bit >= near->start_bit || !agree(near->tail, far->tail)) return std::nullopt;
+        const auto far = tail_search::decode_back(archive, member, 2 * back, budget);
+        if (!far || far->start_bit >= near->start_bit || !tail_search::agree(near->tail, far->tail)) return std::nullopt;
         return near->tail;
     }
     return std::nullopt;
