@@ -227,8 +227,8 @@ private:
 // back; members copied as stored are the input's, read already, and edited ones were
 // read in their splice (KnownOutput) — RECORD must hold (our own write), the
 // profile judges it. Returns the output's ELF
-// members (the load test lays them all out).
-std::vector<std::string> prove_output(const policy::Profile& profile, const KnownOutput& known,
+// members as the load test needs them.
+std::vector<LoadMember> prove_output(const policy::Profile& profile, const KnownOutput& known,
                                       const std::filesystem::path& written_path, RepairReport& report) {
     auto written = analysis::inspect_wheel(written_path, std::cref(known));
     report.output_record_findings = written.record_findings;
@@ -236,8 +236,12 @@ std::vector<std::string> prove_output(const policy::Profile& profile, const Know
     if (!report.output_record_findings.empty())
         throw std::logic_error(report.output.string() + ": the written wheel fails its own RECORD: " +
                                report.output_record_findings.front().member + ": " + report.output_record_findings.front().problem);
-    std::vector<std::string> elf_members;
-    for (const auto& elf : written.elves) elf_members.push_back(elf.name);
+    std::vector<LoadMember> elf_members;
+    for (const auto& elf : written.elves) {
+        LoadMember member{elf.name, elf.needed, {}, elf.elf_class, elf.machine};
+        for (const auto& entry : elf.search_path) member.search_path.push_back(entry.path);
+        elf_members.push_back(std::move(member));
+    }
     return elf_members;
 }
 
@@ -248,7 +252,7 @@ std::string host_machine() {
 
 // The last rung of the ladder, where it can run here.
 void load_edited_extensions(const RepairOptions& options, const std::string& machine,
-                            const std::vector<std::string>& elf_members, const std::filesystem::path& written_path,
+                            const std::vector<LoadMember>& elf_members, const std::filesystem::path& written_path,
                             RepairReport& report) {
     std::error_code ignored;
     if (options.loader.empty()) report.load_test_skipped = "load test not asked for";
@@ -262,7 +266,8 @@ void load_edited_extensions(const RepairOptions& options, const std::string& mac
     // The layout puts the torch given at site/torch: a member installed under torch/
     // would be laid over it (and, installed by pip, would overwrite torch's own files).
     // (A name longer than NAME_MAX never gets here: verify's finding refuses the wheel before work.)
-    for (const auto& member : elf_members) {
+    for (const auto& elf : elf_members) {
+        const std::string& member = elf.member;
         if (std::string_view(wheel::installed_path(member)).starts_with("torch/"))
             throw InputError(report.input.string(), member + " is an ELF file installed under torch/, where torch itself "
                                                              "lives: installing the wheel would overwrite torch's files, and "
