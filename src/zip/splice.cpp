@@ -43,7 +43,9 @@
 #include "raw_deflate.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
+#include <string_view>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -454,10 +456,28 @@ void check_whole(const PrecompressedMember& spliced, std::span<const std::uint8_
         throw std::logic_error("plan_splice: the member deflated whole does not end where its content does");
 }
 
+// The fault the proof exists for, on request (tests/e2e/test_repair.py):
+// WHEELFIX_TEST_CORRUPT_SPLICE=1 flips one bit in the middle of a splice's first
+// re-deflated region (or of a whole deflate's first piece) before the proof runs,
+// which must then refuse it.
+void corrupt_when_asked(PrecompressedMember& out) {
+    static const bool asked = [] {
+        const char* value = std::getenv("WHEELFIX_TEST_CORRUPT_SPLICE");
+        return value != nullptr && std::string_view(value) == "1";
+    }();
+    if (!asked) return;
+    for (auto& piece : out.pieces)  // the first region's piece, or a whole deflate's first
+        if (!piece.from_original && !piece.bytes.empty() && (out.regions.empty() || &piece == &out.pieces[out.regions.front().piece])) {
+            piece.bytes[piece.bytes.size() / 2] ^= 0x10;
+            return;
+        }
+}
+
 // The fallback: the whole new content deflated, proved, and seen by the sink.
 PrecompressedMember deflate_whole(std::span<const std::uint8_t> content, const ContentSink& sink) {
     auto out = parallel_deflate(content);
     out.whole = true;
+    corrupt_when_asked(out);
     check_whole(out, content);
     if (out.crc32 != crc32(0, content)) throw std::logic_error("plan_splice: the whole deflate's CRC-32 is not its content's");
     if (sink) sink(content);
@@ -487,6 +507,7 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
     if (!deflated || rewrites_everything(regions, blocks.size())) return deflate_whole(apply_edits(original.data, edits), content);
     auto out = Splicer(original, original.data, edits, level)
                    .run(regions, feed_spans(new_content(original.data, edits)), content);
+    corrupt_when_asked(out);
     check_splice(out, original.data, edits);
     return out;
 }
@@ -616,6 +637,7 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
     source.read(region_bytes(exact, regions),
                 [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { image.fill(at, chunk); });
     auto out = Splicer(exact, image.image(), edits, level).run(regions);
+    corrupt_when_asked(out);
     check_splice(out, image.image(), edits);
     ContentDigest digest(content);
     streamed_digest(source, edits, index.size, digest);
