@@ -158,6 +158,13 @@ std::unique_ptr<elf::StreamedElf> streamed_for_analysis(std::uint64_t size) {
     return streamed;
 }
 
+ElfReport analyze_streamed(elf::StreamedElf& streamed, const elf::Fetch& fetch, const std::string& label,
+                           const std::string& member) {
+    return elf::read_streamed(streamed, fetch, [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
+        return analyze_or_throw(label, member, image, wheel::directory_depth(member), present);
+    });
+}
+
 namespace {
 
 // The stream one ELF member goes through; its report goes to its own slot when the
@@ -167,10 +174,7 @@ wheel::ElfStream stream_member(const wheel::Wheel& wheel, const zip::Member& mem
     std::shared_ptr<elf::StreamedElf> streamed = streamed_for_analysis(member.size);
     auto finish = [&wheel, &member, &slot, streamed](const zip::SeekableMember& seekable) {
         auto fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) { seekable.read(ranges, sink); };
-        slot.emplace(elf::read_streamed(*streamed, fetch, [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
-            return analyze_or_throw(wheel.archive().path().string() + ": " + member.name, member.name, image,
-                                    wheel::directory_depth(member.name), present);
-        }));
+        slot.emplace(analyze_streamed(*streamed, fetch, wheel.archive().path().string() + ": " + member.name, member.name));
     };
     return {[streamed](std::span<const std::uint8_t> chunk) { streamed->consume(chunk); }, finish};
 }

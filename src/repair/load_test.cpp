@@ -1,6 +1,7 @@
 // load_test: extract, lay out like site-packages, let a child process dlopen.
 #include "wheelfix/repair/load_test.hpp"
 
+#include "wheelfix/analysis/needed_resolution.hpp"
 #include "wheelfix/util/cleanup.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/output_file.hpp"
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 
 extern char** environ;
 
@@ -174,11 +176,12 @@ std::optional<std::string> run_loader(const std::vector<std::string>& loader, co
 // nor torch holds and that is not one of torch's own (libc10*, libtorch*): absent
 // from this machine (a CUDA runtime, say), not a fault of the repair.
 bool absent_from_machine(const std::string& reason, const std::filesystem::path& site, const std::filesystem::path& torch_dir,
-                         std::string& library) {
+                         const std::set<std::string>& wheel_files, std::string& library) {
     auto at = reason.find(kCannotOpen);
     if (at == std::string::npos) return false;
     library = reason.substr(0, at);
     if (library.starts_with("libc10") || library.starts_with("libtorch")) return false;  // torch's own: a real failure
+    if (wheel_files.contains(library)) return false;  // in the wheel, laid out or not
     std::error_code ignored;
     if (std::filesystem::exists(torch_dir / "lib" / library, ignored)) return false;
     for (auto it = std::filesystem::recursive_directory_iterator(
@@ -194,8 +197,13 @@ std::string join_paths(const std::vector<std::string>& paths) {
     return joined;
 }
 
+std::string absent_reason(const std::string& library) {
+    return library + " is neither in the wheel nor in torch, and this machine has none";
+}
+
 LoadOutcome outcome_of(const std::string& line, const std::map<std::string, std::string>& member_of,
-                       const std::filesystem::path& site, const std::filesystem::path& torch_dir) {
+                       const std::filesystem::path& site, const std::filesystem::path& torch_dir,
+                       const std::set<std::string>& wheel_files) {
     LoadOutcome outcome;
     if (line.starts_with("ok ")) {
         outcome.member = member_of.at(line.substr(3));
@@ -207,15 +215,21 @@ LoadOutcome outcome_of(const std::string& line, const std::map<std::string, std:
     outcome.member = member_of.at(rest.substr(0, colon));
     outcome.reason = rest.substr(colon + 2);
     std::string library;
-    if (absent_from_machine(outcome.reason, site, torch_dir, library)) {
+    if (absent_from_machine(outcome.reason, site, torch_dir, wheel_files, library)) {
         outcome.status = LoadOutcome::Status::not_tested;
-        outcome.reason = library + " is neither in the wheel nor in torch, and this machine has none";
+        outcome.reason = absent_reason(library);
     } else {
         outcome.status = LoadOutcome::Status::failed;
     }
     return outcome;
 }
 
+
+// Whether a laid-out member puts `relative` (a directory below site/) in place.
+bool laid_out_by(const std::string& relative, const std::vector<std::string>& installed) {
+    return std::any_of(installed.begin(), installed.end(),
+                       [&](const std::string& path) { return path == relative || path.starts_with(relative + "/"); });
+}
 
 // Each directory the target names beside torch ("nvidia/cublas/lib"), linked
 // into site/ from torch's own site-packages where it is there. Returns the ones
@@ -238,6 +252,135 @@ std::vector<std::string> lay_out_beside(const std::vector<std::string>& beside, 
     return absent;
 }
 
+
+// ---- deciding without the loader ------------------------------------------------
+
+std::string file_name_of(std::string_view path) {
+    auto slash = path.rfind('/');
+    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// What the layout would hold, asked without making it: the wheel's members at
+// their installed paths, torch_dir at torch/, each present `beside` directory at
+// its place (unless a member is laid out there, as lay_out_beside skips it).
+class PlannedLayout {
+public:
+    PlannedLayout(const std::vector<LoadMember>& members, const LoadLayout& layout)
+        : torch_dir_(layout.torch_dir), packages_(std::filesystem::absolute(layout.torch_dir).parent_path()) {
+        for (const auto& member : members) installed_.push_back(std::string(wheel::installed_path(member.member)));
+        for (const auto& member : members) wheel_files_.insert(file_name_of(member.member));
+        std::error_code ignored;
+        for (const auto& relative : layout.beside) {
+            if (relative.empty() || relative.starts_with("torch/") || laid_out_by(relative, installed_)) continue;
+            if (std::filesystem::is_directory(packages_ / relative, ignored)) beside_.push_back(relative);
+            else absent_.push_back(relative);
+        }
+    }
+
+    // Whether a file of the layout lies at `path` (relative to site, normalized):
+    // yes, no, or nullopt where this cannot tell without the layout.
+    std::optional<bool> holds(const std::filesystem::path& path) const {
+        const std::string text = path.generic_string();
+        if (text.empty() || text.starts_with("..") || text.starts_with("/")) return std::nullopt;
+        if (std::find(installed_.begin(), installed_.end(), text) != installed_.end()) return true;
+        std::error_code ignored;
+        if (text.starts_with("torch/")) return std::filesystem::is_regular_file(torch_dir_ / text.substr(6), ignored);
+        for (const auto& relative : beside_)
+            if (text.starts_with(relative + "/"))
+                return std::filesystem::is_regular_file(packages_ / text, ignored);
+        return false;
+    }
+
+    // The loader path's test for a library it could not open (absent_from_machine).
+    bool absent_everywhere(const std::string& library) const {
+        if (library.starts_with("libc10") || library.starts_with("libtorch") || wheel_files_.contains(library)) return false;
+        std::error_code ignored;
+        if (std::filesystem::exists(torch_dir_ / "lib" / library, ignored)) return false;
+        for (const auto& relative : beside_)
+            for (auto it = std::filesystem::recursive_directory_iterator(
+                     packages_ / relative, std::filesystem::directory_options::follow_directory_symlink, ignored);
+                 it != std::filesystem::recursive_directory_iterator(); it.increment(ignored))
+                if (it->path().filename() == library) return false;
+        return true;
+    }
+
+    const std::vector<std::string>& absent_beside() const { return absent_; }
+    const std::set<std::string>& wheel_files() const { return wheel_files_; }
+
+private:
+    std::filesystem::path torch_dir_, packages_;
+    std::vector<std::string> installed_;
+    std::set<std::string> wheel_files_;
+    std::vector<std::string> beside_, absent_;
+};
+
+// Where ld.so would look for `name` on behalf of `member` (its search path in the
+// layout, then the system's directories): found, not found, or nullopt when an
+// entry is one this cannot place.
+std::optional<bool> found_for(const LoadMember& member, const std::string& name, const PlannedLayout& layout) {
+    if (name.find('/') != std::string::npos) return std::nullopt;
+    const std::filesystem::path origin = std::filesystem::path(std::string(wheel::installed_path(member.member))).parent_path();
+    for (const auto& entry : member.search_path) {
+        std::string rest;
+        for (std::string_view token : {"$ORIGIN", "${ORIGIN}"})
+            if (entry.starts_with(token) && (entry.size() == token.size() || entry[token.size()] == '/'))
+                rest = entry.substr(token.size());
+        if (!rest.empty() || entry == "$ORIGIN" || entry == "${ORIGIN}") {
+            auto path = (origin / std::filesystem::path(rest.empty() ? "." : rest.substr(1)) / name).lexically_normal();
+            auto held = layout.holds(path);
+            if (!held) return std::nullopt;
+            if (*held) return true;
+            continue;
+        }
+        if (!entry.starts_with("/") || entry.find('$') != std::string::npos) return std::nullopt;
+        std::error_code ignored;
+        if (std::filesystem::exists(std::filesystem::path(entry) / name, ignored)) return true;
+    }
+    static const std::vector<std::string> configured = analysis::read_ld_so_conf("/");
+    std::error_code ignored;
+    for (const auto& directory : configured)
+        if (std::filesystem::exists(std::filesystem::path(directory) / name, ignored)) return true;
+    for (const auto& directory : analysis::default_directories(member.elf_class, member.machine))
+        if (std::filesystem::exists(std::filesystem::path(directory) / name, ignored)) return true;
+    return false;
+}
+
+// The library the loader would fail on first for `member`, when that is one it
+// calls absent (the contract); nullopt when only the loader can say.
+std::optional<std::string> decided_absent(const LoadMember& member, const PlannedLayout& layout) {
+    for (const auto& name : member.needed) {
+        auto found = found_for(member, name, layout);
+        if (!found) return std::nullopt;
+        if (*found) continue;
+        if (layout.absent_everywhere(name)) return name;
+        return std::nullopt;  // not found, yet somewhere the rule looks: the loader's own words
+    }
+    return std::nullopt;
+}
+
+// The members to lay out for loading `load`: themselves and the wheel's libraries
+// their NEEDED reach, by file name.
+std::vector<std::string> needed_closure(const std::vector<LoadMember>& members, const std::vector<std::string>& load) {
+    std::map<std::string, std::vector<const LoadMember*>> by_file;
+    for (const auto& member : members) by_file[file_name_of(member.member)].push_back(&member);
+    std::set<std::string> chosen(load.begin(), load.end());
+    std::vector<std::string> queue(load.begin(), load.end());
+    while (!queue.empty()) {
+        const std::string name = queue.back();
+        queue.pop_back();
+        auto it = std::find_if(members.begin(), members.end(), [&](const LoadMember& m) { return m.member == name; });
+        if (it == members.end()) continue;
+        for (const auto& needed : it->needed)
+            if (auto libraries = by_file.find(needed); libraries != by_file.end())
+                for (const auto* library : libraries->second)
+                    if (chosen.insert(library->member).second) queue.push_back(library->member);
+    }
+    std::vector<std::string> ordered;  // in the wheel's order
+    for (const auto& member : members)
+        if (chosen.contains(member.member)) ordered.push_back(member.member);
+    return ordered;
+}
+
 std::vector<LoadOutcome> timed_out(const std::vector<std::string>& load, std::chrono::milliseconds limit) {
     std::vector<LoadOutcome> outcomes;
     for (const auto& member : load)
@@ -247,13 +390,11 @@ std::vector<LoadOutcome> timed_out(const std::vector<std::string>& load, std::ch
     return outcomes;
 }
 
-}  // namespace
-
-std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std::vector<std::string>& members,
-                                   const std::vector<std::string>& load, const LoadLayout& layout,
-                                   const std::vector<std::string>& loader, std::chrono::milliseconds limit) {
-    const timings::Scope timer(timings::Phase::proofs);
-    if (load.empty() || loader.empty()) return {};
+// Lays `members` out and lets the loader load `load` (the contract's loader path).
+std::vector<LoadOutcome> run_load(const std::filesystem::path& wheel, const std::vector<std::string>& members,
+                                  const std::vector<std::string>& load, const LoadLayout& layout,
+                                  const std::vector<std::string>& loader, std::chrono::milliseconds limit,
+                                  const std::set<std::string>& wheel_files) {
     const auto& torch_dir = layout.torch_dir;
     TemporaryDirectory temporary;
     auto site = temporary.path() / "site";
@@ -274,7 +415,8 @@ std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std
         end = output.find('\n', start);
         if (end == std::string::npos) end = output.size();
         auto line = output.substr(start, end - start);
-        if (line.starts_with("ok ") || line.starts_with("fail ")) outcomes.push_back(outcome_of(line, member_of, site, torch_dir));
+        if (line.starts_with("ok ") || line.starts_with("fail "))
+            outcomes.push_back(outcome_of(line, member_of, site, torch_dir, wheel_files));
     }
     for (auto& outcome : outcomes)  // say what the layout lacked, when the loader missed a library
         if (outcome.status == LoadOutcome::Status::not_tested && !absent.empty())
@@ -283,6 +425,39 @@ std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std
         bool seen = std::any_of(outcomes.begin(), outcomes.end(), [&](const LoadOutcome& o) { return o.member == member; });
         if (!seen) outcomes.push_back({member, LoadOutcome::Status::failed, "the loader process ended before reaching it"});
     }
+    return outcomes;
+}
+
+}  // namespace
+
+std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std::vector<LoadMember>& members,
+                                   const std::vector<std::string>& load, const LoadLayout& layout,
+                                   const std::vector<std::string>& loader, std::chrono::milliseconds limit) {
+    const timings::Scope timer(timings::Phase::proofs);
+    if (load.empty() || loader.empty()) return {};
+    const PlannedLayout planned(members, layout);
+    std::map<std::string, LoadOutcome> decided;
+    std::vector<std::string> rest;
+    for (const auto& name : load) {
+        auto member = std::find_if(members.begin(), members.end(), [&](const LoadMember& m) { return m.member == name; });
+        if (member == members.end()) throw std::invalid_argument("load_test: no member " + name + " in " + wheel.string());
+        if (auto library = decided_absent(*member, planned)) {
+            LoadOutcome outcome{name, LoadOutcome::Status::not_tested, absent_reason(*library)};
+            if (!planned.absent_beside().empty())
+                outcome.reason += " (not beside the torch given: " + join_paths(planned.absent_beside()) + ")";
+            decided.emplace(name, std::move(outcome));
+        } else {
+            rest.push_back(name);
+        }
+    }
+    std::vector<LoadOutcome> outcomes;
+    if (!rest.empty()) outcomes = run_load(wheel, needed_closure(members, rest), rest, layout, loader, limit, planned.wheel_files());
+    for (auto& [name, outcome] : decided) outcomes.push_back(std::move(outcome));
+    auto place = [&](const LoadOutcome& outcome) {
+        return std::find(load.begin(), load.end(), outcome.member) - load.begin();
+    };
+    std::stable_sort(outcomes.begin(), outcomes.end(),
+                     [&](const LoadOutcome& a, const LoadOutcome& b) { return place(a) < place(b); });
     return outcomes;
 }
 

@@ -66,6 +66,53 @@ struct KeptMember {
     std::unique_ptr<Bounded> bounded;
 };
 
+// The pieces of the edited content in [begin, end) (new offsets), in order: each
+// either original bytes [from, from + length) or an edit's bytes.
+struct EditedPiece {
+    std::uint64_t at = 0;  // offset in the edited content
+    std::uint64_t length = 0;
+    const ByteEdit* edit = nullptr;  // null: original bytes
+    std::uint64_t from = 0;          // original offset (or offset into the edit's bytes)
+};
+
+std::vector<EditedPiece> edited_pieces(const ByteEdits& edits, std::uint64_t begin, std::uint64_t end) {
+    std::vector<EditedPiece> pieces;
+    auto clip = [&](std::uint64_t at, std::uint64_t length, const ByteEdit* edit, std::uint64_t from) {
+        const std::uint64_t lo = std::max(at, begin), hi = std::min(at + length, end);
+        if (lo < hi) pieces.push_back({lo, hi - lo, edit, from + (lo - at)});
+    };
+    std::uint64_t at = 0, original = 0;  // where the next piece starts, new and original
+    for (const auto& edit : edits) {
+        clip(at, edit.offset - original, nullptr, original);
+        at += edit.offset - original;
+        clip(at, edit.bytes.size(), &edit, 0);
+        at += edit.bytes.size();
+        original = edit.offset + edit.length;
+    }
+    clip(at, UINT64_MAX - at, nullptr, original);  // the rest of the original (the reader clamps it)
+    return pieces;
+}
+
+// Ranges of the edited content, each byte from the original (through `original`)
+// or from the edit that put it there, delivered in order with its new offset.
+void read_edited(const ByteEdits& edits, const ByteRanges& ranges, const elf::Fetch& original, const elf::FetchSink& sink) {
+    for (const auto& [begin, end] : ranges.ranges()) {
+        for (const auto& piece : edited_pieces(edits, begin, end)) {
+            if (piece.edit) {
+                sink(std::span<const std::uint8_t>(piece.edit->bytes).subspan(static_cast<std::size_t>(piece.from),
+                                                                              static_cast<std::size_t>(piece.length)),
+                     piece.at);
+                continue;
+            }
+            ByteRanges wanted;
+            wanted.add(piece.from, piece.from + piece.length);
+            original(wanted, [&](std::span<const std::uint8_t> chunk, std::uint64_t offset) {
+                sink(chunk, offset - piece.from + piece.at);
+            });
+        }
+    }
+}
+
 class Executor {
 public:
     Executor(const wheel::Wheel& wheel, WheelPlan& plan, const PlanHooks& hooks, const ExecuteOptions& options)
@@ -146,12 +193,38 @@ private:
         planned_[step.member] = true;
         MemberChange change{step.member, edits.changes, kept.inflated.size, edits.new_size, 0, edits.grew};
         if (!options_.dry_run) {
-            auto spliced = kept.bounded ? zip::plan_splice(kept.inflated, *kept.bounded->windows, edits.edits)
-                                        : zip::plan_splice(kept.inflated, edits.edits);
+            auto reader = hooks_.read_edited ? hooks_.read_edited(step.member, edits.new_size) : EditedReader{};
+            auto spliced = kept.bounded ? zip::plan_splice(kept.inflated, *kept.bounded->windows, edits.edits,
+                                                           zip::kSpliceLevel, reader.content)
+                                        : zip::plan_splice(kept.inflated, edits.edits, zip::kSpliceLevel, reader.content);
+            if (reader.finish) reader.finish(edited_fetch(kept, edits.edits));
             change.recompressed_bytes = spliced.recompressed_bytes;
+            change.crc32_after = spliced.crc32;
+            change.compressed_after = spliced.compressed_size;
+            change.sha256_after = spliced.sha256;
             edited_.emplace(step.member, std::move(spliced));
         }
         result_.changed.push_back(std::move(change));
+    }
+
+    // Reads ranges of a kept member's edited content: the original's bytes (its
+    // windows, or the bytes held) with the edits put in place.
+    static elf::Fetch edited_fetch(const KeptMember& kept, const ByteEdits& edits) {
+        elf::Fetch original = [&kept](const ByteRanges& ranges, const elf::FetchSink& sink) {
+            if (kept.bounded) {
+                kept.bounded->windows->read(ranges, sink);
+                return;
+            }
+            const auto& data = kept.inflated.data;
+            for (const auto& [begin, end] : ranges.ranges()) {
+                const std::uint64_t to = std::min<std::uint64_t>(end, data.size());
+                if (begin < to)
+                    sink(std::span<const std::uint8_t>(data.data() + begin, static_cast<std::size_t>(to - begin)), begin);
+            }
+        };
+        return [original, &edits](const ByteRanges& ranges, const elf::FetchSink& sink) {
+            read_edited(edits, ranges, original, sink);
+        };
     }
 
     void edit_kept(const ElfEditStep& step) {

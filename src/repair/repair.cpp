@@ -163,19 +163,28 @@ std::vector<analysis::Finding> unfixable(const std::vector<analysis::Finding>& f
     return left;
 }
 
-// What the input's reading says of an output member that is a copy of an input
-// member as stored: same name, not rewritten, same method, CRC-32 and sizes (its
-// stored bytes were copied raw). Anything else is read back.
-class CopiedMembers {
+// What this repair knows of an output member without reading it back:
+// - a copy of an input member as stored: same name, not rewritten, same method,
+//   CRC-32 and sizes (its stored bytes were copied raw): the input's digest and
+//   ElfReport;
+// - an edited (spliced) member whose central directory entry has the CRC-32 and
+//   sizes the splice made: the digest and ElfReport the splice's one pass over the
+//   new content gave (plan.hpp read_edited; the splice proved its stream: zip/splice.hpp).
+// Anything else (added members: the shim, grafted libraries; the dist-info) is read
+// back: they are small, and reading them proves the new-member deflate and RECORD as written.
+class KnownOutput {
 public:
-    CopiedMembers(const wheel::Wheel& input, const std::vector<wheel::MemberDigest>& digests,
-                  const analysis::WheelReport& input_report, std::set<std::string> rewritten)
-        : input_(input), rewritten_(std::move(rewritten)) {
+    KnownOutput(const wheel::Wheel& input, const std::vector<wheel::MemberDigest>& digests,
+                const analysis::WheelReport& input_report, std::set<std::string> rewritten,
+                const std::vector<MemberChange>& edited, const std::map<std::string, analysis::ElfReport>& edited_reports)
+        : input_(input), rewritten_(std::move(rewritten)), edited_reports_(edited_reports) {
         for (const auto& digest : digests) digests_.emplace(digest.member->name, &digest);
         for (const auto& elf : input_report.elves) elves_.emplace(elf.name, &elf);
+        for (const auto& change : edited) edited_.emplace(change.member, &change);
     }
 
     std::optional<analysis::KnownMember> operator()(const zip::Member& written) const {
+        if (auto change = edited_.find(written.name); change != edited_.end()) return edited(written, *change->second);
         if (rewritten_.contains(written.name)) return std::nullopt;
         const zip::Member* original = input_.archive().find(written.name);
         auto digest = digests_.find(written.name);
@@ -193,26 +202,46 @@ public:
     }
 
 private:
+    std::optional<analysis::KnownMember> edited(const zip::Member& written, const MemberChange& change) const {
+        auto report = edited_reports_.find(written.name);
+        if (report == edited_reports_.end()) return std::nullopt;
+        if (written.method != zip::Method::deflated || written.is_symlink || written.crc32 != change.crc32_after ||
+            written.size != change.size_after || written.compressed_size != change.compressed_after)
+            throw std::logic_error(written.name + ": the written member's CRC-32 or sizes are not the ones its splice made");
+        wheel::MemberDigest digest;
+        digest.size = change.size_after;
+        digest.sha256 = change.sha256_after;
+        digest.is_elf = true;
+        return analysis::KnownMember{digest, &report->second};
+    }
+
     const wheel::Wheel& input_;
     std::set<std::string> rewritten_;
+    const std::map<std::string, analysis::ElfReport>& edited_reports_;
     std::map<std::string, const wheel::MemberDigest*> digests_;
     std::map<std::string, const analysis::ElfReport*> elves_;
+    std::map<std::string, const MemberChange*> edited_;
 };
 
-// Reads the output back — what this repair wrote (edited and added members, the
-// new dist-info); members copied as stored are the input's, read already — RECORD
-// must hold (our own write), the profile judges it. Returns the output's ELF
-// members (the load test lays them all out).
-std::vector<std::string> prove_output(const policy::Profile& profile, const CopiedMembers& copied,
+// Judges the output: the members this repair added and the new dist-info are read
+// back; members copied as stored are the input's, read already, and edited ones were
+// read in their splice (KnownOutput) — RECORD must hold (our own write), the
+// profile judges it. Returns the output's ELF
+// members as the load test needs them.
+std::vector<LoadMember> prove_output(const policy::Profile& profile, const KnownOutput& known,
                                       const std::filesystem::path& written_path, RepairReport& report) {
-    auto written = analysis::inspect_wheel(written_path, std::cref(copied));
+    auto written = analysis::inspect_wheel(written_path, std::cref(known));
     report.output_record_findings = written.record_findings;
     report.remaining = analysis::evaluate(profile, written);
     if (!report.output_record_findings.empty())
         throw std::logic_error(report.output.string() + ": the written wheel fails its own RECORD: " +
                                report.output_record_findings.front().member + ": " + report.output_record_findings.front().problem);
-    std::vector<std::string> elf_members;
-    for (const auto& elf : written.elves) elf_members.push_back(elf.name);
+    std::vector<LoadMember> elf_members;
+    for (const auto& elf : written.elves) {
+        LoadMember member{elf.name, elf.needed, {}, elf.elf_class, elf.machine};
+        for (const auto& entry : elf.search_path) member.search_path.push_back(entry.path);
+        elf_members.push_back(std::move(member));
+    }
     return elf_members;
 }
 
@@ -223,7 +252,7 @@ std::string host_machine() {
 
 // The last rung of the ladder, where it can run here.
 void load_edited_extensions(const RepairOptions& options, const std::string& machine,
-                            const std::vector<std::string>& elf_members, const std::filesystem::path& written_path,
+                            const std::vector<LoadMember>& elf_members, const std::filesystem::path& written_path,
                             RepairReport& report) {
     std::error_code ignored;
     if (options.loader.empty()) report.load_test_skipped = "load test not asked for";
@@ -237,7 +266,8 @@ void load_edited_extensions(const RepairOptions& options, const std::string& mac
     // The layout puts the torch given at site/torch: a member installed under torch/
     // would be laid over it (and, installed by pip, would overwrite torch's own files).
     // (A name longer than NAME_MAX never gets here: verify's finding refuses the wheel before work.)
-    for (const auto& member : elf_members) {
+    for (const auto& elf : elf_members) {
+        const std::string& member = elf.member;
         if (std::string_view(wheel::installed_path(member)).starts_with("torch/"))
             throw InputError(report.input.string(), member + " is an ELF file installed under torch/, where torch itself "
                                                              "lives: installing the wheel would overwrite torch's files, and "
@@ -343,6 +373,7 @@ public:
         hooks.decide = [this](WheelPlan& plan, const PlanResult& read) { decide(plan, read); };
         hooks.reread_kept = true;
         hooks.bounded_reader = analysis::streamed_for_analysis;  // take() analyses every member
+        hooks.read_edited = [this](const std::string& member, std::uint64_t size) { return read_edited(member, size); };
         return hooks;
     }
 
@@ -383,6 +414,21 @@ private:
     std::set<std::string> added_;
     std::optional<analysis::WheelReport> wheel_report_;
     std::string machine_;
+    std::map<std::string, analysis::ElfReport> edited_reports_;  // each edited member's new content, analysed
+
+    // An edited member's new content analysed as the splice streams it (what the
+    // proof would otherwise read back from the output).
+    EditedReader read_edited(const std::string& member, std::uint64_t size) {
+        std::shared_ptr<elf::StreamedElf> streamed = analysis::streamed_for_analysis(size);
+        edited_reports_.erase(member);
+        EditedReader reader;
+        reader.content = [streamed](std::span<const std::uint8_t> chunk) { streamed->consume(chunk); };
+        reader.finish = [this, streamed, member](const elf::Fetch& again) {
+            const std::string label = wheel_.archive().path().string() + ": " + member + " (as edited)";
+            edited_reports_.insert_or_assign(member, analysis::analyze_streamed(*streamed, again, label, member));
+        };
+        return reader;
+    }
 
     // One ELF member on the executor's one parse: analysed, checked against torch
     // for the shim, its relink planned (edited at once) or left waiting for the
@@ -499,8 +545,8 @@ private:
         report_.relinked = result.changed;
         std::set<std::string> rewritten = added_;
         for (const auto& change : result.changed) rewritten.insert(change.member);
-        const CopiedMembers copied(wheel_, result.digests, *wheel_report_, std::move(rewritten));
-        auto elf_members = prove_output(profile_, copied, written, report_);
+        const KnownOutput known(wheel_, result.digests, *wheel_report_, std::move(rewritten), result.changed, edited_reports_);
+        auto elf_members = prove_output(profile_, known, written, report_);
         drop_kept_tags(options_, report_.remaining);
         load_edited_extensions(options_, machine_, elf_members, written, report_);
         return !report_.loads_failed() && !(options_.strict && !report_.clean());

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -38,6 +39,7 @@ std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels,
     if (jobs == 0) jobs = usable_cpus();
     set_thread_budget(jobs);
     std::vector<std::optional<RepairOutcome>> outcomes(wheels.size());
+    std::vector<std::exception_ptr> faults(wheels.size());
     OutputClaims claims;
     RepairOptions claiming = options;
     claiming.claims = &claims;
@@ -52,6 +54,8 @@ std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels,
                 outcomes[i] = error;
             } catch (const std::filesystem::filesystem_error& error) {
                 outcomes[i] = InputError(wheels[i], error.what());
+            } catch (...) {  // a fault of ours (logic_error, bad_alloc): rethrown here once the workers end
+                faults[i] = std::current_exception();
             }
         }
     };
@@ -62,6 +66,8 @@ std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels,
         // A worker's share goes back when its thread ends, with the lambda holding it.
         for (std::size_t i = 0; i < count; ++i) workers.emplace_back([&work, claim = claim_thread()] { work(); });
     }
+    for (const auto& fault : faults)
+        if (fault) std::rethrow_exception(fault);
     std::vector<RepairOutcome> done;
     for (auto& outcome : outcomes) done.push_back(std::move(*outcome));
     return done;

@@ -43,7 +43,9 @@
 #include "raw_deflate.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
+#include <string_view>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -116,42 +118,69 @@ ContentSpans new_content(std::span<const std::uint8_t> data, const ByteEdits& ed
     return spans;
 }
 
-// Feeds the new content, in order, to a hash.
-using ContentFeed = std::function<void(Sha256&)>;
+// What the one pass over the new content computes: its SHA-256 and CRC-32, with
+// each byte also handed to the caller's sink (plan_splice's `content`).
+class ContentDigest {
+public:
+    explicit ContentDigest(const ContentSink& sink) : sink_(sink) {}
+    void update(std::span<const std::uint8_t> bytes) {
+        hash_.update(bytes);
+        crc_ = crc32(crc_, bytes);
+        if (sink_) sink_(bytes);
+    }
+    std::array<std::uint8_t, 32> sha256() { return hash_.digest(); }
+    std::uint32_t crc32_value() const { return crc_; }
+
+private:
+    const ContentSink& sink_;
+    Sha256 hash_;
+    std::uint32_t crc_ = 0;
+};
+
+// The splice's header CRC (from the index's prefix CRCs) against the CRC of the
+// content its SHA-256 pass saw.
+void require_same_crc(const PrecompressedMember& out, const ContentDigest& digest) {
+    if (out.crc32 != digest.crc32_value())
+        throw std::logic_error("plan_splice: the new content's CRC-32 differs from the one its headers would carry");
+}
+
+// Feeds the new content, in order, to the digest.
+using ContentFeed = std::function<void(ContentDigest&)>;
 
 ContentFeed feed_spans(ContentSpans spans) {
-    return [spans = std::move(spans)](Sha256& hash) {
-        for (const auto& span : spans) hash.update(span);
+    return [spans = std::move(spans)](ContentDigest& digest) {
+        for (const auto& span : spans) digest.update(span);
     };
 }
 
-// SHA-256 of what `feed` gives, in order: on a thread of its own from construction when the
-// thread budget spares one, else in digest(). digest() joins the thread (so does
+// The digest of what `feed` gives, in order: on a thread of its own from construction when the
+// thread budget spares one, else in finish(). finish() joins the thread (so does
 // destruction, on an early exit).
-class BackgroundSha256 {
+class BackgroundDigest {
 public:
-    explicit BackgroundSha256(ContentFeed feed) : feed_(std::move(feed)), claim_(try_claim_thread()) {
-        if (claim_) thread_.emplace([this] { hash_all(); });
+    BackgroundDigest(ContentFeed feed, const ContentSink& sink)
+        : feed_(std::move(feed)), digest_(sink), claim_(try_claim_thread()) {
+        if (claim_) thread_.emplace([this] { digest_all(); });
     }
 
-    std::array<std::uint8_t, 32> digest() {
+    ContentDigest& finish() {
         if (thread_) thread_->join();
-        else hash_all();
+        else digest_all();
         if (failure_) std::rethrow_exception(failure_);
-        return hash_.digest();
+        return digest_;
     }
 
 private:
-    void hash_all() {
+    void digest_all() {
         try {
-            feed_(hash_);
+            feed_(digest_);
         } catch (...) {
             failure_ = std::current_exception();
         }
     }
 
     ContentFeed feed_;
-    Sha256 hash_;
+    ContentDigest digest_;
     std::exception_ptr failure_;
     std::optional<ThreadClaim> claim_;    // the thread's share of the budget, returned after the join
     std::optional<std::jthread> thread_;  // last: starts once the members it uses exist, joins before they go
@@ -171,10 +200,12 @@ public:
     Splicer(const InflatedMember& original, std::span<const std::uint8_t> data, const ByteEdits& edits, int level)
         : original_(original), data_(data), edits_(edits), deflater_(level) {}
 
-    PrecompressedMember run(const std::vector<Region>& regions, ContentFeed feed) {
-        BackgroundSha256 hash(std::move(feed));
+    PrecompressedMember run(const std::vector<Region>& regions, ContentFeed feed, const ContentSink& sink) {
+        BackgroundDigest digest(std::move(feed), sink);
         auto out = run(regions);
-        out.sha256 = hash.digest();
+        auto& content = digest.finish();
+        out.sha256 = content.sha256();
+        require_same_crc(out, content);
         return out;
     }
 
@@ -208,11 +239,24 @@ private:
         bool to_end = region.resume == original_.blocks.size();
         std::uint64_t stop = to_end ? original_.size : original_.blocks[region.resume].uncompressed;
         feed(data_.subspan(cursor, stop - cursor), piece);
+        PrecompressedMember::Region made;
+        made.piece = out_.pieces.size();
+        made.begin = p.uncompressed;
+        made.end = stop;
+        made.lead_bits = bits;
+        made.final = to_end;
+        made.first_edit = region.first_edit;
+        made.end_edit = region.end_edit;
         if (to_end)
             finish(piece);
         else
             join_before(original_.blocks[region.resume], piece);
+        if (!to_end) {
+            made.tail_bits = static_cast<int>(original_.blocks[region.resume].compressed_bit % 8);
+            made.resume_byte = original_.blocks[region.resume].partial_byte;
+        }
         append(std::move(piece));
+        out_.regions.push_back(made);
         unchanged_from_ = region.resume;
     }
 
@@ -305,18 +349,167 @@ PrecompressedMember unchanged(const InflatedMember& original) {
     return out;
 }
 
+// The new content a region should decode to: the original [p, q) with the
+// region's edits in place.
+std::vector<std::uint8_t> intended_bytes(const PrecompressedMember::Region& region, std::span<const std::uint8_t> original,
+                                         const ByteEdits& edits) {
+    std::vector<std::uint8_t> bytes;
+    std::uint64_t cursor = region.begin;
+    auto take = [&](std::uint64_t from, std::uint64_t to) {
+        if (to < from || to > original.size()) throw std::logic_error("check_splice: a region outside the original");
+        bytes.insert(bytes.end(), original.begin() + static_cast<std::ptrdiff_t>(from),
+                     original.begin() + static_cast<std::ptrdiff_t>(to));
+    };
+    for (std::size_t i = region.first_edit; i < region.end_edit && i < edits.size(); ++i) {
+        take(cursor, edits[i].offset);
+        bytes.insert(bytes.end(), edits[i].bytes.begin(), edits[i].bytes.end());
+        cursor = edits[i].offset + edits[i].length;
+    }
+    take(cursor, region.end);
+    return bytes;
+}
+
+[[noreturn]] void splice_fault(const PrecompressedMember::Region& region, const std::string& problem) {
+    throw std::logic_error("plan_splice: the region re-deflated from inflated offset " + std::to_string(region.begin) +
+                           " to " + std::to_string(region.end) + " " + problem);
+}
+
+// One region's piece inflated again (zlib: it stops at block starts) and compared
+// (the contract in splice.hpp).
+void check_region(const PrecompressedMember::Region& region, const CompressedPiece& piece,
+                  std::span<const std::uint8_t> original, const ByteEdits& edits) {
+    const auto intended = intended_bytes(region, original, edits);
+    const std::span<const std::uint8_t> stream(piece.bytes);
+    if (piece.from_original || stream.empty()) splice_fault(region, "has no bytes of its own");
+    const std::uint64_t window = std::min(region.begin, kWindow);
+    Inflater inflater(Backend::zlib);
+    inflater.resume(region.lead_bits, stream[0], original.subspan(region.begin - window, window));
+    // Where q's block starts, in bits from the piece's first byte.
+    const std::uint64_t target = stream.size() * 8 - (region.tail_bits != 0 ? 8 - region.tail_bits : 0);
+    std::size_t at = region.lead_bits != 0 ? 1 : 0;
+    std::uint64_t produced = 0;
+    std::vector<std::uint8_t> out(std::size_t(64) << 10);
+    bool reached = false;
+    std::optional<std::uint64_t> last_boundary;
+    for (int idle = 0; idle < 2;) {
+        Inflater::Step step;
+        try {
+            step = inflater.inflate(stream.subspan(at), out, !region.final);
+        } catch (const CodecError& error) {
+            splice_fault(region, std::string("does not inflate: ") + error.what());
+        }
+        if (produced + step.produced > intended.size() ||
+            !std::equal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(step.produced),
+                        intended.begin() + static_cast<std::ptrdiff_t>(produced)))
+            splice_fault(region, "inflates to other bytes than the edited content");
+        produced += step.produced;
+        at += step.consumed;
+        if (step.ended) {
+            reached = region.final && at == stream.size();
+            break;
+        }
+        std::optional<std::uint64_t> boundary;
+        if (auto bits = inflater.block_start_bits(); bits && !region.final) boundary = std::uint64_t(at) * 8 - *bits;
+        if (boundary && *boundary == target) {
+            reached = true;
+            break;
+        }
+        if (boundary && *boundary > target) break;
+        const bool moved = step.consumed != 0 || step.produced != 0 || boundary != last_boundary;
+        idle = moved ? 0 : idle + 1;
+        last_boundary = boundary;
+    }
+    if (region.tail_bits != 0 && (stream.back() >> region.tail_bits) != (region.resume_byte >> region.tail_bits))
+        splice_fault(region, "rebuilds the byte the original resumes in with other bits");
+    if (!reached || produced != intended.size())
+        splice_fault(region, region.final ? "does not end the stream where it should"
+                                          : "does not end at the block the original resumes with");
+}
+
+// A member deflated whole: inflated whole (the default backend) and compared.
+void check_whole(const PrecompressedMember& spliced, std::span<const std::uint8_t> content) {
+    Inflater inflater;
+    std::vector<std::uint8_t> out(std::size_t(256) << 10);
+    std::uint64_t produced = 0;
+    bool ended = false;
+    for (std::size_t i = 0; i < spliced.pieces.size() && !ended; ++i) {
+        std::span<const std::uint8_t> input(spliced.pieces[i].bytes);
+        if (spliced.pieces[i].from_original) throw std::logic_error("plan_splice: a whole deflate that copies the original");
+        while (!ended) {
+            Inflater::Step step;
+            try {
+                step = inflater.inflate(input, out);
+            } catch (const CodecError& error) {
+                throw std::logic_error(std::string("plan_splice: the member deflated whole does not inflate: ") + error.what());
+            }
+            if (produced + step.produced > content.size() ||
+                !std::equal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(step.produced),
+                            content.begin() + static_cast<std::ptrdiff_t>(produced)))
+                throw std::logic_error("plan_splice: the member deflated whole inflates to other bytes than its content");
+            produced += step.produced;
+            input = input.subspan(step.consumed);
+            ended = step.ended;
+            if (input.empty() && step.produced == 0 && step.consumed == 0) break;
+        }
+    }
+    if (!ended || produced != content.size())
+        throw std::logic_error("plan_splice: the member deflated whole does not end where its content does");
+}
+
+// The fault the proof exists for, on request (tests/e2e/test_repair.py):
+// WHEELFIX_TEST_CORRUPT_SPLICE=1 flips one bit in the middle of a splice's first
+// re-deflated region (or of a whole deflate's first piece) before the proof runs,
+// which must then refuse it.
+void corrupt_when_asked(PrecompressedMember& out) {
+    static const bool asked = [] {
+        const char* value = std::getenv("WHEELFIX_TEST_CORRUPT_SPLICE");
+        return value != nullptr && std::string_view(value) == "1";
+    }();
+    if (!asked) return;
+    for (auto& piece : out.pieces)  // the first region's piece, or a whole deflate's first
+        if (!piece.from_original && !piece.bytes.empty() && (out.regions.empty() || &piece == &out.pieces[out.regions.front().piece])) {
+            piece.bytes[piece.bytes.size() / 2] ^= 0x10;
+            return;
+        }
+}
+
+// The fallback: the whole new content deflated, proved, and seen by the sink.
+PrecompressedMember deflate_whole(std::span<const std::uint8_t> content, const ContentSink& sink) {
+    auto out = parallel_deflate(content);
+    out.whole = true;
+    corrupt_when_asked(out);
+    check_whole(out, content);
+    if (out.crc32 != crc32(0, content)) throw std::logic_error("plan_splice: the whole deflate's CRC-32 is not its content's");
+    if (sink) sink(content);
+    return out;
+}
+
 }  // namespace
 
-PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, int level) {
+void check_splice(const PrecompressedMember& spliced, std::span<const std::uint8_t> original, const ByteEdits& edits) {
+    for (const auto& region : spliced.regions) {
+        if (region.piece >= spliced.pieces.size()) throw std::logic_error("check_splice: a region without its piece");
+        check_region(region, spliced.pieces[region.piece], original, edits);
+    }
+}
+
+PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, int level,
+                                const ContentSink& content) {
     const timings::Scope timer(timings::Phase::deflate);
     check_arguments(original, edits);
     const auto& blocks = original.blocks;
     bool deflated = original.member->method == Method::deflated && !blocks.empty();
-    if (deflated && edits.empty()) return unchanged(original);
+    if (deflated && edits.empty()) {
+        if (content) content(original.data);
+        return unchanged(original);
+    }
     auto regions = deflated ? plan_regions(blocks, edits) : std::vector<Region>{};
-    if (!deflated || rewrites_everything(regions, blocks.size()))
-        return parallel_deflate(apply_edits(original.data, edits));
-    return Splicer(original, original.data, edits, level).run(regions, feed_spans(new_content(original.data, edits)));
+    if (!deflated || rewrites_everything(regions, blocks.size())) return deflate_whole(apply_edits(original.data, edits), content);
+    auto out = Splicer(original, original.data, edits, level)
+                   .run(regions, feed_spans(new_content(original.data, edits)), content);
+    corrupt_when_asked(out);
+    check_splice(out, original.data, edits);
+    return out;
 }
 
 namespace {
@@ -360,7 +553,7 @@ InflatedMember with_exact_blocks(const InflatedMember& index, const SeekableMemb
 // edit's bytes put in place of the original bytes it replaces as they pass.
 class EditedStream {
 public:
-    EditedStream(const ByteEdits& edits, Sha256& hash) : edits_(edits), hash_(hash) {}
+    EditedStream(const ByteEdits& edits, ContentDigest& hash) : edits_(edits), hash_(hash) {}
 
     void take(std::span<const std::uint8_t> chunk, std::uint64_t at) {
         if (at != position_) throw std::logic_error("plan_splice: the original was not read in order");
@@ -395,29 +588,27 @@ private:
     }
 
     const ByteEdits& edits_;
-    Sha256& hash_;
+    ContentDigest& hash_;
     std::size_t next_ = 0;
     std::uint64_t position_ = 0;
     std::uint64_t skip_to_ = 0;
 };
 
-// SHA-256 of the new content: the original inflated once more through `source`,
-// the edits put in place as the bytes pass. The spans between the source's windows
+// SHA-256 and CRC-32 of the new content (and the caller's sink fed): the original
+// inflated once more through `source`, the edits put in place as the bytes pass. The spans between the source's windows
 // are inflated on several threads at once (SeekableMember::read_all), the hashing
 // done in order by whichever of them finds the next span ready, so on two cores
 // the inflate is split between them and the hash overlaps it.
-std::array<std::uint8_t, 32> streamed_sha256(const SeekableMember& source, const ByteEdits& edits, std::uint64_t size) {
-    Sha256 hash;
-    EditedStream stream(edits, hash);
+void streamed_digest(const SeekableMember& source, const ByteEdits& edits, std::uint64_t size, ContentDigest& digest) {
+    EditedStream stream(edits, digest);
     source.read_all([&](std::span<const std::uint8_t> chunk, std::uint64_t at) { stream.take(chunk, at); });
     stream.finish(size);
-    return hash.digest();
 }
 
 }  // namespace
 
 PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
-                                int level) {
+                                int level, const ContentSink& content) {
     if (!index.member) throw std::invalid_argument("plan_splice: the original has no member");
     if (source.size() != index.size) throw std::invalid_argument("plan_splice: the source is not the indexed member");
     if (auto problem = edits_problem(edits, index.size); !problem.empty())
@@ -440,13 +631,18 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
         source.read(everything, [&](std::span<const std::uint8_t> chunk, std::uint64_t) {
             whole.data.insert(whole.data.end(), chunk.begin(), chunk.end());
         });
-        return plan_splice(whole, edits, level);
+        return plan_splice(whole, edits, level, content);
     }
     SparseStream image(index.size);  // lazily backed: only the regions' bytes take memory
     source.read(region_bytes(exact, regions),
                 [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { image.fill(at, chunk); });
     auto out = Splicer(exact, image.image(), edits, level).run(regions);
-    out.sha256 = streamed_sha256(source, edits, index.size);
+    corrupt_when_asked(out);
+    check_splice(out, image.image(), edits);
+    ContentDigest digest(content);
+    streamed_digest(source, edits, index.size, digest);
+    out.sha256 = digest.sha256();
+    require_same_crc(out, digest);
     return out;
 }
 

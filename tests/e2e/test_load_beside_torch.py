@@ -18,6 +18,8 @@ test is python ctypes with RTLD_NOW in a laid-out site) and by ctypes here.
 
 Also: every built-in CUDA 12 profile names nvidia/cuda_nvrtc/lib, where torch's cu12x
 wheels put libnvrtc.so.12, which libtorch_cuda.so needs."""
+import random
+import re
 import shutil
 import subprocess
 import sys
@@ -128,6 +130,96 @@ class LoadTestLaysOutBesideTorch(unittest.TestCase):
                                "--exclude", "libnvstand.so.13", "-o", Path(tmp) / "json", check_status=None)
             results = doc["wheels"][0]["load_test"]["results"]
             self.assertEqual([(r["member"], r["status"]) for r in results], [(MEMBER, "not_tested")])
+
+
+PHASE_MB = re.compile(r"^  inflate\s+\d+\.\d{3} s\s+\d+ scopes?\s+(\d+\.\d) MB$", re.M)
+ABSENT_MEMBER = "absentext/absentext" + sysconfig.get_config_var("EXT_SUFFIX")
+LOADING_MEMBER = "loadext/loadext" + sysconfig.get_config_var("EXT_SUFFIX")
+
+
+def with_blob(library, megabytes, seed):
+    """Adds a non-loaded section of `megabytes` incompressible bytes to `library`, so
+    that each inflate of it shows in --timings' inflate MB (0.1 MB steps)."""
+    blob = library.with_suffix(".blob")
+    blob.write_bytes(random.Random(seed).randbytes(megabytes << 20))
+    subprocess.run(["objcopy", "--add-section", f".wfxblob={blob}", str(library)], check=True)
+    return library
+
+
+class LoadTestDecidedWithoutTheLoader(unittest.TestCase):
+    """issue 19: a member whose own NEEDED names a library absent from the wheel, torch,
+    the directories beside torch and this machine is not_tested with the loader's
+    reason, and is neither laid out (no inflate: --timings' inflate MB is what the
+    repair reads without a load test) nor loaded; members it cannot decide are laid out
+    and loaded alone."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("gcc") or not shutil.which("objcopy") or sysconfig.get_platform() != "linux-x86_64":
+            raise unittest.SkipTest("needs gcc and objcopy on linux x86_64")
+        cls.tmp = Path(tempfile.mkdtemp(prefix="wheelfix-decided-"))
+        build = cls.tmp / "build"
+        (build / "absent").mkdir(parents=True)
+        cls.site = cls.tmp / "site-packages"
+        shutil.copytree(TORCH_210, cls.site / "torch")
+        torch_lib = cls.site / "torch" / "lib"
+        gcc("int torch_plain_value(void) { return 7; }\n", torch_lib / "libtorch_plain.so",
+            "-Wl,-soname,libtorch_plain.so", cwd=build)
+        # A stub that links, shipped nowhere: not in the wheel (--exclude), torch or the machine.
+        absent = gcc("int absent_value(void) { return 1; }\n", build / "absent" / "libabsent.so.1",
+                     "-Wl,-soname,libabsent.so.1", cwd=build / "absent")
+        cls.absent_ext = with_blob(wfx.build_private_extension(
+            build / Path(ABSENT_MEMBER).name, "absentext", "torch_plain_value", torch_lib, "torch_plain",
+            "-Wl,--no-as-needed", f"-L{absent.parent}", "-l:libabsent.so.1",
+            "-Wl,--enable-new-dtags,-rpath,/build/tree/torch/lib"), 3, 1)
+        cls.loading_ext = with_blob(wfx.build_private_extension(
+            build / Path(LOADING_MEMBER).name, "loadext", "torch_plain_value", torch_lib, "torch_plain",
+            "-Wl,--enable-new-dtags,-rpath,/build/tree/torch/lib"), 1, 2)
+        (cls.tmp / "one").mkdir()
+        (cls.tmp / "two").mkdir()
+        cls.absent_only = make_wheel(cls.tmp / "one", "absentext", TAG, {ABSENT_MEMBER: cls.absent_ext.read_bytes()})
+        cls.both = make_wheel(cls.tmp / "two", "twoext", TAG, {ABSENT_MEMBER: cls.absent_ext.read_bytes(),
+                                                             LOADING_MEMBER: cls.loading_ext.read_bytes()})
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def repair(self, wheel, out, *extra):
+        proc = wfx.run("repair", wheel, "--torch", self.site / "torch", "--target", "cuda13-blackwell",
+                       "--exclude", "libabsent.so.1", "-o", out, "--timings", *extra, check_status=None)
+        text = proc.stdout + proc.stderr
+        self.assertIn(proc.returncode, (0, 1), text)
+        found = PHASE_MB.findall(text)
+        self.assertEqual(len(found), 1, text)
+        return text, float(found[0])
+
+    def test_the_absent_library_is_a_need_of_the_extension_itself(self):
+        self.assertIn("(NEEDED)             Shared library: [libabsent.so.1]", dynamic(self.absent_ext))
+        self.assertFalse(list(self.site.rglob("libabsent.so.1")))
+
+    def test_not_tested_with_the_loaders_reason_and_nothing_laid_out(self):
+        with tempfile.TemporaryDirectory(prefix="wheelfix-decided-one-") as tmp:
+            text, loaded_mb = self.repair(self.absent_only, Path(tmp) / "a")
+            self.assertIn(f"not tested {ABSENT_MEMBER}: libabsent.so.1 is neither in the wheel nor in torch, "
+                          "and this machine has none (not beside the torch given: nvidia/cu13/lib, nvidia/nccl/lib)",
+                          text)
+            self.assertNotIn(f"loads {ABSENT_MEMBER}", text)
+            plain, plain_mb = self.repair(self.absent_only, Path(tmp) / "b", "--no-load-test")
+            self.assertNotIn("not tested", plain)
+            # 3 MB of blob: a layout would have inflated it once more.
+            self.assertGreater(plain_mb, 3.0, plain)
+            self.assertEqual(loaded_mb, plain_mb, text)
+
+    def test_only_the_undecided_member_is_laid_out_and_loaded(self):
+        with tempfile.TemporaryDirectory(prefix="wheelfix-decided-two-") as tmp:
+            text, loaded_mb = self.repair(self.both, Path(tmp) / "a")
+            self.assertIn(f"not tested {ABSENT_MEMBER}: libabsent.so.1 is neither in the wheel nor in torch", text)
+            self.assertIn(f"loads {LOADING_MEMBER} (RTLD_NOW)", text)
+            plain, plain_mb = self.repair(self.both, Path(tmp) / "b", "--no-load-test")
+            # The 1 MB member laid out once more, the 3 MB one not.
+            self.assertGreater(loaded_mb - plain_mb, 0.9, text)
+            self.assertLess(loaded_mb - plain_mb, 1.5, text)
 
 
 class Cuda12ProfilesNameNvrtc(unittest.TestCase):

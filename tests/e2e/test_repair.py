@@ -146,6 +146,19 @@ class SampleWheel(unittest.TestCase):
         self.assertIn("--overwrite", proc.stderr)
         repair(wfx.SGL_WHEEL, "--torch", TORCH_210, "-o", self.tmp / "a", "--overwrite", check_status=0)
 
+    def test_a_splice_that_does_not_decode_to_its_edit_is_refused_and_nothing_written(self):
+        """issue 19: the output is no longer read back, so the splice proves its own stream
+        (zip/splice.hpp). A bit flipped in a re-deflated region (WHEELFIX_TEST_CORRUPT_SPLICE)
+        is refused before anything is written."""
+        out = self.tmp / "corrupt"
+        proc = subprocess.run([wfx.WHEELFIX, "repair", wfx.SGL_WHEEL, "--torch", TORCH_210, "-o", out,
+                               "--target", "cuda13-blackwell"], capture_output=True, text=True,
+                              env={**os.environ, "WHEELFIX_TEST_CORRUPT_SPLICE": "1"})
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("internal error: plan_splice: the ", proc.stderr)
+        self.assertIn("inflates to other bytes than", proc.stderr)
+        self.assertFalse(out.exists() and any(out.iterdir()), list(out.iterdir()) if out.exists() else None)
+
     def test_dry_run_writes_nothing(self):
         proc = repair(wfx.SGL_WHEEL, "--torch", TORCH_210, "-o", self.tmp / "dry", "--target", "cuda13-blackwell",
                       "--dry-run", check_status=0)

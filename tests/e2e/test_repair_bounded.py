@@ -234,6 +234,19 @@ class RepairBounded(unittest.TestCase):
             loaded = json.loads(proc.stdout)
             self.assertEqual(loaded, {"value": 42, "size": BLOB_MIB << 20, "sums": self.sums})
 
+    def test_a_corrupted_region_of_the_bounded_splice_is_refused(self):
+        """issue 19: the output is not read back; the splice proves each re-deflated
+        region (inflated from the original's image around it) instead. A bit flipped in
+        one (WHEELFIX_TEST_CORRUPT_SPLICE) stops the repair before anything is written."""
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "corrupt"
+            proc = subprocess.run([wfx.WHEELFIX, "repair", self.wheel, "-w", out, "--ldpaths", self.private],
+                                  capture_output=True, text=True,
+                                  env={**os.environ, "WHEELFIX_TEST_CORRUPT_SPLICE": "1"})
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn("internal error: plan_splice: the region re-deflated from inflated offset", proc.stderr)
+            self.assertFalse(out.exists() and any(out.iterdir()))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -258,8 +258,11 @@ const Original& cached_original(const Bytes& data, Producer producer) {
 
 // The splice must inflate to the edited content and carry its size, CRC and hash.
 PrecompressedMember check_splice(const Original& original, const ByteEdits& edits) {
-    auto spliced = zip::plan_splice(original.inflated, edits);
+    Bytes seen;  // what the content sink got: the new content, in order, once
+    auto spliced = zip::plan_splice(original.inflated, edits, zip::kSpliceLevel,
+                                    [&](std::span<const std::uint8_t> chunk) { seen.insert(seen.end(), chunk.begin(), chunk.end()); });
     auto expected = apply_edits(original.inflated.data, edits);
+    CHECK(seen == expected);
     auto stream = concatenated(spliced, original.stream);
     CHECK(stream.size() == spliced.compressed_size);
     CHECK(raw_inflate_all(stream) == expected);
@@ -287,7 +290,11 @@ PrecompressedMember check_splice(const Original& original, const ByteEdits& edit
             return copy;
         }();
         const zip::SeekableMember source(*original.archive, original.member(), std::move(index));
-        auto bounded = zip::plan_splice(counted, source, edits);
+        Bytes seen_bounded;
+        auto bounded = zip::plan_splice(counted, source, edits, zip::kSpliceLevel, [&](std::span<const std::uint8_t> chunk) {
+            seen_bounded.insert(seen_bounded.end(), chunk.begin(), chunk.end());
+        });
+        CHECK(seen_bounded == expected);
         CHECK(concatenated(bounded, original.stream) == stream);
         CHECK(bounded.size == spliced.size);
         CHECK(bounded.crc32 == spliced.crc32);
@@ -828,6 +835,55 @@ TEST_CASE("plan_splice: the original resumes at the first boundary a window past
         }
     }
     CHECK(offsets_in_byte.size() == 8);  // q at every bit position within its byte was joined
+}
+
+TEST_CASE("check_splice: a re-deflated region that does not decode to the edit, or does not join the original, is refused") {
+    const Bytes* data = elf_sample();
+    if (!data) {
+        MESSAGE("skipped: no real ELF libraries on this machine");
+        return;
+    }
+    const std::uint64_t n = data->size();
+    for (auto producer : {Producer::zlib1, Producer::zlib6, Producer::libzip}) {
+        CAPTURE(std::string(name_of(producer)));
+        const Original& original = cached_original(*data, producer);
+        const ByteEdits edits{replace(n / 3, 40), replace(n - 10, 10)};
+        const auto good = zip::plan_splice(original.inflated, edits);
+        REQUIRE(good.regions.size() == 2);
+        CHECK_NOTHROW(zip::check_splice(good, original.inflated.data, edits));
+        const auto& middle = good.regions.front();
+        REQUIRE_FALSE(middle.final);
+        REQUIRE(good.regions.back().final);
+        auto corrupt = [&](std::size_t piece, std::size_t at, std::uint8_t mask) {
+            auto bad = good;
+            REQUIRE(at < bad.pieces[piece].bytes.size());
+            bad.pieces[piece].bytes[at] ^= mask;
+            return bad;
+        };
+        const auto& middle_bytes = good.pieces[middle.piece].bytes;
+        // A flipped bit inside the region, in its last bits (the join), in the
+        // original's bits of the rebuilt byte, in the final region.
+        CHECK_THROWS_AS(zip::check_splice(corrupt(middle.piece, middle_bytes.size() / 2, 0x10), original.inflated.data, edits),
+                        std::logic_error);
+        const int tail = middle.tail_bits;
+        const std::uint8_t ours = static_cast<std::uint8_t>(tail == 0 ? 0x80 : 1u << (tail - 1));
+        CHECK_THROWS_AS(zip::check_splice(corrupt(middle.piece, middle_bytes.size() - 1, ours), original.inflated.data, edits),
+                        std::logic_error);
+        if (tail != 0)
+            CHECK_THROWS_AS(zip::check_splice(corrupt(middle.piece, middle_bytes.size() - 1, 0x80), original.inflated.data, edits),
+                            std::logic_error);
+        const auto& last = good.regions.back();
+        CHECK_THROWS_AS(zip::check_splice(corrupt(last.piece, good.pieces[last.piece].bytes.size() / 2, 0x04),
+                                          original.inflated.data, edits),
+                        std::logic_error);
+        // A region one byte short, and the intended content changed under it.
+        auto shorter = good;
+        shorter.pieces[middle.piece].bytes.pop_back();
+        CHECK_THROWS_AS(zip::check_splice(shorter, original.inflated.data, edits), std::logic_error);
+        auto other_edits = edits;
+        other_edits.front().bytes[7] ^= 1;
+        CHECK_THROWS_AS(zip::check_splice(good, original.inflated.data, other_edits), std::logic_error);
+    }
 }
 
 TEST_CASE("plan_splice: an in-place edit in a 20 MB member re-deflates well under 1 MiB") {

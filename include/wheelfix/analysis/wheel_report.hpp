@@ -17,6 +17,11 @@
 // the reader a caller streaming a big ELF member gives it, so that analyze_member
 // on its partial parse finds what it reads kept (notes, the fatbin's headers:
 // cuda/fatbin_scan.hpp) instead of fetching the member again range by range.
+// analyze_streamed(streamed, fetch, label, member) is the ElfReport of a member
+// whose every byte went through `streamed` (made by streamed_for_analysis), as
+// inspect_wheel makes each ELF member's it reads: the ranges the stream did not keep
+// are read through `fetch` (errors name `label`, the file). Repair reads its edited
+// members so, in the splice's one pass over their new content (repair/plan.hpp).
 // inspect_wheel(path, known) is for a wheel some of whose members are byte-for-byte
 // copies of members the caller has read already (repair's output: members copied
 // as stored): known(member) gives the digest and ElfReport of such a member, or
@@ -107,6 +112,8 @@ WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers&
 ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, std::span<const std::uint8_t> image);
 ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, const elf::ElfFile& elf);
 std::unique_ptr<elf::StreamedElf> streamed_for_analysis(std::uint64_t size);
+ElfReport analyze_streamed(elf::StreamedElf& streamed, const elf::Fetch& fetch, const std::string& label,
+                           const std::string& member);
 WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
                          std::vector<ElfReport> elves);
 ElfReport inspect_file(const std::filesystem::path& path);

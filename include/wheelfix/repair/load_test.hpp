@@ -25,10 +25,28 @@
 // about the repair (its reason names the `beside` directories that were absent). The temporary directory is
 // removed. Loading runs the extensions' initialisers: callers offer a way out
 // (repair --no-load-test).
+//
+// Decided without the loader: a `load` member one of whose own NEEDED the loader
+// would fail on first, with a library the rule above calls absent, is not_tested
+// with the reason the loader path gives, and is neither laid out nor loaded. The
+// loader maps a member's NEEDED in order before any of theirs (glibc's
+// breadth-first _dl_map_object_deps) and stops at the first it cannot open, so the
+// member is decided when every NEEDED before X is surely found — in a directory of
+// its RUNPATH (else RPATH; $ORIGIN as the layout puts it: a wheel member, or a file
+// of torch_dir or of a `beside` directory), in /etc/ld.so.conf's directories or
+// the default ones (analysis/needed_resolution.hpp) — and X is found in none of
+// those nor anywhere the rule looks (torch_dir/lib, the wheel, the `beside`
+// directories, by name; not libc10*/libtorch*). Anything else (a NEEDED with '/',
+// an entry this cannot place, a library only a dependency needs) is left to the
+// loader. When every `load` member is decided nothing is laid out; otherwise only
+// the members the rest need (themselves and, by NEEDED name, the wheel's libraries
+// they reach) are laid out and loaded. `members` says what each ELF member of the
+// wheel links (its ElfReport's dynamic section).
 #pragma once
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +59,13 @@ struct LoadOutcome {
     std::string reason;  // dlerror text, or which library is absent here
 };
 
+struct LoadMember {
+    std::string member;                    // archive path
+    std::vector<std::string> needed;       // DT_NEEDED, in order
+    std::vector<std::string> search_path;  // DT_RUNPATH entries, else DT_RPATH's
+    std::string elf_class, machine;        // as ElfReport spells them
+};
+
 struct LoadLayout {
     std::filesystem::path torch_dir;  // the installed torch package
     std::vector<std::string> beside;  // "nvidia/cublas/lib": relative to site-packages
@@ -48,7 +73,7 @@ struct LoadLayout {
 
 constexpr std::chrono::milliseconds kDefaultLoadTestLimit{60000};
 
-std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std::vector<std::string>& members,
+std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std::vector<LoadMember>& members,
                                    const std::vector<std::string>& load, const LoadLayout& layout,
                                    const std::vector<std::string>& loader,
                                    std::chrono::milliseconds limit = kDefaultLoadTestLimit);

@@ -76,7 +76,9 @@
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/wheel.hpp"
+#include "wheelfix/zip/splice.hpp"
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -114,6 +116,21 @@ struct MemberChange {
     std::uint64_t size_after = 0;
     std::uint64_t recompressed_bytes = 0;  // uncompressed bytes that went through deflate
     bool grew = false;
+    // The spliced member as written (not in a dry run): its central directory's
+    // CRC-32 and compressed size, and the SHA-256 RECORD gets.
+    std::uint32_t crc32_after = 0;
+    std::uint64_t compressed_after = 0;
+    std::array<std::uint8_t, 32> sha256_after{};
+};
+
+// A command's reader of an edited member's new content (PlanHooks::read_edited):
+// `content` gets every byte in order, once, from the splice's pass (possibly on
+// another thread, one call at a time); then `finish(again)` runs on the executor's
+// thread, `again` reading ranges of the new content once more for what the pass
+// did not keep.
+struct EditedReader {
+    zip::ContentSink content;
+    std::function<void(const elf::Fetch& again)> finish;
 };
 
 struct PlanResult;
@@ -135,6 +152,8 @@ struct PlanHooks {
     // whose on_elf reads more (repair's analysis: notes, the fatbin's headers)
     // gives one that keeps that too, or its reads fetch the member again.
     std::function<std::unique_ptr<elf::StreamedElf>(std::uint64_t size)> bounded_reader;
+    // Called as each edited member is spliced (not in a dry run), with its new size.
+    std::function<EditedReader(const std::string& member, std::uint64_t size)> read_edited;
 };
 
 struct ExecuteOptions {

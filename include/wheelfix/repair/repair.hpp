@@ -22,8 +22,18 @@
 //   when that differs;
 // - writes out_dir/<new file name> once (wheel/rewrite.hpp): edited members spliced,
 //   the shim added, dist-info renamed, every other member copied as stored;
-// - proves the output: it is read back (analysis::inspect_wheel: RECORD verified,
-//   every ELF parsed) and judged against the profile again; what the profile still
+// - proves the output: it is judged as analysis::inspect_wheel reads it (RECORD
+//   verified, every ELF parsed) against the profile again, reading back only what
+//   it does not know: a member copied as stored has the input's digest and report;
+//   an edited member the digest and report of its splice's one pass over the new
+//   content (plan.hpp read_edited: the SHA-256 pass, so each edited member is
+//   inflated twice in all — the first read and that pass — and a bounded one's
+//   kept ranges are fetched from its windows), its written CRC-32 and sizes must be
+//   the splice's, and the splice proved its compressed stream itself
+//   (zip/splice.hpp: every re-deflated region inflated again against the edit, the
+//   headers' CRC-32 against the pass's); added members (shim, grafted libraries)
+//   and the dist-info are read back: small, and their read proves the new-member
+//   deflate and RECORD as written. What the profile still
 //   finds, the torch functions only a stub provides and the symbols no shim can
 //   provide are `remaining`. Then, when options.loader and options.torch_dir (an
 //   installed torch directory) are set and the extensions are for this machine's

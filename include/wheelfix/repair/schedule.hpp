@@ -4,7 +4,10 @@
 // repair_wheel() (repair.hpp) on each wheel on its own and returns one outcome per
 // wheel, in the order given: its report, or the InputError (a filesystem error
 // becomes an InputError naming the wheel) that stopped it. One wheel's failure
-// never stops the others. Two wheels whose outputs would have one path: the one
+// never stops the others. Any other exception (a fault of ours: std::logic_error,
+// std::bad_alloc) ends that wheel and, once every worker has ended, comes out of
+// repair_wheels (the first in the order given) rather than out of a worker thread,
+// where it would abort the process. Two wheels whose outputs would have one path: the one
 // that names it second (in the order given with one job) is refused before it
 // writes (RepairOptions::claims), whatever --overwrite says. The thread budget (util/thread_budget.hpp) is set to
 // `jobs` (0: the CPUs this process may use); as many workers as wheels allow take

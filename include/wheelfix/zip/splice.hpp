@@ -23,6 +23,24 @@
 // deflate (typically the edit plus 32 KiB plus one or two blocks of 10-100 KB).
 // The stream produced inflates to apply_edits(original.data, edits) — tests prove
 // it by inflating.
+//
+// The splice proves its own output (so that a writer need not read the member back):
+// - each re-deflated region is inflated again (zlib, primed at p with the window
+//   before it: check_splice) and compared with the intended new content [p, q);
+//   where the original resumes at q, the inflater must stand at a block start
+//   exactly at q's bit (the rest of that byte the original's), with the last 32 KiB it produced equal to the original's
+//   before q (q lies a window past the region's last edit), so the original blocks
+//   copied on from q decode exactly as they did in the input's own read, which
+//   checked them against the member's CRC-32. A region that ends the stream must
+//   end it, on its last byte. A member deflated whole (no original blocks reused)
+//   is inflated whole and compared. Costs: the regions' bytes, not the member.
+// - the pass that computes the new content's SHA-256 also computes its CRC-32, and
+//   it must equal the CRC-32 the splice puts in the headers (which it got from the
+//   index's prefix CRCs): the header and the content the SHA-256 saw agree.
+// A failure of either is std::logic_error (a fault of ours, not of the input).
+// `content`, when given, sees every byte of the new content in order, once, as that
+// pass reads it (a caller's analysis of the edited member, with no read of its own),
+// possibly on another thread, one call at a time, before plan_splice returns.
 #pragma once
 
 #include "wheelfix/util/byte_edit.hpp"
@@ -32,6 +50,8 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 namespace wheelfix::zip {
@@ -50,11 +70,30 @@ struct PrecompressedMember {
     std::uint32_t crc32 = 0;
     std::array<std::uint8_t, 32> sha256{};
     std::uint64_t recompressed_bytes = 0;  // uncompressed bytes that went through deflate
+    // How the pieces were made, for check_splice: one region per re-deflated piece;
+    // none (and `whole`) when the member was deflated whole.
+    struct Region {
+        std::size_t piece = 0;           // index into pieces
+        std::uint64_t begin = 0;         // p: original inflated offset the piece restarts at
+        std::uint64_t end = 0;           // q (or the original's size when `final`)
+        int lead_bits = 0;               // bits of the piece's first byte that end the block before p
+        int tail_bits = 0;               // bits of its last byte before q's block starts (0: aligned)
+        std::uint8_t resume_byte = 0;    // the original's byte q starts in (its high 8 - tail_bits are q's)
+        bool final = false;              // the piece ends the stream
+        std::size_t first_edit = 0, end_edit = 0;  // the edits it holds
+    };
+    std::vector<Region> regions;
+    bool whole = false;
 };
+
+using ContentSink = std::function<void(std::span<const std::uint8_t>)>;
 
 // `level` is zlib's, for the re-deflated regions (they stay on zlib: see splice.cpp);
 // a splice that would re-deflate everything goes to parallel_deflate(member_deflate()).
-PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, int level = 6);
+inline constexpr int kSpliceLevel = 6;  // zlib's level for the re-deflated regions
+
+PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, int level = kSpliceLevel,
+                                const ContentSink& content = {});
 
 // The same for an original whose inflated bytes were not kept (bounded memory for
 // big members, repair/plan.hpp): `index` is inflate_indexed's result without
@@ -73,7 +112,13 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
 // stored member, or a splice that would re-deflate everything) the member is read
 // whole and deflated as above: not bounded.
 PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
-                                int level = 6);
+                                int level = kSpliceLevel, const ContentSink& content = {});
+
+// The region proof above, on its own (plan_splice runs it; tests corrupt a splice and
+// run it): `original` holds at least the original's inflated bytes [p - 32 KiB, q)
+// of every region (a lazily backed image will do). A spliced member that does not
+// decode to apply_edits(original, edits) there is std::logic_error naming the region.
+void check_splice(const PrecompressedMember& spliced, std::span<const std::uint8_t> original, const ByteEdits& edits);
 
 // Deflates `data` as independent chunks on `threads` threads (each chunk primed with
 // the previous 32 KiB as dictionary, joined by Z_SYNC_FLUSH, the last Z_FINISH),

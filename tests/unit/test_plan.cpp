@@ -1,0 +1,113 @@
+// execute_plan's read_edited hook (repair/plan.hpp): what repair's proof reads an
+// edited member from instead of reading it back from the output.
+//
+// Proven against the written output itself: the bytes the hook's sink gets are the
+// member as written (inflated from the output by zlib's reader), and every range
+// `again` reads (around, across and past the edits, the whole member) is that
+// member's slice. The edits grow the dynamic string table (a long RUNPATH and an
+// added NEEDED), so the editor's edits change the size, not only bytes in place.
+#include "wheelfix/repair/plan.hpp"
+#include "wheelfix/util/byte_ranges.hpp"
+#include "wheelfix/wheel/wheel.hpp"
+#include "wheelfix/zip/archive.hpp"
+
+#include "zip_test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <map>
+
+using namespace wheelfix;
+using namespace wheelfix::test;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+const fs::path kSampleWheel =
+    fs::path(WHEELFIX_TEST_DATA) / ".." / ".." / "sample_wheels" / "dist" / "sgl_kernel-0.3.21+cu130-cp310-abi3-manylinux2014_x86_64.whl";
+
+struct Seen {
+    Bytes content;                             // what the sink got, in order
+    std::uint64_t size = 0;                    // the size the hook was told
+    std::vector<std::pair<ByteRanges::Range, Bytes>> fetched;  // what `again` gave per range
+    bool finished = false;
+};
+
+}  // namespace
+
+TEST_CASE("execute_plan: read_edited gets each edited member's new content once and reads any range of it again") {
+    REQUIRE(fs::exists(kSampleWheel));
+    TempDir dir;
+    auto wheel = wheel::Wheel::open(kSampleWheel);
+    repair::WheelPlan plan;
+    plan.output = dir / kSampleWheel.filename();
+    std::map<std::string, Seen> seen;
+
+    repair::PlanHooks hooks;
+    hooks.on_elf = [](const std::string& member, const elf::ElfFile& elf, repair::WheelPlan& plan) {
+        if (!elf.has_dynamic()) return false;
+        elf::EditRequest edits;
+        edits.add_search_path = {"$ORIGIN/" + std::string(300, 'x'), "$ORIGIN/../torch/lib"};
+        edits.add_needed = {"libwheelfix_test_added.so.1"};
+        plan.edit_elf.push_back({member, edits});
+        return false;
+    };
+    hooks.read_edited = [&](const std::string& member, std::uint64_t size) {
+        Seen& slot = seen[member];
+        slot = Seen{};
+        slot.size = size;
+        repair::EditedReader reader;
+        reader.content = [&slot](std::span<const std::uint8_t> chunk) { slot.content.insert(slot.content.end(), chunk.begin(), chunk.end()); };
+        reader.finish = [&slot](const elf::Fetch& again) {
+            const std::uint64_t n = slot.size;
+            std::vector<ByteRanges::Range> asked = {{0, n}, {0, 64}, {n / 3, n / 3 + 1000}, {n - 100, n}, {n / 2, n / 2 + 1}};
+            for (const auto& [begin, end] : asked) {
+                ByteRanges ranges;
+                ranges.add(begin, end);
+                Bytes bytes;
+                std::uint64_t next = begin;
+                again(ranges, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) {
+                    CHECK(at == next);  // in order, with the edited content's offsets
+                    bytes.insert(bytes.end(), chunk.begin(), chunk.end());
+                    next = at + chunk.size();
+                });
+                slot.fetched.push_back({{begin, end}, std::move(bytes)});
+            }
+            slot.finished = true;
+        };
+        return reader;
+    };
+    repair::ExecuteOptions options;
+    std::map<std::string, Bytes> written;
+    options.prove = [&](const fs::path& staged, const repair::PlanResult&) {
+        auto archive = zip::Archive::open(staged);
+        for (const auto& [member, slot] : seen) {
+            const auto* entry = archive.find(member);
+            REQUIRE(entry != nullptr);
+            written[member] = archive.read(*entry);
+        }
+        return true;
+    };
+    auto result = repair::execute_plan(wheel, plan, hooks, options);
+    REQUIRE(result.written);
+    REQUIRE_FALSE(result.changed.empty());
+    CHECK(seen.size() == result.changed.size());
+    for (const auto& change : result.changed) {
+        CAPTURE(change.member);
+        REQUIRE(seen.contains(change.member));
+        const Seen& slot = seen.at(change.member);
+        const Bytes& member = written.at(change.member);
+        CHECK(change.size_after > change.size_before);  // the edits grew the member
+        CHECK(slot.finished);
+        CHECK(slot.size == member.size());
+        CHECK(slot.content == member);
+        for (const auto& [range, bytes] : slot.fetched) {
+            CAPTURE(range.first);
+            CAPTURE(range.second);
+            REQUIRE(range.second <= member.size());
+            CHECK(bytes == Bytes(member.begin() + static_cast<std::ptrdiff_t>(range.first),
+                                 member.begin() + static_cast<std::ptrdiff_t>(range.second)));
+        }
+    }
+}
