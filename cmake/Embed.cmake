@@ -10,4 +10,6 @@ function(wheelfix_embed target symbol file)
     DEPENDS ${file} ${PROJECT_SOURCE_DIR}/cmake/EmbedFile.cmake
     COMMENT "Embedding ${file}")
   target_sources(${target} PRIVATE ${out})
+  # A byte array has no headers to share: kept out of unity batches (CMakeLists.txt).
+  set_source_files_properties(${out} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()

@@ -6,6 +6,7 @@
 // go after the existing ones, the RPATH kind is kept unless --force-rpath or
 // --force-runpath, --add-rpath adds entries not yet present.
 #include "commands.hpp"
+#include "options.hpp"
 
 #include "wheelfix/elf/file_editor.hpp"
 #include "wheelfix/util/error.hpp"
@@ -31,13 +32,6 @@ struct ElfArguments {
     std::optional<int> page_size;
     std::string rename_map;
 };
-
-std::pair<std::string, std::string> split_replacement(const std::string& text) {
-    const auto equals = text.find('=');
-    if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())
-        throw InputError("--replace-needed", "expected OLD=NEW, got '" + text + "'");
-    return {text.substr(0, equals), text.substr(equals + 1)};
-}
 
 elf::FileEdit edit_for(const ElfArguments& args, const std::string& file) {
     elf::FileEdit edit;

@@ -56,4 +56,11 @@ void apply_threads_environment() {
     set_thread_budget(threads);
 }
 
+std::pair<std::string, std::string> split_replacement(const std::string& text) {
+    const auto equals = text.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())
+        throw InputError("--replace-needed", "expected OLD=NEW, got '" + text + "'");
+    return {text.substr(0, equals), text.substr(equals + 1)};
+}
+
 }  // namespace wheelfix::cli

@@ -22,11 +22,16 @@
 //   runs: how many threads a command keeps busy (`repair -j` still sets its own);
 //   anything else is an InputError naming the variable. Results never depend on
 //   it (tests run read-only commands at 1 and 2 and compare the output), only speed.
+// - split_replacement(): a --replace-needed value OLD=NEW as {OLD, NEW} (elf,
+//   relink); no '=', or an empty side, is an InputError naming the option.
+// - kTorchAuto: the --torch value that picks the torch release itself (repair, retag).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace wheelfix::cli {
@@ -34,12 +39,14 @@ namespace wheelfix::cli {
 inline constexpr const char* kTargetEnvironment = "WHEELFIX_TARGET";
 inline constexpr const char* kTorchEnvironment = "WHEELFIX_TORCH";
 inline constexpr const char* kThreadsEnvironment = "WHEELFIX_THREADS";
+inline constexpr std::string_view kTorchAuto = "auto";
 
 CLI::Option* add_wheel_dir_option(CLI::App& command, std::string& output, const std::string& description);
 void require_output_directory(const std::string& output);
 CLI::Option* add_exclude_option(CLI::App& command, std::vector<std::string>& globs);
 CLI::Option* add_color_option(CLI::App& app, std::string& color);
 void apply_threads_environment();
+std::pair<std::string, std::string> split_replacement(const std::string& text);
 
 template <typename Destination>  // std::string or std::optional<std::string>
 CLI::Option* add_target_option(CLI::App& command, Destination& target, const std::string& description) {

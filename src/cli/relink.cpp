@@ -24,13 +24,6 @@ struct RelinkArguments {
     bool force_runpath = false;
 };
 
-std::pair<std::string, std::string> split_replacement(const std::string& text) {
-    auto equals = text.find('=');
-    if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())
-        throw InputError("--replace-needed", "expected OLD=NEW, got '" + text + "'");
-    return {text.substr(0, equals), text.substr(equals + 1)};
-}
-
 void finish_options(RelinkArguments& args) {
     args.options.set_rpath = args.set_rpath;
     args.options.set_soname = args.set_soname;

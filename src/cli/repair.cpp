@@ -41,8 +41,6 @@ namespace wheelfix::cli {
 
 namespace {
 
-constexpr std::string_view kAuto = "auto";
-
 struct RepairArguments {
     std::vector<std::string> wheels;
     std::string torch;
@@ -115,8 +113,8 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     for (const auto& text : args.maps) options.maps.push_back(repair::parse_symbol_map(text));
     options.skip_member = args.skip_member;
     options.no_torch = args.torch.empty();
-    if (args.torch != kAuto && !args.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
-    if (args.torch != kAuto && args.pin == "range")
+    if (args.torch != kTorchAuto && !args.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
+    if (args.torch != kTorchAuto && args.pin == "range")
         throw InputError("--pin range", "needs --torch auto (the range the torch atlas proves)");
     options.graft.exclude = args.exclude;
     const char* library_path = std::getenv("LD_LIBRARY_PATH");
@@ -256,7 +254,7 @@ void write_findings(JsonWriter& json, std::string_view key, const std::vector<an
     json.end_array();
 }
 
-void write_json(JsonWriter& json, const repair::RepairReport& report) {
+void write_repair_json(JsonWriter& json, const repair::RepairReport& report) {
     json.begin_object().field("input", report.input.string()).field("output", report.output.string());
     json.field("written", report.written).field("torch_checked", !report.torch_skipped).field("torch_version", report.torch_version)
         .field("uses_torch", report.uses_torch).field("clean", report.clean());
@@ -311,7 +309,7 @@ void render_json(const std::vector<Outcome>& outcomes, const repair::RepairOptio
     json.field("target", options.profile ? std::optional<std::string>(options.profile->name) : std::nullopt);
     json.key("wheels").begin_array();
     for (const auto& outcome : outcomes)
-        if (const auto* report = std::get_if<repair::RepairReport>(&outcome)) write_json(json, *report);
+        if (const auto* report = std::get_if<repair::RepairReport>(&outcome)) write_repair_json(json, *report);
     json.end_array().key("errors").begin_array();
     for (const auto& outcome : outcomes)
         if (const auto* error = std::get_if<InputError>(&outcome))
@@ -334,7 +332,7 @@ int exit_status(const std::vector<Outcome>& outcomes) {
 std::vector<std::string> real_torch_candidates(const RepairArguments& args) {
     std::vector<std::string> candidates = analysis::release_request("", args.torch_from).torches;
     const char* environment = std::getenv(kTorchEnvironment);
-    if (environment != nullptr && *environment != 0 && std::string_view(environment) != kAuto)
+    if (environment != nullptr && *environment != 0 && std::string_view(environment) != kTorchAuto)
         candidates.push_back(environment);
     return candidates;
 }
@@ -393,7 +391,7 @@ int run_repair_auto(const RepairArguments& args, const GlobalOptions& global) {
 }
 
 int run_repair(const RepairArguments& args, const GlobalOptions& global) {
-    if (args.torch == kAuto) return run_repair_auto(args, global);
+    if (args.torch == kTorchAuto) return run_repair_auto(args, global);
     require_output_directory(args.output);
     auto options = repair_options(args);
     auto index = args.torch.empty() ? abi::SymbolIndex{} : abi::load_index(args.torch);

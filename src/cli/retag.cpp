@@ -39,8 +39,6 @@ namespace wheelfix::cli {
 
 namespace {
 
-constexpr std::string_view kAuto = "auto";
-
 struct RetagArguments {
     std::string wheel;
     std::string torch;
@@ -98,7 +96,7 @@ wheel::Version torch_version_option(const std::string& text) {
 }
 
 void check_arguments(const RetagArguments& args) {
-    bool automatic = args.torch == kAuto;
+    bool automatic = args.torch == kTorchAuto;
     if (!automatic && !args.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
     if (!args.pin.empty() && !is_specifier(args.pin) && args.pin != "range" && !wheel::parse_torch_pin(args.pin))
         throw InputError("--pin", "expected minor, exact, none, range or a specifier like '>=2.9,<2.11', got '" + args.pin + "'");
@@ -251,7 +249,7 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     auto wheel = wheel::Wheel::open(args.wheel);
     repair::require_agreeing_versions(wheel, args.fix_version);
     if (args.platform) repair::require_plausible_platform(wheel, *args.platform);
-    bool automatic = args.torch == kAuto;
+    bool automatic = args.torch == kTorchAuto;
     analysis::Targets targets;
     auto collect = [&](const zip::Member& member, std::span<const std::uint8_t> bytes) {
         analysis::add_wheel_member(targets, args.wheel, member.name, bytes);
