@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -69,12 +70,16 @@ void empty_directory(int fd, int depth) {
 
 void remove_tree_at(int parent, const char* name, int depth) {
     if (depth > kMaxDepth) return;
-    int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-        empty_directory(fd, depth);
-        ::close(fd);
+    // Another thread of ours may create a file in it meanwhile (the handler runs on
+    // one thread; the others go on): emptied again while that makes it ENOTEMPTY.
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+            empty_directory(fd, depth);
+            ::close(fd);
+        }
+        if (::unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY) return;
     }
-    ::unlinkat(parent, name, AT_REMOVEDIR);
 }
 
 void remove_registered() {
@@ -91,6 +96,12 @@ void remove_registered() {
 
 void on_signal(int signal) {
     int saved = errno;
+    remove_registered();
+    // The other threads ran on meanwhile: one may have registered and created a
+    // temporary after its slot was passed. A second pass, once they had a moment,
+    // removes that too (nanosleep is async-signal-safe).
+    const timespec moment{0, 5'000'000};
+    ::nanosleep(&moment, nullptr);
     remove_registered();
     errno = saved;
     ::_exit(128 + signal);

@@ -5,7 +5,10 @@
 //   SIGHUP remove every registered temporary, kill every registered process
 //   group, and end the process with status 128 + the signal (130, 143, 129).
 //   The handler uses only async-signal-safe calls (unlink, openat, getdents64,
-//   unlinkat, kill, _exit), so it is safe whatever thread it interrupts.
+//   unlinkat, kill, nanosleep, _exit), so it is safe whatever thread it interrupts.
+//   The other threads run on while it works: a directory one of them writes into
+//   meanwhile is emptied again until it can be removed, and the whole removal runs
+//   twice, 5 ms apart, for a temporary registered and created during the first.
 // - CleanupOnSignal registers one path for as long as it lives: a file (unlinked)
 //   or a directory (removed with everything below it, symlinks never followed).
 //   release() unregisters early (the temporary became the destination).
