@@ -172,6 +172,16 @@ std::optional<std::string> run_loader(const std::vector<std::string>& loader, co
     return output;
 }
 
+// Whether a library the loader could not open is one the wheel or torch provides:
+// torch's own (libc10*, libtorch*: missing is a real failure), a file of the wheel
+// (laid out or not), or in torch_dir/lib. Both rules for "absent" start here.
+bool wheel_or_torch_provides(const std::string& library, const std::filesystem::path& torch_dir,
+                             const std::set<std::string>& wheel_files) {
+    if (library.starts_with("libc10") || library.starts_with("libtorch") || wheel_files.contains(library)) return true;
+    std::error_code ignored;
+    return std::filesystem::exists(torch_dir / "lib" / library, ignored);
+}
+
 // A library named by "X: cannot open shared object file" that neither the wheel
 // nor torch holds and that is not one of torch's own (libc10*, libtorch*): absent
 // from this machine (a CUDA runtime, say), not a fault of the repair.
@@ -180,10 +190,8 @@ bool absent_from_machine(const std::string& reason, const std::filesystem::path&
     auto at = reason.find(kCannotOpen);
     if (at == std::string::npos) return false;
     library = reason.substr(0, at);
-    if (library.starts_with("libc10") || library.starts_with("libtorch")) return false;  // torch's own: a real failure
-    if (wheel_files.contains(library)) return false;  // in the wheel, laid out or not
+    if (wheel_or_torch_provides(library, torch_dir, wheel_files)) return false;
     std::error_code ignored;
-    if (std::filesystem::exists(torch_dir / "lib" / library, ignored)) return false;
     for (auto it = std::filesystem::recursive_directory_iterator(
              site, std::filesystem::directory_options::follow_directory_symlink, ignored);
          it != std::filesystem::recursive_directory_iterator(); it.increment(ignored))
@@ -293,9 +301,8 @@ public:
 
     // The loader path's test for a library it could not open (absent_from_machine).
     bool absent_everywhere(const std::string& library) const {
-        if (library.starts_with("libc10") || library.starts_with("libtorch") || wheel_files_.contains(library)) return false;
+        if (wheel_or_torch_provides(library, torch_dir_, wheel_files_)) return false;
         std::error_code ignored;
-        if (std::filesystem::exists(torch_dir_ / "lib" / library, ignored)) return false;
         for (const auto& relative : beside_)
             for (auto it = std::filesystem::recursive_directory_iterator(
                      packages_ / relative, std::filesystem::directory_options::follow_directory_symlink, ignored);
