@@ -3,7 +3,7 @@
 // Why: a loader's view of an ELF library (elf/streamed_elf.hpp) needs PT_DYNAMIC and
 // the section header table, and linkers put both at the end of the file: the
 // read-write segment follows .text, .rodata and .nv_fatbin. In sgl-kernel 0.3.21's
-// 852 MB flash_ops.abi3.so they are the last 70 KB, yet streaming from byte 0 to
+// 852 MB flash_ops.abi3.so they lie in its last MB, yet streaming from byte 0 to
 // reach them is a full inflate (1.1 s with ISA-L). This reads them for a few MiB of
 // inflate.
 //
