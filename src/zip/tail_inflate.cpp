@@ -209,6 +209,7 @@ std::optional<std::vector<std::uint8_t>> inflate_from(Bytes data, std::uint64_t 
         out.resize(out.size() - stream.avail_out);
     }
     budget.inflated -= std::min<std::uint64_t>(budget.inflated, out.size());
+    timings::count_bytes(timings::Phase::inflate, out.size());  // every candidate's, kept or not
     if (status != Z_STREAM_END || stream.avail_in != 0 || out.size() > limit) return std::nullopt;
     return out;
 }
@@ -253,9 +254,7 @@ std::optional<TailDecode> decode_back(const Archive& archive, const Member& memb
         if (!zeros) continue;
         auto ones = inflate_from(raw, at, 0xff, limit, budget);
         if (!ones || ones->size() != zeros->size()) continue;
-        timings::count_bytes(timings::Phase::inflate, 2 * zeros->size());
         const std::size_t known_from = agreeing_suffix(*zeros, *ones);
-        if (zeros->size() > member.size) return std::nullopt;  // more than the member holds: not its stream
         TailDecode decode;
         decode.start_bit = (member.compressed_size - back) * 8 + at;
         decode.tail.begin = member.size - zeros->size() + known_from;
