@@ -369,6 +369,12 @@ std::vector<std::uint8_t> intended_bytes(const PrecompressedMember::Region& regi
     return bytes;
 }
 
+// Whether `chunk`, inflated after `produced` bytes, is what `expected` holds there.
+bool continues(std::span<const std::uint8_t> expected, std::uint64_t produced, std::span<const std::uint8_t> chunk) {
+    return produced + chunk.size() <= expected.size() &&
+           std::equal(chunk.begin(), chunk.end(), expected.begin() + static_cast<std::ptrdiff_t>(produced));
+}
+
 [[noreturn]] void splice_fault(const PrecompressedMember::Region& region, const std::string& problem) {
     throw std::logic_error("plan_splice: the region re-deflated from inflated offset " + std::to_string(region.begin) +
                            " to " + std::to_string(region.end) + " " + problem);
@@ -398,9 +404,7 @@ void check_region(const PrecompressedMember::Region& region, const CompressedPie
         } catch (const CodecError& error) {
             splice_fault(region, std::string("does not inflate: ") + error.what());
         }
-        if (produced + step.produced > intended.size() ||
-            !std::equal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(step.produced),
-                        intended.begin() + static_cast<std::ptrdiff_t>(produced)))
+        if (!continues(intended, produced, std::span(out).first(step.produced)))
             splice_fault(region, "inflates to other bytes than the edited content");
         produced += step.produced;
         at += step.consumed;
@@ -442,9 +446,7 @@ void check_whole(const PrecompressedMember& spliced, std::span<const std::uint8_
             } catch (const CodecError& error) {
                 throw std::logic_error(std::string("plan_splice: the member deflated whole does not inflate: ") + error.what());
             }
-            if (produced + step.produced > content.size() ||
-                !std::equal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(step.produced),
-                            content.begin() + static_cast<std::ptrdiff_t>(produced)))
+            if (!continues(content, produced, std::span(out).first(step.produced)))
                 throw std::logic_error("plan_splice: the member deflated whole inflates to other bytes than its content");
             produced += step.produced;
             input = input.subspan(step.consumed);
@@ -553,7 +555,7 @@ InflatedMember with_exact_blocks(const InflatedMember& index, const SeekableMemb
 // edit's bytes put in place of the original bytes it replaces as they pass.
 class EditedStream {
 public:
-    EditedStream(const ByteEdits& edits, ContentDigest& hash) : edits_(edits), hash_(hash) {}
+    EditedStream(const ByteEdits& edits, ContentDigest& digest) : edits_(edits), digest_(digest) {}
 
     void take(std::span<const std::uint8_t> chunk, std::uint64_t at) {
         if (at != position_) throw std::logic_error("plan_splice: the original was not read in order");
@@ -566,7 +568,7 @@ public:
             }
             const std::uint64_t stop = next_ < edits_.size() ? std::min(end, edits_[next_].offset) : end;
             if (stop <= position_) throw std::logic_error("plan_splice: edits out of order");
-            hash_.update(chunk.subspan(static_cast<std::size_t>(position_ - at), static_cast<std::size_t>(stop - position_)));
+            digest_.update(chunk.subspan(static_cast<std::size_t>(position_ - at), static_cast<std::size_t>(stop - position_)));
             position_ = stop;
         }
     }
@@ -581,14 +583,14 @@ public:
 private:
     void insert_edits_at(std::uint64_t at) {
         while (next_ < edits_.size() && edits_[next_].offset == at) {
-            hash_.update(edits_[next_].bytes);
+            digest_.update(edits_[next_].bytes);
             skip_to_ = std::max(skip_to_, at + edits_[next_].length);
             ++next_;
         }
     }
 
     const ByteEdits& edits_;
-    ContentDigest& hash_;
+    ContentDigest& digest_;
     std::size_t next_ = 0;
     std::uint64_t position_ = 0;
     std::uint64_t skip_to_ = 0;
