@@ -49,7 +49,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -60,7 +59,7 @@ struct Archive::Handle {
     zip_t* archive = nullptr;
     std::map<std::string, std::size_t, std::less<>> position_by_name;  // index into members_
     int fd = -1;                                       // the same file, for pread of raw bytes
-    std::optional<std::vector<std::uint64_t>> data_offsets;  // per member; found on the first open_raw
+    std::optional<std::vector<StoredEntry>> stored;    // per member; found by open()
 
     ~Handle() {
         if (archive) zip_discard(archive);
@@ -247,14 +246,6 @@ zip_t* open_checked(const std::filesystem::path& path) {
 
 // ---- the member list ----------------------------------------------------------
 
-// libzip turns the DOS date/time fields into time_t as local time; the contract
-// reads them as UTC so that the value does not depend on the TZ of the machine.
-std::int64_t dos_time_as_utc(time_t libzip_time) {
-    std::tm fields{};
-    if (!localtime_r(&libzip_time, &fields)) return libzip_time;
-    return timegm(&fields);
-}
-
 void fill_attributes(zip_t* archive, Member& member) {
     zip_uint8_t opsys = 0;
     zip_uint32_t attributes = 0;
@@ -289,7 +280,6 @@ Member describe_member(const std::filesystem::path& path, zip_t* archive, zip_ui
     member.size = stat.size;
     member.compressed_size = stat.comp_size;
     member.crc32 = stat.crc;
-    member.mtime = (stat.valid & ZIP_STAT_MTIME) ? dos_time_as_utc(stat.mtime) : 0;
     member.is_directory = member.name.back() == '/';
     fill_attributes(archive, member);
     return member;
@@ -552,8 +542,11 @@ Archive Archive::open(const std::filesystem::path& path) {
     result.handle_->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (result.handle_->fd < 0) fail(path, std::strerror(errno));
     // Local headers, data descriptors and overlaps are checked now, before anyone
-    // reads a member (stored_offsets.hpp); the offsets are kept for open_raw.
+    // reads a member (stored_offsets.hpp); the offsets are kept for open_raw. The
+    // times come from there too: libzip's are the DOS fields through mktime, in
+    // the local time zone (wrong by an hour in a daylight-saving gap).
     if (!result.members_.empty()) (void)result.data_offset(result.members_.front());
+    for (std::size_t i = 0; i < result.members_.size(); ++i) result.members_[i].mtime = (*result.handle_->stored)[i].mtime;
     std::map<std::string, std::string, std::less<>> links;
     for (const auto& member : result.members_) {
         if (!member.is_symlink) continue;
@@ -674,7 +667,7 @@ std::vector<std::uint8_t> Archive::read(const Member& member) const {
 std::uint64_t Archive::data_offset(const Member& member) const {
     auto position = static_cast<std::size_t>(&member - members_.data());
     if (position >= members_.size()) throw std::invalid_argument("Archive: a member of another archive (" + member.name + ")");
-    if (!handle_->data_offsets) {
+    if (!handle_->stored) {
         struct stat info {};
         if (::fstat(handle_->fd, &info) != 0) fail(path_, std::strerror(errno));
         auto size = static_cast<std::size_t>(info.st_size);
@@ -687,10 +680,9 @@ std::uint64_t Archive::data_offset(const Member& member) const {
                 if (at) ::munmap(at, size);
             }
         } unmap{mapped, size};
-        handle_->data_offsets =
-            stored_data_offsets(std::span(static_cast<const std::uint8_t*>(mapped), size), members_, path_);
+        handle_->stored = stored_entries(std::span(static_cast<const std::uint8_t*>(mapped), size), members_, path_);
     }
-    return (*handle_->data_offsets)[position];
+    return (*handle_->stored)[position].data_offset;
 }
 
 RawReader Archive::open_raw(const Member& member) const {

@@ -1,10 +1,11 @@
-// stored_data_offsets: the central directory walked for local header offsets
-// (APPNOTE 4.3.12-4.3.16, 4.5.3).
+// stored_entries: the central directory walked for local header offsets
+// (APPNOTE 4.3.12-4.3.16, 4.5.3) and the DOS times (4.4.6).
 #include "stored_offsets.hpp"
 
 #include "wheelfix/util/error.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -158,6 +159,19 @@ std::uint64_t data_offset(const Bytes& bytes, std::uint64_t local, std::string_v
     return data;
 }
 
+// The DOS date and time fields of a central entry (APPNOTE 4.4.6) as seconds since
+// the epoch, read as UTC: the fields libzip's mktime takes, without the time zone.
+std::int64_t dos_time_as_utc(std::uint64_t time, std::uint64_t date) {
+    std::tm fields{};
+    fields.tm_year = static_cast<int>(date >> 9) + 80;
+    fields.tm_mon = static_cast<int>((date >> 5) & 15) - 1;
+    fields.tm_mday = static_cast<int>(date & 31);
+    fields.tm_hour = static_cast<int>(time >> 11);
+    fields.tm_min = static_cast<int>((time >> 5) & 63);
+    fields.tm_sec = static_cast<int>(time & 31) * 2;
+    return static_cast<std::int64_t>(timegm(&fields));
+}
+
 // Members' bytes one after the other, never shared, all before the central directory.
 void refuse_overlaps(const Bytes& bytes, std::vector<Extent> extents, std::uint64_t directory) {
     std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) { return a.begin < b.begin; });
@@ -173,25 +187,25 @@ void refuse_overlaps(const Bytes& bytes, std::vector<Extent> extents, std::uint6
 
 }  // namespace
 
-std::vector<std::uint64_t> stored_data_offsets(std::span<const std::uint8_t> archive_bytes,
-                                               const std::vector<Member>& members,
-                                               const std::filesystem::path& path) {
+std::vector<StoredEntry> stored_entries(std::span<const std::uint8_t> archive_bytes, const std::vector<Member>& members,
+                                        const std::filesystem::path& path) {
     Bytes bytes(archive_bytes, path);
     Directory directory = read_directory_location(bytes);
     if (directory.entries != members.size()) bytes.fail("the end record's entry count disagrees with the central directory");
-    std::vector<std::uint64_t> offsets;
-    offsets.reserve(members.size());
+    std::vector<StoredEntry> entries;
+    entries.reserve(members.size());
     std::vector<Extent> extents(members.size());
     std::uint64_t at = directory.offset;
     for (std::size_t i = 0; i < members.size(); ++i) {
         if (bytes.get(at, 4) != kCentralHeader) bytes.fail("damaged central directory");
         std::uint64_t name_length = bytes.get(at + 28, 2);
         std::string_view central_name = bytes.text(at + kCentralHeaderSize, name_length);
-        offsets.push_back(data_offset(bytes, local_header_offset(bytes, at), central_name, members[i], extents[i]));
+        entries.push_back({data_offset(bytes, local_header_offset(bytes, at), central_name, members[i], extents[i]),
+                           dos_time_as_utc(bytes.get(at + 12, 2), bytes.get(at + 14, 2))});
         at += kCentralHeaderSize + name_length + bytes.get(at + 30, 2) + bytes.get(at + 32, 2);
     }
     refuse_overlaps(bytes, std::move(extents), directory.offset);
-    return offsets;
+    return entries;
 }
 
 }  // namespace wheelfix::zip

@@ -1,10 +1,16 @@
 // Where each member's stored bytes begin in the archive file — what a raw copy by
-// copy_file_range needs and libzip does not tell.
+// copy_file_range needs and libzip does not tell — and its modification time as
+// stored, which libzip does not tell either: zip_stat converts the DOS date and time
+// fields with mktime, in the local time zone, and that cannot be undone for a time
+// in a daylight-saving gap (02:30 on a spring-forward day comes back as 03:30, and
+// the output would carry an hour the input does not, on some machines only).
 //
-// Contract: stored_data_offsets(archive_bytes, members, path) walks the central
+// Contract: stored_entries(archive_bytes, members, path) walks the central
 // directory of the archive (classic or ZIP64 end records) and each member's local
 // header, and returns, for members[i] (central-directory order, as Archive lists
-// them), the offset of its first stored byte. It is an InputError naming `path`
+// them), the offset of its first stored byte and the central entry's DOS date and
+// time read as UTC (seconds since the epoch, whatever TZ says; fields out of range
+// are normalised as timegm does). It is an InputError naming `path`
 // when the end records, a central entry or a local header disagree with what
 // Archive read (entry count; a local header that is missing or names another
 // file than its central entry; stored bytes that would run past the end). It also
@@ -25,8 +31,12 @@
 
 namespace wheelfix::zip {
 
-std::vector<std::uint64_t> stored_data_offsets(std::span<const std::uint8_t> archive_bytes,
-                                               const std::vector<Member>& members,
-                                               const std::filesystem::path& path);
+struct StoredEntry {
+    std::uint64_t data_offset = 0;  // the member's first stored byte
+    std::int64_t mtime = 0;         // the central entry's DOS date and time, read as UTC
+};
+
+std::vector<StoredEntry> stored_entries(std::span<const std::uint8_t> archive_bytes, const std::vector<Member>& members,
+                                        const std::filesystem::path& path);
 
 }  // namespace wheelfix::zip

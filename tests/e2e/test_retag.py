@@ -4,6 +4,7 @@ Version and the torch pin only, untouched members byte-identical as stored, --pl
 with a compressed tag set, --fix-version, refusals, and --torch auto against the torch
 stand-in trees and the real torch indexes (cross-checked with `wheelfix check`)."""
 import difflib
+import hashlib
 import os
 import shutil
 import subprocess
@@ -139,6 +140,29 @@ class RetagOutput(unittest.TestCase):
                 subprocess.run([wfx.WHEELFIX, "retag", str(wfx.SGL_WHEEL), "--torch", "2.10", "-o", str(tmp / d)],
                                check=True, env=env, capture_output=True)
             self.assertEqual((tmp / "a" / RETAGGED).read_bytes(), (tmp / "b" / RETAGGED).read_bytes())
+
+    def test_output_does_not_depend_on_the_time_zone(self):
+        """A member dated 02:30 on a US spring-forward day (an hour that does not exist
+        in New York's local time) keeps its date, and the output is the same bytes in
+        any TZ: the zip times are read as stored, never through the local zone."""
+        with wfx.TempDir() as tmp:
+            wheel = tmp / "tzdemo-1.0-py3-none-any.whl"
+            members = {"tzdemo/__init__.py": b"x = 1\n", **wfx.dist_info_members("tzdemo", "1.0", "py3-none-any")}
+            record = "".join(f"{n},{wfx.record_hash(hashlib.sha256(b))},{len(b)}\n" for n, b in members.items())
+            members["tzdemo-1.0.dist-info/RECORD"] = (record + "tzdemo-1.0.dist-info/RECORD,,\n").encode()
+            with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
+                for name, data in members.items():
+                    zf.writestr(zipfile.ZipInfo(name, date_time=(2023, 3, 12, 2, 30, 0)), data)
+            outputs = {}
+            for zone in ("UTC0", "EST5EDT,M3.2.0,M11.1.0"):
+                env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+                subprocess.run([wfx.WHEELFIX, "retag", str(wheel), "--torch", "2.10", "-o", str(tmp / zone)],
+                               check=True, env={**env, "TZ": zone}, capture_output=True)
+                (output,) = (tmp / zone).iterdir()
+                outputs[zone] = output.read_bytes()
+                with zipfile.ZipFile(output) as zf:
+                    self.assertEqual({i.date_time for i in zf.infolist()}, {(2023, 3, 12, 2, 30, 0)}, zone)
+            self.assertEqual(outputs["UTC0"], outputs["EST5EDT,M3.2.0,M11.1.0"])
 
     def test_retagging_again_replaces_the_torch_segment(self):
         with wfx.TempDir() as tmp:

@@ -237,6 +237,42 @@ TEST_CASE("zip writer: same inputs, same bytes; no extra fields; DOS time is the
     tzset();
 }
 
+TEST_CASE("zip: a DOS time in the local zone's daylight-saving gap is read as written, and copied as it was") {
+    // 02:30 on a spring-forward day does not exist in local time: read through
+    // mktime it comes back as 03:30. POSIX rule strings, so no tzdata is needed.
+    const char* old_tz = std::getenv("TZ");
+    std::string saved_tz = old_tz ? old_tz : "";
+    const std::int64_t us_gap = 1678588200;     // 2023-03-12 02:30:00 (US spring forward)
+    const std::int64_t eu_gap = 1679797800;     // 2023-03-26 02:30:00 (EU spring forward)
+    const std::int64_t us_twice = 1699147800;   // 2023-11-05 01:30:00 (US fall back: the hour that happens twice)
+    for (const std::string zone : {"EST5EDT,M3.2.0,M11.1.0", "CET-1CEST,M3.5.0,M10.5.0/3", "UTC0"}) {
+        CAPTURE(zone);
+        setenv("TZ", zone.c_str(), 1);
+        tzset();
+        TempDir dir;
+        write_zip(dir / "input.zip", {{"x", "x", ZIP_CM_STORE}});
+        auto input = Archive::open(dir / "input.zip");
+        std::vector<OutputMember> members;
+        for (const auto& [name, when] : {std::pair{"a.py", us_gap}, std::pair{"b.py", eu_gap}, std::pair{"c.py", us_twice}})
+            members.push_back({name, zip::Content{as_bytes(std::string(name) + " = 1\n")}, S_IFREG | 0644u, when});
+        zip::write_archive(dir / "one.whl", input, members);
+        auto written = Archive::open(dir / "one.whl");
+        REQUIRE(written.members().size() == 3);
+        CHECK(written.members()[0].mtime == us_gap);
+        CHECK(written.members()[1].mtime == eu_gap);
+        CHECK(written.members()[2].mtime == us_twice);
+        std::vector<OutputMember> copies;
+        for (const auto& member : written.members()) copies.push_back(raw_copy_of(member));
+        zip::write_archive(dir / "copy.whl", written, copies);
+        CHECK(read_bytes(dir / "copy.whl") == read_bytes(dir / "one.whl"));
+    }
+    if (old_tz)
+        setenv("TZ", saved_tz.c_str(), 1);
+    else
+        unsetenv("TZ");
+    tzset();
+}
+
 TEST_CASE("zip writer: the output replaces an existing file (Existing::replace), with the usual file mode") {
     TempDir dir;
     auto input = Archive::open(write_input(dir.path()));

@@ -8,7 +8,8 @@
 //   the archive (and the member) — a wheel with such a name is never processed.
 // - members() lists every entry in central-directory order, with what a writer
 //   later needs to keep: sizes, method, CRC, unix permission bits, symlink flag,
-//   modification time.
+//   modification time (the central entry's DOS date and time read as UTC, the same
+//   whatever the machine's TZ, a time in its daylight-saving gap included).
 // - read() inflates a member completely and checks its CRC-32 and size against the
 //   central directory; read_raw() returns the compressed bytes as stored. Both
 //   throw InputError on a damaged member. stream() inflates in chunks for consumers
@@ -68,7 +69,7 @@ struct Member {
     std::uint32_t unix_mode = 0;    // st_mode (type bits and permissions) when has_unix_mode
     bool is_symlink = false;
     bool is_directory = false;      // name ends with '/'
-    std::int64_t mtime = 0;         // seconds since the epoch (DOS time, local = UTC)
+    std::int64_t mtime = 0;         // seconds since the epoch (DOS date and time read as UTC)
 };
 
 // Reads one member's stored (compressed) bytes front to back; made by Archive::open_raw.
