@@ -531,7 +531,7 @@ private:
         report_.retag = retag.result;
         report_.output = retag.result.output;
         refuse_output_over_input(wheel_, report_.output);
-        if (options_.claims) options_.claims->claim(report_.output, report_.input);
+        if (options_.claims) options_.claims->claim(report_.output, report_.input, options_.claim_position);
         plan.output = report_.output;
         plan.dist_info = std::move(retag.dist_info);
         report_.remaining = unfixable(report_.findings_before);
@@ -555,9 +555,32 @@ private:
 
 }  // namespace
 
-void OutputClaims::claim(const std::filesystem::path& output, const std::filesystem::path& input) {
-    const std::lock_guard lock(mutex_);
+OutputClaims::OutputClaims(std::vector<std::string> groups) : groups_(std::move(groups)), settled_(groups_.size(), false) {}
+
+bool OutputClaims::earlier_pending(std::size_t position) const {
+    if (position >= groups_.size()) return false;
+    for (std::size_t earlier = 0; earlier < position; ++earlier)
+        if (!settled_[earlier] && groups_[earlier] == groups_[position]) return true;
+    return false;
+}
+
+void OutputClaims::ended(std::size_t position) {
+    {
+        const std::lock_guard lock(mutex_);
+        if (position >= settled_.size() || settled_[position]) return;
+        settled_[position] = true;
+    }
+    settled_changed_.notify_all();
+}
+
+void OutputClaims::claim(const std::filesystem::path& output, const std::filesystem::path& input, std::size_t position) {
+    std::unique_lock lock(mutex_);
+    settled_changed_.wait(lock, [&] { return !earlier_pending(position); });
     auto [taken, fresh] = taken_.emplace(output.lexically_normal(), input);
+    if (position < settled_.size() && !settled_[position]) {
+        settled_[position] = true;
+        settled_changed_.notify_all();
+    }
     if (fresh) return;
     throw InputError(input.string(), output.string() + " is also the output of " + taken->second.string() +
                                          " in this run (two inputs, one output name); repair them into separate -o directories");

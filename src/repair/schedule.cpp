@@ -2,11 +2,13 @@
 #include "wheelfix/repair/schedule.hpp"
 
 #include "wheelfix/util/thread_budget.hpp"
+#include "wheelfix/wheel/filename.hpp"
 #include "wheelfix/zip/archive.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -31,6 +33,37 @@ std::vector<std::size_t> largest_first(const std::vector<std::string>& wheels) {
     return order;
 }
 
+// Which inputs may name one output: the same distribution in their file names (the
+// output's name is the input's with another version and platform). A name that
+// does not parse is a group of its own (its repair refuses it before any claim).
+std::vector<std::string> output_groups(const std::vector<std::string>& wheels) {
+    std::vector<std::string> groups;
+    for (std::size_t i = 0; i < wheels.size(); ++i) {
+        try {
+            groups.push_back(wheel::normalize_project_name(
+                wheel::parse_filename(std::filesystem::path(wheels[i]).filename().string()).distribution));
+        } catch (const std::exception&) {
+            groups.push_back("\n" + std::to_string(i));  // no distribution name has a newline
+        }
+    }
+    return groups;
+}
+
+// `order` with the inputs of each group put back in the order given, each taking
+// the places the group had: an input's claim waits only for earlier inputs of its
+// group (OutputClaims), which are then already started.
+std::vector<std::size_t> group_order_kept(std::vector<std::size_t> order, const std::vector<std::string>& groups) {
+    std::map<std::string, std::vector<std::size_t>> places;  // group -> its places in `order`
+    for (std::size_t place = 0; place < order.size(); ++place) places[groups[order[place]]].push_back(place);
+    for (const auto& [group, taken] : places) {
+        std::vector<std::size_t> members;
+        for (std::size_t place : taken) members.push_back(order[place]);
+        std::sort(members.begin(), members.end());
+        for (std::size_t k = 0; k < taken.size(); ++k) order[taken[k]] = members[k];
+    }
+    return order;
+}
+
 }  // namespace
 
 std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels, const abi::SymbolIndex& index,
@@ -40,14 +73,21 @@ std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels,
     set_thread_budget(jobs);
     std::vector<std::optional<RepairOutcome>> outcomes(wheels.size());
     std::vector<std::exception_ptr> faults(wheels.size());
-    OutputClaims claims;
-    RepairOptions claiming = options;
-    claiming.claims = &claims;
-    const auto order = jobs > 1 ? largest_first(wheels) : std::vector<std::size_t>{};
+    const auto groups = output_groups(wheels);
+    OutputClaims claims(groups);
+    const auto order = jobs > 1 ? group_order_kept(largest_first(wheels), groups) : std::vector<std::size_t>{};
     std::atomic<std::size_t> next{0};
     auto work = [&] {
         for (std::size_t taken; (taken = next.fetch_add(1)) < wheels.size();) {
             const std::size_t i = order.empty() ? taken : order[taken];
+            RepairOptions claiming = options;
+            claiming.claims = &claims;
+            claiming.claim_position = i;
+            struct Ended {  // however the repair ends, later inputs of its group stop waiting for it
+                OutputClaims& claims;
+                std::size_t position;
+                ~Ended() { claims.ended(position); }
+            } ended{claims, i};
             try {
                 outcomes[i] = repair_wheel(wheels[i], index, claiming, out_dir);
             } catch (const InputError& error) {

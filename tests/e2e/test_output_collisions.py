@@ -5,11 +5,13 @@ turns into the same one. Before, the second was refused as "already exists; pass
 second input to take the name is refused before it writes, --overwrite or not: exit
 2, one line naming the output and both inputs; the first input's output is written
 and verifies; nothing else is left in the output directory."""
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
+import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -52,6 +54,24 @@ class OutputCollisions(unittest.TestCase):
 
     def test_same_wheel_named_twice(self):
         self.assert_second_refused(self.repair(self.first, self.first), self.first)
+
+    def test_the_earlier_input_wins_at_any_job_count(self):
+        """The first input made the larger (a 16 MB member: -j 2 starts it first and the
+        small second input reaches its output name long before it): still the first is
+        written and the second refused, as with -j 1."""
+        with zipfile.ZipFile(PLAIN) as zf:
+            members = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/RECORD")}
+        members["plainext/blob.bin"] = os.urandom(16 << 20)
+        self.first.unlink()
+        wfx.write_wheel(self.first, members, compresslevel=0)
+        for jobs in ("1", "2", "3"):
+            with self.subTest(jobs=jobs):
+                shutil.rmtree(self.tmp / "out", ignore_errors=True)
+                proc = subprocess.run([wfx.WHEELFIX, "repair", str(self.first), str(self.second), "-o", str(self.tmp / "out"),
+                                       "-q", "-j", jobs], capture_output=True, text=True, timeout=120)
+                self.assert_second_refused(proc, self.second)
+                (written,) = (self.tmp / "out").iterdir()
+                self.assertGreater(written.stat().st_size, 16 << 20)  # the first input's output
 
     def test_separate_runs_still_refuse_an_existing_output(self):
         self.assertEqual(self.repair(self.first).returncode, 0)

@@ -70,6 +70,7 @@
 #include "wheelfix/repair/shim_wheel.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -101,9 +102,11 @@ struct RepairOptions {
     std::optional<std::filesystem::path> torch_dir;
     std::chrono::milliseconds load_test_limit = kDefaultLoadTestLimit;  // then the loader's group is killed
     // The output names the other wheels of this run have taken (repair_wheels sets
-    // it): a second input whose output would have the same path is refused before
-    // anything is written, --overwrite or not (OutputClaims).
+    // it, and claim_position: this wheel's place among the run's inputs): a second
+    // input whose output would have the same path is refused before anything is
+    // written, --overwrite or not (OutputClaims).
     class OutputClaims* claims = nullptr;
+    std::size_t claim_position = 0;
     // `repair --torch auto` (analysis/torch_releases.hpp): the index is the newest release of the range the
     // atlas proved; the local label names label_torch (the range's lowest release) instead of the index's
     // torch, METADATA gets pin_specifier (">=2.9.0,<2.10") instead of what `pin` makes of it, and
@@ -116,15 +119,31 @@ struct RepairOptions {
 // Output paths taken by the inputs of one run, shared by its workers: two inputs
 // with one output name (the same wheel named twice; two builds of one wheel whose
 // platform tags become the same) would otherwise have the second refused as
-// "exists" or, with --overwrite, replace the first. claim(output, input) records
-// the output for the input, or throws InputError(input, "… is also the output of
-// <other input> in this run …") when another input has it.
+// "exists" or, with --overwrite, replace the first. claim(output, input, position)
+// records the output for the input at `position` (its place in the run's inputs),
+// or throws InputError(input, "… is also the output of <other input> in this run …")
+// when another input has it. The earlier input in the run's order always wins, as
+// it does when the inputs run one at a time, whichever worker gets there first: a
+// claim waits until every earlier input that may name the same output (same
+// distribution in its file name: `groups`, one key per input) has claimed or
+// ended (ended(position), idempotent, when its repair returns or throws). So that
+// this cannot wait for an input no worker will start, inputs of one group must be
+// started in their order (repair_wheels does). A default-constructed OutputClaims
+// has no order: first come, first served.
 class OutputClaims {
 public:
-    void claim(const std::filesystem::path& output, const std::filesystem::path& input);
+    OutputClaims() = default;
+    explicit OutputClaims(std::vector<std::string> groups);
+    void claim(const std::filesystem::path& output, const std::filesystem::path& input, std::size_t position = 0);
+    void ended(std::size_t position);
 
 private:
+    bool earlier_pending(std::size_t position) const;  // under mutex_
+
     std::mutex mutex_;
+    std::condition_variable settled_changed_;
+    std::vector<std::string> groups_;
+    std::vector<bool> settled_;  // claimed or ended
     std::map<std::filesystem::path, std::filesystem::path> taken_;
 };
 

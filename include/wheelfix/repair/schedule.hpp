@@ -7,13 +7,16 @@
 // never stops the others. Any other exception (a fault of ours: std::logic_error,
 // std::bad_alloc) ends that wheel and, once every worker has ended, comes out of
 // repair_wheels (the first in the order given) rather than out of a worker thread,
-// where it would abort the process. Two wheels whose outputs would have one path: the one
-// that names it second (in the order given with one job) is refused before it
-// writes (RepairOptions::claims), whatever --overwrite says. The thread budget (util/thread_budget.hpp) is set to
+// where it would abort the process. Two wheels whose outputs would have one path: the
+// later one in the order given is refused before it writes (RepairOptions::claims),
+// whatever --overwrite says and whatever -j is: its claim waits until the earlier
+// inputs of its distribution have claimed or ended (repair.hpp OutputClaims), so
+// which wheel is written never depends on which worker reads faster. The thread budget (util/thread_budget.hpp) is set to
 // `jobs` (0: the CPUs this process may use); as many workers as wheels allow take
 // a wheel each, largest inflated size first (inflating and hashing is where a
 // repair's time goes, so the last wheel to start is a small one and the workers
-// finish together), and shares no worker needs go to the helpers of the wheels
+// finish together) except that the wheels of one distribution start in the order
+// given (in the places the size order gave them), and shares no worker needs go to the helpers of the wheels
 // still running. With one job the wheels run in the order given. An archive that
 // does not open counts as empty for the order: its repair reports the error.
 #pragma once
