@@ -300,6 +300,22 @@ PrecompressedMember check_splice(const Original& original, const ByteEdits& edit
         CHECK(bounded.crc32 == spliced.crc32);
         CHECK(bounded.sha256 == spliced.sha256);
         CHECK(bounded.recompressed_bytes == spliced.recompressed_bytes);
+        // The digests computed while the original passed (the executor's one pass,
+        // repair/plan.hpp) stand in for the splice's own pass: the same stream, and
+        // a CRC-32 that is not the headers' is refused.
+        zip::EditedDigest passing(edits);
+        for (std::size_t at = 0, step = 1; at < original.inflated.data.size(); at += step, step = step * 3 + 1)
+            passing.take(std::span(original.inflated.data).subspan(at, std::min(step, original.inflated.data.size() - at)));
+        const auto digests = passing.finish(original.inflated.size);
+        CHECK(digests.sha256 == spliced.sha256);
+        CHECK(digests.crc32 == spliced.crc32);
+        auto known = zip::plan_splice(counted, source, edits, digests);
+        CHECK(concatenated(known, original.stream) == stream);
+        CHECK(known.sha256 == spliced.sha256);
+        CHECK(known.crc32 == spliced.crc32);
+        auto wrong = digests;
+        wrong.crc32 ^= 1;
+        CHECK_THROWS_AS(zip::plan_splice(counted, source, edits, wrong), std::logic_error);
     }
     return spliced;
 }
@@ -1045,4 +1061,23 @@ TEST_CASE("inflate_tail: stored members are read in place; garbage and cut strea
     CHECK(std::equal(stored->bytes.begin(), stored->bytes.end(), data.end() - 5000));
     CHECK_FALSE(zip::inflate_tail(archive, *archive.find("cut.so"), size - 5000).has_value());
     CHECK_FALSE(zip::inflate_tail(archive, *archive.find("noise.so"), size - 5000).has_value());
+}
+
+TEST_CASE("EditedDigest: the edited content's digests from the original passing, and a pass that is not the original's is refused") {
+    const Bytes original = varied_bytes(300000);
+    const ByteEdits edits = {replace(10, 5), insert(150000, 70000), {original.size(), 0, Bytes(33, 0x11)}};
+    const Bytes expected = apply_edits(original, edits);
+    zip::EditedDigest digest(edits);
+    digest.take(std::span(original).first(149999));
+    digest.take(std::span(original).subspan(149999));
+    const auto digests = digest.finish(original.size());
+    CHECK(digests.sha256 == sha256(expected));
+    CHECK(digests.crc32 == crc_of(expected));
+
+    zip::EditedDigest short_read(edits);
+    short_read.take(std::span(original).first(1000));
+    CHECK_THROWS_AS(short_read.finish(original.size()), std::logic_error);
+    zip::EditedDigest past(ByteEdits{insert(original.size() + 1, 4)});
+    past.take(original);
+    CHECK_THROWS_AS(past.finish(original.size()), std::logic_error);
 }
