@@ -1166,9 +1166,20 @@ TEST_CASE("FarReader: a stored member is read in place; noise, cut streams and a
     CHECK(delivered.all_equal);
     CHECK(delivered.seen == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{5, 70000}, {lowest, lowest + 100}});
 
-    const auto reader = zip::FarReader::open(archive, *archive.find("good.so"), lowest);
-    REQUIRE(reader.has_value());
-    CHECK(reader->known_from() <= lowest);
+    // A member smaller than the ring: all of it from memory; from offset 0, the whole stream.
+    for (const std::uint64_t from : {lowest, std::uint64_t(0)}) {
+        CAPTURE(from);
+        const auto reader = zip::FarReader::open(archive, *archive.find("good.so"), from);
+        REQUIRE(reader.has_value());
+        CHECK(reader->known_from() <= from);
+        ByteRanges wanted;
+        wanted.add(from, from + 100);
+        wanted.add(size - 50, size);
+        DeliveredBytes small(data);
+        reader->read(wanted, small.sink());
+        CHECK(small.all_equal);
+        CHECK(small.seen == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{from, from + 100}, {size - 50, size}});
+    }
     // Past the end: a reader with nothing to give (every range clamps to empty).
     const auto past = zip::FarReader::open(archive, *archive.find("good.so"), size + 5);
     REQUIRE(past.has_value());
