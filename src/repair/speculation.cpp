@@ -5,7 +5,7 @@
 #include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/zip/codec.hpp"
-#include "wheelfix/zip/tail_inflate.hpp"
+#include "wheelfix/zip/far_read.hpp"
 
 #include <algorithm>
 
@@ -14,32 +14,6 @@ namespace wheelfix::repair {
 namespace {
 
 struct Abandon {};  // the speculation gives up: nullopt
-
-// Stand-in for zip::FarReader until it lands: the member's end through inflate_tail.
-class FarBytes {
-public:
-    static std::optional<FarBytes> open(const zip::Archive& archive, const zip::Member& member, std::uint64_t lowest) {
-        auto tail = zip::inflate_tail(archive, member, lowest);
-        if (!tail) return std::nullopt;
-        return FarBytes(std::move(*tail));
-    }
-    std::uint64_t known_from() const { return tail_.begin; }
-    void read(const ByteRanges& ranges, const zip::RangeSink& sink) const {
-        const std::uint64_t end = tail_.begin + tail_.bytes.size();
-        for (const auto& [begin, until] : ranges.ranges()) {
-            if (begin < tail_.begin) throw std::invalid_argument("FarBytes: a range before its bytes");
-            const std::uint64_t to = std::min(until, end);
-            if (begin < to)
-                sink(std::span(tail_.bytes).subspan(static_cast<std::size_t>(begin - tail_.begin),
-                                                    static_cast<std::size_t>(to - begin)),
-                     begin);
-        }
-    }
-
-private:
-    explicit FarBytes(zip::MemberTail tail) : tail_(std::move(tail)) {}
-    zip::MemberTail tail_;
-};
 
 // The member's first `count` inflated bytes streamed into `view` (the inflate stops there).
 void read_head(const zip::Archive& archive, const zip::Member& member, std::uint64_t count, elf::StreamedElf& view) {
@@ -74,7 +48,7 @@ public:
         if (ranges.empty()) throw Abandon{};
         const std::uint64_t lowest = ranges.ranges().front().first;
         if (lowest < head_end_) throw Abandon{};
-        if (!far_) far_ = FarBytes::open(archive_, member_, lowest);
+        if (!far_) far_ = zip::FarReader::open(archive_, member_, lowest);
         if (!far_ || lowest < far_->known_from()) throw Abandon{};
         far_->read(ranges, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { view_.fill(at, chunk); });
     }
@@ -84,7 +58,7 @@ private:
     const zip::Member& member_;
     elf::StreamedElf view_;
     std::uint64_t head_end_;
-    std::optional<FarBytes> far_;
+    std::optional<zip::FarReader> far_;
 };
 
 std::optional<ByteEdits> plan_on(SpeculativeView& view, const RequestFor& request_for) {

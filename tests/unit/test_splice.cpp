@@ -1209,6 +1209,7 @@ TEST_CASE("FarReader: a stored member is read in place; noise, cut streams and a
     // back from the declared end, lands past the wanted one, however far back it goes).
     CHECK_FALSE(zip::FarReader::open(archive, *archive.find("short.so"), 50000).has_value());
     CHECK_FALSE(zip::FarReader::open(archive, *archive.find("long.so"), lowest).has_value());
+}
 
 TEST_CASE("EditedDigest: the edited content's digests from the original passing, and a pass that is not the original's is refused") {
     const Bytes original = varied_bytes(300000);
