@@ -10,6 +10,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/thread_budget.hpp"
+#include "wheelfix/util/timings.hpp"
 #include "wheelfix/zip/archive.hpp"
 #include "wheelfix/zip/far_read.hpp"
 #include "wheelfix/zip/inflate_index.hpp"
@@ -1167,10 +1168,17 @@ TEST_CASE("FarReader: a stored member is read in place; noise, cut streams and a
     CHECK(delivered.seen == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{5, 70000}, {lowest, lowest + 100}});
 
     // A member smaller than the ring: all of it from memory; from offset 0, the whole stream.
+    // --timings' inflate phase counts every byte both decoders gave.
     for (const std::uint64_t from : {lowest, std::uint64_t(0)}) {
         CAPTURE(from);
+        timings::enable();
+        const std::uint64_t inflated_before = timings::totals()[static_cast<std::size_t>(timings::Phase::inflate)].bytes;
         const auto reader = zip::FarReader::open(archive, *archive.find("good.so"), from);
+        const std::uint64_t inflated_after = timings::totals()[static_cast<std::size_t>(timings::Phase::inflate)].bytes;
+        timings::enable(false);
         REQUIRE(reader.has_value());
+        CHECK(inflated_after - inflated_before == reader->stats().inflated);
+        CHECK(reader->stats().inflated >= size - reader->stats().entry_offset);
         CHECK(reader->known_from() <= from);
         ByteRanges wanted;
         wanted.add(from, from + 100);
