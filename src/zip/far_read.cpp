@@ -210,7 +210,11 @@ std::optional<FarReader> FarReader::open(const Archive& archive, const Member& m
         return reader;
     }
     far_search::Ring ring;
-    ring.bytes.resize(static_cast<std::size_t>(std::min(kRing, member.size)));
+    // No more than the stream can give (deflate's limit is 1032 bytes out per byte in):
+    // a size that lies costs no memory.
+    constexpr std::uint64_t kMaxRatio = 1032;
+    const std::uint64_t can_give = member.compressed_size < kRing ? member.compressed_size * kMaxRatio + 1 : kRing;
+    ring.bytes.resize(static_cast<std::size_t>(std::min({kRing, member.size, can_give})));
     const std::uint64_t span = member.size - lowest;  // a zip64 size may be anything: saturate
     far_search::Budget budget{span < (std::uint64_t(1) << 62) ? 2 * span + kBudgetSlack : ~std::uint64_t(0)};
     std::optional<far_search::Entry> late;

@@ -7,13 +7,17 @@
 // real 541,595,600-byte libcublasLt.so.13 it starts at 427,284,328, with .lrodata
 // and a 96 MB .ldata after it, at compressed offset ~274.9 MB of 374.8 MB (73.3%;
 // the tail is nearly incompressible, so a proportional guess, 78.9%, is too late).
-// Inflating from the start to reach it would be most of a full inflate.
+// Inflating from the start to reach it would be most of a full inflate; this
+// inflates from 71.0% (the guess times kFirstGuessMargin) to the end: 132.7 MB for
+// the 114.3 MB that must be (bench/README.md, "Far reads"). A guess that is still
+// too late costs a second decode from further back: about twice that.
 //
 // Contract: FarReader::open(archive, member, lowest) returns a reader for the
 // member's content from known_from() <= lowest on, or nullopt when that cannot be
 // had for about the cost of inflating from a little before `lowest` to the
 // member's end: the caller then reads the member from its start, as it would have
-// without this. The Archive must outlive the reader.
+// without this. The Archive and the Member must outlive the reader; read() is
+// const and keeps no state between calls (threads may share a reader).
 //   - A stored member is read in place (known_from() 0; compressed and inflated
 //     sizes must agree). A member neither stored nor deflated: nullopt.
 //   - Entry: the compressed offset E of content offset `lowest` is guessed as
