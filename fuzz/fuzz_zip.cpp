@@ -2,8 +2,9 @@
 //
 // The input is written to a file named like a wheel and read the way the commands
 // read it: Archive::open (central directory, names, limits), every member through
-// read(), stream(), open_raw(), inflate_indexed() and SeekableMember (ranges read
-// again must be the streamed bytes); then Wheel::open, the
+// read(), stream(), open_raw(), inflate_indexed(), SeekableMember (ranges read
+// again must be the streamed bytes) and FarReader (from its middle: in order,
+// within the ranges, from known_from() on); then Wheel::open, the
 // one-pass scan, verify and the whole inspect report. Every refusal must be an
 // InputError. What a member delivers must agree with the central directory (size,
 // CRC, compressed size), and the block index must be ordered. The inflate limits
@@ -16,6 +17,7 @@
 #include "wheelfix/wheel/verify.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 #include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/far_read.hpp"
 #include "wheelfix/zip/inflate_index.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
 
@@ -63,6 +65,24 @@ void read_seekable(const zip::Archive& archive, const zip::Member& member) {
     });
 }
 
+// From the middle without what comes before: any answer holds its own promises
+// (its bytes are the caller's to check against a whole read, far_read.hpp).
+void read_far(const zip::Archive& archive, const zip::Member& member) {
+    const std::uint64_t lowest = member.size / 2;
+    const auto far = zip::FarReader::open(archive, member, lowest);
+    if (!far) return;
+    if (far->known_from() > lowest) fuzz_bug("FarReader::known_from() past the offset asked for");
+    const std::uint64_t end = std::min<std::uint64_t>(member.size, lowest + 4096);
+    ByteRanges ranges;
+    ranges.add(lowest, end);
+    std::uint64_t next = lowest;
+    far->read(ranges, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) {
+        if (at != next || at + chunk.size() > end) fuzz_bug("FarReader::read delivered bytes out of order or outside the range");
+        next = at + chunk.size();
+    });
+    if (next != end) fuzz_bug("FarReader::read left part of the range out");
+}
+
 void read_member_every_way(const zip::Archive& archive, const zip::Member& member) {
     expect_clean<InputError>([&] {
         if (archive.read(member).size() != member.size) fuzz_bug("read() size differs from the central directory");
@@ -83,6 +103,7 @@ void read_member_every_way(const zip::Archive& archive, const zip::Member& membe
         check_index(member, zip::inflate_indexed(archive, member, [](std::span<const std::uint8_t>) {}, false));
     });
     expect_clean<InputError>([&] { read_seekable(archive, member); });
+    expect_clean<InputError>([&] { read_far(archive, member); });
 }
 
 void read_as_wheel(const std::filesystem::path& path) {

@@ -3,6 +3,7 @@
 #include "wheelfix/repair/plan.hpp"
 
 #include "wheelfix/elf/streamed_elf.hpp"
+#include "wheelfix/repair/speculation.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
@@ -147,6 +148,13 @@ private:
     std::map<std::string, bool> planned_;  // members whose edit step was planned (true: something changed)
     std::vector<std::unique_ptr<KeptMember>> kept_;
     std::unique_ptr<elf::StreamedElf> streaming_;  // the bounded member being read, until take() owns it
+    // Bounded members whose edits were planned before their pass, and the digest of
+    // the new content that pass computed (plan.hpp, step 2).
+    struct Speculation {
+        ByteEdits edits;
+        std::unique_ptr<zip::EditedDigest> digest;
+    };
+    std::map<std::string, Speculation> speculated_;
 
     // A big deflated member is read with bounded memory (kBoundedFrom); others whole.
     zip::InflateSink stream_into(const zip::Member& member) {
@@ -155,7 +163,37 @@ private:
         streaming_ = hooks_.bounded_reader
                          ? hooks_.bounded_reader(member.size)
                          : std::make_unique<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::dynamic_linking);
-        return [this](std::span<const std::uint8_t> chunk) { streaming_->consume(chunk); };
+        zip::EditedDigest* digest = speculate(member);
+        if (!digest) return [this](std::span<const std::uint8_t> chunk) { streaming_->consume(chunk); };
+        return [this, digest](std::span<const std::uint8_t> chunk) {
+            streaming_->consume(chunk);
+            digest->take(chunk);
+        };
+    }
+
+    // The digest the member's pass should feed, when its edits can be planned now.
+    zip::EditedDigest* speculate(const zip::Member& member) {
+        if (!hooks_.speculate || hooks_.read_edited || options_.dry_run) return nullptr;
+        auto edits = speculate_edits(wheel_.archive(), member, [&](const elf::ElfFile& elf) {
+            return hooks_.speculate(member.name, elf);
+        });
+        if (!edits) return nullptr;
+        Speculation& speculation = speculated_[member.name];
+        speculation.edits = std::move(*edits);
+        speculation.digest = std::make_unique<zip::EditedDigest>(speculation.edits);
+        return speculation.digest.get();
+    }
+
+    // The new content's digests from the member's pass, when its speculation
+    // planned exactly `edits` (used once: a replanned edit streams the member again).
+    std::optional<zip::ContentDigests> speculated_digests(const std::string& member, const ByteEdits& edits,
+                                                          std::uint64_t size) {
+        auto found = speculated_.find(member);
+        if (found == speculated_.end()) return std::nullopt;
+        std::optional<zip::ContentDigests> digests;
+        if (found->second.edits == edits) digests = found->second.digest->finish(size);
+        speculated_.erase(found);
+        return digests;
     }
 
     void refuse_output() const {
@@ -194,9 +232,7 @@ private:
         MemberChange change{step.member, edits.changes, kept.inflated.size, edits.new_size, 0, edits.grew};
         if (!options_.dry_run) {
             auto reader = hooks_.read_edited ? hooks_.read_edited(step.member, edits.new_size) : EditedReader{};
-            auto spliced = kept.bounded ? zip::plan_splice(kept.inflated, *kept.bounded->windows, edits.edits,
-                                                           zip::kSpliceLevel, reader.content)
-                                        : zip::plan_splice(kept.inflated, edits.edits, zip::kSpliceLevel, reader.content);
+            auto spliced = splice(step.member, kept, edits.edits, reader.content);
             if (reader.finish) reader.finish(edited_fetch(kept, edits.edits));
             change.recompressed_bytes = spliced.recompressed_bytes;
             change.crc32_after = spliced.crc32;
@@ -205,6 +241,15 @@ private:
             edited_.emplace(step.member, std::move(spliced));
         }
         result_.changed.push_back(std::move(change));
+    }
+
+    zip::PrecompressedMember splice(const std::string& member, const KeptMember& kept, const ByteEdits& edits,
+                                    const zip::ContentSink& content) {
+        if (!kept.bounded) return zip::plan_splice(kept.inflated, edits, zip::kSpliceLevel, content);
+        const auto& windows = *kept.bounded->windows;
+        if (auto known = content ? std::nullopt : speculated_digests(member, edits, kept.inflated.size))
+            return zip::plan_splice(kept.inflated, windows, edits, *known, zip::kSpliceLevel);
+        return zip::plan_splice(kept.inflated, windows, edits, zip::kSpliceLevel, content);
     }
 
     // Reads ranges of a kept member's edited content: the original's bytes (its

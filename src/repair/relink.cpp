@@ -155,6 +155,10 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkO
             steps.edit_elf.push_back({member, request_for(options, elf, wheel::directory_depth(member))});
         return false;
     };
+    hooks.speculate = [&](const std::string& member, const elf::ElfFile& elf) -> std::optional<elf::EditRequest> {
+        if (!elf.has_dynamic()) return std::nullopt;
+        return request_for(options, elf, wheel::directory_depth(member));
+    };
     hooks.after_read = [&](WheelPlan&) {
         if (!options.only.empty() && result.elf_members == 0)
             throw InputError(wheel_path.string(), options.exclude.empty() ? "--only matches no ELF member"

@@ -139,8 +139,8 @@ private:
 
 // The splice's header CRC (from the index's prefix CRCs) against the CRC of the
 // content its SHA-256 pass saw.
-void require_same_crc(const PrecompressedMember& out, const ContentDigest& digest) {
-    if (out.crc32 != digest.crc32_value())
+void require_same_crc(const PrecompressedMember& out, std::uint32_t content_crc32) {
+    if (out.crc32 != content_crc32)
         throw std::logic_error("plan_splice: the new content's CRC-32 differs from the one its headers would carry");
 }
 
@@ -205,7 +205,7 @@ public:
         auto out = run(regions);
         auto& content = digest.finish();
         out.sha256 = content.sha256();
-        require_same_crc(out, content);
+        require_same_crc(out, content.crc32_value());
         return out;
     }
 
@@ -609,43 +609,103 @@ void streamed_digest(const SeekableMember& source, const ByteEdits& edits, std::
 
 }  // namespace
 
-PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
-                                int level, const ContentSink& content) {
+namespace {
+
+// The bounded splice without its SHA-256 pass: the regions re-deflated and proved,
+// the headers' CRC-32 from the index. nullopt when nothing of the original stream
+// can be reused (plan_splice then reads the member whole, with `blocks`: the exact
+// block starts around the edits when they were found, so its regions are a full
+// index's).
+std::optional<PrecompressedMember> splice_around_edits(const InflatedMember& index, const SeekableMember& source,
+                                                       const ByteEdits& edits, int level, std::vector<AccessPoint>& blocks) {
+    blocks = index.blocks;
     if (!index.member) throw std::invalid_argument("plan_splice: the original has no member");
     if (source.size() != index.size) throw std::invalid_argument("plan_splice: the source is not the indexed member");
     if (auto problem = edits_problem(edits, index.size); !problem.empty())
         throw std::invalid_argument("plan_splice: " + problem);
-    bool deflated = index.member->method == Method::deflated && !index.blocks.empty();
-    const InflatedMember exact = deflated ? with_exact_blocks(index, source, edits) : InflatedMember{};
-    const auto& blocks = exact.blocks;
-    auto regions = deflated ? plan_regions(blocks, edits) : std::vector<Region>{};
-    if (!deflated || edits.empty() || rewrites_everything(regions, blocks.size())) {
-        // Nothing to reuse: the member is deflated whole anyway (not bounded; the
-        // caller keeps stored members whole).
-        InflatedMember whole;
-        whole.member = index.member;
-        whole.blocks = deflated ? exact.blocks : index.blocks;
-        whole.size = index.size;
-        whole.crc32 = index.crc32;
-        whole.data.reserve(static_cast<std::size_t>(index.size));
-        ByteRanges everything;
-        everything.add(0, index.size);
-        source.read(everything, [&](std::span<const std::uint8_t> chunk, std::uint64_t) {
-            whole.data.insert(whole.data.end(), chunk.begin(), chunk.end());
-        });
-        return plan_splice(whole, edits, level, content);
-    }
+    const bool deflated = index.member->method == Method::deflated && !index.blocks.empty();
+    if (!deflated || edits.empty()) return std::nullopt;
+    const InflatedMember exact = with_exact_blocks(index, source, edits);
+    blocks = exact.blocks;
+    const auto regions = plan_regions(exact.blocks, edits);
+    if (rewrites_everything(regions, exact.blocks.size())) return std::nullopt;
     SparseStream image(index.size);  // lazily backed: only the regions' bytes take memory
     source.read(region_bytes(exact, regions),
                 [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { image.fill(at, chunk); });
     auto out = Splicer(exact, image.image(), edits, level).run(regions);
     corrupt_when_asked(out);
     check_splice(out, image.image(), edits);
+    return out;
+}
+
+// Nothing to reuse: the member read whole and deflated whole (not bounded; the
+// caller keeps stored members whole).
+PrecompressedMember splice_read_whole(const InflatedMember& index, std::vector<AccessPoint> blocks,
+                                      const SeekableMember& source, const ByteEdits& edits, int level,
+                                      const ContentSink& content) {
+    InflatedMember whole;
+    whole.member = index.member;
+    whole.blocks = std::move(blocks);
+    whole.size = index.size;
+    whole.crc32 = index.crc32;
+    whole.data.reserve(static_cast<std::size_t>(index.size));
+    ByteRanges everything;
+    everything.add(0, index.size);
+    source.read(everything, [&](std::span<const std::uint8_t> chunk, std::uint64_t) {
+        whole.data.insert(whole.data.end(), chunk.begin(), chunk.end());
+    });
+    return plan_splice(whole, edits, level, content);
+}
+
+const ContentSink kNoSink;
+
+}  // namespace
+
+PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
+                                int level, const ContentSink& content) {
+    std::vector<AccessPoint> blocks;
+    auto out = splice_around_edits(index, source, edits, level, blocks);
+    if (!out) return splice_read_whole(index, std::move(blocks), source, edits, level, content);
     ContentDigest digest(content);
     streamed_digest(source, edits, index.size, digest);
-    out.sha256 = digest.sha256();
-    require_same_crc(out, digest);
-    return out;
+    out->sha256 = digest.sha256();
+    require_same_crc(*out, digest.crc32_value());
+    return std::move(*out);
+}
+
+PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
+                                const ContentDigests& known, int level) {
+    std::vector<AccessPoint> blocks;
+    auto out = splice_around_edits(index, source, edits, level, blocks);
+    if (!out) {
+        auto whole = splice_read_whole(index, std::move(blocks), source, edits, level, kNoSink);
+        if (whole.sha256 != known.sha256 || whole.crc32 != known.crc32)
+            throw std::logic_error("plan_splice: the new content's digests differ from the ones the caller computed");
+        return whole;
+    }
+    out->sha256 = known.sha256;
+    require_same_crc(*out, known.crc32);
+    return std::move(*out);
+}
+
+struct EditedDigest::State {
+    explicit State(const ByteEdits& edits) : digest(kNoSink), stream(edits, digest) {}
+    ContentDigest digest;
+    EditedStream stream;
+    std::uint64_t taken = 0;
+};
+
+EditedDigest::EditedDigest(const ByteEdits& edits) : state_(std::make_unique<State>(edits)) {}
+EditedDigest::~EditedDigest() = default;
+
+void EditedDigest::take(std::span<const std::uint8_t> chunk) {
+    state_->stream.take(chunk, state_->taken);
+    state_->taken += chunk.size();
+}
+
+ContentDigests EditedDigest::finish(std::uint64_t size) {
+    state_->stream.finish(size);
+    return {state_->digest.sha256(), state_->digest.crc32_value()};
 }
 
 }  // namespace wheelfix::zip

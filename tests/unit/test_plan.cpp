@@ -7,6 +7,8 @@
 // member's slice. The edits grow the dynamic string table (a long RUNPATH and an
 // added NEEDED), so the editor's edits change the size, not only bytes in place.
 #include "wheelfix/repair/plan.hpp"
+#include "wheelfix/repair/speculation.hpp"
+#include "wheelfix/util/timings.hpp"
 #include "wheelfix/util/byte_ranges.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 #include "wheelfix/zip/archive.hpp"
@@ -110,4 +112,99 @@ TEST_CASE("execute_plan: read_edited gets each edited member's new content once 
                                  member.begin() + static_cast<std::ptrdiff_t>(range.second)));
         }
     }
+}
+
+// ---- speculation (plan.hpp, step 2) -----------------------------------------------------
+
+namespace {
+
+// A wheel with one big deflated ELF member (the bounded path): the sample's first
+// library with a dynamic section, followed by zeros up to past kBoundedFrom.
+fs::path big_member_wheel(const fs::path& dir) {
+    auto sample = zip::Archive::open(kSampleWheel);
+    std::string library;
+    for (const auto& member : sample.members()) {
+        if (!member.name.ends_with(".so")) continue;
+        auto bytes = sample.read(member);
+        if (!elf::ElfFile::parse(bytes).has_dynamic()) continue;
+        library.assign(bytes.begin(), bytes.end());
+        break;
+    }
+    REQUIRE_FALSE(library.empty());
+    library.resize(static_cast<std::size_t>(repair::kBoundedFrom + (1 << 20)), '\0');
+    fs::create_directories(dir);
+    WheelBuilder builder;
+    builder.files.push_back({"demo_pkg/big.so", library});
+    builder.edit_members = [](std::vector<ZipEntry>& members) {
+        for (auto& member : members)
+            if (member.name == "demo_pkg/big.so") member.method = ZIP_CM_DEFLATE;
+    };
+    return builder.write(dir);
+}
+
+elf::EditRequest added_entry(const std::string& entry) {
+    elf::EditRequest request;
+    request.add_search_path = {entry};
+    return request;
+}
+
+struct Written {
+    Bytes wheel;
+    std::uint64_t inflated = 0;  // bytes the run inflated (timings)
+};
+
+// relink's hooks with the given speculation; what was written and inflated.
+Written run_with(const fs::path& input, const fs::path& output,
+                 const std::function<std::optional<elf::EditRequest>(const elf::ElfFile&)>& speculate) {
+    auto wheel = wheel::Wheel::open(input);
+    repair::WheelPlan plan;
+    plan.output = output;
+    repair::PlanHooks hooks;
+    hooks.on_elf = [](const std::string& member, const elf::ElfFile& elf, repair::WheelPlan& steps) {
+        if (elf.has_dynamic()) steps.edit_elf.push_back({member, added_entry("$ORIGIN/" + std::string(300, 'r'))});
+        return false;
+    };
+    if (speculate)
+        hooks.speculate = [&](const std::string&, const elf::ElfFile& elf) { return speculate(elf); };
+    const auto before = timings::totals()[static_cast<std::size_t>(timings::Phase::inflate)].bytes;
+    auto result = repair::execute_plan(wheel, plan, hooks);
+    REQUIRE(result.written);
+    REQUIRE(result.changed.size() == 1);
+    const auto after = timings::totals()[static_cast<std::size_t>(timings::Phase::inflate)].bytes;
+    const auto bytes = read_bytes(output);
+    return {Bytes(bytes.begin(), bytes.end()), after - before};
+}
+
+}  // namespace
+
+TEST_CASE("execute_plan: a speculation saves the second read when right and changes no byte when wrong") {
+    TempDir dir;
+    const fs::path input = big_member_wheel(dir / "in");
+    timings::enable();
+    const auto plain = run_with(input, dir / "plain" / input.filename(), {});
+    const auto right = run_with(input, dir / "right" / input.filename(), [](const elf::ElfFile&) {
+        return std::optional(added_entry("$ORIGIN/" + std::string(300, 'r')));
+    });
+    const auto wrong = run_with(input, dir / "wrong" / input.filename(), [](const elf::ElfFile&) {
+        return std::optional(added_entry("$ORIGIN/elsewhere"));
+    });
+    const auto none = run_with(input, dir / "none" / input.filename(), [](const elf::ElfFile&) {
+        return std::optional<elf::EditRequest>();
+    });
+    timings::enable(false);
+    CAPTURE(plain.inflated);
+    CAPTURE(right.inflated);
+    CAPTURE(wrong.inflated);
+    CHECK(right.wheel == plain.wheel);
+    CHECK(wrong.wheel == plain.wheel);
+    CHECK(none.wheel == plain.wheel);
+    // Without a speculation the member is inflated by the pass and once more by the
+    // splice's hash (plus the bytes around the edits: here a deflate block of zeros
+    // can span megabytes); a right one costs the head instead of the second pass; a
+    // wrong one costs both.
+    const std::uint64_t member = repair::kBoundedFrom + (1 << 20);
+    CHECK(plain.inflated >= 2 * member);
+    CHECK(right.inflated + member <= plain.inflated + repair::kSpeculativeHead + (1 << 20));
+    CHECK(wrong.inflated >= plain.inflated);
+    CHECK(none.inflated >= plain.inflated);
 }

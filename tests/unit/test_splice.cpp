@@ -1,4 +1,4 @@
-// inflate_indexed, plan_splice, parallel_deflate and inflate_tail on real ELF bytes.
+// inflate_indexed, plan_splice, parallel_deflate, inflate_tail and FarReader on real ELF bytes.
 //
 // The splice is proven the only way that counts: the pieces are concatenated
 // (original ones read from the archive's stored stream) and raw-inflated, and the
@@ -10,7 +10,9 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/thread_budget.hpp"
+#include "wheelfix/util/timings.hpp"
 #include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/far_read.hpp"
 #include "wheelfix/zip/inflate_index.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
 #include "wheelfix/zip/splice.hpp"
@@ -300,6 +302,22 @@ PrecompressedMember check_splice(const Original& original, const ByteEdits& edit
         CHECK(bounded.crc32 == spliced.crc32);
         CHECK(bounded.sha256 == spliced.sha256);
         CHECK(bounded.recompressed_bytes == spliced.recompressed_bytes);
+        // The digests computed while the original passed (the executor's one pass,
+        // repair/plan.hpp) stand in for the splice's own pass: the same stream, and
+        // a CRC-32 that is not the headers' is refused.
+        zip::EditedDigest passing(edits);
+        for (std::size_t at = 0, step = 1; at < original.inflated.data.size(); at += step, step = step * 3 + 1)
+            passing.take(std::span(original.inflated.data).subspan(at, std::min(step, original.inflated.data.size() - at)));
+        const auto digests = passing.finish(original.inflated.size);
+        CHECK(digests.sha256 == spliced.sha256);
+        CHECK(digests.crc32 == spliced.crc32);
+        auto known = zip::plan_splice(counted, source, edits, digests);
+        CHECK(concatenated(known, original.stream) == stream);
+        CHECK(known.sha256 == spliced.sha256);
+        CHECK(known.crc32 == spliced.crc32);
+        auto wrong = digests;
+        wrong.crc32 ^= 1;
+        CHECK_THROWS_AS(zip::plan_splice(counted, source, edits, wrong), std::logic_error);
     }
     return spliced;
 }
@@ -1045,4 +1063,177 @@ TEST_CASE("inflate_tail: stored members are read in place; garbage and cut strea
     CHECK(std::equal(stored->bytes.begin(), stored->bytes.end(), data.end() - 5000));
     CHECK_FALSE(zip::inflate_tail(archive, *archive.find("cut.so"), size - 5000).has_value());
     CHECK_FALSE(zip::inflate_tail(archive, *archive.find("noise.so"), size - 5000).has_value());
+}
+
+// ---- FarReader -----------------------------------------------------------------------------
+
+namespace {
+
+// What a linked CUDA library looks like to FarReader: compressible ELF bytes up to
+// past the wanted offset, then tens of MiB of incompressible ones (.ldata's packed
+// kernels), so a guess proportional to the compressed size lands far too late.
+Bytes far_shaped(std::size_t head, std::size_t noise) {
+    Bytes data = library_like(head);
+    std::uint64_t state = 7;
+    for (std::size_t i = 0; i < noise; ++i)
+        data.push_back(static_cast<std::uint8_t>((state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 56));
+    return data;
+}
+
+// Every byte a read delivers, checked against the content in order, range by range.
+struct DeliveredBytes {
+    explicit DeliveredBytes(const Bytes& bytes) : content(bytes) {}
+    const Bytes& content;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;  // [begin, end) of each chunk
+    bool all_equal = true;
+
+    zip::RangeSink sink() {
+        return [this](std::span<const std::uint8_t> chunk, std::uint64_t offset) {
+            if (!seen.empty() && seen.back().second == offset) seen.back().second += chunk.size();
+            else seen.emplace_back(offset, offset + chunk.size());
+            all_equal = all_equal && offset + chunk.size() <= content.size() &&
+                        std::equal(chunk.begin(), chunk.end(), content.begin() + static_cast<std::ptrdiff_t>(offset));
+        };
+    }
+};
+
+}  // namespace
+
+TEST_CASE("FarReader: ranges far from a member's end, exactly its bytes, whoever deflated it") {
+    const Bytes data = far_shaped(std::size_t(10) << 20, std::size_t(17) << 20);
+    const std::uint64_t size = data.size();
+    const std::uint64_t lowest = std::uint64_t(19) << 19;  // 9.5 MiB: in the compressible part, more than the ring from the end
+    std::vector<std::pair<std::string, Bytes>> streams{
+        {"zlib level 1", zlib_raw_deflate(data, 1)}, {"zlib level 6", zlib_raw_deflate(data, 6)},
+        {"zlib level 9", zlib_raw_deflate(data, 9)},
+        {"parallel_deflate", flatten(zip::parallel_deflate(data, {zip::Backend::zlib, 6}, 2))}};
+    for (zip::Backend backend : zip::compiled_backends())
+        if (backend != zip::Backend::zlib) {
+            zip::Deflater deflater(backend, 1);
+            Bytes stream;
+            deflater.start();
+            deflater.feed(data, stream);
+            deflater.end(true, stream);
+            streams.emplace_back("ISA-L level 1", std::move(stream));
+            streams.emplace_back("parallel_deflate, ISA-L", flatten(zip::parallel_deflate(data, {backend, 1}, 2)));
+        }
+    for (const auto& [producer, stream] : streams) {
+        CAPTURE(producer);
+        TempDir dir;
+        write_python_style_zip(dir / "a.zip", {deflated_member("big.so", data, stream)});
+        const Archive archive = Archive::open(dir / "a.zip");
+        const zip::Member& member = archive.members().front();
+        const auto reader = zip::FarReader::open(archive, member, lowest);
+        REQUIRE(reader.has_value());
+        CHECK(reader->known_from() <= lowest);
+        CHECK(reader->known_from() > 0);
+        // The proportional guess lands in the incompressible part: a second entry, further back, was needed.
+        CHECK(reader->stats().entries >= 2);
+        CHECK(reader->stats().inflated <= 2 * (size - lowest) + zip::FarReader::kBudgetSlack);
+        // Before the ring, across its first byte, inside it, and the member's last bytes, in one read.
+        const std::uint64_t ring_begin = size - zip::FarReader::kRing;
+        ByteRanges ranges;
+        ranges.add(lowest, lowest + 640);
+        ranges.add(lowest + 1000000, lowest + 1000001);
+        ranges.add(ring_begin - 70000, ring_begin + 5000);
+        ranges.add(size - 300000, size - 200000);
+        ranges.add(size - 10, size + 1000);  // clamped to the member's end
+        DeliveredBytes delivered(data);
+        reader->read(ranges, delivered.sink());
+        CHECK(delivered.all_equal);
+        const std::vector<std::pair<std::uint64_t, std::uint64_t>> expected{
+            {lowest, lowest + 640}, {lowest + 1000000, lowest + 1000001}, {ring_begin - 70000, ring_begin + 5000},
+            {size - 300000, size - 200000}, {size - 10, size}};
+        CHECK(delivered.seen == expected);
+        // Anything before known_from() is not to be had from this reader.
+        ByteRanges too_early;
+        too_early.add(reader->known_from() - 1, lowest);
+        CHECK_THROWS_AS(reader->read(too_early, [](auto, auto) {}), std::invalid_argument);
+    }
+}
+
+TEST_CASE("FarReader: a stored member is read in place; noise, cut streams and a size that lies give nothing") {
+    const Bytes data = far_shaped(std::size_t(3) << 20, std::size_t(2) << 20);
+    const std::uint64_t size = data.size();
+    const Bytes good = zlib_raw_deflate(data, 6);
+    Bytes cut = good;
+    cut.resize(cut.size() - 100);
+    Bytes noise(std::size_t(4) << 20);
+    std::uint64_t state = 99;
+    for (auto& byte : noise) byte = static_cast<std::uint8_t>((state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);
+    TempDir dir;
+    write_python_style_zip(dir / "a.zip", {{"stored.so", data, 0, crc_of(data), size},
+                                           deflated_member("good.so", data, good),
+                                           deflated_member("cut.so", data, cut),
+                                           {"noise.so", noise, 8, 0, size},
+                                           {"zeros.so", Bytes(std::size_t(4) << 20, 0), 8, 0, size},
+                                           {"short.so", good, 8, crc_of(data), 100000},
+                                           {"long.so", good, 8, crc_of(data), 10 * size}});
+    const Archive archive = Archive::open(dir / "a.zip");
+    const std::uint64_t lowest = std::uint64_t(3) << 20;
+
+    const auto stored = zip::FarReader::open(archive, *archive.find("stored.so"), lowest);
+    REQUIRE(stored.has_value());
+    CHECK(stored->known_from() == 0);
+    ByteRanges ranges;
+    ranges.add(5, 70000);
+    ranges.add(lowest, lowest + 100);
+    DeliveredBytes delivered(data);
+    stored->read(ranges, delivered.sink());
+    CHECK(delivered.all_equal);
+    CHECK(delivered.seen == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{5, 70000}, {lowest, lowest + 100}});
+
+    // A member smaller than the ring: all of it from memory; from offset 0, the whole stream.
+    // --timings' inflate phase counts every byte both decoders gave.
+    for (const std::uint64_t from : {lowest, std::uint64_t(0)}) {
+        CAPTURE(from);
+        timings::enable();
+        const std::uint64_t inflated_before = timings::totals()[static_cast<std::size_t>(timings::Phase::inflate)].bytes;
+        const auto reader = zip::FarReader::open(archive, *archive.find("good.so"), from);
+        const std::uint64_t inflated_after = timings::totals()[static_cast<std::size_t>(timings::Phase::inflate)].bytes;
+        timings::enable(false);
+        REQUIRE(reader.has_value());
+        CHECK(inflated_after - inflated_before == reader->stats().inflated);
+        CHECK(reader->stats().inflated >= size - reader->stats().entry_offset);
+        CHECK(reader->known_from() <= from);
+        ByteRanges wanted;
+        wanted.add(from, from + 100);
+        wanted.add(size - 50, size);
+        DeliveredBytes small(data);
+        reader->read(wanted, small.sink());
+        CHECK(small.all_equal);
+        CHECK(small.seen == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{from, from + 100}, {size - 50, size}});
+    }
+    // Past the end: a reader with nothing to give (every range clamps to empty).
+    const auto past = zip::FarReader::open(archive, *archive.find("good.so"), size + 5);
+    REQUIRE(past.has_value());
+    CHECK(past->known_from() == size);
+
+    CHECK_FALSE(zip::FarReader::open(archive, *archive.find("cut.so"), lowest).has_value());
+    CHECK_FALSE(zip::FarReader::open(archive, *archive.find("noise.so"), lowest).has_value());
+    CHECK_FALSE(zip::FarReader::open(archive, *archive.find("zeros.so"), lowest).has_value());  // no bit passes the header test
+    // Central directory sizes that lie: far fewer bytes than the stream holds (a decode from
+    // the middle already gives more), and ten times as many (every entry's offset, counted
+    // back from the declared end, lands past the wanted one, however far back it goes).
+    CHECK_FALSE(zip::FarReader::open(archive, *archive.find("short.so"), 50000).has_value());
+    CHECK_FALSE(zip::FarReader::open(archive, *archive.find("long.so"), lowest).has_value());
+}
+
+TEST_CASE("EditedDigest: the edited content's digests from the original passing, and a pass that is not the original's is refused") {
+    const Bytes original = varied_bytes(300000);
+    const ByteEdits edits = {replace(10, 5), insert(150000, 70000), {original.size(), 0, Bytes(33, 0x11)}};
+    const Bytes expected = apply_edits(original, edits);
+    zip::EditedDigest digest(edits);
+    digest.take(std::span(original).first(149999));
+    digest.take(std::span(original).subspan(149999));
+    const auto digests = digest.finish(original.size());
+    CHECK(digests.sha256 == sha256(expected));
+    CHECK(digests.crc32 == crc_of(expected));
+
+    zip::EditedDigest short_read(edits);
+    short_read.take(std::span(original).first(1000));
+    CHECK_THROWS_AS(short_read.finish(original.size()), std::logic_error);
+    zip::EditedDigest past(ByteEdits{insert(original.size() + 1, 4)});
+    past.take(original);
+    CHECK_THROWS_AS(past.finish(original.size()), std::logic_error);
 }

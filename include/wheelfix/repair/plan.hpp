@@ -38,8 +38,16 @@
 //   then runs again on a plan as it was before its first run, so a hook must not
 //   act outside the plan before it has read what it needs). The splice reads the
 //   bytes around each edit again and streams the member once more for the new
-//   SHA-256 (zip/splice.hpp). Peak memory: the kept ranges and the windows (8 MiB
-//   at most), not the member. Stored members and smaller ones are inflated whole.
+//   SHA-256 (zip/splice.hpp), unless the pass hashed it already: with
+//   hooks.speculate (relink), the member's edits are first planned on its start
+//   and the ranges wanted past it (repair/speculation.hpp), and its pass feeds a
+//   zip::EditedDigest with those edits beside the reader; when the edits planned
+//   after the pass, on the real bytes, are the same, byte for byte, the splice
+//   takes that digest (its header CRC-32 must equal the digest's) and reads the
+//   member only around the edits: one full inflate, not two. Otherwise the digest
+//   is dropped and the member streams once more. Peak memory: the kept ranges and
+//   the windows (8 MiB at most), not the member; with a speculation, also its
+//   head (16 MiB) while it runs. Stored members and smaller ones are inflated whole.
 //   With hooks.reread_kept a kept member read whole is not held: it is inflated and
 //   parsed again when its edit step is planned (repair: its extensions together can
 //   be gigabytes; only those waiting for the shim or the grafts are read twice).
@@ -154,6 +162,11 @@ struct PlanHooks {
     std::function<std::unique_ptr<elf::StreamedElf>(std::uint64_t size)> bounded_reader;
     // Called as each edited member is spliced (not in a dry run), with its new size.
     std::function<EditedReader(const std::string& member, std::uint64_t size)> read_edited;
+    // The edits on_elf will ask for a big member, given its parse, with no effect
+    // but the answer (nullopt: none); asked BEFORE the member's pass, on a parse of
+    // its start and ends (repair/speculation.hpp), so that the pass can hash the
+    // new content too. Unset, or with read_edited set: no speculation.
+    std::function<std::optional<elf::EditRequest>(const std::string& member, const elf::ElfFile& elf)> speculate;
 };
 
 struct ExecuteOptions {

@@ -19,6 +19,8 @@ struct ByteEdit {
     std::uint64_t offset = 0;
     std::uint64_t length = 0;  // original bytes replaced
     std::vector<std::uint8_t> bytes;
+
+    bool operator==(const ByteEdit&) const = default;
 };
 
 using ByteEdits = std::vector<ByteEdit>;

@@ -51,6 +51,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -113,6 +114,41 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
 // whole and deflated as above: not bounded.
 PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
                                 int level = kSpliceLevel, const ContentSink& content = {});
+
+// The new content's SHA-256 and CRC-32 (the size is edited_size's).
+struct ContentDigests {
+    std::array<std::uint8_t, 32> sha256{};
+    std::uint32_t crc32 = 0;
+};
+
+// The same, when the caller has the new content's digests already: they came from
+// the read that made `index` (EditedDigest below, fed as the member passed), so
+// `source` is read only around the edits, never whole again. The headers' CRC-32
+// (from the index's prefix CRCs) must equal `known.crc32`: the proof above, with
+// the caller's pass as the one that saw the content. No `content` sink: nothing
+// streams the new content here.
+PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
+                                const ContentDigests& known, int level = kSpliceLevel);
+
+// The new content's digests, computed while the ORIGINAL streams past: take() gets
+// the original's inflated bytes in order, from its first; the edits' bytes are put
+// in place of those they replace as they pass (apply_edits' layout, never
+// materialized). finish(size) after the original's last byte: std::logic_error
+// when the bytes taken are not `size` or an edit lies past them. `edits` must
+// outlive this and be valid for `size` (edits_problem).
+class EditedDigest {
+public:
+    explicit EditedDigest(const ByteEdits& edits);
+    ~EditedDigest();
+    EditedDigest(const EditedDigest&) = delete;
+    EditedDigest& operator=(const EditedDigest&) = delete;
+    void take(std::span<const std::uint8_t> chunk);
+    ContentDigests finish(std::uint64_t size);
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
 
 // The region proof above, on its own (plan_splice runs it; tests corrupt a splice and
 // run it): `original` holds at least the original's inflated bytes [p - 32 KiB, q)

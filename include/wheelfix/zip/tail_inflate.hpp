@@ -14,7 +14,8 @@
 //   - the last K compressed bytes are read (K from kFirstBack, doubling up to
 //     kMaxBack, and below half the member's compressed size);
 //   - bit offsets from their start are tried in order as the start of a deflate
-//     block: a dynamic Huffman block header must be one zlib accepts (code lengths
+//     block (src/zip/block_header's test, shared with zip/far_read.hpp): a
+//     dynamic Huffman block header must be one zlib accepts (code lengths
 //     forming prefix codes as zlib's inflate_table demands: none over-subscribed,
 //     none incomplete but a single code, an end-of-block code), a stored block's LEN
 //     the complement of its NLEN; fixed Huffman blocks, which any bits can start,

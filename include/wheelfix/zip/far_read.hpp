@@ -1,0 +1,124 @@
+// Bytes far from a deflated member's start without inflating from its start.
+//
+// Why: relink plans its edits before its one full pass over a member, so that the
+// edited content's SHA-256 is computed in that pass (repair/plan.cpp). The plan
+// needs a few pieces of the ELF file: its head (inflate from the start: cheap), its
+// end (zip/tail_inflate.hpp) and PT_DYNAMIC, which can lie far from both: in the
+// real 541,595,600-byte libcublasLt.so.13 it starts at 427,284,328, with .lrodata
+// and a 96 MB .ldata after it, at compressed offset ~274.9 MB of 374.8 MB (73.3%;
+// the tail is nearly incompressible, so a proportional guess, 78.9%, is too late).
+// Inflating from the start to reach it would be most of a full inflate; this
+// inflates from 71.0% (the guess times kFirstGuessMargin) to the end: 132.7 MB for
+// the 114.3 MB that must be (bench/README.md, "Far reads"). A guess that is still
+// too late costs a second decode from further back: about twice that.
+//
+// Contract: FarReader::open(archive, member, lowest) returns a reader for the
+// member's content from known_from() <= lowest on, or nullopt when that cannot be
+// had for about the cost of inflating from a little before `lowest` to the
+// member's end: the caller then reads the member from its start, as it would have
+// without this. The Archive and the Member must outlive the reader; read() is
+// const and keeps no state between calls (threads may share a reader).
+//   - A stored member is read in place (known_from() 0; compressed and inflated
+//     sizes must agree). A member neither stored nor deflated: nullopt.
+//   - Entry: the compressed offset E of content offset `lowest` is guessed as
+//     compressed_size * lowest / size * kFirstGuessMargin; the bit offsets from E on
+//     (at most kEntryScanBytes compressed bytes) are tried in order as the start of
+//     a deflate block (zip/block_header: a dynamic header zlib would accept, or a
+//     stored block's LEN/NLEN; fixed-Huffman blocks, which any bits can start, are
+//     never tried).
+//   - A candidate is inflated with the default backend (zip::Inflater, resumed at
+//     the bit) after a 32 KiB window of 0x00 bytes, reading the compressed bytes in
+//     streaming chunks and counting the output, not keeping it (but for the ring
+//     below). The stream must end exactly at the member's last compressed byte,
+//     having given no more than the member's size; else the candidate is rejected
+//     and the next bit tried (at most kMaxCandidates per entry). The entry's
+//     content offset is size - count (the size is the central directory's).
+//   - In lockstep a second decoder inflates the same bits after a window of 0xff
+//     bytes. A back-reference copies bytes verbatim, so every byte that derives from
+//     the unknown window differs between the two; once their last 32 KiB are equal
+//     at the same count, every later byte is equal (the window is their only
+//     difference) and the second decoder stops. known_from() is the entry's offset
+//     plus the count after the last byte that differed. Never converging: the
+//     entry fails.
+//   - known_from() > lowest (the guess was too late): the next entry is guessed
+//     further back from what the last one taught (its compressed and content
+//     offsets and the ratio of the bytes after it, with the distance the decoders
+//     took to converge as a margin); at most kMaxEntries entries.
+//   - The last kRing bytes of output (fewer for a smaller member) are kept, so
+//     read() serves ranges there from memory; it inflates from the entry again
+//     (0x00 window: the same bytes) for the others, in one sweep.
+// Bounded whatever the bytes: one open() inflates at most
+// 2 x (size - lowest) + kBudgetSlack bytes in all (both decoders, every candidate
+// and entry together; a budget spent is nullopt), scans the bit offsets of at most
+// kEntryScanBytes compressed bytes per entry and inflates at most kMaxCandidates
+// candidates per entry (kMaxEntries entries); memory is the ring plus a few MiB of
+// buffers. Random bytes and cut streams give nullopt; so does a central directory
+// size that is smaller than a decode from the entry gives, or so much larger that
+// no entry's offset reaches back to `lowest`. A size that lies by less shifts every
+// offset by the lie: nothing short of a whole read can tell. A file that cannot be
+// read is InputError, as for any read. Inflated bytes count in --timings' inflate
+// phase (zip::Inflater), the work in its inflate and read scopes.
+// The bytes are not CRC-checked (only a whole read can be), and a false entry that
+// happened to inflate to the stream's exact end would give wrong bytes: the answer
+// is for a caller that checks it against the real pass afterwards (relink plans
+// its edits from it and falls back when the real pass's edits differ), as
+// inflate_tail's is for a caller to whom a partial read was the contract; never
+// where the member's integrity is the question.
+#pragma once
+
+#include "wheelfix/util/byte_ranges.hpp"
+#include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace wheelfix::zip {
+
+class FarReader {
+public:
+    static constexpr double kFirstGuessMargin = 0.9;
+    static constexpr std::uint64_t kEntryScanBytes = std::uint64_t(2) << 20;  // compressed bytes scanned per entry
+    static constexpr int kMaxCandidates = 64;                                 // candidates inflated per entry
+    static constexpr int kMaxEntries = 3;
+    static constexpr std::uint64_t kRing = std::uint64_t(16) << 20;           // last bytes kept in memory
+    static constexpr std::uint64_t kBudgetSlack = std::uint64_t(64) << 20;    // inflated beyond 2 x (size - lowest)
+
+    static std::optional<FarReader> open(const Archive& archive, const Member& member, std::uint64_t lowest);
+
+    // The first content offset read() can give (<= the `lowest` open() was given).
+    std::uint64_t known_from() const { return known_from_; }
+    // Delivers each range (clamped to the member's size; every non-empty range must
+    // start at or after known_from(), else std::invalid_argument before anything is
+    // delivered) as sink(chunk, offset), in order.
+    void read(const ByteRanges& ranges, const RangeSink& sink) const;
+
+    // What open() did, for tests and codec_bench: entries tried, candidates
+    // inflated, bytes inflated by both decoders together.
+    struct Stats {
+        int entries = 0;
+        int candidates = 0;
+        std::uint64_t inflated = 0;
+        std::uint64_t entry_offset = 0;  // content offset of the kept entry
+        std::uint64_t entry_bit = 0;     // its bit offset in the compressed bytes
+    };
+    const Stats& stats() const { return stats_; }
+
+private:
+    FarReader(const Archive& archive, const Member& member) : archive_(&archive), member_(&member) {}
+    void read_stored(const ByteRanges& ranges, const RangeSink& sink) const;
+    void read_before_ring(const std::vector<ByteRanges::Range>& parts, const RangeSink& sink) const;
+
+    const Archive* archive_;
+    const Member* member_;
+    std::uint64_t known_from_ = 0;
+    std::uint64_t entry_bit_ = 0;     // where the entry block starts in the compressed bytes
+    std::uint64_t entry_offset_ = 0;  // its content offset
+    std::uint64_t ring_begin_ = 0;    // content offset of the ring's first byte
+    // The last bytes of the entry's decode, circular: content offset x at (x - entry_offset_) % ring_.size().
+    std::vector<std::uint8_t> ring_;
+    Stats stats_;
+};
+
+}  // namespace wheelfix::zip

@@ -1,0 +1,333 @@
+// Bytes far from a deflated member's start without inflating from its start
+// (far_read.hpp: the method, its bounds, and what its answer may be used for).
+#include "wheelfix/zip/far_read.hpp"
+
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/timings.hpp"
+#include "wheelfix/zip/codec.hpp"
+
+#include "block_header.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+namespace wheelfix::zip {
+
+// File-local, and named so that its names stay apart from other files' in a unity
+// build's translation unit.
+namespace {
+namespace far_search {
+
+using Bytes = std::span<const std::uint8_t>;
+
+constexpr std::size_t kWindow = 32768;
+constexpr std::size_t kInputChunk = std::size_t(1) << 20;
+constexpr std::size_t kOutputStep = std::size_t(256) << 10;
+
+// A member's compressed bytes from some byte on, in chunks: first what the caller
+// already read (`ahead`, the bytes from `from` on), then from a RawReader opened on
+// the first call that needs it.
+class CompressedFeed {
+public:
+    CompressedFeed(const Archive& archive, const Member& member, std::uint64_t from, Bytes ahead)
+        : archive_(archive), member_(member), ahead_(ahead), next_(from + ahead.size()) {}
+
+    // The next chunk; empty at the end of the member's compressed bytes.
+    Bytes next() {
+        if (!ahead_.empty()) return std::exchange(ahead_, Bytes{});
+        if (next_ >= member_.compressed_size) return {};
+        if (!reader_) {
+            reader_.emplace(archive_.open_raw(member_));
+            reader_->skip_to(next_);
+            buffer_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kInputChunk, member_.compressed_size - next_)));
+        }
+        const std::size_t got = reader_->read(buffer_);
+        next_ += got;
+        return Bytes(buffer_.data(), got);
+    }
+
+private:
+    const Archive& archive_;
+    const Member& member_;
+    Bytes ahead_;
+    std::uint64_t next_;  // compressed offset of the first byte not yet handed out
+    std::optional<RawReader> reader_;
+    std::vector<std::uint8_t> buffer_;
+};
+
+// An inflater resumed at bit `bit` of the compressed bytes, `ahead` holding the
+// bytes from byte bit / 8 on, after a window of `fill` bytes. Returns the feed
+// positioned after the bit's byte.
+CompressedFeed resume_at(Inflater& inflater, const Archive& archive, const Member& member, std::uint64_t bit, Bytes ahead,
+                         std::uint8_t fill) {
+    const std::vector<std::uint8_t> window(kWindow, fill);
+    const int used = static_cast<int>(bit % 8);
+    inflater.resume(used, ahead.empty() ? 0 : ahead[0], window);
+    const std::size_t skip = used != 0 ? 1 : 0;
+    return CompressedFeed(archive, member, bit / 8 + skip, ahead.subspan(std::min(skip, ahead.size())));
+}
+
+// The last index + 1 at which two equally long buffers differ (0: equal).
+std::size_t last_difference(const std::uint8_t* a, const std::uint8_t* b, std::size_t size) {
+    constexpr std::size_t kStep = 4096;
+    std::size_t end = size;
+    while (end >= kStep && std::memcmp(a + end - kStep, b + end - kStep, kStep) == 0) end -= kStep;
+    while (end > 0 && a[end - 1] == b[end - 1]) --end;
+    return end;
+}
+
+struct Budget {
+    std::uint64_t inflated;  // bytes both decoders may still produce, every candidate together
+    int candidates = FarReader::kMaxCandidates;
+};
+
+enum class Outcome { entered, rejected, spent };
+
+// What a candidate that inflated to the stream's exact end gave.
+struct Entry {
+    std::uint64_t bit = 0;         // in the member's compressed bytes
+    std::uint64_t count = 0;       // bytes it inflated to: the entry's content offset is size - count
+    std::uint64_t independent = 0; // count at which the window-independent bytes begin
+};
+
+// The ring: the last ring.size() bytes of a decode, byte c of it at ring[c % size].
+struct Ring {
+    std::vector<std::uint8_t> bytes;
+    std::span<std::uint8_t> room(std::uint64_t count) {
+        const std::size_t at = static_cast<std::size_t>(count % bytes.size());
+        return std::span(bytes).subspan(at, std::min(kOutputStep, bytes.size() - at));
+    }
+};
+
+// Inflates a candidate entry at `bit` (`ahead`: the compressed bytes from bit / 8
+// on, as far as they were read) with a 0x00 window into the ring and, until they
+// converge, a 0xff window beside it. far_read.hpp says when it is an entry.
+Outcome try_entry(const Archive& archive, const Member& member, std::uint64_t bit, Bytes ahead, Ring& ring, Budget& budget,
+                  FarReader::Stats& stats, Entry& entry) {
+    Inflater zeros, ones;
+    CompressedFeed feed = resume_at(zeros, archive, member, bit, ahead, 0x00);
+    resume_at(ones, archive, member, bit, ahead, 0xff);
+    std::vector<std::uint8_t> other(kOutputStep);
+    std::uint64_t count = 0, independent = 0;
+    bool converged = false;
+    Bytes input;
+    bool input_left = true;
+    ++stats.candidates;
+    try {
+        while (true) {
+            if (input.empty() && input_left) {
+                input = feed.next();
+                input_left = !input.empty();
+            }
+            const auto room = ring.room(count);
+            const Inflater::Step step = zeros.inflate(input, room);
+            if (!converged) {
+                const Inflater::Step twin = ones.inflate(input, std::span(other).first(room.size()));
+                if (twin.consumed != step.consumed || twin.produced != step.produced || twin.ended != step.ended)
+                    return Outcome::rejected;
+                const std::size_t differs = last_difference(room.data(), other.data(), step.produced);
+                if (differs != 0) independent = count + differs;
+            }
+            const std::uint64_t cost = step.produced * (converged ? 1u : 2u);
+            stats.inflated += cost;
+            if (cost > budget.inflated) return Outcome::spent;
+            budget.inflated -= cost;
+            count += step.produced;
+            input = input.subspan(step.consumed);
+            if (count > member.size) return Outcome::rejected;
+            converged = converged || count - independent >= kWindow;
+            if (step.ended) break;
+            if (step.consumed == 0 && step.produced == 0 && (!input.empty() || !input_left))
+                return Outcome::rejected;  // stuck, or the stream is cut short
+        }
+    } catch (const CodecError&) {
+        return Outcome::rejected;
+    }
+    // The stream must end with the member's compressed bytes, and the decoders agree from some point on.
+    if (!input.empty() || (input_left && !feed.next().empty()) || !converged) return Outcome::rejected;
+    entry = Entry{bit, count, independent};
+    return Outcome::entered;
+}
+
+// The compressed offset to enter at for content offset `lowest`: proportional the
+// first time; after an entry that began too late, back from it by the distance
+// still to go, at the ratio of the bytes after it, with the convergence distance
+// it took as a margin.
+std::uint64_t guess_entry(const Member& member, std::uint64_t lowest, const std::optional<Entry>& late) {
+    if (!late) {
+        const double share = static_cast<double>(lowest) / static_cast<double>(member.size);
+        return static_cast<std::uint64_t>(static_cast<double>(member.compressed_size) * share * FarReader::kFirstGuessMargin);
+    }
+    const std::uint64_t at = late->bit / 8;
+    const std::uint64_t offset = member.size - late->count;
+    const std::uint64_t known = offset + late->independent;
+    const double ratio = static_cast<double>(member.compressed_size - at) / static_cast<double>(std::max<std::uint64_t>(late->count, 1));
+    const std::uint64_t content_back = (known - lowest) + late->independent + (std::uint64_t(64) << 10);
+    const double back = static_cast<double>(content_back) * ratio * 1.25 + 65536.0;
+    return static_cast<double>(at) > back ? at - static_cast<std::uint64_t>(back) : 0;
+}
+
+// The first candidate from compressed byte `from` on that is an entry.
+Outcome find_entry(const Archive& archive, const Member& member, std::uint64_t from, Ring& ring, Budget& budget,
+                   FarReader::Stats& stats, Entry& entry) {
+    std::vector<std::uint8_t> ahead;
+    {
+        const timings::Scope scope(timings::Phase::read);
+        ahead.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kInputChunk + FarReader::kEntryScanBytes,
+                                                                      member.compressed_size - from)));
+        RawReader reader = archive.open_raw(member);
+        reader.skip_to(from);
+        if (reader.read(ahead) != ahead.size()) return Outcome::rejected;
+    }
+    const timings::Scope scope(timings::Phase::inflate);
+    const Bytes scanned(ahead);
+    const std::uint64_t scan_end = 8 * std::min<std::uint64_t>(scanned.size(), FarReader::kEntryScanBytes);
+    for (std::uint64_t at = 0; at < scan_end; ++at) {
+        if (!block_header::could_start_block(scanned, at)) continue;
+        if (budget.candidates-- <= 0) return Outcome::rejected;
+        const Outcome outcome = try_entry(archive, member, 8 * from + at, scanned.subspan(static_cast<std::size_t>(at / 8)), ring,
+                                          budget, stats, entry);
+        if (outcome != Outcome::rejected) return outcome;
+    }
+    return Outcome::rejected;
+}
+
+}  // namespace far_search
+}  // namespace
+
+std::optional<FarReader> FarReader::open(const Archive& archive, const Member& member, std::uint64_t lowest) {
+    lowest = std::min(lowest, member.size);
+    FarReader reader(archive, member);
+    if (member.method == Method::stored) {
+        if (member.compressed_size != member.size) return std::nullopt;
+        return reader;
+    }
+    if (member.method != Method::deflated) return std::nullopt;
+    if (lowest == member.size) {  // nothing to read: every range clamps to empty
+        reader.known_from_ = reader.entry_offset_ = reader.ring_begin_ = member.size;
+        return reader;
+    }
+    far_search::Ring ring;
+    // No more than the stream can give (deflate's limit is 1032 bytes out per byte in):
+    // a size that lies costs no memory.
+    constexpr std::uint64_t kMaxRatio = 1032;
+    const std::uint64_t can_give = member.compressed_size < kRing ? member.compressed_size * kMaxRatio + 1 : kRing;
+    ring.bytes.resize(static_cast<std::size_t>(std::min({kRing, member.size, can_give})));
+    const std::uint64_t span = member.size - lowest;  // a zip64 size may be anything: saturate
+    far_search::Budget budget{span < (std::uint64_t(1) << 62) ? 2 * span + kBudgetSlack : ~std::uint64_t(0)};
+    std::optional<far_search::Entry> late;
+    for (int entries = 0; entries < kMaxEntries; ++entries) {
+        const std::uint64_t from = far_search::guess_entry(member, lowest, late);
+        if (late && from >= late->bit / 8) return std::nullopt;
+        budget.candidates = kMaxCandidates;
+        ++reader.stats_.entries;
+        far_search::Entry entry;
+        if (far_search::find_entry(archive, member, from, ring, budget, reader.stats_, entry) != far_search::Outcome::entered)
+            return std::nullopt;
+        const std::uint64_t offset = member.size - entry.count;
+        if (offset + entry.independent > lowest) {
+            late = entry;
+            continue;
+        }
+        reader.known_from_ = offset + entry.independent;
+        reader.entry_bit_ = entry.bit;
+        reader.entry_offset_ = offset;
+        reader.ring_begin_ = member.size - std::min<std::uint64_t>(entry.count, ring.bytes.size());
+        reader.ring_ = std::move(ring.bytes);
+        reader.stats_.entry_offset = offset;
+        reader.stats_.entry_bit = entry.bit;
+        return reader;
+    }
+    return std::nullopt;
+}
+
+void FarReader::read(const ByteRanges& ranges, const RangeSink& sink) const {
+    const std::uint64_t size = member_->size;
+    for (const auto& [begin, end] : ranges.ranges())
+        if (begin < std::min(end, size) && begin < known_from_)
+            throw std::invalid_argument("FarReader::read: range at " + std::to_string(begin) + " starts before " +
+                                        std::to_string(known_from_));
+    if (member_->method == Method::stored) return read_stored(ranges, sink);
+    std::vector<ByteRanges::Range> before_ring, in_ring;
+    for (auto [begin, end] : ranges.ranges()) {
+        end = std::min(end, size);
+        if (begin >= end) continue;
+        if (begin < ring_begin_) before_ring.emplace_back(begin, std::min(end, ring_begin_));
+        if (end > ring_begin_) in_ring.emplace_back(std::max(begin, ring_begin_), end);
+    }
+    if (!before_ring.empty()) read_before_ring(before_ring, sink);
+    for (auto [begin, end] : in_ring) {
+        while (begin < end) {
+            const auto at = static_cast<std::size_t>((begin - entry_offset_) % ring_.size());
+            const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(end - begin, ring_.size() - at));
+            sink(std::span<const std::uint8_t>(ring_.data() + at, count), begin);
+            begin += count;
+        }
+    }
+}
+
+// One sweep from the entry, with the same 0x00 window as open()'s decode (so the
+// same bytes), delivering the parts of `parts` (sorted, before the ring).
+void FarReader::read_before_ring(const std::vector<ByteRanges::Range>& parts, const RangeSink& sink) const {
+    const timings::Scope scope(timings::Phase::inflate);
+    Inflater inflater;
+    std::vector<std::uint8_t> first(1);
+    {
+        RawReader raw = archive_->open_raw(*member_);
+        raw.skip_to(entry_bit_ / 8);
+        if (raw.read(first) != 1) throw InputError(archive_->path().string(), "member " + member_->name + ": changed since it was read");
+    }
+    far_search::CompressedFeed feed = far_search::resume_at(inflater, *archive_, *member_, entry_bit_, first, 0x00);
+    std::vector<std::uint8_t> out(far_search::kOutputStep);
+    std::uint64_t at = entry_offset_;
+    std::size_t part = 0;
+    std::span<const std::uint8_t> input;
+    bool input_left = true;
+    while (part < parts.size()) {
+        if (input.empty() && input_left) {
+            input = feed.next();
+            input_left = !input.empty();
+        }
+        Inflater::Step step;
+        try {
+            step = inflater.inflate(input, out);
+        } catch (const CodecError& error) {
+            throw InputError(archive_->path().string(), "member " + member_->name + ": " + error.what());
+        }
+        input = input.subspan(step.consumed);
+        const std::uint64_t chunk_end = at + step.produced;
+        while (part < parts.size() && parts[part].first < chunk_end) {
+            const std::uint64_t begin = std::max(parts[part].first, at), end = std::min(parts[part].second, chunk_end);
+            sink(std::span<const std::uint8_t>(out.data() + (begin - at), static_cast<std::size_t>(end - begin)), begin);
+            if (end < parts[part].second) break;
+            ++part;
+        }
+        at = chunk_end;
+        const bool stuck = step.consumed == 0 && step.produced == 0 && (!input.empty() || !input_left);
+        if (part < parts.size() && (step.ended || stuck))
+            throw InputError(archive_->path().string(), "member " + member_->name + ": the stream ends before the bytes read again");
+    }
+}
+
+void FarReader::read_stored(const ByteRanges& ranges, const RangeSink& sink) const {
+    const timings::Scope scope(timings::Phase::read);
+    std::vector<std::uint8_t> buffer;
+    for (auto [begin, end] : ranges.ranges()) {
+        end = std::min(end, member_->size);
+        if (begin >= end) continue;
+        RawReader raw = archive_->open_raw(*member_);
+        raw.skip_to(begin);
+        buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(far_search::kInputChunk, end - begin)));
+        for (std::uint64_t at = begin; at < end;) {
+            auto into = std::span(buffer).first(static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - at)));
+            const std::size_t got = raw.read(into);
+            if (got == 0) throw InputError(archive_->path().string(), "member " + member_->name + ": ends early");
+            sink(into.first(got), at);
+            at += got;
+        }
+    }
+}
+
+}  // namespace wheelfix::zip
