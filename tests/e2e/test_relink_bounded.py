@@ -145,6 +145,29 @@ def extract(wheel, member, into):
     return into
 
 
+def relink_and_check(test, wheel, member, tmp, *edit):
+    """relink WHEEL -o TMP/out --timings EDIT, peak RSS bounded; the output member must be
+    byte for byte the same edit of the extracted file (which relink holds whole), RECORD
+    must hold its real hash and size, verify must pass. Returns (edited file, stderr)."""
+    status, peak_kib, stderr = run_measured("relink", wheel, "-o", tmp / "out", "--timings", *edit)
+    test.assertEqual(status, 0, stderr)
+    test.assertLessEqual(peak_kib, RSS_BOUND_MIB * 1024, f"relink {edit}: peak RSS {peak_kib} KiB")
+    output = tmp / "out" / wheel.name
+    original = extract(wheel, member, tmp / "original.so")
+    wfx.run("relink", original, "-o", tmp / "expected.so", *edit, check_status=0)
+    original.unlink()
+    edited = extract(output, member, tmp / Path(member).name)
+    test.assertEqual(sha256_file(edited).hexdigest(), sha256_file(tmp / "expected.so").hexdigest())
+    (tmp / "expected.so").unlink()
+    with zipfile.ZipFile(output) as zf:
+        (record_name,) = [name for name in zf.namelist() if name.endswith(".dist-info/RECORD")]
+        record = zf.read(record_name).decode()
+        test.assertIsNone(zf.testzip())
+    test.assertIn(f"{member},{wfx.record_hash(sha256_file(edited))},{edited.stat().st_size}\n", record)
+    wfx.run("verify", output, check_status=0)
+    return edited, stderr
+
+
 class RelinkBounded(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -154,26 +177,7 @@ class RelinkBounded(unittest.TestCase):
 
     def relink_and_prove(self, *edit):
         with tempfile.TemporaryDirectory() as tmp:
-            tmp = Path(tmp)
-            status, peak_kib, stderr = run_measured("relink", self.wheel, "-o", tmp / "out", "--timings", *edit)
-            self.assertEqual(status, 0, stderr)
-            self.assertLessEqual(peak_kib, RSS_BOUND_MIB * 1024, f"relink {edit}: peak RSS {peak_kib} KiB")
-            output = tmp / "out" / self.wheel.name
-
-            # The oracle: the same edit of the extracted file, which relink holds whole.
-            original = extract(self.wheel, MEMBER, tmp / "original.so")
-            wfx.run("relink", original, "-o", tmp / "expected.so", *edit, check_status=0)
-            original.unlink()
-            edited = extract(output, MEMBER, tmp / "libbig.so")
-            self.assertEqual(sha256_file(edited).hexdigest(), sha256_file(tmp / "expected.so").hexdigest())
-            (tmp / "expected.so").unlink()
-
-            with zipfile.ZipFile(output) as zf:
-                record = zf.read("bigext-1.0.dist-info/RECORD").decode()
-                self.assertIsNone(zf.testzip())
-            self.assertIn(f"{MEMBER},{wfx.record_hash(sha256_file(edited))},{edited.stat().st_size}\n", record)
-            wfx.run("verify", output, check_status=0)
-
+            edited, _ = relink_and_check(self, self.wheel, MEMBER, Path(tmp), *edit)
             lib = ctypes.CDLL(str(edited))
             lib.blob_size.restype = ctypes.c_ulong
             lib.blob_sum.restype = ctypes.c_ulong
@@ -263,11 +267,7 @@ class RelinkFarDynamic(unittest.TestCase):
 
     def test_grown_runpath_inflates_the_member_once(self):
         with tempfile.TemporaryDirectory() as tmp:
-            tmp = Path(tmp)
-            status, peak_kib, stderr = run_measured("relink", self.wheel, "-o", tmp / "out", "--timings",
-                                                    "--set-rpath", LONG_RPATH)
-            self.assertEqual(status, 0, stderr)
-            self.assertLessEqual(peak_kib, RSS_BOUND_MIB * 1024)
+            edited, stderr = relink_and_check(self, self.wheel, FAR_MEMBER, Path(tmp), "--set-rpath", LONG_RPATH)
             # Without the speculation the member is inflated by the pass and once more
             # to hash its new content: 2.1 times its size (325 MB of 155). With it:
             # once, plus the head (16 MiB) and the far read of PT_DYNAMIC, which
@@ -276,16 +276,6 @@ class RelinkFarDynamic(unittest.TestCase):
             member_mb = zipfile.ZipFile(self.wheel).getinfo(FAR_MEMBER).file_size / 1e6
             self.assertLess(inflated_mb(stderr), 1.75 * member_mb, stderr)
 
-            output = tmp / "out" / self.wheel.name
-            original = extract(self.wheel, FAR_MEMBER, tmp / "original.so")
-            wfx.run("relink", original, "-o", tmp / "expected.so", "--set-rpath", LONG_RPATH, check_status=0)
-            edited = extract(output, FAR_MEMBER, tmp / "libfar.so")
-            self.assertEqual(sha256_file(edited).hexdigest(), sha256_file(tmp / "expected.so").hexdigest())
-            with zipfile.ZipFile(output) as zf:
-                record = zf.read("farext-1.0.dist-info/RECORD").decode()
-                self.assertIsNone(zf.testzip())
-            self.assertIn(f"{FAR_MEMBER},{wfx.record_hash(sha256_file(edited))},{edited.stat().st_size}\n", record)
-            wfx.run("verify", output, check_status=0)
             self.assertEqual(wfx.readelf_dynamic(edited)["runpath"], LONG_RPATH)
             lib = ctypes.CDLL(str(edited))
             lib.tail_byte.restype = ctypes.c_ulong

@@ -1014,17 +1014,34 @@ Bytes library_like(std::size_t elf_bytes) {
 
 }  // namespace
 
+namespace {
+
+// `data` deflated by every producer a member may come from: zlib at `levels`,
+// parallel_deflate (zlib 6, two chunks), and with ISA-L in the build its Deflater
+// at level 1 in one stream and parallel_deflate's ISA-L level 1.
+std::vector<std::pair<std::string, Bytes>> deflated_by_each(const Bytes& data, std::initializer_list<int> levels) {
+    std::vector<std::pair<std::string, Bytes>> streams;
+    for (int level : levels) streams.emplace_back("zlib level " + std::to_string(level), zlib_raw_deflate(data, level));
+    streams.emplace_back("parallel_deflate", flatten(zip::parallel_deflate(data, {zip::Backend::zlib, 6}, 2)));
+    for (zip::Backend backend : zip::compiled_backends())
+        if (backend != zip::Backend::zlib) {
+            zip::Deflater deflater(backend, 1);
+            Bytes stream;
+            deflater.start();
+            deflater.feed(data, stream);
+            deflater.end(true, stream);
+            streams.emplace_back("ISA-L level 1", std::move(stream));
+            streams.emplace_back("parallel_deflate, ISA-L", flatten(zip::parallel_deflate(data, {backend, 1}, 2)));
+        }
+    return streams;
+}
+
+}  // namespace
+
 TEST_CASE("inflate_tail: a member's end from a block start near it, exactly its bytes, whoever deflated it") {
     const Bytes data = library_like(std::size_t(12) << 20);
     const std::uint64_t size = data.size();
-    std::vector<std::pair<std::string, Bytes>> streams{
-        {"zlib level 0", zlib_raw_deflate(data, 0)}, {"zlib level 1", zlib_raw_deflate(data, 1)},
-        {"zlib level 6", zlib_raw_deflate(data, 6)},
-        {"parallel_deflate", flatten(zip::parallel_deflate(data, {zip::Backend::zlib, 6}, 2))}};
-    for (zip::Backend backend : zip::compiled_backends())
-        if (backend != zip::Backend::zlib)
-            streams.emplace_back("ISA-L level 1", flatten(zip::parallel_deflate(data, {backend, 1}, 1)));
-    for (const auto& [producer, stream] : streams) {
+    for (const auto& [producer, stream] : deflated_by_each(data, {0, 1, 6})) {
         CAPTURE(producer);
         TempDir dir;
         write_python_style_zip(dir / "a.zip", {deflated_member("big.so", data, stream)});
@@ -1103,21 +1120,7 @@ TEST_CASE("FarReader: ranges far from a member's end, exactly its bytes, whoever
     const Bytes data = far_shaped(std::size_t(10) << 20, std::size_t(17) << 20);
     const std::uint64_t size = data.size();
     const std::uint64_t lowest = std::uint64_t(19) << 19;  // 9.5 MiB: in the compressible part, more than the ring from the end
-    std::vector<std::pair<std::string, Bytes>> streams{
-        {"zlib level 1", zlib_raw_deflate(data, 1)}, {"zlib level 6", zlib_raw_deflate(data, 6)},
-        {"zlib level 9", zlib_raw_deflate(data, 9)},
-        {"parallel_deflate", flatten(zip::parallel_deflate(data, {zip::Backend::zlib, 6}, 2))}};
-    for (zip::Backend backend : zip::compiled_backends())
-        if (backend != zip::Backend::zlib) {
-            zip::Deflater deflater(backend, 1);
-            Bytes stream;
-            deflater.start();
-            deflater.feed(data, stream);
-            deflater.end(true, stream);
-            streams.emplace_back("ISA-L level 1", std::move(stream));
-            streams.emplace_back("parallel_deflate, ISA-L", flatten(zip::parallel_deflate(data, {backend, 1}, 2)));
-        }
-    for (const auto& [producer, stream] : streams) {
+    for (const auto& [producer, stream] : deflated_by_each(data, {1, 6, 9})) {
         CAPTURE(producer);
         TempDir dir;
         write_python_style_zip(dir / "a.zip", {deflated_member("big.so", data, stream)});
