@@ -1236,7 +1236,8 @@ TEST_CASE("EditedDigest: the edited content's digests from the original passing,
     zip::EditedDigest short_read(edits);
     short_read.take(std::span(original).first(1000));
     CHECK_THROWS_AS(short_read.finish(original.size()), std::logic_error);
-    zip::EditedDigest past(ByteEdits{insert(original.size() + 1, 4)});
+    const ByteEdits beyond{insert(original.size() + 1, 4)};
+    zip::EditedDigest past(beyond);
     past.take(original);
     CHECK_THROWS_AS(past.finish(original.size()), std::logic_error);
 }

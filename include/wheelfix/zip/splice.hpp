@@ -139,6 +139,7 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
 class EditedDigest {
 public:
     explicit EditedDigest(const ByteEdits& edits);
+    explicit EditedDigest(ByteEdits&&) = delete;  // it keeps a reference: no temporaries
     ~EditedDigest();
     EditedDigest(const EditedDigest&) = delete;
     EditedDigest& operator=(const EditedDigest&) = delete;
