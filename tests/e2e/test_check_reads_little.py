@@ -44,12 +44,7 @@ def fatbin_bytes():
 
 
 def build_wheel():
-    wheel = CACHE / "fatext-0.3.21-cp310-abi3-manylinux_2_28_x86_64.whl"
-    if wheel.exists():
-        return wheel
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=CACHE) as work:
-        work = Path(work)
+    def payload(work):
         blob = work / "fatbin.bin"
         blob.write_bytes(fatbin_bytes())
         members = {}
@@ -64,10 +59,8 @@ def build_wheel():
                                     ".nv_fatbin.appended=readonly,data", "plain.so", "fat.so"], cwd=work, check=True)
                     data = (work / "fat.so").read_bytes()
                 members[info.filename.replace("sgl_kernel", "fatext", 1)] = data
-        members.update(wfx.dist_info_members("fatext", "0.3.21", "cp310-abi3-manylinux_2_28_x86_64", generator="test"))
-        partial = wfx.write_wheel(work / wheel.name, members, compresslevel=1)
-        partial.rename(wheel)
-    return wheel
+        return members
+    return wfx.cached_wheel(CACHE / "fatext-0.3.21-cp310-abi3-manylinux_2_28_x86_64.whl", payload, compresslevel=1)
 
 
 def check_json(*inputs):
@@ -135,12 +128,7 @@ IMPORT = "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib"
 
 
 def build_nvcc_layout_wheel():
-    wheel = CACHE.with_name("check-reads-the-end-1") / "fatend-1.0-cp310-abi3-manylinux_2_28_x86_64.whl"
-    if wheel.exists():
-        return wheel
-    wheel.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=wheel.parent) as work:
-        work = Path(work)
+    def payload(work):
         (work / "fatbin.bin").write_bytes(fatbin_bytes())
         (work / "stub.c").write_text(f"void {IMPORT}(int a, const char* b, const char* c, int d, _Bool e) {{}}\n")
         (work / "ext.c").write_text(f"void {IMPORT}(int, const char*, const char*, int, _Bool);\n"
@@ -150,11 +138,9 @@ def build_nvcc_layout_wheel():
         subprocess.run(["gcc", "-shared", "-fPIC", "-o", "libc10_cuda.so", "stub.c"], cwd=work, check=True)
         subprocess.run(["gcc", "-shared", "-fPIC", "-o", "_C.abi3.so", "ext.c", "blob.S", "-L.", "-lc10_cuda"],
                        cwd=work, check=True)
-        members = {"fatend/_C.abi3.so": (work / "_C.abi3.so").read_bytes()}
-        members.update(wfx.dist_info_members("fatend", "1.0", "cp310-abi3-manylinux_2_28_x86_64", generator="test"))
-        partial = wfx.write_wheel(work / wheel.name, members, compresslevel=1)
-        partial.rename(wheel)
-    return wheel
+        return {"fatend/_C.abi3.so": (work / "_C.abi3.so").read_bytes()}
+    return wfx.cached_wheel(CACHE.with_name("check-reads-the-end-1") / "fatend-1.0-cp310-abi3-manylinux_2_28_x86_64.whl",
+                            payload, compresslevel=1)
 
 
 def dynamic_offset(path):

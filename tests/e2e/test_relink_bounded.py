@@ -74,12 +74,7 @@ def sha256_file(path):
 
 def build_wheel():
     """The wheel, built once into CACHE (the blob and object files are deleted)."""
-    wheel = CACHE / "bigext-1.0-cp311-cp311-linux_x86_64.whl"
-    if wheel.exists():
-        return wheel
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=CACHE) as work:
-        work = Path(work)
+    def payload(work):
         with open(work / "blob.bin", "wb") as f:
             zeros = bytes((4 << 20) - 4096)
             for index in range(BLOB_MIB // 4):
@@ -92,11 +87,8 @@ def build_wheel():
         (work / "blob.bin").unlink()
         subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-Wl,-z,noexecstack", "-o", "libbig.so", "ext.c", "blob.o"], cwd=work, check=True)
         (work / "blob.o").unlink()
-        members = {MEMBER: work / "libbig.so"}
-        members.update(wfx.dist_info_members("bigext", "1.0", "cp311-cp311-linux_x86_64", generator="test"))
-        partial = wfx.write_wheel(work / wheel.name, members, compresslevel=1)
-        partial.rename(wheel)
-    return wheel
+        return {MEMBER: work / "libbig.so"}
+    return wfx.cached_wheel(CACHE / "bigext-1.0-cp311-cp311-linux_x86_64.whl", payload, compresslevel=1)
 
 
 def tampered_wheel(wheel):
@@ -228,12 +220,7 @@ def far_tail():
 
 
 def build_far_wheel():
-    wheel = FAR_CACHE / "farext-1.0-cp311-cp311-linux_x86_64.whl"
-    if wheel.exists():
-        return wheel
-    FAR_CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=FAR_CACHE) as work:
-        work = Path(work)
+    def payload(work):
         (work / "device.bin").write_bytes(far_device_code())
         (work / "tail.bin").write_bytes(far_tail())
         (work / "blob.S").write_text('.section .nv_fatbin,"a"\n.incbin "device.bin"\n'
@@ -243,11 +230,8 @@ def build_far_wheel():
         (work / "ext.c").write_text("extern unsigned char far_tail[];\n"
                                     "unsigned long tail_byte(unsigned long i) { return far_tail[i]; }\n")
         subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", "libfar.so", "ext.c", "blob.S"], cwd=work, check=True)
-        members = {FAR_MEMBER: work / "libfar.so"}
-        members.update(wfx.dist_info_members("farext", "1.0", "cp311-cp311-linux_x86_64", generator="test"))
-        partial = wfx.write_wheel(work / wheel.name, members, compresslevel=6)
-        partial.rename(wheel)
-    return wheel
+        return {FAR_MEMBER: work / "libfar.so"}
+    return wfx.cached_wheel(FAR_CACHE / "farext-1.0-cp311-cp311-linux_x86_64.whl", payload, compresslevel=6)
 
 
 class RelinkFarDynamic(unittest.TestCase):

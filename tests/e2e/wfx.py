@@ -144,6 +144,24 @@ def _sha256_and_size(data):
     return digest, data.stat().st_size
 
 
+def cached_wheel(wheel, payload, compresslevel=None):
+    """The wheel `wheel` (a path in a cache outside the repository), built once:
+    `payload(work)` makes its members ({path in wheel: bytes, or a Path}) in a scratch
+    directory `work` beside it, the dist-info follows from the file name
+    (NAME-VERSION-TAG.whl), and the wheel appears whole (written aside, then renamed)."""
+    wheel = Path(wheel)
+    if wheel.exists():
+        return wheel
+    wheel.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=wheel.parent) as work:
+        work = Path(work)
+        members = payload(work)
+        name, version, tag = wheel.name[:-len(".whl")].split("-", 2)
+        members.update(dist_info_members(name, version, tag, generator="test"))
+        write_wheel(work / wheel.name, members, compresslevel=compresslevel).rename(wheel)
+    return wheel
+
+
 def write_wheel(path, members, compresslevel=None):
     """Writes the wheel `path` holding `members` ({path in wheel: bytes, or a Path whose
     file is streamed in, never read whole}) in order, deflated, and a RECORD giving
