@@ -164,10 +164,9 @@ private:
                          ? hooks_.bounded_reader(member.size)
                          : std::make_unique<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::dynamic_linking);
         zip::EditedDigest* digest = speculate(member);
-        if (!digest) return [this](std::span<const std::uint8_t> chunk) { streaming_->consume(chunk); };
         return [this, digest](std::span<const std::uint8_t> chunk) {
             streaming_->consume(chunk);
-            digest->take(chunk);
+            if (digest) digest->take(chunk);
         };
     }
 

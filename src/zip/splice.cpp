@@ -573,6 +573,8 @@ public:
         }
     }
 
+    std::uint64_t position() const { return position_; }  // original bytes taken so far
+
     // After the last byte: edits that append, then every edit must have been used.
     void finish(std::uint64_t size) {
         if (position_ != size) throw std::logic_error("plan_splice: the original read short");
@@ -606,10 +608,6 @@ void streamed_digest(const SeekableMember& source, const ByteEdits& edits, std::
     source.read_all([&](std::span<const std::uint8_t> chunk, std::uint64_t at) { stream.take(chunk, at); });
     stream.finish(size);
 }
-
-}  // namespace
-
-namespace {
 
 // The bounded splice without its SHA-256 pass: the regions re-deflated and proved,
 // the headers' CRC-32 from the index. nullopt when nothing of the original stream
@@ -692,15 +690,13 @@ struct EditedDigest::State {
     explicit State(const ByteEdits& edits) : digest(kNoSink), stream(edits, digest) {}
     ContentDigest digest;
     EditedStream stream;
-    std::uint64_t taken = 0;
 };
 
 EditedDigest::EditedDigest(const ByteEdits& edits) : state_(std::make_unique<State>(edits)) {}
 EditedDigest::~EditedDigest() = default;
 
 void EditedDigest::take(std::span<const std::uint8_t> chunk) {
-    state_->stream.take(chunk, state_->taken);
-    state_->taken += chunk.size();
+    state_->stream.take(chunk, state_->stream.position());
 }
 
 ContentDigests EditedDigest::finish(std::uint64_t size) {
