@@ -101,6 +101,7 @@ import argparse
 import hashlib
 import base64
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -886,9 +887,18 @@ with zipfile.ZipFile(sys.argv[1]) as zf, zf.open(sys.argv[2]) as f:
 """
 
 
-def measure(cmd, accept=(0,), log=None):
+def measure(cmd, accept=(0,), log=None, fresh=()):
     """One run: wall seconds, peak RSS in KiB and exit status. A status outside
-    `accept` fails the bench; with `log`, the command's stdout and stderr go there."""
+    `accept` fails the bench; with `log`, the command's stdout and stderr go there.
+    Untimed, before it: the paths in `fresh` (the command's outputs) are removed, so
+    it writes a new file rather than paying for freeing the last run's, and the page
+    cache is synced, so no run pays for writing back an earlier one's output."""
+    for path in map(Path, fresh):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+    os.sync()
     with tempfile.NamedTemporaryFile("r") as rss, open(log or os.devnull, "w") as out:
         start = time.perf_counter()
         proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name] + cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -922,7 +932,7 @@ EXITS = []  # (scenario, label, exit statuses) of commands that may end with mor
 
 def run_scenario(name, commands, runs):
     """commands: list of (label, argv) or (label, argv, {"accept": statuses, "log":
-    path}); the first is the baseline."""
+    path, "fresh": outputs to remove before each run}); the first is the baseline."""
     commands = [(c[0], c[1], c[2] if len(c) > 2 else {}) for c in commands]
     samples = {label: [] for label, _, _ in commands}
     for _ in range(runs):
@@ -995,13 +1005,13 @@ def main():
             rows += run_scenario(scenario, [
                 ("auditwheel way (unzip all, patchelf, zip -6 all)",
                  [sys.executable, str(REPO / "bench" / "auditwheel_way.py"), str(wheel), member, long_rpath,
-                  str(out / "auditwheel-way.whl")]),
+                  str(out / "auditwheel-way.whl")], {"fresh": [out / "auditwheel-way.whl"]}),
                 ("floor: unzip -p member | sha256sum", ["sh", "-c", f"unzip -p '{wheel}' '{member}' | sha256sum"]),
                 ("wheelfix relink (RUNPATH grows)", [wheelfix, "relink", str(wheel), "-o", str(out / "grow"),
-                                                     "--set-rpath", long_rpath, "--overwrite"]),
+                                                     "--set-rpath", long_rpath, "--overwrite"], {"fresh": [out / "grow"]}),
                 # the member's RUNPATH is "$ORIGIN": a new value of the same length fits in place
                 ("wheelfix relink (in place)", [wheelfix, "relink", str(wheel), "-o", str(out / "inplace"),
-                                                "--set-rpath", "/nv/lib", "--overwrite"]),
+                                                "--set-rpath", "/nv/lib", "--overwrite"], {"fresh": [out / "inplace"]}),
             ], args.runs)
         elif scenario == "codec-big":
             # issue 19's table in one run: this build (ISA-L) beside a zlib-only build of
