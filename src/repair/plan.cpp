@@ -157,22 +157,34 @@ private:
     std::map<std::string, Speculation> speculated_;
 
     // A big deflated member is read with bounded memory (kBoundedFrom); others whole.
-    zip::InflateSink stream_into(const zip::Member& member) {
+    // Its speculation runs in the sink, on its first chunk: on the pass's second
+    // thread, while the inflate goes on, the chunks queuing for it meanwhile
+    // (kSpeculationLag at most; inline, before the inflate goes on, without one).
+    wheel::StreamSink stream_into(const zip::Member& member) {
         streaming_.reset();
         if (member.method != zip::Method::deflated || member.size < kBoundedFrom) return {};
         streaming_ = hooks_.bounded_reader
                          ? hooks_.bounded_reader(member.size)
                          : std::make_unique<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::dynamic_linking);
-        zip::EditedDigest* digest = speculate(member);
-        return [this, digest](std::span<const std::uint8_t> chunk) {
-            streaming_->consume(chunk);
-            if (digest) digest->take(chunk);
-        };
+        if (!may_speculate()) return {[this](std::span<const std::uint8_t> chunk) { streaming_->consume(chunk); }};
+        auto digest = std::make_shared<zip::EditedDigest*>(nullptr);
+        auto started = std::make_shared<bool>(false);
+        return {[this, &member, digest, started](std::span<const std::uint8_t> chunk) {
+                    if (!*started) {
+                        *started = true;
+                        *digest = speculate(member);
+                    }
+                    streaming_->consume(chunk);
+                    if (*digest) (*digest)->take(chunk);
+                },
+                kSpeculationLag};
     }
+
+    bool may_speculate() const { return hooks_.speculate && !hooks_.read_edited && !options_.dry_run; }
 
     // The digest the member's pass should feed, when its edits can be planned now.
     zip::EditedDigest* speculate(const zip::Member& member) {
-        if (!hooks_.speculate || hooks_.read_edited || options_.dry_run) return nullptr;
+        if (!may_speculate()) return nullptr;
         auto edits = speculate_edits(wheel_.archive(), member, [&](const elf::ElfFile& elf) {
             return hooks_.speculate(member.name, elf);
         });

@@ -45,7 +45,8 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
 // With a `sink` (scan_members_indexed's stream_into), the bytes are handed on as
 // they pass instead of kept, and windows are recorded for reading ranges again.
 MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member, const IndexedSink& on_indexed,
-                          const ProgressTask& progress, const zip::InflateSink& sink = {}) {
+                          const ProgressTask& progress, const StreamSink& streamed = {}) {
+    const zip::InflateSink& sink = streamed.sink;
     MemberDigest digest;
     digest.member = &member;
     // A streamed member is one the executor may splice (bounded): it is read by the
@@ -53,7 +54,8 @@ MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member
     // splice finds the exact starts around its edits again from the window before
     // them (zip/splice.hpp).
     const auto options = sink ? zip::InflateOptions{.sha256 = true,
-                                                    .window_every = zip::SeekableMember::spacing(member.size)}
+                                                    .window_every = zip::SeekableMember::spacing(member.size),
+                                                    .sink_may_lag = streamed.may_lag}
                               : zip::InflateOptions{.keep = true, .sha256 = true};
     auto inflated = zip::inflate_indexed(archive, member, sink, options);
     progress.advance(inflated.size);
@@ -169,7 +171,7 @@ std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
             digests.push_back(scan_one(archive, member, {}, progress));
             continue;
         }
-        zip::InflateSink sink = stream_into ? stream_into(member) : zip::InflateSink{};
+        const StreamSink sink = stream_into ? stream_into(member) : StreamSink{};
         digests.push_back(scan_indexed(archive, member, on_indexed, progress, sink));
     }
     return digests;

@@ -252,7 +252,7 @@ public:
           digest_(options.sha256) {
         if (!keep_) {
             const std::size_t chunk = buffer_size(member.size, kOutputChunk);
-            if (member.size >= kFollowedFrom) start_pipeline(options.sha256, kPipelineChunk);
+            if (member.size >= kFollowedFrom) start_pipeline(options.sha256, kPipelineChunk, options.sink_may_lag);
             if (!pipeline_) buffer_.resize(chunk);
             return;
         }
@@ -359,13 +359,13 @@ private:
     }
 
     // The streaming buffers become a SinkPipeline's; the SHA-256 moves to its thread.
-    void start_pipeline(bool sha256, std::size_t chunk) {
+    void start_pipeline(bool sha256, std::size_t chunk, std::uint64_t may_lag) {
         if (sha256) piped_sha_ = std::make_unique<Sha256>();
         piped_sink_ = [this](std::span<const std::uint8_t> bytes) {
             if (piped_sha_) hash_counted(*piped_sha_, bytes);
             if (sink_) sink_(bytes);
         };
-        pipeline_ = std::make_unique<SinkPipeline>(piped_sink_, chunk, true);
+        pipeline_ = std::make_unique<SinkPipeline>(piped_sink_, chunk, true, may_lag);
         if (pipeline_->overlapped()) {
             digest_ = RunningDigest(false);
             return;

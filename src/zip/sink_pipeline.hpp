@@ -10,13 +10,18 @@
 // finish() waits until the sink has seen everything. A sink that throws stops the
 // pipeline: the exception is rethrown by the next deliver() or by finish(), on the
 // producer's thread. Destruction without finish() abandons what is queued and joins.
-// Two buffers: the producer fills one while the sink reads the other.
+// Two buffers: the producer fills one while the sink reads the other. With
+// `may_lag` bytes, a sink that falls behind (one that starts with other work, as
+// relink's digest of the edited content plans its edits first) has up to that
+// many more bytes queued for it, in buffers made only when the producer would
+// otherwise wait, before the producer waits.
 #pragma once
 
 #include "wheelfix/util/thread_budget.hpp"
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -32,12 +37,14 @@ class SinkPipeline {
 public:
     using Sink = std::function<void(std::span<const std::uint8_t>)>;
 
-    SinkPipeline(const Sink& sink, std::size_t chunk, bool overlap) : sink_(sink) {
-        buffers_[0].resize(chunk);
+    SinkPipeline(const Sink& sink, std::size_t chunk, bool overlap, std::uint64_t may_lag = 0)
+        : sink_(sink), chunk_(chunk), max_buffers_(2 + static_cast<std::size_t>(may_lag / std::max<std::size_t>(chunk, 1))) {
+        filling_.resize(chunk);
         if (!overlap) return;
         claim_ = try_claim_thread();
         if (!claim_) return;
-        buffers_[1].resize(chunk);
+        free_.emplace_back(chunk);
+        buffers_ = 2;
         try {
             thread_ = std::thread([this] { run(); });
         } catch (const std::system_error&) {
@@ -48,49 +55,61 @@ public:
     SinkPipeline(const SinkPipeline&) = delete;
     SinkPipeline& operator=(const SinkPipeline&) = delete;
 
-    std::span<std::uint8_t> room() { return buffers_[filling_]; }
+    std::span<std::uint8_t> room() { return filling_; }
     // Whether the sink runs on a thread of its own (false: inside deliver()).
     bool overlapped() const { return thread_.joinable(); }
 
     void deliver(std::size_t count) {
         if (count == 0) return;
         if (!thread_.joinable()) {
-            sink_(std::span<const std::uint8_t>(buffers_[0].data(), count));
+            sink_(std::span<const std::uint8_t>(filling_.data(), count));
             return;
         }
         std::unique_lock lock(mutex_);
-        // Wait until the sink is done with the other buffer, then hand this one over.
-        changed_.wait(lock, [&] { return !queued_ || failure_; });
         if (failure_) std::rethrow_exception(failure_);
-        queued_ = count;
-        queued_index_ = filling_;
-        filling_ ^= 1;
-        lock.unlock();
+        queued_.push_back({std::move(filling_), count});
         changed_.notify_all();
+        // The next room: a buffer the sink is done with, a new one while the lag
+        // allows, else wait for the sink.
+        if (free_.empty() && buffers_ < max_buffers_) {
+            ++buffers_;
+            lock.unlock();
+            filling_.resize(chunk_);
+            return;
+        }
+        changed_.wait(lock, [&] { return !free_.empty() || failure_; });
+        if (failure_) std::rethrow_exception(failure_);
+        filling_ = std::move(free_.back());
+        free_.pop_back();
     }
 
     void finish() { stop(true); }
 
 private:
+    struct Queued {
+        std::vector<std::uint8_t> bytes;
+        std::size_t count;
+    };
+
     void run() noexcept {
         std::unique_lock lock(mutex_);
         while (true) {
-            changed_.wait(lock, [&] { return queued_ || stopping_; });
-            if (!queued_) return;  // stopping, nothing left
-            if (abandon_) return;
-            auto bytes = std::span<const std::uint8_t>(buffers_[queued_index_].data(), queued_);
+            changed_.wait(lock, [&] { return !queued_.empty() || stopping_; });
+            if (queued_.empty() || abandon_) return;  // stopping, nothing left (or abandoned)
+            Queued next = std::move(queued_.front());
+            queued_.pop_front();
             lock.unlock();
             try {
-                sink_(bytes);
+                sink_(std::span<const std::uint8_t>(next.bytes.data(), next.count));
             } catch (...) {
                 lock.lock();
                 failure_ = std::current_exception();
-                queued_ = 0;
+                queued_.clear();
                 changed_.notify_all();
                 return;
             }
             lock.lock();
-            queued_ = 0;
+            free_.push_back(std::move(next.bytes));
             changed_.notify_all();
         }
     }
@@ -110,12 +129,14 @@ private:
     }
 
     const Sink& sink_;
-    std::vector<std::uint8_t> buffers_[2];
-    int filling_ = 0;
+    std::size_t chunk_;
+    std::size_t max_buffers_;                 // 2 plus what the lag allows
+    std::vector<std::uint8_t> filling_;       // the producer's
     std::mutex mutex_;
     std::condition_variable changed_;
-    std::size_t queued_ = 0;   // bytes of buffers_[queued_index_] waiting for the sink; under mutex_
-    int queued_index_ = 0;
+    std::deque<Queued> queued_;               // for the sink, oldest first; under mutex_
+    std::vector<std::vector<std::uint8_t>> free_;  // buffers the sink is done with; under mutex_
+    std::size_t buffers_ = 1;                 // made so far; under mutex_
     bool stopping_ = false, abandon_ = false;
     std::exception_ptr failure_;
     std::optional<ThreadClaim> claim_;

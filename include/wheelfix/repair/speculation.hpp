@@ -28,10 +28,13 @@
 // afterwards on the real bytes are these, byte for byte (and the splice's header
 // CRC-32, from the real pass's index, equals the hashed content's: zip/splice.hpp).
 // A wrong speculation costs the second read it was meant to save, never a wrong
-// byte. Cost, on the calling thread before the pass: one inflate of the head,
-// plus FarReader's (about the inflate of the member from a little before the
-// lowest wanted range to its end: 133 MB, 0.17 s, for libcublasLt's PT_DYNAMIC);
-// memory: the head, the kept ranges and FarReader's ring (16 MiB).
+// byte. Cost: one inflate of the head, plus FarReader's (about the inflate of the
+// member from a little before the lowest wanted range to its end: 133 MB, 0.17 s,
+// for libcublasLt's PT_DYNAMIC); memory: the head, the kept ranges and FarReader's
+// ring (16 MiB). The executor runs it in the pass's sink, on the pass's second
+// thread, while the inflate goes on: the chunks inflated meanwhile queue for the
+// sink, kSpeculationLag bytes at most (libcublasLt: about 120 MB in those 0.17 s),
+// so it costs the pass little time and at most that much memory.
 #pragma once
 
 #include "wheelfix/elf/editor.hpp"
@@ -46,6 +49,7 @@
 namespace wheelfix::repair {
 
 inline constexpr std::uint64_t kSpeculativeHead = std::uint64_t(16) << 20;
+inline constexpr std::uint64_t kSpeculationLag = std::uint64_t(128) << 20;
 
 using RequestFor = std::function<std::optional<elf::EditRequest>(const elf::ElfFile& elf)>;
 

@@ -75,7 +75,13 @@ std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
 // zip::SeekableMember::spacing(size) inflated bytes, so that the InflatedMember
 // on_indexed gets (no data; blocks, windows, size, CRC-32) can build a
 // zip::SeekableMember and read any range again.
-using StreamSinkFor = std::function<zip::InflateSink(const zip::Member&)>;
+// A sink that starts with work of its own may be allowed to fall behind the
+// inflate by `may_lag` bytes (zip::InflateOptions::sink_may_lag).
+struct StreamSink {
+    zip::InflateSink sink;
+    std::uint64_t may_lag = 0;
+};
+using StreamSinkFor = std::function<StreamSink(const zip::Member&)>;
 std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
                                                const std::function<bool(const zip::Member&)>& wants_index,
                                                const IndexedSink& on_indexed, const StreamSinkFor& stream_into);

@@ -118,6 +118,10 @@ struct InflateOptions {
     // Which inflater indexes the member: zlib finds every block start, ISA-L one at
     // least every ~512 KiB (zip/codec.hpp). Unset: index_backend() decides.
     std::optional<Backend> backend = std::nullopt;
+    // Streaming to a sink on a second thread: how many bytes it may fall behind the
+    // inflate, queued, before the inflate waits for it (zip/sink_pipeline.hpp). 0:
+    // two buffers. For a sink that starts with work of its own (relink's speculation).
+    std::uint64_t sink_may_lag = 0;
 };
 
 // Kept members (the ones a splice re-deflates around edits) are indexed by zlib

@@ -1,0 +1,104 @@
+// SinkPipeline (src/zip/sink_pipeline.hpp, private to zip: included by path): how
+// far a sink may fall behind its producer, in order, and a sink's failure.
+#include "../../src/zip/sink_pipeline.hpp"
+
+#include "wheelfix/util/thread_budget.hpp"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace wheelfix;
+using zip::SinkPipeline;
+using namespace std::chrono_literals;
+
+namespace sink_pipeline_test {
+
+constexpr std::size_t kChunk = 1024;
+constexpr int kChunks = 12;
+
+// Polls `value` until it is `want` (true) or 5 s pass (false).
+bool reaches(const std::atomic<int>& value, int want) {
+    for (auto deadline = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < deadline;
+         std::this_thread::sleep_for(1ms))
+        if (value.load() == want) return true;
+    return false;
+}
+
+// Delivers kChunks chunks (chunk i filled with byte i) to a sink that holds the
+// first until released; returns how many deliver() calls had returned while it
+// held it (the producer on a thread of its own, as it may wait).
+int delivered_while_held(std::uint64_t may_lag, std::vector<int>& seen) {
+    std::atomic<bool> release = false;
+    std::atomic<int> delivered = 0;
+    SinkPipeline::Sink sink = [&](std::span<const std::uint8_t> bytes) {
+        while (!release.load()) std::this_thread::sleep_for(1ms);
+        CHECK(bytes.size() == kChunk);
+        for (const std::uint8_t byte : bytes) REQUIRE(byte == bytes.front());
+        seen.push_back(bytes.front());
+    };
+    SinkPipeline pipeline(sink, kChunk, true, may_lag);
+    REQUIRE(pipeline.overlapped());
+    std::thread producer([&] {
+        for (int i = 0; i < kChunks; ++i) {
+            auto room = pipeline.room();
+            std::fill(room.begin(), room.begin() + kChunk, static_cast<std::uint8_t>(i));
+            pipeline.deliver(kChunk);
+            ++delivered;
+        }
+    });
+    const int full = 1 + static_cast<int>(may_lag / kChunk);  // one held by the sink, the lag queued
+    CHECK(reaches(delivered, full));
+    std::this_thread::sleep_for(50ms);
+    const int held = delivered.load();  // and no further: the producer waits for the sink
+    release = true;
+    producer.join();
+    pipeline.finish();
+    return held;
+}
+
+}  // namespace sink_pipeline_test
+
+using namespace sink_pipeline_test;
+
+TEST_CASE("SinkPipeline: a sink falls behind by two buffers, or by may_lag bytes more, then the producer waits") {
+    const unsigned budget = thread_budget();
+    set_thread_budget(2);  // one spare share: the sink's thread
+    std::vector<int> seen;
+    CHECK(delivered_while_held(0, seen) == 1);
+    std::vector<int> in_order(kChunks);
+    for (int i = 0; i < kChunks; ++i) in_order[i] = i;
+    CHECK(seen == in_order);
+    seen.clear();
+    CHECK(delivered_while_held(4 * kChunk, seen) == 5);
+    CHECK(seen == in_order);
+    set_thread_budget(budget);
+}
+
+TEST_CASE("SinkPipeline: a lagging sink that throws stops the producer with its error") {
+    const unsigned budget = thread_budget();
+    set_thread_budget(2);
+    int calls = 0;
+    SinkPipeline::Sink sink = [&](std::span<const std::uint8_t>) {
+        std::this_thread::sleep_for(20ms);
+        if (++calls == 2) throw std::runtime_error("sink failed");
+    };
+    bool thrown = false;
+    try {
+        SinkPipeline pipeline(sink, kChunk, true, 64 * kChunk);
+        REQUIRE(pipeline.overlapped());
+        for (int i = 0; i < 200; ++i) pipeline.deliver(kChunk);
+        pipeline.finish();
+    } catch (const std::runtime_error& error) {
+        thrown = std::string(error.what()) == "sink failed";
+    }
+    CHECK(thrown);
+    CHECK(calls == 2);  // what was queued after the failure was dropped
+    set_thread_budget(budget);
+}
