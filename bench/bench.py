@@ -887,18 +887,23 @@ with zipfile.ZipFile(sys.argv[1]) as zf, zf.open(sys.argv[2]) as f:
 """
 
 
-def measure(cmd, accept=(0,), log=None, fresh=()):
-    """One run: wall seconds, peak RSS in KiB and exit status. A status outside
-    `accept` fails the bench; with `log`, the command's stdout and stderr go there.
-    Untimed, before it: the paths in `fresh` (the command's outputs) are removed, so
-    it writes a new file rather than paying for freeing the last run's, and the page
-    cache is synced, so no run pays for writing back an earlier one's output."""
+def prepare_run(fresh):
+    """Removes the paths in `fresh` and syncs the page cache (see measure())."""
     for path in map(Path, fresh):
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
         elif path.exists() or path.is_symlink():
             path.unlink()
     os.sync()
+
+
+def measure(cmd, accept=(0,), log=None, fresh=()):
+    """One run: wall seconds, peak RSS in KiB and exit status. A status outside
+    `accept` fails the bench; with `log`, the command's stdout and stderr go there.
+    Untimed, before it: the paths in `fresh` (the command's outputs) are removed, so
+    it writes a new file rather than paying for freeing the last run's, and the page
+    cache is synced, so no run pays for writing back an earlier one's output."""
+    prepare_run(fresh)
     with tempfile.NamedTemporaryFile("r") as rss, open(log or os.devnull, "w") as out:
         start = time.perf_counter()
         proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name] + cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -911,14 +916,16 @@ def measure(cmd, accept=(0,), log=None, fresh=()):
 TIMINGS = []  # (scenario, label, the --timings lines of one more run), printed after the table
 
 
-def record_timings(name, label, cmd):
-    """One more, untimed run of a wheelfix command with --timings: where its time went."""
+def record_timings(name, label, cmd, fresh=()):
+    """One more, untimed run of a wheelfix command with --timings: where its time went
+    (prepared as measure() prepares a timed run)."""
     at = next((i for i, word in enumerate(map(str, cmd)) if Path(word).name == "wheelfix"), None)
     if at not in (0, 3) or (at == 3 and cmd[:2] != ["sh", "-c"]):  # wheelfix itself, or wheelfix_may_find's
         return
     env = dict(os.environ)
     if at == 3 and cmd[2].startswith("WHEELFIX_THREADS="):  # wheelfix_threads'
         env["WHEELFIX_THREADS"] = cmd[2].split("=", 1)[1].split()[0]
+    prepare_run(fresh)
     proc = subprocess.run([str(cmd[at]), "--timings", *map(str, cmd[at + 1:])], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True, env=env)
     lines = proc.stderr.splitlines()
@@ -938,8 +945,8 @@ def run_scenario(name, commands, runs):
     for _ in range(runs):
         for label, cmd, opts in commands:
             samples[label].append(measure(cmd, **opts))
-    for label, cmd, _ in commands:
-        record_timings(name, label, cmd)
+    for label, cmd, opts in commands:
+        record_timings(name, label, cmd, opts.get("fresh", ()))
     base = statistics.median(w for w, _, _ in samples[commands[0][0]])
     rows = []
     for label, cmd, opts in commands:

@@ -237,10 +237,12 @@ std::size_t buffer_size(std::uint64_t member_bytes, std::size_t chunk) {
 
 // Offers the inflate room to write into, takes what it wrote, checks the size
 // against the central directory, digests (here or on a Follower), feeds the sink.
-// Streaming a member of kFollowedFrom bytes or more, the SHA-256 and the sink run
-// on a second thread when the budget spares one (SinkPipeline: two buffers, one
-// filled while the other is hashed); the CRC-32 (ISA-L's is ~20x faster than
-// the SHA-256) and the block starts' prefix CRCs stay on this thread.
+// Streaming a member of kFollowedFrom bytes or more, the sink runs on a second
+// thread when the budget spares one, and the SHA-256 on whichever of the two has
+// time (SinkPipeline's shared job: relink's sink hashes the edited content, so the
+// inflate and two hashes share two threads by what each has left); the CRC-32
+// (ISA-L's is ~20x faster than the SHA-256) and the block starts' prefix CRCs stay
+// on this thread.
 class Delivery {
 public:
     Delivery(const Archive& archive, const Member& member, const InflateSink& sink, InflateOptions options)
@@ -358,15 +360,14 @@ private:
         }
     }
 
-    // The streaming buffers become a SinkPipeline's; the SHA-256 moves to its thread.
+    // The streaming buffers become a SinkPipeline's; the sink moves to its thread,
+    // and the SHA-256 goes to whichever thread has time for it (its `shared` job).
     void start_pipeline(bool sha256, std::size_t chunk, std::uint64_t may_lag) {
         if (sha256) piped_sha_ = std::make_unique<Sha256>();
-        piped_sink_ = [this](std::span<const std::uint8_t> bytes) {
-            if (piped_sha_) hash_counted(*piped_sha_, bytes);
-            if (sink_) sink_(bytes);
-        };
-        pipeline_ = std::make_unique<SinkPipeline>(piped_sink_, chunk, true, may_lag);
-        if (pipeline_->overlapped()) {
+        piped_hash_ = [this](std::span<const std::uint8_t> bytes) { hash_counted(*piped_sha_, bytes); };
+        if (sink_) pipeline_ = std::make_unique<SinkPipeline>(sink_, chunk, true, may_lag, piped_sha_ ? &piped_hash_ : nullptr);
+        else if (piped_sha_) pipeline_ = std::make_unique<SinkPipeline>(piped_hash_, chunk, true, may_lag);
+        if (pipeline_ && pipeline_->overlapped()) {
             digest_ = RunningDigest(false);
             return;
         }
@@ -444,7 +445,7 @@ private:
     std::vector<std::uint64_t> block_starts_;  // not yet handed to it
     std::unique_ptr<Follower> follower_;       // after image_: joined before the bytes it reads are freed
     std::unique_ptr<Sha256> piped_sha_;        // streaming with a pipeline: the SHA-256, on its thread
-    SinkPipeline::Sink piped_sink_;            // what the pipeline's thread does with each chunk
+    SinkPipeline::Sink piped_hash_;            // piped_sha_'s work: the pipeline's sink, or its shared job beside sink_
     std::unique_ptr<SinkPipeline> pipeline_;   // last: joined before what its thread uses goes
 };
 

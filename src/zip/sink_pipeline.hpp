@@ -1,24 +1,28 @@
-// SinkPipeline: hands inflated chunks to a sink on a second thread, so the sink's
+// SinkPipeline: hands inflated chunks to sinks on a second thread, so the sinks'
 // work (SHA-256 for RECORD, copying an ELF image, writing a file) overlaps the
 // inflate of the next chunk instead of following it.
 //
 // Contract: the producer asks for room() (a buffer of `chunk` bytes it may fill),
-// then deliver(count) hands the first `count` bytes to the sink and returns the
-// next room. The sink sees every chunk in order, one call at a time, on the helper
-// thread when the thread budget (util/thread_budget.hpp) spares one, else on the
-// producer's thread right inside deliver() (the same calls, only not overlapped).
-// finish() waits until the sink has seen everything. A sink that throws stops the
+// then deliver(count) hands the first `count` bytes on and returns; room() is then
+// the next buffer. Two sinks see every chunk, each in order, one call at a time:
+// - `sink` runs on the helper thread when the thread budget (util/thread_budget.hpp)
+//   spares one, else on the producer's thread right inside deliver();
+// - `shared` (optional; the caller keeps it, as it keeps `sink`) is work of its own
+//   order (a second SHA-256) that either thread runs: the helper when it has caught
+//   up with `sink`, the producer when it would otherwise wait (for a free buffer,
+//   or in finish()). Without a helper it runs inside deliver(), before `sink`.
+// finish() waits until both have seen everything. A sink that throws stops the
 // pipeline: the exception is rethrown by the next deliver() or by finish(), on the
 // producer's thread. Destruction without finish() abandons what is queued and joins.
-// Two buffers: the producer fills one while the sink reads the other. With
-// `may_lag` bytes, a sink that falls behind (one that starts with other work, as
-// relink's digest of the edited content plans its edits first) has up to that
-// many more bytes queued for it, in buffers made only when the producer would
-// otherwise wait, before the producer waits.
+// Buffers: two (the producer fills one while the sinks read the other); with
+// `may_lag` bytes, sinks that fall behind (relink's, which plan the edits before
+// they hash) have up to that many more bytes queued for them, in buffers made only
+// when the producer would otherwise wait, before the producer waits.
 #pragma once
 
 #include "wheelfix/util/thread_budget.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -37,8 +41,11 @@ class SinkPipeline {
 public:
     using Sink = std::function<void(std::span<const std::uint8_t>)>;
 
-    SinkPipeline(const Sink& sink, std::size_t chunk, bool overlap, std::uint64_t may_lag = 0)
-        : sink_(sink), chunk_(chunk), max_buffers_(2 + static_cast<std::size_t>(may_lag / std::max<std::size_t>(chunk, 1))) {
+    SinkPipeline(const Sink& sink, std::size_t chunk, bool overlap, std::uint64_t may_lag = 0, const Sink* shared = nullptr)
+        : sink_(sink),
+          shared_(shared && *shared ? shared : nullptr),
+          chunk_(chunk),
+          max_buffers_(2 + static_cast<std::size_t>(may_lag / std::max<std::size_t>(chunk, 1))) {
         filling_.resize(chunk);
         if (!overlap) return;
         claim_ = try_claim_thread();
@@ -56,29 +63,30 @@ public:
     SinkPipeline& operator=(const SinkPipeline&) = delete;
 
     std::span<std::uint8_t> room() { return filling_; }
-    // Whether the sink runs on a thread of its own (false: inside deliver()).
+    // Whether the sinks run on a thread of their own (false: inside deliver()).
     bool overlapped() const { return thread_.joinable(); }
 
     void deliver(std::size_t count) {
         if (count == 0) return;
         if (!thread_.joinable()) {
-            sink_(std::span<const std::uint8_t>(filling_.data(), count));
+            const auto bytes = std::span<const std::uint8_t>(filling_.data(), count);
+            if (shared_) (*shared_)(bytes);
+            sink_(bytes);
             return;
         }
         std::unique_lock lock(mutex_);
         if (failure_) std::rethrow_exception(failure_);
         queued_.push_back({std::move(filling_), count});
         changed_.notify_all();
-        // The next room: a buffer the sink is done with, a new one while the lag
-        // allows, else wait for the sink.
+        // The next room: a buffer both sinks are done with, a new one while the lag
+        // allows, else one to wait for.
         if (free_.empty() && buffers_ < max_buffers_) {
             ++buffers_;
             lock.unlock();
             filling_.resize(chunk_);
             return;
         }
-        changed_.wait(lock, [&] { return !free_.empty() || failure_; });
-        if (failure_) std::rethrow_exception(failure_);
+        help_until(lock, [&] { return !free_.empty(); });
         filling_ = std::move(free_.back());
         free_.pop_back();
     }
@@ -91,52 +99,119 @@ private:
         std::size_t count;
     };
 
+    // Chunks are numbered from 0 as delivered; queued_ holds base_ on (under mutex_).
+    std::uint64_t delivered() const { return base_ + queued_.size(); }
+    std::span<const std::uint8_t> chunk(std::uint64_t index) const {
+        const Queued& queued = queued_[static_cast<std::size_t>(index - base_)];
+        return std::span<const std::uint8_t>(queued.bytes.data(), queued.count);
+    }
+    std::uint64_t seen_by_both() const { return shared_ ? std::min(sunk_, shared_done_) : sunk_; }
+
+    // Frees the buffers both sinks are done with (under mutex_).
+    void release_seen() {
+        while (base_ < seen_by_both()) {
+            free_.push_back(std::move(queued_.front().bytes));
+            queued_.pop_front();
+            ++base_;
+        }
+    }
+
+    // Runs one call: `sink` (sink_side) or `shared` on chunk `index`, the lock let go
+    // meanwhile; a throw becomes failure_. Under mutex_ before and after.
+    bool run_one(std::unique_lock<std::mutex>& lock, bool sink_side, std::uint64_t index) {
+        const auto bytes = chunk(index);
+        lock.unlock();
+        std::exception_ptr thrown;
+        try {
+            if (sink_side) sink_(bytes);
+            else (*shared_)(bytes);
+        } catch (...) {
+            thrown = std::current_exception();
+        }
+        lock.lock();
+        if (thrown) failure_ = thrown;
+        changed_.notify_all();
+        return !thrown;
+    }
+
+    // Runs `shared` on the oldest chunk it has not seen, if it is free to (under mutex_).
+    bool claim_shared(std::unique_lock<std::mutex>& lock) {
+        if (!shared_ || shared_busy_ || shared_done_ == delivered() || failure_) return false;
+        shared_busy_ = true;
+        const bool done = run_one(lock, false, shared_done_);
+        shared_busy_ = false;
+        if (done) {
+            ++shared_done_;
+            release_seen();
+        }
+        changed_.notify_all();
+        return true;
+    }
+
+    // The producer: waits until `done`, running `shared` meanwhile when it can; a
+    // failure of either sink is rethrown here.
+    template <typename Done>
+    void help_until(std::unique_lock<std::mutex>& lock, Done done) {
+        while (true) {
+            if (failure_) std::rethrow_exception(failure_);
+            if (done()) return;
+            if (!claim_shared(lock)) changed_.wait(lock);
+        }
+    }
+
+    // The helper: `sink` first, `shared` when it has caught up with `sink`.
     void run() noexcept {
         std::unique_lock lock(mutex_);
         while (true) {
-            changed_.wait(lock, [&] { return !queued_.empty() || stopping_; });
-            if (queued_.empty() || abandon_) return;  // stopping, nothing left (or abandoned)
-            Queued next = std::move(queued_.front());
-            queued_.pop_front();
-            lock.unlock();
-            try {
-                sink_(std::span<const std::uint8_t>(next.bytes.data(), next.count));
-            } catch (...) {
-                lock.lock();
-                failure_ = std::current_exception();
-                queued_.clear();
-                changed_.notify_all();
-                return;
+            if (abandon_ || failure_) return;
+            if (sunk_ < delivered()) {
+                if (!run_one(lock, true, sunk_)) return;
+                ++sunk_;
+                release_seen();
+                continue;
             }
-            lock.lock();
-            free_.push_back(std::move(next.bytes));
-            changed_.notify_all();
+            if (claim_shared(lock)) continue;
+            if (stopping_ && seen_by_both() == delivered() && !shared_busy_) return;
+            changed_.wait(lock);
         }
     }
 
     void stop(bool finishing) {
-        if (thread_.joinable()) {
-            {
-                std::lock_guard lock(mutex_);
-                stopping_ = true;
-                abandon_ = !finishing;
+        if (!thread_.joinable()) return;
+        std::exception_ptr failure;
+        {
+            std::unique_lock lock(mutex_);
+            if (finishing) {
+                try {
+                    help_until(lock, [&] { return seen_by_both() == delivered(); });
+                } catch (...) {
+                    failure = std::current_exception();
+                }
             }
+            stopping_ = true;
+            abandon_ = !finishing || failure;
             changed_.notify_all();
-            thread_.join();
-            claim_.reset();
         }
-        if (finishing && failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+        thread_.join();
+        claim_.reset();
+        failure_ = nullptr;
+        if (failure) std::rethrow_exception(failure);
     }
 
     const Sink& sink_;
+    const Sink* shared_;  // the caller's, like sink_; null: none
     std::size_t chunk_;
-    std::size_t max_buffers_;                 // 2 plus what the lag allows
-    std::vector<std::uint8_t> filling_;       // the producer's
+    std::size_t max_buffers_;                      // 2 plus what the lag allows
+    std::vector<std::uint8_t> filling_;            // the producer's
     std::mutex mutex_;
     std::condition_variable changed_;
-    std::deque<Queued> queued_;               // for the sink, oldest first; under mutex_
-    std::vector<std::vector<std::uint8_t>> free_;  // buffers the sink is done with; under mutex_
-    std::size_t buffers_ = 1;                 // made so far; under mutex_
+    // Under mutex_: the chunks not yet seen by both sinks, from chunk base_ on; how
+    // many `sink` and `shared` have seen; whether a thread runs `shared` now.
+    std::deque<Queued> queued_;
+    std::uint64_t base_ = 0, sunk_ = 0, shared_done_ = 0;
+    bool shared_busy_ = false;
+    std::vector<std::vector<std::uint8_t>> free_;  // buffers both sinks are done with; under mutex_
+    std::size_t buffers_ = 1;                      // made so far; under mutex_
     bool stopping_ = false, abandon_ = false;
     std::exception_ptr failure_;
     std::optional<ThreadClaim> claim_;

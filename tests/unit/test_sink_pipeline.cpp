@@ -102,3 +102,66 @@ TEST_CASE("SinkPipeline: a lagging sink that throws stops the producer with its 
     CHECK(calls == 2);  // what was queued after the failure was dropped
     set_thread_budget(budget);
 }
+
+TEST_CASE("SinkPipeline: the shared job runs in order on whichever thread has time, the waiting producer included") {
+    const unsigned budget = thread_budget();
+    set_thread_budget(2);
+    std::atomic<bool> release = false;
+    std::atomic<int> shared_calls = 0;
+    std::vector<int> sunk, shared;
+    std::vector<std::thread::id> shared_on;
+    SinkPipeline::Sink sink = [&](std::span<const std::uint8_t> bytes) {
+        while (!release.load()) std::this_thread::sleep_for(1ms);
+        sunk.push_back(bytes.front());
+    };
+    SinkPipeline::Sink hash = [&](std::span<const std::uint8_t> bytes) {
+        shared.push_back(bytes.front());
+        shared_on.push_back(std::this_thread::get_id());
+        ++shared_calls;
+    };
+    std::thread::id producer_id;
+    {
+        SinkPipeline pipeline(sink, kChunk, true, 0, &hash);
+        REQUIRE(pipeline.overlapped());
+        std::thread producer([&] {
+            producer_id = std::this_thread::get_id();
+            for (int i = 0; i < kChunks; ++i) {
+                auto room = pipeline.room();
+                std::fill(room.begin(), room.begin() + kChunk, static_cast<std::uint8_t>(i));
+                pipeline.deliver(kChunk);
+            }
+            pipeline.finish();
+        });
+        // The helper is held in `sink` on chunk 0; the producer, waiting for a buffer
+        // at its second delivery, hashes chunks 0 and 1 itself, and then waits.
+        CHECK(reaches(shared_calls, 2));
+        std::this_thread::sleep_for(50ms);
+        CHECK(shared_calls.load() == 2);
+        release = true;
+        producer.join();
+    }
+    std::vector<int> in_order(kChunks);
+    for (int i = 0; i < kChunks; ++i) in_order[i] = i;
+    CHECK(sunk == in_order);
+    CHECK(shared == in_order);
+    REQUIRE(shared_on.size() >= 2);
+    CHECK(shared_on[0] == producer_id);
+    CHECK(shared_on[1] == producer_id);
+    set_thread_budget(budget);
+}
+
+TEST_CASE("SinkPipeline: without a spare thread both sinks run inside deliver(), the shared job first") {
+    const unsigned budget = thread_budget();
+    set_thread_budget(1);
+    std::vector<std::string> calls;
+    SinkPipeline::Sink sink = [&](std::span<const std::uint8_t> bytes) { calls.push_back("sink " + std::to_string(bytes.size())); };
+    SinkPipeline::Sink hash = [&](std::span<const std::uint8_t> bytes) { calls.push_back("shared " + std::to_string(bytes.size())); };
+    SinkPipeline pipeline(sink, kChunk, true, 64 * kChunk, &hash);
+    CHECK_FALSE(pipeline.overlapped());
+    pipeline.deliver(10);
+    CHECK(calls == std::vector<std::string>{"shared 10", "sink 10"});
+    pipeline.deliver(20);
+    pipeline.finish();
+    CHECK(calls.size() == 4);
+    set_thread_budget(budget);
+}

@@ -42,13 +42,15 @@
 //   hooks.speculate (relink), the member's edits are first planned on its start
 //   and the ranges wanted past it (repair/speculation.hpp; in the pass's sink, on
 //   its second thread, while the inflate goes on and up to kSpeculationLag bytes
-//   queue), and its pass feeds a zip::EditedDigest with those edits beside the reader; when the edits planned
-//   after the pass, on the real bytes, are the same, byte for byte, the splice
+//   queue), and its pass feeds a zip::EditedDigest with those edits beside the
+//   reader; when the edits planned after the pass, on the real bytes, are the
+//   same, byte for byte, the splice
 //   takes that digest (its header CRC-32 must equal the digest's) and reads the
 //   member only around the edits: one full inflate, not two. Otherwise the digest
 //   is dropped and the member streams once more. Peak memory: the kept ranges and
 //   the windows (8 MiB at most), not the member; with a speculation, also its
-//   head (16 MiB) and the chunks queued (kSpeculationLag at most) while it runs. Stored members and smaller ones are inflated whole.
+//   head (16 MiB) and the chunks queued (kSpeculationLag at most) while it runs.
+//   Stored members and smaller ones are inflated whole.
 //   With hooks.reread_kept a kept member read whole is not held: it is inflated and
 //   parsed again when its edit step is planned (repair: its extensions together can
 //   be gigabytes; only those waiting for the shim or the grafts are read twice).

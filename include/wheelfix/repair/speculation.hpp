@@ -33,8 +33,11 @@
 // for libcublasLt's PT_DYNAMIC); memory: the head, the kept ranges and FarReader's
 // ring (16 MiB). The executor runs it in the pass's sink, on the pass's second
 // thread, while the inflate goes on: the chunks inflated meanwhile queue for the
-// sink, kSpeculationLag bytes at most (libcublasLt: about 120 MB in those 0.17 s),
-// so it costs the pass little time and at most that much memory.
+// sink, kSpeculationLag bytes at most; then the inflating thread hashes the queued
+// chunks for the input's SHA-256 (SinkPipeline's shared job) until the sink takes
+// them. libcublasLt, measured side by side (bench/README.md, round 6): a 64 MiB lag
+// gave 0.99 s, 128 MiB 1.04 s (more fresh memory, 0.1 s more system time), 32 MiB
+// 1.03 s, none (the speculation before the pass) 1.15 s.
 #pragma once
 
 #include "wheelfix/elf/editor.hpp"
@@ -49,7 +52,7 @@
 namespace wheelfix::repair {
 
 inline constexpr std::uint64_t kSpeculativeHead = std::uint64_t(16) << 20;
-inline constexpr std::uint64_t kSpeculationLag = std::uint64_t(128) << 20;
+inline constexpr std::uint64_t kSpeculationLag = std::uint64_t(64) << 20;
 
 using RequestFor = std::function<std::optional<elf::EditRequest>(const elf::ElfFile& elf)>;
 
