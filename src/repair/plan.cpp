@@ -167,15 +167,18 @@ private:
                          ? hooks_.bounded_reader(member.size)
                          : std::make_unique<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::dynamic_linking);
         if (!may_speculate()) return {[this](std::span<const std::uint8_t> chunk) { streaming_->consume(chunk); }};
-        auto digest = std::make_shared<zip::EditedDigest*>(nullptr);
-        auto started = std::make_shared<bool>(false);
-        return {[this, &member, digest, started](std::span<const std::uint8_t> chunk) {
-                    if (!*started) {
-                        *started = true;
-                        *digest = speculate(member);
+        struct Lazy {
+            bool started = false;
+            zip::EditedDigest* digest = nullptr;  // speculated_'s, when the speculation planned edits
+        };
+        auto lazy = std::make_shared<Lazy>();
+        return {[this, &member, lazy](std::span<const std::uint8_t> chunk) {
+                    if (!lazy->started) {
+                        lazy->started = true;
+                        lazy->digest = speculate(member);
                     }
                     streaming_->consume(chunk);
-                    if (*digest) (*digest)->take(chunk);
+                    if (lazy->digest) lazy->digest->take(chunk);
                 },
                 kSpeculationLag};
     }
