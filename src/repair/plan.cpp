@@ -166,28 +166,27 @@ private:
         streaming_ = hooks_.bounded_reader
                          ? hooks_.bounded_reader(member.size)
                          : std::make_unique<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::dynamic_linking);
-        if (!may_speculate()) return {[this](std::span<const std::uint8_t> chunk) { streaming_->consume(chunk); }};
         struct Lazy {
-            bool started = false;
+            bool pending = false;                 // the speculation is still to run, on the first chunk
             zip::EditedDigest* digest = nullptr;  // speculated_'s, when the speculation planned edits
         };
-        auto lazy = std::make_shared<Lazy>();
+        auto lazy = std::make_shared<Lazy>(Lazy{.pending = may_speculate()});
         return {[this, &member, lazy](std::span<const std::uint8_t> chunk) {
-                    if (!lazy->started) {
-                        lazy->started = true;
+                    if (lazy->pending) {
+                        lazy->pending = false;
                         lazy->digest = speculate(member);
                     }
                     streaming_->consume(chunk);
                     if (lazy->digest) lazy->digest->take(chunk);
                 },
-                kSpeculationLag};
+                lazy->pending ? kSpeculationLag : 0};
     }
 
     bool may_speculate() const { return hooks_.speculate && !hooks_.read_edited && !options_.dry_run; }
 
-    // The digest the member's pass should feed, when its edits can be planned now.
+    // The digest the member's pass should feed, when its edits can be planned now
+    // (only when may_speculate()).
     zip::EditedDigest* speculate(const zip::Member& member) {
-        if (!may_speculate()) return nullptr;
         auto edits = speculate_edits(wheel_.archive(), member, [&](const elf::ElfFile& elf) {
             return hooks_.speculate(member.name, elf);
         });

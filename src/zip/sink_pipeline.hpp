@@ -144,8 +144,7 @@ private:
             ++shared_done_;
             release_seen();
         }
-        changed_.notify_all();
-        return true;
+        return true;  // run_one notified, under the lock these changes are made under
     }
 
     // The producer: waits until `done`, running `shared` meanwhile when it can; a
@@ -171,7 +170,7 @@ private:
                 continue;
             }
             if (claim_shared(lock)) continue;
-            if (stopping_ && seen_by_both() == delivered() && !shared_busy_) return;
+            if (stopping_ && seen_by_both() == delivered()) return;  // then no shared run is under way
             changed_.wait(lock);
         }
     }

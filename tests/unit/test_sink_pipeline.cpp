@@ -2,7 +2,7 @@
 // far a sink may fall behind its producer, in order, and a sink's failure.
 #include "../../src/zip/sink_pipeline.hpp"
 
-#include "wheelfix/util/thread_budget.hpp"
+#include "scoped_thread_budget.hpp"
 
 #include <doctest/doctest.h>
 
@@ -68,8 +68,7 @@ int delivered_while_held(std::uint64_t may_lag, std::vector<int>& seen) {
 using namespace sink_pipeline_test;
 
 TEST_CASE("SinkPipeline: a sink falls behind by two buffers, or by may_lag bytes more, then the producer waits") {
-    const unsigned budget = thread_budget();
-    set_thread_budget(2);  // one spare share: the sink's thread
+    const ScopedThreadBudget budget(2);  // one spare share: the sink's thread
     std::vector<int> seen;
     CHECK(delivered_while_held(0, seen) == 1);
     std::vector<int> in_order(kChunks);
@@ -78,12 +77,10 @@ TEST_CASE("SinkPipeline: a sink falls behind by two buffers, or by may_lag bytes
     seen.clear();
     CHECK(delivered_while_held(4 * kChunk, seen) == 5);
     CHECK(seen == in_order);
-    set_thread_budget(budget);
 }
 
 TEST_CASE("SinkPipeline: a lagging sink that throws stops the producer with its error") {
-    const unsigned budget = thread_budget();
-    set_thread_budget(2);
+    const ScopedThreadBudget budget(2);
     int calls = 0;
     SinkPipeline::Sink sink = [&](std::span<const std::uint8_t>) {
         std::this_thread::sleep_for(20ms);
@@ -100,12 +97,10 @@ TEST_CASE("SinkPipeline: a lagging sink that throws stops the producer with its 
     }
     CHECK(thrown);
     CHECK(calls == 2);  // what was queued after the failure was dropped
-    set_thread_budget(budget);
 }
 
 TEST_CASE("SinkPipeline: the shared job runs in order on whichever thread has time, the waiting producer included") {
-    const unsigned budget = thread_budget();
-    set_thread_budget(2);
+    const ScopedThreadBudget budget(2);
     std::atomic<bool> release = false;
     std::atomic<int> shared_calls = 0;
     std::vector<int> sunk, shared;
@@ -147,12 +142,10 @@ TEST_CASE("SinkPipeline: the shared job runs in order on whichever thread has ti
     REQUIRE(shared_on.size() >= 2);
     CHECK(shared_on[0] == producer_id);
     CHECK(shared_on[1] == producer_id);
-    set_thread_budget(budget);
 }
 
 TEST_CASE("SinkPipeline: without a spare thread both sinks run inside deliver(), the shared job first") {
-    const unsigned budget = thread_budget();
-    set_thread_budget(1);
+    const ScopedThreadBudget budget(1);
     std::vector<std::string> calls;
     SinkPipeline::Sink sink = [&](std::span<const std::uint8_t> bytes) { calls.push_back("sink " + std::to_string(bytes.size())); };
     SinkPipeline::Sink hash = [&](std::span<const std::uint8_t> bytes) { calls.push_back("shared " + std::to_string(bytes.size())); };
@@ -163,5 +156,4 @@ TEST_CASE("SinkPipeline: without a spare thread both sinks run inside deliver(),
     pipeline.deliver(20);
     pipeline.finish();
     CHECK(calls.size() == 4);
-    set_thread_budget(budget);
 }

@@ -18,6 +18,7 @@
 #include "wheelfix/zip/splice.hpp"
 #include "wheelfix/zip/tail_inflate.hpp"
 
+#include "scoped_thread_budget.hpp"
 #include "zip_test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -550,18 +551,6 @@ Bytes varied_bytes(std::size_t size) {
 std::size_t threads_in_process() {
     return static_cast<std::size_t>(std::distance(fs::directory_iterator("/proc/self/task"), fs::directory_iterator{}));
 }
-
-// The thread budget set for a scope, the one before restored after it.
-class ScopedThreadBudget {
-public:
-    explicit ScopedThreadBudget(unsigned threads) : before_(thread_budget()) { set_thread_budget(threads); }
-    ScopedThreadBudget(const ScopedThreadBudget&) = delete;
-    ScopedThreadBudget& operator=(const ScopedThreadBudget&) = delete;
-    ~ScopedThreadBudget() { set_thread_budget(before_); }
-
-private:
-    unsigned before_;
-};
 
 }  // namespace
 

@@ -7,6 +7,8 @@
 #include "wheelfix/util/parallel_tasks.hpp"
 #include "wheelfix/util/thread_budget.hpp"
 
+#include "scoped_thread_budget.hpp"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -124,25 +126,11 @@ TEST_CASE("thread budget: helpers get the shares nobody holds, workers always ge
     CHECK(usable_cpus() >= 1);
 }
 
-namespace {
-
-// Sets the thread budget for one test and puts the old one back.
-class BudgetForTest {
-public:
-    explicit BudgetForTest(unsigned threads) : before_(thread_budget()) { set_thread_budget(threads); }
-    ~BudgetForTest() { set_thread_budget(before_); }
-
-private:
-    unsigned before_;
-};
-
-}  // namespace
-
 TEST_CASE("run_tasks: every task once, results in their slots, the same at every budget") {
     const std::vector<std::uint64_t> weights{3, 900, 1, 40, 40, 7, 0, 512};
     for (unsigned budget : {1u, 2u, 4u}) {
         CAPTURE(budget);
-        const BudgetForTest scoped(budget);
+        const ScopedThreadBudget scoped(budget);
         std::vector<std::uint64_t> results(weights.size(), 0);
         std::vector<std::atomic<int>> runs(weights.size());
         std::mutex mutex;
@@ -167,13 +155,13 @@ TEST_CASE("run_tasks: every task once, results in their slots, the same at every
 TEST_CASE("run_tasks: alone, in index order; with helpers, the heaviest task is taken first") {
     const std::vector<std::uint64_t> weights{1, 2, 3, 50, 4};
     {
-        const BudgetForTest scoped(1);
+        const ScopedThreadBudget scoped(1);
         std::vector<std::size_t> order;
         run_tasks(weights, [&](std::size_t i) { order.push_back(i); });
         CHECK(order == std::vector<std::size_t>{0, 1, 2, 3, 4});
     }
     {
-        const BudgetForTest scoped(2);
+        const ScopedThreadBudget scoped(2);
         std::atomic<std::size_t> first{SIZE_MAX};
         std::atomic<bool> heavy_started{false};
         run_tasks(weights, [&](std::size_t i) {
@@ -190,7 +178,7 @@ TEST_CASE("run_tasks: alone, in index order; with helpers, the heaviest task is 
 TEST_CASE("run_tasks: a failure rethrows what a plain loop in index order would have thrown") {
     for (unsigned budget : {1u, 2u, 3u}) {
         CAPTURE(budget);
-        const BudgetForTest scoped(budget);
+        const ScopedThreadBudget scoped(budget);
         const std::vector<std::uint64_t> weights{1, 1, 1, 100, 1, 1};
         std::vector<std::atomic<int>> runs(weights.size());
         std::string thrown;
@@ -214,7 +202,7 @@ TEST_CASE("run_tasks: a failure rethrows what a plain loop in index order would 
 TEST_CASE("run_tasks: TaskStop skips the tasks from an index on, and says so") {
     for (unsigned budget : {1u, 2u}) {
         CAPTURE(budget);
-        const BudgetForTest scoped(budget);
+        const ScopedThreadBudget scoped(budget);
         const std::vector<std::uint64_t> weights(10, 1);
         std::vector<std::atomic<int>> runs(weights.size());
         const TaskRun run = run_tasks(weights, [&](std::size_t i, TaskStop& stop) {
@@ -229,6 +217,6 @@ TEST_CASE("run_tasks: TaskStop skips the tasks from an index on, and says so") {
         CHECK(ran >= 3);
         CHECK(ran <= 2 + static_cast<int>(budget));
     }
-    const BudgetForTest scoped(2);
+    const ScopedThreadBudget scoped(2);
     CHECK(run_tasks(std::vector<std::uint64_t>{}, [](std::size_t) { FAIL("no task"); }).started_all);
 }
