@@ -24,6 +24,7 @@
 #include "wheelfix/zip/codec.hpp"
 
 #include "wheelfix/util/timings.hpp"
+#include "wheelfix/util/vector_state.hpp"
 
 #include "raw_deflate.hpp"
 
@@ -116,6 +117,7 @@ std::uint32_t crc32_with(Backend backend, std::uint32_t crc, std::span<const std
             auto step = bytes.subspan(at, std::min(kMaxStep, bytes.size() - at));
             crc = crc32_gzip_refl(crc, step.data(), step.size());
         }
+        clear_upper_vector_state();
         return crc;
     }
 #endif
@@ -214,6 +216,7 @@ public:
         state_.next_out = output.data();
         state_.avail_out = static_cast<std::uint32_t>(output.size());
         int status = isal_inflate(&state_);
+        clear_upper_vector_state();
         if (status < 0) throw CodecError(problem(status));
         return {input.size() - state_.avail_in, output.size() - state_.avail_out, state_.block_state == ISAL_BLOCK_FINISH};
     }
@@ -384,6 +387,7 @@ private:
             s.next_out = room.data();
             s.avail_out = static_cast<std::uint32_t>(room.size());
             int status = isal_deflate(&s);
+            clear_upper_vector_state();
             if (status != COMP_OK) throw std::logic_error("isal_deflate failed: " + std::to_string(status));
             return std::size_t(s.avail_out);
         });
