@@ -8,9 +8,12 @@
 #include "wheelfix/util/thread_budget.hpp"
 
 #include "scoped_thread_budget.hpp"
+#include "../../src/util/sha256_blocks.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +23,7 @@
 #include <thread>
 #include <fstream>
 #include <string>
+#include <vector>
 
 using namespace wheelfix;
 
@@ -41,6 +45,95 @@ TEST_CASE("sha256 gives the same digest whatever the chunking") {
     Sha256 chunked;
     for (std::size_t i = 0; i < text.size(); i += 777) chunked.update(bytes_of(std::string_view(text).substr(i, 777)));
     CHECK(chunked.digest() == sha256(bytes_of(text)));
+}
+
+namespace {
+// Deterministic bytes for the hash tests.
+std::vector<std::uint8_t> random_bytes(std::size_t count, std::uint32_t seed) {
+    std::vector<std::uint8_t> bytes(count);
+    std::uint32_t state = seed * 2654435761u + 1;
+    for (auto& byte : bytes) {
+        state = state * 1664525u + 1013904223u;
+        byte = static_cast<std::uint8_t>(state >> 24);
+    }
+    return bytes;
+}
+
+std::array<std::uint8_t, 32> openssl_sha256(std::span<const std::uint8_t> bytes) {
+    Sha256 hasher(Sha256::Backend::openssl);
+    hasher.update(bytes);
+    return hasher.digest();
+}
+}  // namespace
+
+TEST_CASE("sha256: FIPS 180-4's examples on both backends, and the padding at every length around a block") {
+    for (auto backend : {Sha256::Backend::best, Sha256::Backend::openssl}) {
+        CAPTURE(static_cast<int>(backend));
+        Sha256 two_blocks(backend);
+        two_blocks.update(bytes_of("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"));
+        CHECK(hex_digest(two_blocks.digest()) == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+        Sha256 million(backend);
+        const std::string thousand(1000, 'a');
+        for (int i = 0; i < 1000; ++i) million.update(bytes_of(thousand));
+        CHECK(hex_digest(million.digest()) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    }
+    const auto bytes = random_bytes(300, 1);
+    for (std::size_t length = 0; length <= bytes.size(); ++length) {
+        CAPTURE(length);
+        const auto part = std::span<const std::uint8_t>(bytes).first(length);
+        REQUIRE(sha256(part) == openssl_sha256(part));
+    }
+}
+
+TEST_CASE("sha256: update_pair gives each hasher the digest its own updates would, in any chunking") {
+    const auto first = random_bytes((std::size_t(1) << 20) + 77, 2);
+    const auto second = random_bytes((std::size_t(1) << 20) + 3, 3);
+    const auto first_digest = openssl_sha256(first), second_digest = openssl_sha256(second);
+    // Chunk sizes that put the two streams at different offsets within a block,
+    // and chunks of nothing on either side.
+    const std::vector<std::pair<std::size_t, std::size_t>> steps = {
+        {4 << 20, 4 << 20}, {64, 64}, {65, 63}, {1, 4096}, {4096 + 5, 4096 - 7}, {0, 1000}, {1000, 0}, {100003, 99991}};
+    for (auto backend : {Sha256::Backend::best, Sha256::Backend::openssl}) {
+        for (const auto& [first_step, second_step] : steps) {
+            CAPTURE(first_step);
+            CAPTURE(second_step);
+            Sha256 one(backend), two;
+            std::size_t at_one = 0, at_two = 0;
+            while (at_one < first.size() || at_two < second.size()) {
+                const std::size_t take_one = std::min(first_step, first.size() - at_one);
+                const std::size_t take_two = std::min(second_step, second.size() - at_two);
+                Sha256::update_pair(one, std::span(first).subspan(at_one, take_one), two,
+                                    std::span(second).subspan(at_two, take_two));
+                at_one += take_one;
+                at_two += take_two;
+                if (take_one == 0 && take_two == 0) {  // a side that takes nothing: the other finishes alone
+                    one.update(std::span(first).subspan(at_one));
+                    two.update(std::span(second).subspan(at_two));
+                    at_one = first.size();
+                    at_two = second.size();
+                }
+            }
+            CHECK(one.digest() == first_digest);
+            CHECK(two.digest() == second_digest);
+        }
+    }
+}
+
+TEST_CASE("sha256_blocks: two streams interleaved give the chaining words each gives alone") {
+    if (!sha256_blocks::available()) {
+        MESSAGE("this CPU has no SHA extensions: OpenSSL hashes everything (the tests above cover it)");
+        return;
+    }
+    const auto first = random_bytes(64 * 1000, 4), second = random_bytes(64 * 1000, 5);
+    std::uint32_t alone_one[8], alone_two[8], paired_one[8], paired_two[8];
+    for (int i = 0; i < 8; ++i) alone_one[i] = alone_two[i] = paired_one[i] = paired_two[i] = 0x01020304u * (i + 1);
+    alone_two[3] = paired_two[3] = 7;  // the two streams start from different states
+    sha256_blocks::compress(alone_one, first.data(), 1000);
+    sha256_blocks::compress(alone_two, second.data(), 1000);
+    sha256_blocks::compress_pair(paired_one, first.data(), paired_two, second.data(), 1000);
+    CHECK(std::equal(std::begin(alone_one), std::end(alone_one), std::begin(paired_one)));
+    CHECK(std::equal(std::begin(alone_two), std::end(alone_two), std::begin(paired_two)));
+    CHECK(!std::equal(std::begin(alone_one), std::end(alone_one), std::begin(alone_two)));
 }
 
 TEST_CASE("urlsafe base64 round-trips every tail length") {
