@@ -157,29 +157,32 @@ private:
     std::map<std::string, Speculation> speculated_;
 
     // A big deflated member is read with bounded memory (kBoundedFrom); others whole.
-    // Its speculation runs in the sink, on its first chunk: on the pass's second
-    // thread, while the inflate goes on, the chunks queuing for it meanwhile
-    // (kSpeculationLag at most; inline, before the inflate goes on, without one).
+    // Its speculation is the sink's start: on the pass's second thread, while the
+    // inflate goes on, the chunks queuing for it meanwhile (kSpeculationLag at
+    // most; inline, before the first chunk, without a second thread).
     wheel::StreamSink stream_into(const zip::Member& member) {
         streaming_.reset();
         if (member.method != zip::Method::deflated || member.size < kBoundedFrom) return {};
         streaming_ = hooks_.bounded_reader
                          ? hooks_.bounded_reader(member.size)
                          : std::make_unique<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::dynamic_linking);
-        struct Lazy {
-            bool pending = false;                 // the speculation is still to run, on the first chunk
-            zip::EditedDigest* digest = nullptr;  // speculated_'s, when the speculation planned edits
+        // speculated_'s digest, when the speculation planned edits: set by the start, before the first chunk.
+        auto digest = std::make_shared<zip::EditedDigest*>(nullptr);
+        // Each chunk once, through one of the two sinks: `original` is the member's own
+        // SHA-256 when the pass hands it over (its hash paired with the edited copy's).
+        auto take = [this, digest](std::span<const std::uint8_t> chunk, Sha256* original) {
+            streaming_->consume(chunk);
+            if (*digest && original) (*digest)->take(chunk, *original);
+            else if (*digest) (*digest)->take(chunk);
+            else if (original) original->update(chunk);
         };
-        auto lazy = std::make_shared<Lazy>(Lazy{.pending = may_speculate()});
-        return {[this, &member, lazy](std::span<const std::uint8_t> chunk) {
-                    if (lazy->pending) {
-                        lazy->pending = false;
-                        lazy->digest = speculate(member);
-                    }
-                    streaming_->consume(chunk);
-                    if (lazy->digest) lazy->digest->take(chunk);
-                },
-                lazy->pending ? kSpeculationLag : 0};
+        wheel::StreamSink sink{[take](std::span<const std::uint8_t> chunk) { take(chunk, nullptr); }, 0,
+                               [take](std::span<const std::uint8_t> chunk, Sha256& original) { take(chunk, &original); }};
+        if (may_speculate()) {
+            sink.may_lag = kSpeculationLag;
+            sink.start = [this, &member, digest] { *digest = speculate(member); };
+        }
+        return sink;
     }
 
     bool may_speculate() const { return hooks_.speculate && !hooks_.read_edited && !options_.dry_run; }

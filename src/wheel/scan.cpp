@@ -55,7 +55,9 @@ MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member
     // them (zip/splice.hpp).
     const auto options = sink ? zip::InflateOptions{.sha256 = true,
                                                     .window_every = zip::SeekableMember::spacing(member.size),
-                                                    .sink_may_lag = streamed.may_lag}
+                                                    .sink_may_lag = streamed.may_lag,
+                                                    .sink_hashing = streamed.hashing,
+                                                    .sink_start = streamed.start}
                               : zip::InflateOptions{.keep = true, .sha256 = true};
     auto inflated = zip::inflate_indexed(archive, member, sink, options);
     progress.advance(inflated.size);

@@ -50,6 +50,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14
@@ -251,10 +252,11 @@ public:
           sink_(sink),
           keep_(options.keep),
           window_every_(options.window_every),
-          digest_(options.sha256) {
+          digest_(options.sha256),
+          sink_start_(options.sink_start) {
         if (!keep_) {
             const std::size_t chunk = buffer_size(member.size, kOutputChunk);
-            if (member.size >= kFollowedFrom) start_pipeline(options.sha256, kPipelineChunk, options.sink_may_lag);
+            if (member.size >= kFollowedFrom) start_pipeline(options, kPipelineChunk);
             if (!pipeline_) buffer_.resize(chunk);
             return;
         }
@@ -287,7 +289,7 @@ public:
             buffered_ += count;
             if (buffered_ == buffer().size()) flush();
         } else if (sink_) {
-            sink_(bytes);
+            feed_sink(bytes);
         }
     }
 
@@ -361,13 +363,25 @@ private:
     }
 
     // The streaming buffers become a SinkPipeline's; the sink moves to its thread,
-    // and the SHA-256 goes to whichever thread has time for it (its `shared` job).
-    void start_pipeline(bool sha256, std::size_t chunk, std::uint64_t may_lag) {
-        if (sha256) piped_sha_ = std::make_unique<Sha256>();
+    // and the SHA-256 goes to whichever thread has time for it (its `shared` job),
+    // or into the sink's own hashing (its `fused` job: InflateOptions::sink_hashing).
+    void start_pipeline(const InflateOptions& options, std::size_t chunk) {
+        const std::uint64_t may_lag = options.sink_may_lag;
+        if (options.sha256) piped_sha_ = std::make_unique<Sha256>();
         piped_hash_ = [this](std::span<const std::uint8_t> bytes) { hash_counted(*piped_sha_, bytes); };
-        if (sink_) pipeline_ = std::make_unique<SinkPipeline>(sink_, chunk, true, may_lag, piped_sha_ ? &piped_hash_ : nullptr);
+        if (options.sink_hashing)
+            piped_sink_hashing_ = [this, hashing = options.sink_hashing](std::span<const std::uint8_t> bytes) {
+                hashing(bytes, *piped_sha_);
+            };
+        if (sink_)
+            pipeline_ = std::make_unique<SinkPipeline>(
+                sink_, chunk, true, may_lag,
+                SinkPipeline::Jobs{piped_sha_ ? &piped_hash_ : nullptr, &piped_sink_hashing_, &sink_start_});
         else if (piped_sha_) pipeline_ = std::make_unique<SinkPipeline>(piped_hash_, chunk, true, may_lag);
-        if (pipeline_ && pipeline_->overlapped()) {
+        // Without a thread to spare, a sink that hashes the member beside its own
+        // hashing still does it, inside deliver(); other work runs here.
+        const bool fuses = sink_ && piped_sha_ && piped_sink_hashing_;
+        if (pipeline_ && (pipeline_->overlapped() || fuses)) {
             digest_ = RunningDigest(false);
             return;
         }
@@ -403,8 +417,14 @@ private:
     void flush() {
         if (window_every_ != 0) keep_tail();  // before the buffer is handed on
         if (pipeline_) pipeline_->deliver(buffered_);
-        else if (sink_ && buffered_) sink_(std::span<const std::uint8_t>(buffer_.data(), buffered_));
+        else if (sink_ && buffered_) feed_sink(std::span<const std::uint8_t>(buffer_.data(), buffered_));
         buffered_ = 0;
+    }
+
+    // The sink on this thread, its start first.
+    void feed_sink(std::span<const std::uint8_t> bytes) {
+        if (sink_start_) std::exchange(sink_start_, nullptr)();
+        sink_(bytes);
     }
 
     // Remembers the last kWindowSize bytes handed on, for window().
@@ -446,6 +466,8 @@ private:
     std::unique_ptr<Follower> follower_;       // after image_: joined before the bytes it reads are freed
     std::unique_ptr<Sha256> piped_sha_;        // streaming with a pipeline: the SHA-256, on its thread
     SinkPipeline::Sink piped_hash_;            // piped_sha_'s work: the pipeline's sink, or its shared job beside sink_
+    SinkPipeline::Sink piped_sink_hashing_;    // sink_ and piped_hash_ in one call: the pipeline's fused job
+    SinkPipeline::Start sink_start_;           // the sink's work before its first chunk; empty once run here
     std::unique_ptr<SinkPipeline> pipeline_;   // last: joined before what its thread uses goes
 };
 

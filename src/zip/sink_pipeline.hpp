@@ -10,7 +10,17 @@
 // - `shared` (optional; the caller keeps it, as it keeps `sink`) is work of its own
 //   order (a second SHA-256) that either thread runs: the helper when it has caught
 //   up with `sink`, the producer when it would otherwise wait (for a free buffer,
-//   or in finish()). Without a helper it runs inside deliver(), before `sink`.
+//   or in finish()). Without a helper it runs inside deliver(), before `sink`;
+// - `fused` (optional, with `shared`; kept by the caller too) does both on one
+//   chunk in one call (relink's sink hashes the edited copy and, paired with it,
+//   the member itself: Sha256::update_pair). While the producer is busy, the
+//   helper runs it on a chunk whose `shared` no thread has begun, in place of
+//   the two; so does deliver() without a helper. Other chunks get `sink` alone
+//   (the producer, waiting, runs their `shared`: two threads beat one pairing).
+// - `start` (optional) is the sink's own work before its first chunk (relink's
+//   speculation): the helper runs it first, holding nothing, so that the
+//   producer goes on inflating and hashes what queues meanwhile; without a
+//   helper, the first deliver() runs it.
 // finish() waits until both have seen everything. A sink that throws stops the
 // pipeline: the exception is rethrown by the next deliver() or by finish(), on the
 // producer's thread. Destruction without finish() abandons what is queued and joins.
@@ -37,13 +47,24 @@
 
 namespace wheelfix::zip {
 
+// SinkPipeline's optional jobs beside `sink` (each null or empty: none); the caller keeps them.
+struct SinkJobs {
+    const std::function<void(std::span<const std::uint8_t>)>* shared = nullptr;
+    const std::function<void(std::span<const std::uint8_t>)>* fused = nullptr;
+    const std::function<void()>* start = nullptr;
+};
+
 class SinkPipeline {
 public:
     using Sink = std::function<void(std::span<const std::uint8_t>)>;
+    using Start = std::function<void()>;
+    using Jobs = SinkJobs;
 
-    SinkPipeline(const Sink& sink, std::size_t chunk, bool overlap, std::uint64_t may_lag = 0, const Sink* shared = nullptr)
+    SinkPipeline(const Sink& sink, std::size_t chunk, bool overlap, std::uint64_t may_lag = 0, Jobs jobs = {})
         : sink_(sink),
-          shared_(shared && *shared ? shared : nullptr),
+          shared_(jobs.shared && *jobs.shared ? jobs.shared : nullptr),
+          fused_(shared_ && jobs.fused && *jobs.fused ? jobs.fused : nullptr),
+          start_(jobs.start && *jobs.start ? jobs.start : nullptr),
           chunk_(chunk),
           max_buffers_(2 + static_cast<std::size_t>(may_lag / std::max<std::size_t>(chunk, 1))) {
         filling_.resize(chunk);
@@ -70,6 +91,11 @@ public:
         if (count == 0) return;
         if (!thread_.joinable()) {
             const auto bytes = std::span<const std::uint8_t>(filling_.data(), count);
+            if (start_) std::exchange(start_, nullptr)->operator()();
+            if (fused_) {
+                (*fused_)(bytes);
+                return;
+            }
             if (shared_) (*shared_)(bytes);
             sink_(bytes);
             return;
@@ -116,15 +142,14 @@ private:
         }
     }
 
-    // Runs one call: `sink` (sink_side) or `shared` on chunk `index`, the lock let go
-    // meanwhile; a throw becomes failure_. Under mutex_ before and after.
-    bool run_one(std::unique_lock<std::mutex>& lock, bool sink_side, std::uint64_t index) {
+    // Runs one call of `job` (`sink`, `shared` or `fused`) on chunk `index`, the lock
+    // let go meanwhile; a throw becomes failure_. Under mutex_ before and after.
+    bool run_one(std::unique_lock<std::mutex>& lock, const Sink& job, std::uint64_t index) {
         const auto bytes = chunk(index);
         lock.unlock();
         std::exception_ptr thrown;
         try {
-            if (sink_side) sink_(bytes);
-            else (*shared_)(bytes);
+            job(bytes);
         } catch (...) {
             thrown = std::current_exception();
         }
@@ -138,7 +163,7 @@ private:
     bool claim_shared(std::unique_lock<std::mutex>& lock) {
         if (!shared_ || shared_busy_ || shared_done_ == delivered() || failure_) return false;
         shared_busy_ = true;
-        const bool done = run_one(lock, false, shared_done_);
+        const bool done = run_one(lock, *shared_, shared_done_);
         shared_busy_ = false;
         if (done) {
             ++shared_done_;
@@ -151,6 +176,11 @@ private:
     // failure of either sink is rethrown here.
     template <typename Done>
     void help_until(std::unique_lock<std::mutex>& lock, Done done) {
+        producer_idle_ = true;  // under mutex_ whenever it is looked at
+        struct Busy {
+            bool& idle;
+            ~Busy() { idle = false; }
+        } busy{producer_idle_};
         while (true) {
             if (failure_) std::rethrow_exception(failure_);
             if (done()) return;
@@ -158,13 +188,30 @@ private:
         }
     }
 
-    // The helper: `sink` first, `shared` when it has caught up with `sink`.
+    // The helper: `sink` first (`fused` where it may take `shared` too, unless the
+    // producer has time for `shared`: two threads beat one pairing), `shared` when
+    // it has caught up with `sink`.
     void run() noexcept {
+        if (start_) {
+            try {
+                (*start_)();
+            } catch (...) {
+                const std::lock_guard guard(mutex_);
+                failure_ = std::current_exception();
+                changed_.notify_all();
+                return;
+            }
+        }
         std::unique_lock lock(mutex_);
         while (true) {
             if (abandon_ || failure_) return;
             if (sunk_ < delivered()) {
-                if (!run_one(lock, true, sunk_)) return;
+                const bool both = fused_ && !shared_busy_ && !producer_idle_ && shared_done_ == sunk_;
+                if (both) shared_busy_ = true;
+                const bool done = run_one(lock, both ? *fused_ : sink_, sunk_);
+                if (both) shared_busy_ = false;
+                if (!done) return;
+                shared_done_ += both;
                 ++sunk_;
                 release_seen();
                 continue;
@@ -199,6 +246,8 @@ private:
 
     const Sink& sink_;
     const Sink* shared_;  // the caller's, like sink_; null: none
+    const Sink* fused_;   // the caller's too; null: none
+    const Start* start_;  // the caller's too; null: none (or, without a helper, run)
     std::size_t chunk_;
     std::size_t max_buffers_;                      // 2 plus what the lag allows
     std::vector<std::uint8_t> filling_;            // the producer's
@@ -209,6 +258,7 @@ private:
     std::deque<Queued> queued_;
     std::uint64_t base_ = 0, sunk_ = 0, shared_done_ = 0;
     bool shared_busy_ = false;
+    bool producer_idle_ = false;  // the producer waits in help_until
     std::vector<std::vector<std::uint8_t>> free_;  // buffers both sinks are done with; under mutex_
     std::size_t buffers_ = 1;                      // made so far; under mutex_
     bool stopping_ = false, abandon_ = false;

@@ -125,13 +125,22 @@ public:
     explicit ContentDigest(const ContentSink& sink) : sink_(sink) {}
     void update(std::span<const std::uint8_t> bytes) {
         hash_.update(bytes);
-        crc_ = crc32(crc_, bytes);
-        if (sink_) sink_(bytes);
+        after_hash(bytes);
+    }
+    // The same, and `other` takes the bytes too, the two hashes paired.
+    void update_beside(std::span<const std::uint8_t> bytes, Sha256& other) {
+        Sha256::update_pair(other, bytes, hash_, bytes);
+        after_hash(bytes);
     }
     std::array<std::uint8_t, 32> sha256() { return hash_.digest(); }
     std::uint32_t crc32_value() const { return crc_; }
 
 private:
+    void after_hash(std::span<const std::uint8_t> bytes) {
+        crc_ = crc32(crc_, bytes);
+        if (sink_) sink_(bytes);
+    }
+
     const ContentSink& sink_;
     Sha256 hash_;
     std::uint32_t crc_ = 0;
@@ -557,9 +566,11 @@ class EditedStream {
 public:
     EditedStream(const ByteEdits& edits, ContentDigest& digest) : edits_(edits), digest_(digest) {}
 
-    void take(std::span<const std::uint8_t> chunk, std::uint64_t at) {
+    // `original`, when given, takes the whole chunk as well (EditedDigest::take).
+    void take(std::span<const std::uint8_t> chunk, std::uint64_t at, Sha256* original = nullptr) {
         if (at != position_) throw std::logic_error("plan_splice: the original was not read in order");
         const std::uint64_t end = at + chunk.size();
+        std::size_t original_fed = 0;  // bytes of the chunk `original` has taken
         while (position_ < end) {
             if (position_ >= skip_to_) insert_edits_at(position_);
             if (position_ < skip_to_) {
@@ -568,9 +579,18 @@ public:
             }
             const std::uint64_t stop = next_ < edits_.size() ? std::min(end, edits_[next_].offset) : end;
             if (stop <= position_) throw std::logic_error("plan_splice: edits out of order");
-            digest_.update(chunk.subspan(static_cast<std::size_t>(position_ - at), static_cast<std::size_t>(stop - position_)));
+            const auto from = static_cast<std::size_t>(position_ - at), until = static_cast<std::size_t>(stop - at);
+            const auto same = chunk.subspan(from, until - from);
+            if (original) {
+                original->update(chunk.subspan(original_fed, from - original_fed));  // the bytes edits replace
+                digest_.update_beside(same, *original);
+                original_fed = until;
+            } else {
+                digest_.update(same);
+            }
             position_ = stop;
         }
+        if (original) original->update(chunk.subspan(original_fed));
     }
 
     std::uint64_t position() const { return position_; }  // original bytes taken so far
@@ -697,6 +717,10 @@ EditedDigest::~EditedDigest() = default;
 
 void EditedDigest::take(std::span<const std::uint8_t> chunk) {
     state_->stream.take(chunk, state_->stream.position());
+}
+
+void EditedDigest::take(std::span<const std::uint8_t> chunk, Sha256& original) {
+    state_->stream.take(chunk, state_->stream.position(), &original);
 }
 
 ContentDigests EditedDigest::finish(std::uint64_t size) {

@@ -1,5 +1,6 @@
 // SinkPipeline (src/zip/sink_pipeline.hpp, private to zip: included by path): how
-// far a sink may fall behind its producer, in order, and a sink's failure.
+// far a sink may fall behind its producer, in order, a sink's failure, and the
+// jobs beside the sink (shared, fused, start).
 #include "../../src/zip/sink_pipeline.hpp"
 
 #include "scoped_thread_budget.hpp"
@@ -116,7 +117,7 @@ TEST_CASE("SinkPipeline: the shared job runs in order on whichever thread has ti
     };
     std::thread::id producer_id;
     {
-        SinkPipeline pipeline(sink, kChunk, true, 0, &hash);
+        SinkPipeline pipeline(sink, kChunk, true, 0, {.shared = &hash});
         REQUIRE(pipeline.overlapped());
         std::thread producer([&] {
             producer_id = std::this_thread::get_id();
@@ -149,11 +150,109 @@ TEST_CASE("SinkPipeline: without a spare thread both sinks run inside deliver(),
     std::vector<std::string> calls;
     SinkPipeline::Sink sink = [&](std::span<const std::uint8_t> bytes) { calls.push_back("sink " + std::to_string(bytes.size())); };
     SinkPipeline::Sink hash = [&](std::span<const std::uint8_t> bytes) { calls.push_back("shared " + std::to_string(bytes.size())); };
-    SinkPipeline pipeline(sink, kChunk, true, 64 * kChunk, &hash);
+    SinkPipeline pipeline(sink, kChunk, true, 64 * kChunk, {.shared = &hash});
     CHECK_FALSE(pipeline.overlapped());
     pipeline.deliver(10);
     CHECK(calls == std::vector<std::string>{"shared 10", "sink 10"});
     pipeline.deliver(20);
     pipeline.finish();
     CHECK(calls.size() == 4);
+}
+
+TEST_CASE("SinkPipeline: the sink's start runs first on the helper while the producer goes on; fused runs both jobs on "
+          "chunks no thread has hashed") {
+    const ScopedThreadBudget budget(2);
+    std::atomic<bool> release = false;
+    std::atomic<int> shared_calls = 0;
+    std::vector<int> sunk, shared;  // chunk numbers, through `sink` or `fused` / `shared` or `fused`
+    std::vector<std::thread::id> shared_on;
+    int fused_calls = 0;
+    bool started_before_sink = false;
+    bool started = false;
+    SinkPipeline::Start start = [&] {
+        while (!release.load()) std::this_thread::sleep_for(1ms);
+        started = true;
+    };
+    SinkPipeline::Sink sink = [&](std::span<const std::uint8_t> bytes) {
+        started_before_sink = started;
+        sunk.push_back(bytes.front());
+    };
+    SinkPipeline::Sink hash = [&](std::span<const std::uint8_t> bytes) {
+        shared.push_back(bytes.front());
+        shared_on.push_back(std::this_thread::get_id());
+        ++shared_calls;
+    };
+    SinkPipeline::Sink fused = [&](std::span<const std::uint8_t> bytes) {
+        ++fused_calls;
+        hash(bytes);
+        sink(bytes);
+    };
+    std::thread::id producer_id;
+    {
+        SinkPipeline pipeline(sink, kChunk, true, 4 * kChunk, {.shared = &hash, .fused = &fused, .start = &start});
+        REQUIRE(pipeline.overlapped());
+        std::thread producer([&] {
+            producer_id = std::this_thread::get_id();
+            for (int i = 0; i < kChunks; ++i) {
+                if (i >= kChunks / 2) std::this_thread::sleep_for(20ms);  // busy: the helper catches up and fuses
+                auto room = pipeline.room();
+                std::fill(room.begin(), room.begin() + kChunk, static_cast<std::uint8_t>(i));
+                pipeline.deliver(kChunk);
+            }
+            pipeline.finish();
+        });
+        // The helper is held in `start`: the producer fills the two buffers and the
+        // four the lag allows, hashing the queued chunks while it waits, then waits.
+        CHECK(reaches(shared_calls, 6));
+        std::this_thread::sleep_for(50ms);
+        CHECK(shared_calls.load() == 6);
+        CHECK(sunk.empty());
+        release = true;
+        producer.join();
+    }
+    std::vector<int> in_order(kChunks);
+    for (int i = 0; i < kChunks; ++i) in_order[i] = i;
+    CHECK(sunk == in_order);
+    CHECK(shared == in_order);
+    CHECK(started_before_sink);
+    for (int i = 0; i < 6; ++i) CHECK(shared_on[i] == producer_id);
+    CHECK(fused_calls >= 1);  // the chunks delivered slowly, to a helper that had caught up
+    CHECK(fused_calls <= kChunks - 6);
+}
+
+TEST_CASE("SinkPipeline: without a spare thread the first deliver() runs the start, then fused in place of both jobs") {
+    const ScopedThreadBudget budget(1);
+    std::vector<std::string> calls;
+    SinkPipeline::Start start = [&] { calls.push_back("start"); };
+    SinkPipeline::Sink sink = [&](std::span<const std::uint8_t> bytes) { calls.push_back("sink " + std::to_string(bytes.size())); };
+    SinkPipeline::Sink hash = [&](std::span<const std::uint8_t> bytes) { calls.push_back("shared " + std::to_string(bytes.size())); };
+    SinkPipeline::Sink fused = [&](std::span<const std::uint8_t> bytes) { calls.push_back("fused " + std::to_string(bytes.size())); };
+    SinkPipeline pipeline(sink, kChunk, true, 64 * kChunk, {.shared = &hash, .fused = &fused, .start = &start});
+    CHECK_FALSE(pipeline.overlapped());
+    CHECK(calls.empty());
+    pipeline.deliver(10);
+    pipeline.deliver(20);
+    pipeline.finish();
+    CHECK(calls == std::vector<std::string>{"start", "fused 10", "fused 20"});
+}
+
+TEST_CASE("SinkPipeline: a start that throws stops the producer with its error; the sink never runs") {
+    const ScopedThreadBudget budget(2);
+    int sink_calls = 0;
+    SinkPipeline::Start start = [] {
+        std::this_thread::sleep_for(20ms);
+        throw std::runtime_error("start failed");
+    };
+    SinkPipeline::Sink sink = [&](std::span<const std::uint8_t>) { ++sink_calls; };
+    bool thrown = false;
+    try {
+        SinkPipeline pipeline(sink, kChunk, true, 64 * kChunk, {.start = &start});
+        REQUIRE(pipeline.overlapped());
+        for (int i = 0; i < 200; ++i) pipeline.deliver(kChunk);
+        pipeline.finish();
+    } catch (const std::runtime_error& error) {
+        thrown = std::string(error.what()) == "start failed";
+    }
+    CHECK(thrown);
+    CHECK(sink_calls == 0);
 }

@@ -75,11 +75,15 @@ std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
 // zip::SeekableMember::spacing(size) inflated bytes, so that the InflatedMember
 // on_indexed gets (no data; blocks, windows, size, CRC-32) can build a
 // zip::SeekableMember and read any range again.
-// A sink that starts with work of its own may be allowed to fall behind the
-// inflate by `may_lag` bytes (zip::InflateOptions::sink_may_lag).
+// A sink may start with work of its own, `start`, and be allowed to fall behind
+// the inflate by `may_lag` bytes meanwhile (zip::InflateOptions::sink_start and
+// sink_may_lag); one that hashes may give `hashing`, the same sink taking the
+// member's SHA-256 too, to pair the two hashes (zip::InflateOptions::sink_hashing).
 struct StreamSink {
     zip::InflateSink sink;
     std::uint64_t may_lag = 0;
+    std::function<void(std::span<const std::uint8_t>, Sha256&)> hashing = {};
+    std::function<void()> start = {};
 };
 using StreamSinkFor = std::function<StreamSink(const zip::Member&)>;
 std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,

@@ -44,6 +44,7 @@
 // whole.
 #pragma once
 
+#include "wheelfix/util/sha256.hpp"
 #include "wheelfix/zip/archive.hpp"
 #include "wheelfix/zip/codec.hpp"
 
@@ -122,6 +123,16 @@ struct InflateOptions {
     // inflate, queued, before the inflate waits for it (zip/sink_pipeline.hpp). 0:
     // two buffers. For a sink that starts with work of its own (relink's speculation).
     std::uint64_t sink_may_lag = 0;
+    // The same sink as inflate_indexed's `sink`, that also feeds each chunk it is
+    // handed to the member's SHA-256 (the second argument), pairing that hash with
+    // its own (Sha256::update_pair). With sha256 and a pipeline, the pass hands it
+    // the chunks whose SHA-256 no thread has begun (SinkPipeline's fused job), and
+    // `sink` the others. For relink's sink, which hashes the member's edited copy.
+    std::function<void(std::span<const std::uint8_t>, Sha256&)> sink_hashing = {};
+    // The sink's own work before its first chunk (relink's speculation): on the
+    // pipeline's thread while the inflate goes on, the chunks queuing for it (up
+    // to sink_may_lag), else right before the sink's first call.
+    std::function<void()> sink_start = {};
 };
 
 // Kept members (the ones a splice re-deflates around edits) are indexed by zlib

@@ -133,9 +133,11 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
 // The new content's digests, computed while the ORIGINAL streams past: take() gets
 // the original's inflated bytes in order, from its first; the edits' bytes are put
 // in place of those they replace as they pass (apply_edits' layout, never
-// materialized). finish(size) after the original's last byte: std::logic_error
-// when the bytes taken are not `size` or an edit lies past them. `edits` must
-// outlive this and be valid for `size` (edits_problem).
+// materialized). take(chunk, original) also feeds the chunk, all of it, to
+// `original` (the original's own SHA-256), the two hashes paired where the bytes
+// are the same (Sha256::update_pair). finish(size) after the original's last
+// byte: std::logic_error when the bytes taken are not `size` or an edit lies past
+// them. `edits` must outlive this and be valid for `size` (edits_problem).
 class EditedDigest {
 public:
     explicit EditedDigest(const ByteEdits& edits);
@@ -144,6 +146,7 @@ public:
     EditedDigest(const EditedDigest&) = delete;
     EditedDigest& operator=(const EditedDigest&) = delete;
     void take(std::span<const std::uint8_t> chunk);
+    void take(std::span<const std::uint8_t> chunk, Sha256& original);
     ContentDigests finish(std::uint64_t size);
 
 private:
