@@ -31,13 +31,14 @@
 // byte. Cost: one inflate of the head, plus FarReader's (about the inflate of the
 // member from a little before the lowest wanted range to its end: 133 MB, 0.17 s,
 // for libcublasLt's PT_DYNAMIC); memory: the head, the kept ranges and FarReader's
-// ring (16 MiB). The executor runs it in the pass's sink, on the pass's second
-// thread, while the inflate goes on: the chunks inflated meanwhile queue for the
-// sink, kSpeculationLag bytes at most; then the inflating thread hashes the queued
-// chunks for the input's SHA-256 (SinkPipeline's shared job) until the sink takes
-// them. libcublasLt, measured side by side (bench/README.md, round 6): a 64 MiB lag
-// gave 0.99 s, 128 MiB 1.04 s (more fresh memory, 0.1 s more system time), 32 MiB
-// 1.03 s, none (the speculation before the pass) 1.15 s.
+// ring (16 MiB). The executor runs it as the pass's sink's start job, on the pass's
+// second thread, while the inflate goes on: the chunks inflated meanwhile queue for
+// the sink, kSpeculationLag bytes at most; then the inflating thread hashes the
+// queued chunks for the input's SHA-256 (SinkPipeline's shared job) until the sink
+// takes them. libcublasLt, measured side by side (bench/README.md, round 6): a 64 MiB
+// lag gave 0.99 s, 128 MiB 1.04 s (more fresh memory, 0.1 s more system time), 32 MiB
+// 1.03 s, none (the speculation before the pass) 1.15 s; round 7, with the hashes
+// paired: 32, 64, 96 and 128 MiB within the machine's noise (0.87-0.92 s).
 #pragma once
 
 #include "wheelfix/elf/editor.hpp"
