@@ -85,11 +85,45 @@ struct Budget {
 
 enum class Outcome { entered, rejected, spent };
 
-// What a candidate that inflated to the stream's exact end gave.
+// What a candidate that inflated to the stream's exact end, or that the locator
+// placed, gave.
 struct Entry {
     std::uint64_t bit = 0;         // in the member's compressed bytes
-    std::uint64_t count = 0;       // bytes it inflated to: the entry's content offset is size - count
+    std::uint64_t count = 0;       // bytes it inflated (to the stream's end, or until located)
     std::uint64_t independent = 0; // count at which the window-independent bytes begin
+    std::uint64_t offset = 0;      // the entry's content offset: size - count, or the locator's
+    bool located = false;
+};
+
+// Hands the locator the window-independent bytes as they come, each piece after
+// the last kLocatorOverlap bytes of the ones before (so that what it looks for
+// may straddle two steps), and keeps its answer.
+class LocatorFeed {
+public:
+    explicit LocatorFeed(const FarReader::Locator& locate) : locate_(locate) {}
+
+    // bytes: decoded [count, count + size); independent: where such bytes begin.
+    std::optional<std::uint64_t> offer(std::span<const std::uint8_t> bytes, std::uint64_t count, std::uint64_t independent) {
+        if (!locate_) return std::nullopt;
+        if (count + bytes.size() <= independent) return std::nullopt;
+        if (count < independent) {
+            bytes = bytes.subspan(static_cast<std::size_t>(independent - count));
+            count = independent;
+        }
+        if (carry_end_ != count) carry_.clear();  // not contiguous with what came before
+        const std::uint64_t first = count - carry_.size();
+        carry_.insert(carry_.end(), bytes.begin(), bytes.end());
+        auto found = locate_(carry_, first);
+        const std::size_t keep = std::min(carry_.size(), FarReader::kLocatorOverlap);
+        carry_.erase(carry_.begin(), carry_.end() - static_cast<std::ptrdiff_t>(keep));
+        carry_end_ = count + bytes.size();
+        return found;
+    }
+
+private:
+    const FarReader::Locator& locate_;
+    std::vector<std::uint8_t> carry_;
+    std::uint64_t carry_end_ = 0;
 };
 
 // The ring: the last ring.size() bytes of a decode, byte c of it at ring[c % size].
@@ -105,7 +139,7 @@ struct Ring {
 // on, as far as they were read) with a 0x00 window into the ring and, until they
 // converge, a 0xff window beside it. far_read.hpp says when it is an entry.
 Outcome try_entry(const Archive& archive, const Member& member, std::uint64_t bit, Bytes ahead, Ring& ring, Budget& budget,
-                  FarReader::Stats& stats, Entry& entry) {
+                  const FarReader::Locator& locate, FarReader::Stats& stats, Entry& entry) {
     Inflater zeros, ones;
     CompressedFeed feed = resume_at(zeros, archive, member, bit, ahead, 0x00);
     resume_at(ones, archive, member, bit, ahead, 0xff);
@@ -114,6 +148,7 @@ Outcome try_entry(const Archive& archive, const Member& member, std::uint64_t bi
     bool converged = false;
     Bytes input;
     bool input_left = true;
+    LocatorFeed locator(locate);
     ++stats.candidates;
     try {
         while (true) {
@@ -138,6 +173,13 @@ Outcome try_entry(const Archive& archive, const Member& member, std::uint64_t bi
             input = input.subspan(step.consumed);
             if (count > member.size) return Outcome::rejected;
             converged = converged || count - independent >= kWindow;
+            if (converged && !step.ended) {
+                const auto placed = locator.offer(room.first(step.produced), count - step.produced, independent);
+                if (placed && *placed <= member.size && count <= member.size - *placed) {
+                    entry = Entry{bit, count, independent, *placed, true};
+                    return Outcome::entered;
+                }
+            }
             if (step.ended) break;
             if (step.consumed == 0 && step.produced == 0 && (!input.empty() || !input_left))
                 return Outcome::rejected;  // stuck, or the stream is cut short
@@ -147,23 +189,32 @@ Outcome try_entry(const Archive& archive, const Member& member, std::uint64_t bi
     }
     // The stream must end with the member's compressed bytes, and the decoders agree from some point on.
     if (!input.empty() || (input_left && !feed.next().empty()) || !converged) return Outcome::rejected;
-    entry = Entry{bit, count, independent};
+    entry = Entry{bit, count, independent, member.size - count, false};
     return Outcome::entered;
 }
 
-// The compressed offset to enter at for content offset `lowest`: proportional the
-// first time; after an entry that began too late, back from it by the distance
-// still to go, at the ratio of the bytes after it, with the convergence distance
-// it took as a margin.
+// The compressed offset to enter at for content offset `lowest`: the first time,
+// proportional, with a margin on the distance from the start (kFirstGuessMargin)
+// or, when that lies closer, on the distance from the end (kTailGuessMargin, plus
+// kTailGuessSlack: a member's end, often less compressible than the whole, is
+// entered near it); after an entry that began too late, back from it by the
+// distance still to go, at the ratio of the bytes after it (of the whole member,
+// for an entry the locator placed), with the convergence distance it took as a margin.
 std::uint64_t guess_entry(const Member& member, std::uint64_t lowest, const std::optional<Entry>& late) {
     if (!late) {
         const double share = static_cast<double>(lowest) / static_cast<double>(member.size);
-        return static_cast<std::uint64_t>(static_cast<double>(member.compressed_size) * share * FarReader::kFirstGuessMargin);
+        const double proportional = static_cast<double>(member.compressed_size) * share;
+        const double to_end = static_cast<double>(member.compressed_size) - proportional;
+        const double from_end = static_cast<double>(member.compressed_size) - to_end * FarReader::kTailGuessMargin -
+                                static_cast<double>(FarReader::kTailGuessSlack);
+        return static_cast<std::uint64_t>(std::max({proportional * FarReader::kFirstGuessMargin, from_end, 0.0}));
     }
     const std::uint64_t at = late->bit / 8;
-    const std::uint64_t offset = member.size - late->count;
+    const std::uint64_t offset = late->offset;
     const std::uint64_t known = offset + late->independent;
-    const double ratio = static_cast<double>(member.compressed_size - at) / static_cast<double>(std::max<std::uint64_t>(late->count, 1));
+    const double ratio = late->located ? static_cast<double>(member.compressed_size) / static_cast<double>(member.size)
+                                       : static_cast<double>(member.compressed_size - at) /
+                                             static_cast<double>(std::max<std::uint64_t>(late->count, 1));
     const std::uint64_t content_back = (known - lowest) + late->independent + (std::uint64_t(64) << 10);
     const double back = static_cast<double>(content_back) * ratio * 1.25 + 65536.0;
     return static_cast<double>(at) > back ? at - static_cast<std::uint64_t>(back) : 0;
@@ -171,7 +222,7 @@ std::uint64_t guess_entry(const Member& member, std::uint64_t lowest, const std:
 
 // The first candidate from compressed byte `from` on that is an entry.
 Outcome find_entry(const Archive& archive, const Member& member, std::uint64_t from, Ring& ring, Budget& budget,
-                   FarReader::Stats& stats, Entry& entry) {
+                   const FarReader::Locator& locate, FarReader::Stats& stats, Entry& entry) {
     std::vector<std::uint8_t> ahead;
     {
         const timings::Scope scope(timings::Phase::read);
@@ -188,7 +239,7 @@ Outcome find_entry(const Archive& archive, const Member& member, std::uint64_t f
         if (!block_header::could_start_block(scanned, at)) continue;
         if (budget.candidates-- <= 0) return Outcome::rejected;
         const Outcome outcome = try_entry(archive, member, 8 * from + at, scanned.subspan(static_cast<std::size_t>(at / 8)), ring,
-                                          budget, stats, entry);
+                                          budget, locate, stats, entry);
         if (outcome != Outcome::rejected) return outcome;
     }
     return Outcome::rejected;
@@ -197,7 +248,8 @@ Outcome find_entry(const Archive& archive, const Member& member, std::uint64_t f
 }  // namespace far_search
 }  // namespace
 
-std::optional<FarReader> FarReader::open(const Archive& archive, const Member& member, std::uint64_t lowest) {
+std::optional<FarReader> FarReader::open(const Archive& archive, const Member& member, std::uint64_t lowest,
+                                         const Locator& locate) {
     lowest = std::min(lowest, member.size);
     FarReader reader(archive, member);
     if (member.method == Method::stored) {
@@ -206,7 +258,7 @@ std::optional<FarReader> FarReader::open(const Archive& archive, const Member& m
     }
     if (member.method != Method::deflated) return std::nullopt;
     if (lowest == member.size) {  // nothing to read: every range clamps to empty
-        reader.known_from_ = reader.entry_offset_ = reader.ring_begin_ = member.size;
+        reader.known_from_ = reader.entry_offset_ = reader.ring_begin_ = reader.decoded_end_ = member.size;
         return reader;
     }
     far_search::Ring ring;
@@ -224,9 +276,10 @@ std::optional<FarReader> FarReader::open(const Archive& archive, const Member& m
         budget.candidates = kMaxCandidates;
         ++reader.stats_.entries;
         far_search::Entry entry;
-        if (far_search::find_entry(archive, member, from, ring, budget, reader.stats_, entry) != far_search::Outcome::entered)
+        if (far_search::find_entry(archive, member, from, ring, budget, locate, reader.stats_, entry) !=
+            far_search::Outcome::entered)
             return std::nullopt;
-        const std::uint64_t offset = member.size - entry.count;
+        const std::uint64_t offset = entry.offset;
         if (offset + entry.independent > lowest) {
             late = entry;
             continue;
@@ -234,10 +287,12 @@ std::optional<FarReader> FarReader::open(const Archive& archive, const Member& m
         reader.known_from_ = offset + entry.independent;
         reader.entry_bit_ = entry.bit;
         reader.entry_offset_ = offset;
-        reader.ring_begin_ = member.size - std::min<std::uint64_t>(entry.count, ring.bytes.size());
+        reader.decoded_end_ = offset + entry.count;
+        reader.ring_begin_ = reader.decoded_end_ - std::min<std::uint64_t>(entry.count, ring.bytes.size());
         reader.ring_ = std::move(ring.bytes);
         reader.stats_.entry_offset = offset;
         reader.stats_.entry_bit = entry.bit;
+        reader.stats_.located = entry.located;
         return reader;
     }
     return std::nullopt;
@@ -250,14 +305,18 @@ void FarReader::read(const ByteRanges& ranges, const RangeSink& sink) const {
             throw std::invalid_argument("FarReader::read: range at " + std::to_string(begin) + " starts before " +
                                         std::to_string(known_from_));
     if (member_->method == Method::stored) return read_stored(ranges, sink);
-    std::vector<ByteRanges::Range> before_ring, in_ring;
+    // In order: what lies before the ring inflated again from the entry, then the
+    // ring's; with anything past where the decode stopped, all in one sweep.
+    std::vector<ByteRanges::Range> all, swept, in_ring;
     for (auto [begin, end] : ranges.ranges()) {
         end = std::min(end, size);
         if (begin >= end) continue;
-        if (begin < ring_begin_) before_ring.emplace_back(begin, std::min(end, ring_begin_));
+        all.emplace_back(begin, end);
+        if (begin < ring_begin_) swept.emplace_back(begin, std::min(end, ring_begin_));
         if (end > ring_begin_) in_ring.emplace_back(std::max(begin, ring_begin_), end);
     }
-    if (!before_ring.empty()) read_before_ring(before_ring, sink);
+    if (!all.empty() && all.back().second > decoded_end_) return read_by_sweep(all, sink);
+    if (!swept.empty()) read_by_sweep(swept, sink);
     for (auto [begin, end] : in_ring) {
         while (begin < end) {
             const auto at = static_cast<std::size_t>((begin - entry_offset_) % ring_.size());
@@ -269,8 +328,8 @@ void FarReader::read(const ByteRanges& ranges, const RangeSink& sink) const {
 }
 
 // One sweep from the entry, with the same 0x00 window as open()'s decode (so the
-// same bytes), delivering the parts of `parts` (sorted, before the ring).
-void FarReader::read_before_ring(const std::vector<ByteRanges::Range>& parts, const RangeSink& sink) const {
+// same bytes), delivering the parts of `parts` (sorted, outside the ring).
+void FarReader::read_by_sweep(const std::vector<ByteRanges::Range>& parts, const RangeSink& sink) const {
     const timings::Scope scope(timings::Phase::inflate);
     Inflater inflater;
     std::vector<std::uint8_t> first(1);

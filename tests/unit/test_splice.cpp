@@ -24,7 +24,10 @@
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <map>
 #include <set>
 #include <thread>
@@ -506,7 +509,8 @@ TEST_CASE("inflate_indexed: wrong CRC, wrong size, corrupt and truncated streams
     for (std::size_t i = 0; i < text.size(); ++i) text[i] = static_cast<std::uint8_t>((i * 7919) >> 5);
     Bytes good = zlib_raw_deflate(text, 6);
     Bytes corrupt = good;
-    for (std::size_t i = 100; i < 120; ++i) corrupt[i] = 0xff;  // an invalid code somewhere
+    REQUIRE(corrupt.size() > 120);
+    std::fill(corrupt.begin() + 100, corrupt.begin() + 120, std::uint8_t{0xff});  // an invalid code somewhere
     Bytes truncated(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(good.size() / 2));
     struct Case {
         StoredMember member;
@@ -1211,6 +1215,75 @@ TEST_CASE("FarReader: a stored member is read in place; noise, cut streams and a
     CHECK_FALSE(zip::FarReader::open(archive, *archive.find("long.so"), lowest).has_value());
 }
 
+TEST_CASE("FarReader: a locator places the entry where it recognizes the bytes; its decode stops there") {
+    // A marker in the compressible part; 17 MiB of noise after it.
+    Bytes data = far_shaped(std::size_t(10) << 20, std::size_t(17) << 20);
+    const std::uint64_t size = data.size();
+    const std::uint64_t marked = (std::uint64_t(19) << 19) + 1001;  // 9.5 MiB + 1001: no alignment to lean on
+    const std::string marker = "wheelfix far-read locator marker 7f3a";
+    std::copy(marker.begin(), marker.end(), data.begin() + static_cast<std::ptrdiff_t>(marked));
+    TempDir dir;
+    write_python_style_zip(dir / "a.zip", {deflated_member("big.so", data, zlib_raw_deflate(data, 6))});
+    const Archive archive = Archive::open(dir / "a.zip");
+    const zip::Member& member = archive.members().front();
+    int calls = 0;
+    const zip::FarReader::Locator locate = [&](std::span<const std::uint8_t> bytes, std::uint64_t count) -> std::optional<std::uint64_t> {
+        ++calls;
+        const auto found = std::search(bytes.begin(), bytes.end(), marker.begin(), marker.end());
+        if (found == bytes.end()) return std::nullopt;
+        return marked - (count + static_cast<std::uint64_t>(found - bytes.begin()));
+    };
+    const auto reader = zip::FarReader::open(archive, member, marked, locate);
+    const auto plain = zip::FarReader::open(archive, member, marked);
+    REQUIRE(reader.has_value());
+    REQUIRE(plain.has_value());
+    CHECK(reader->stats().located);
+    CHECK(calls > 0);
+    CHECK(reader->known_from() <= marked);
+    // The first entry, too late, decodes to the end either way (the marker is not in
+    // it); the second stops at the marker, short of the 17.5 MiB after it.
+    CHECK(reader->stats().entries == plain->stats().entries);
+    CHECK(reader->stats().inflated + (size - marked) / 2 < plain->stats().inflated);
+    CHECK(reader->in_memory(marked, marked + marker.size()));
+    CHECK_FALSE(reader->in_memory(size - 1000, size));
+    // From memory, and past where the decode stopped (inflated again from the entry), in one read.
+    ByteRanges ranges;
+    ranges.add(marked, marked + 640);
+    ranges.add(size - 1000, size);
+    DeliveredBytes delivered(data);
+    reader->read(ranges, delivered.sink());
+    CHECK(delivered.all_equal);
+    CHECK(delivered.seen == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{marked, marked + 640}, {size - 1000, size}});
+
+    // A locator that recognizes nothing: the decode goes to the stream's end, as without one.
+    const auto unplaced = zip::FarReader::open(archive, member, marked, [](auto, auto) { return std::optional<std::uint64_t>{}; });
+    REQUIRE(unplaced.has_value());
+    CHECK_FALSE(unplaced->stats().located);
+    CHECK(unplaced->stats().inflated == plain->stats().inflated);
+    CHECK(unplaced->known_from() == plain->known_from());
+    CHECK(unplaced->in_memory(size - 1000, size));
+}
+
+TEST_CASE("FarReader: a member's end is entered near it, however incompressible the end is") {
+    const Bytes data = far_shaped(std::size_t(10) << 20, std::size_t(17) << 20);
+    const std::uint64_t size = data.size(), lowest = size - 100000;
+    TempDir dir;
+    write_python_style_zip(dir / "a.zip", {deflated_member("big.so", data, zlib_raw_deflate(data, 6))});
+    const Archive archive = Archive::open(dir / "a.zip");
+    const auto reader = zip::FarReader::open(archive, archive.members().front(), lowest);
+    REQUIRE(reader.has_value());
+    CHECK(reader->known_from() <= lowest);
+    // The entry lies kTailGuessSlack plus twice the proportional distance before the end:
+    // 1.48 MB inflated by both decoders (a guess proportional from the start, times
+    // kFirstGuessMargin, lay 2 MB back).
+    CHECK(reader->stats().inflated <= zip::FarReader::kTailGuessSlack + 6 * (size - lowest));
+    ByteRanges ranges;
+    ranges.add(lowest, size);
+    DeliveredBytes delivered(data);
+    reader->read(ranges, delivered.sink());
+    CHECK(delivered.all_equal);
+}
+
 TEST_CASE("EditedDigest: the edited content's digests from the original passing, and a pass that is not the original's is refused") {
     const Bytes original = varied_bytes(300000);
     const ByteEdits edits = {replace(10, 5), insert(150000, 70000), {original.size(), 0, Bytes(33, 0x11)}};
@@ -1221,6 +1294,16 @@ TEST_CASE("EditedDigest: the edited content's digests from the original passing,
     const auto digests = digest.finish(original.size());
     CHECK(digests.sha256 == sha256(expected));
     CHECK(digests.crc32 == crc_of(expected));
+
+    // The same, with the original's own SHA-256 fed beside it (the two hashes paired).
+    zip::EditedDigest paired(edits);
+    Sha256 original_hash;
+    paired.take(std::span(original).first(64 * 1000 + 3), original_hash);
+    paired.take(std::span(original).subspan(64 * 1000 + 3), original_hash);
+    const auto paired_digests = paired.finish(original.size());
+    CHECK(paired_digests.sha256 == sha256(expected));
+    CHECK(paired_digests.crc32 == crc_of(expected));
+    CHECK(original_hash.digest() == sha256(original));
 
     zip::EditedDigest short_read(edits);
     short_read.take(std::span(original).first(1000));

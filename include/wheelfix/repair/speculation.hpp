@@ -13,7 +13,10 @@
 // member's first kSpeculativeHead inflated bytes (where linkers put the dynamic
 // tables: elf/streamed_elf.hpp's first-load window) into a StreamedElf, and the
 // ranges its readers then want past them through zip::FarReader (which enters the
-// deflate stream near them without inflating what comes before), as many rounds as
+// deflate stream near them without inflating what comes before: PT_DYNAMIC's range
+// with a locator that recognizes its dynamic array, from the program headers'
+// PT_DYNAMIC and PT_LOAD entries, so that the decode stops there; others, the
+// section headers at the end, decoding to the end), as many rounds as
 // read_streamed would take; parses that partial image, asks `request_for(elf)`
 // which edits the command wants (nullopt: none), plans them (elf::plan_edits) and
 // returns the byte edits. nullopt, never an error, when the command wants none,
@@ -28,10 +31,10 @@
 // afterwards on the real bytes are these, byte for byte (and the splice's header
 // CRC-32, from the real pass's index, equals the hashed content's: zip/splice.hpp).
 // A wrong speculation costs the second read it was meant to save, never a wrong
-// byte. Cost: one inflate of the head, plus FarReader's (about the inflate of the
-// member from a little before the lowest wanted range to its end: 133 MB, 0.17 s,
-// for libcublasLt's PT_DYNAMIC); memory: the head, the kept ranges and FarReader's
-// ring (16 MiB). The executor runs it as the pass's sink's start job, on the pass's
+// byte. Cost: one inflate of the head, plus FarReader's: for libcublasLt, 18.6 MB
+// to PT_DYNAMIC and 1.4 MB for the section headers, where a decode to the end to
+// learn where it is took 133 MB and 0.17 s; memory: the head, the kept ranges and
+// a ring (16 MiB) per far read. The executor runs it as the pass's sink's start job, on the pass's
 // second thread, while the inflate goes on: the chunks inflated meanwhile queue for
 // the sink, kSpeculationLag bytes at most; then the inflating thread hashes the
 // queued chunks for the input's SHA-256 (SinkPipeline's shared job) until the sink

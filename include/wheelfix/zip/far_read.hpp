@@ -9,8 +9,9 @@
 // the tail is nearly incompressible, so a proportional guess, 78.9%, is too late).
 // Inflating from the start to reach it would be most of a full inflate; this
 // inflates from 71.0% (the guess times kFirstGuessMargin) to the end: 132.7 MB for
-// the 114.3 MB that must be (bench/README.md, "Far reads"). A guess that is still
-// too late costs a second decode from further back: about twice that.
+// the 114.3 MB that must be (bench/README.md, "Far reads"), or, with a locator
+// that recognizes the dynamic array (repair/speculation.cpp), to PT_DYNAMIC only:
+// 18.6 MB. A guess that is still too late costs a second decode from further back.
 //
 // Contract: FarReader::open(archive, member, lowest) returns a reader for the
 // member's content from known_from() <= lowest on, or nullopt when that cannot be
@@ -21,7 +22,11 @@
 //   - A stored member is read in place (known_from() 0; compressed and inflated
 //     sizes must agree). A member neither stored nor deflated: nullopt.
 //   - Entry: the compressed offset E of content offset `lowest` is guessed as
-//     compressed_size * lowest / size * kFirstGuessMargin; the bit offsets from E on
+//     compressed_size * lowest / size * kFirstGuessMargin, or, when later (near the
+//     end), compressed_size less kTailGuessMargin times the proportional distance
+//     to the end, less kTailGuessSlack (a member's end is often less compressible
+//     than the whole: the section headers of libcublasLt cost 1.4 MB, not the 37
+//     MB the first guess would); the bit offsets from E on
 //     (at most kEntryScanBytes compressed bytes) are tried in order as the start of
 //     a deflate block (zip/block_header: a dynamic header zlib would accept, or a
 //     stored block's LEN/NLEN; fixed-Huffman blocks, which any bits can start, are
@@ -33,6 +38,14 @@
 //     having given no more than the member's size; else the candidate is rejected
 //     and the next bit tried (at most kMaxCandidates per entry). The entry's
 //     content offset is size - count (the size is the central directory's).
+//   - With a `locate` callback: it is handed the window-independent bytes as they
+//     come (each piece after the last kLocatorOverlap bytes of those before it),
+//     with their decode position; when it names the entry's content offset (one
+//     that leaves the bytes decoded within the size) the decode stops there, and
+//     that is the entry: ranges past where it stopped are inflated again from the
+//     entry (in_memory() tells). A locator that names nothing changes nothing.
+//     Its answer is trusted as the end-of-stream count is: a wrong one gives wrong
+//     bytes, for a caller that checks them (below).
 //   - In lockstep a second decoder inflates the same bits after a window of 0xff
 //     bytes. A back-reference copies bytes verbatim, so every byte that derives from
 //     the unknown window differs between the two; once their last 32 KiB are equal
@@ -46,7 +59,8 @@
 //     took to converge as a margin); at most kMaxEntries entries.
 //   - The last kRing bytes of output (fewer for a smaller member) are kept, so
 //     read() serves ranges there from memory; it inflates from the entry again
-//     (0x00 window: the same bytes) for the others, in one sweep.
+//     (0x00 window: the same bytes) for the others, in one sweep (everything in
+//     it when a range lies past where a located decode stopped: in order).
 // Bounded whatever the bytes: one open() inflates at most
 // 2 x (size - lowest) + kBudgetSlack bytes in all (both decoders, every candidate
 // and entry together; a budget spent is nullopt), scans the bit offsets of at most
@@ -71,7 +85,9 @@
 #include "wheelfix/zip/seekable_member.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace wheelfix::zip {
@@ -79,16 +95,29 @@ namespace wheelfix::zip {
 class FarReader {
 public:
     static constexpr double kFirstGuessMargin = 0.9;
+    static constexpr double kTailGuessMargin = 2.0;
+    static constexpr std::uint64_t kTailGuessSlack = std::uint64_t(1) << 20;       // compressed bytes
+    static constexpr std::size_t kLocatorOverlap = std::size_t(64) << 10;          // bytes a locator sees again
     static constexpr std::uint64_t kEntryScanBytes = std::uint64_t(2) << 20;  // compressed bytes scanned per entry
     static constexpr int kMaxCandidates = 64;                                 // candidates inflated per entry
     static constexpr int kMaxEntries = 3;
     static constexpr std::uint64_t kRing = std::uint64_t(16) << 20;           // last bytes kept in memory
     static constexpr std::uint64_t kBudgetSlack = std::uint64_t(64) << 20;    // inflated beyond 2 x (size - lowest)
 
-    static std::optional<FarReader> open(const Archive& archive, const Member& member, std::uint64_t lowest);
+    // Where decoded bytes lie: given the window-independent bytes from decode
+    // position `count` on (position 0: the entry), the entry's content offset when
+    // it recognizes them, else nullopt.
+    using Locator = std::function<std::optional<std::uint64_t>(std::span<const std::uint8_t> bytes, std::uint64_t count)>;
+
+    static std::optional<FarReader> open(const Archive& archive, const Member& member, std::uint64_t lowest,
+                                         const Locator& locate = {});
 
     // The first content offset read() can give (<= the `lowest` open() was given).
     std::uint64_t known_from() const { return known_from_; }
+    // Whether read() serves [begin, end) from memory, without inflating again.
+    bool in_memory(std::uint64_t begin, std::uint64_t end) const {
+        return member_->method == Method::stored || (begin >= ring_begin_ && end <= decoded_end_);
+    }
     // Delivers each range (clamped to the member's size; every non-empty range must
     // start at or after known_from(), else std::invalid_argument before anything is
     // delivered) as sink(chunk, offset), in order.
@@ -102,13 +131,14 @@ public:
         std::uint64_t inflated = 0;
         std::uint64_t entry_offset = 0;  // content offset of the kept entry
         std::uint64_t entry_bit = 0;     // its bit offset in the compressed bytes
+        bool located = false;            // the locator placed it (its decode stopped there)
     };
     const Stats& stats() const { return stats_; }
 
 private:
     FarReader(const Archive& archive, const Member& member) : archive_(&archive), member_(&member) {}
     void read_stored(const ByteRanges& ranges, const RangeSink& sink) const;
-    void read_before_ring(const std::vector<ByteRanges::Range>& parts, const RangeSink& sink) const;
+    void read_by_sweep(const std::vector<ByteRanges::Range>& parts, const RangeSink& sink) const;
 
     const Archive* archive_;
     const Member* member_;
@@ -116,6 +146,7 @@ private:
     std::uint64_t entry_bit_ = 0;     // where the entry block starts in the compressed bytes
     std::uint64_t entry_offset_ = 0;  // its content offset
     std::uint64_t ring_begin_ = 0;    // content offset of the ring's first byte
+    std::uint64_t decoded_end_ = 0;   // and past its last: the member's size, or where a located decode stopped
     // The last bytes of the entry's decode, circular: content offset x at (x - entry_offset_) % ring_.size().
     std::vector<std::uint8_t> ring_;
     Stats stats_;
