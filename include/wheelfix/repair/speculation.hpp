@@ -41,7 +41,8 @@
 // takes them. libcublasLt, measured side by side (bench/README.md, round 6): a 64 MiB
 // lag gave 0.99 s, 128 MiB 1.04 s (more fresh memory, 0.1 s more system time), 32 MiB
 // 1.03 s, none (the speculation before the pass) 1.15 s; round 7, with the hashes
-// paired: 32, 64, 96 and 128 MiB within the machine's noise (0.87-0.92 s).
+// paired and the far reads that stop: 32, 64, 96 and 128 MiB within the machine's
+// noise (0.81-0.92 s).
 #pragma once
 
 #include "wheelfix/elf/editor.hpp"
