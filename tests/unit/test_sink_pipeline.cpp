@@ -64,6 +64,56 @@ int delivered_while_held(std::uint64_t may_lag, std::vector<int>& seen) {
     return held;
 }
 
+// The chunk numbers a job saw, in order, and on which threads.
+struct Seen {
+    std::vector<int> chunks;
+    std::vector<std::thread::id> threads;
+    std::atomic<int> calls = 0;
+
+    SinkPipeline::Sink job() {
+        return [this](std::span<const std::uint8_t> bytes) {
+            chunks.push_back(bytes.front());
+            threads.push_back(std::this_thread::get_id());
+            ++calls;
+        };
+    }
+};
+
+// The producer on a thread of its own (it may wait): kChunks chunks, chunk i filled
+// with byte i, each from chunk `slow_from` on after 20 ms of other work; then finish().
+std::thread produce(SinkPipeline& pipeline, std::thread::id& id, int slow_from = kChunks) {
+    return std::thread([&pipeline, &id, slow_from] {
+        id = std::this_thread::get_id();
+        for (int i = 0; i < kChunks; ++i) {
+            if (i >= slow_from) std::this_thread::sleep_for(20ms);
+            auto room = pipeline.room();
+            std::fill(room.begin(), room.begin() + kChunk, static_cast<std::uint8_t>(i));
+            pipeline.deliver(kChunk);
+        }
+        pipeline.finish();
+    });
+}
+
+// What a producer delivering 200 chunks (up to 64 queued) through `sink` and
+// `jobs` is stopped with: the std::runtime_error's message, or "" for none.
+std::string failure_of(const SinkPipeline::Sink& sink, zip::SinkJobs jobs = {}) {
+    try {
+        SinkPipeline pipeline(sink, kChunk, true, 64 * kChunk, jobs);
+        REQUIRE(pipeline.overlapped());
+        for (int i = 0; i < 200; ++i) pipeline.deliver(kChunk);
+        pipeline.finish();
+    } catch (const std::runtime_error& error) {
+        return error.what();
+    }
+    return "";
+}
+
+std::vector<int> in_order() {
+    std::vector<int> chunks(kChunks);
+    for (int i = 0; i < kChunks; ++i) chunks[i] = i;
+    return chunks;
+}
+
 }  // namespace sink_pipeline_test
 
 using namespace sink_pipeline_test;
@@ -72,12 +122,10 @@ TEST_CASE("SinkPipeline: a sink falls behind by two buffers, or by may_lag bytes
     const ScopedThreadBudget budget(2);  // one spare share: the sink's thread
     std::vector<int> seen;
     CHECK(delivered_while_held(0, seen) == 1);
-    std::vector<int> in_order(kChunks);
-    for (int i = 0; i < kChunks; ++i) in_order[i] = i;
-    CHECK(seen == in_order);
+    CHECK(seen == in_order());
     seen.clear();
     CHECK(delivered_while_held(4 * kChunk, seen) == 5);
-    CHECK(seen == in_order);
+    CHECK(seen == in_order());
 }
 
 TEST_CASE("SinkPipeline: a lagging sink that throws stops the producer with its error") {
@@ -87,62 +135,38 @@ TEST_CASE("SinkPipeline: a lagging sink that throws stops the producer with its 
         std::this_thread::sleep_for(20ms);
         if (++calls == 2) throw std::runtime_error("sink failed");
     };
-    bool thrown = false;
-    try {
-        SinkPipeline pipeline(sink, kChunk, true, 64 * kChunk);
-        REQUIRE(pipeline.overlapped());
-        for (int i = 0; i < 200; ++i) pipeline.deliver(kChunk);
-        pipeline.finish();
-    } catch (const std::runtime_error& error) {
-        thrown = std::string(error.what()) == "sink failed";
-    }
-    CHECK(thrown);
+    CHECK(failure_of(sink) == "sink failed");
     CHECK(calls == 2);  // what was queued after the failure was dropped
 }
 
 TEST_CASE("SinkPipeline: the shared job runs in order on whichever thread has time, the waiting producer included") {
     const ScopedThreadBudget budget(2);
     std::atomic<bool> release = false;
-    std::atomic<int> shared_calls = 0;
-    std::vector<int> sunk, shared;
-    std::vector<std::thread::id> shared_on;
+    std::vector<int> sunk;
+    Seen shared;
     SinkPipeline::Sink sink = [&](std::span<const std::uint8_t> bytes) {
         while (!release.load()) std::this_thread::sleep_for(1ms);
         sunk.push_back(bytes.front());
     };
-    SinkPipeline::Sink hash = [&](std::span<const std::uint8_t> bytes) {
-        shared.push_back(bytes.front());
-        shared_on.push_back(std::this_thread::get_id());
-        ++shared_calls;
-    };
+    const SinkPipeline::Sink hash = shared.job();
     std::thread::id producer_id;
     {
         SinkPipeline pipeline(sink, kChunk, true, 0, {.shared = &hash});
         REQUIRE(pipeline.overlapped());
-        std::thread producer([&] {
-            producer_id = std::this_thread::get_id();
-            for (int i = 0; i < kChunks; ++i) {
-                auto room = pipeline.room();
-                std::fill(room.begin(), room.begin() + kChunk, static_cast<std::uint8_t>(i));
-                pipeline.deliver(kChunk);
-            }
-            pipeline.finish();
-        });
+        std::thread producer = produce(pipeline, producer_id);
         // The helper is held in `sink` on chunk 0; the producer, waiting for a buffer
         // at its second delivery, hashes chunks 0 and 1 itself, and then waits.
-        CHECK(reaches(shared_calls, 2));
+        CHECK(reaches(shared.calls, 2));
         std::this_thread::sleep_for(50ms);
-        CHECK(shared_calls.load() == 2);
+        CHECK(shared.calls.load() == 2);
         release = true;
         producer.join();
     }
-    std::vector<int> in_order(kChunks);
-    for (int i = 0; i < kChunks; ++i) in_order[i] = i;
-    CHECK(sunk == in_order);
-    CHECK(shared == in_order);
-    REQUIRE(shared_on.size() >= 2);
-    CHECK(shared_on[0] == producer_id);
-    CHECK(shared_on[1] == producer_id);
+    CHECK(sunk == in_order());
+    CHECK(shared.chunks == in_order());
+    REQUIRE(shared.threads.size() >= 2);
+    CHECK(shared.threads[0] == producer_id);
+    CHECK(shared.threads[1] == producer_id);
 }
 
 TEST_CASE("SinkPipeline: without a spare thread both sinks run inside deliver(), the shared job first") {
@@ -163,12 +187,10 @@ TEST_CASE("SinkPipeline: the sink's start runs first on the helper while the pro
           "chunks no thread has hashed") {
     const ScopedThreadBudget budget(2);
     std::atomic<bool> release = false;
-    std::atomic<int> shared_calls = 0;
-    std::vector<int> sunk, shared;  // chunk numbers, through `sink` or `fused` / `shared` or `fused`
-    std::vector<std::thread::id> shared_on;
+    std::vector<int> sunk;  // chunk numbers through `sink` or `fused`; `shared`'s likewise
+    Seen shared;
     int fused_calls = 0;
-    bool started_before_sink = false;
-    bool started = false;
+    bool started = false, started_before_sink = false;
     SinkPipeline::Start start = [&] {
         while (!release.load()) std::this_thread::sleep_for(1ms);
         started = true;
@@ -177,11 +199,7 @@ TEST_CASE("SinkPipeline: the sink's start runs first on the helper while the pro
         started_before_sink = started;
         sunk.push_back(bytes.front());
     };
-    SinkPipeline::Sink hash = [&](std::span<const std::uint8_t> bytes) {
-        shared.push_back(bytes.front());
-        shared_on.push_back(std::this_thread::get_id());
-        ++shared_calls;
-    };
+    const SinkPipeline::Sink hash = shared.job();
     SinkPipeline::Sink fused = [&](std::span<const std::uint8_t> bytes) {
         ++fused_calls;
         hash(bytes);
@@ -191,31 +209,21 @@ TEST_CASE("SinkPipeline: the sink's start runs first on the helper while the pro
     {
         SinkPipeline pipeline(sink, kChunk, true, 4 * kChunk, {.shared = &hash, .fused = &fused, .start = &start});
         REQUIRE(pipeline.overlapped());
-        std::thread producer([&] {
-            producer_id = std::this_thread::get_id();
-            for (int i = 0; i < kChunks; ++i) {
-                if (i >= kChunks / 2) std::this_thread::sleep_for(20ms);  // busy: the helper catches up and fuses
-                auto room = pipeline.room();
-                std::fill(room.begin(), room.begin() + kChunk, static_cast<std::uint8_t>(i));
-                pipeline.deliver(kChunk);
-            }
-            pipeline.finish();
-        });
+        // From the middle on the producer is busy between deliveries: the helper catches up and fuses.
+        std::thread producer = produce(pipeline, producer_id, kChunks / 2);
         // The helper is held in `start`: the producer fills the two buffers and the
         // four the lag allows, hashing the queued chunks while it waits, then waits.
-        CHECK(reaches(shared_calls, 6));
+        CHECK(reaches(shared.calls, 6));
         std::this_thread::sleep_for(50ms);
-        CHECK(shared_calls.load() == 6);
+        CHECK(shared.calls.load() == 6);
         CHECK(sunk.empty());
         release = true;
         producer.join();
     }
-    std::vector<int> in_order(kChunks);
-    for (int i = 0; i < kChunks; ++i) in_order[i] = i;
-    CHECK(sunk == in_order);
-    CHECK(shared == in_order);
+    CHECK(sunk == in_order());
+    CHECK(shared.chunks == in_order());
     CHECK(started_before_sink);
-    for (int i = 0; i < 6; ++i) CHECK(shared_on[i] == producer_id);
+    for (int i = 0; i < 6; ++i) CHECK(shared.threads[i] == producer_id);
     CHECK(fused_calls >= 1);  // the chunks delivered slowly, to a helper that had caught up
     CHECK(fused_calls <= kChunks - 6);
 }
@@ -244,15 +252,6 @@ TEST_CASE("SinkPipeline: a start that throws stops the producer with its error; 
         throw std::runtime_error("start failed");
     };
     SinkPipeline::Sink sink = [&](std::span<const std::uint8_t>) { ++sink_calls; };
-    bool thrown = false;
-    try {
-        SinkPipeline pipeline(sink, kChunk, true, 64 * kChunk, {.start = &start});
-        REQUIRE(pipeline.overlapped());
-        for (int i = 0; i < 200; ++i) pipeline.deliver(kChunk);
-        pipeline.finish();
-    } catch (const std::runtime_error& error) {
-        thrown = std::string(error.what()) == "start failed";
-    }
-    CHECK(thrown);
+    CHECK(failure_of(sink, {.start = &start}) == "start failed");
     CHECK(sink_calls == 0);
 }

@@ -1107,6 +1107,18 @@ struct DeliveredBytes {
     }
 };
 
+// Reads `wanted` (sorted, apart, within the member) through `reader` in one call:
+// every byte must be `content`'s, each range delivered whole and in order.
+void check_reads(const zip::FarReader& reader, const Bytes& content,
+                 const std::vector<std::pair<std::uint64_t, std::uint64_t>>& wanted) {
+    ByteRanges ranges;
+    for (const auto& [begin, end] : wanted) ranges.add(begin, end);
+    DeliveredBytes delivered(content);
+    reader.read(ranges, delivered.sink());
+    CHECK(delivered.all_equal);
+    CHECK(delivered.seen == wanted);
+}
+
 }  // namespace
 
 TEST_CASE("FarReader: ranges far from a member's end, exactly its bytes, whoever deflated it") {
@@ -1192,13 +1204,7 @@ TEST_CASE("FarReader: a stored member is read in place; noise, cut streams and a
         CHECK(inflated_after - inflated_before == reader->stats().inflated);
         CHECK(reader->stats().inflated >= size - reader->stats().entry_offset);
         CHECK(reader->known_from() <= from);
-        ByteRanges wanted;
-        wanted.add(from, from + 100);
-        wanted.add(size - 50, size);
-        DeliveredBytes small(data);
-        reader->read(wanted, small.sink());
-        CHECK(small.all_equal);
-        CHECK(small.seen == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{from, from + 100}, {size - 50, size}});
+        check_reads(*reader, data, {{from, from + 100}, {size - 50, size}});
     }
     // Past the end: a reader with nothing to give (every range clamps to empty).
     const auto past = zip::FarReader::open(archive, *archive.find("good.so"), size + 5);
@@ -1247,13 +1253,7 @@ TEST_CASE("FarReader: a locator places the entry where it recognizes the bytes; 
     CHECK(reader->in_memory(marked, marked + marker.size()));
     CHECK_FALSE(reader->in_memory(size - 1000, size));
     // From memory, and past where the decode stopped (inflated again from the entry), in one read.
-    ByteRanges ranges;
-    ranges.add(marked, marked + 640);
-    ranges.add(size - 1000, size);
-    DeliveredBytes delivered(data);
-    reader->read(ranges, delivered.sink());
-    CHECK(delivered.all_equal);
-    CHECK(delivered.seen == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{marked, marked + 640}, {size - 1000, size}});
+    check_reads(*reader, data, {{marked, marked + 640}, {size - 1000, size}});
 
     // A locator that recognizes nothing: the decode goes to the stream's end, as without one.
     const auto unplaced = zip::FarReader::open(archive, member, marked, [](auto, auto) { return std::optional<std::uint64_t>{}; });
@@ -1277,11 +1277,7 @@ TEST_CASE("FarReader: a member's end is entered near it, however incompressible 
     // 1.48 MB inflated by both decoders (a guess proportional from the start, times
     // kFirstGuessMargin, lay 2 MB back).
     CHECK(reader->stats().inflated <= zip::FarReader::kTailGuessSlack + 6 * (size - lowest));
-    ByteRanges ranges;
-    ranges.add(lowest, size);
-    DeliveredBytes delivered(data);
-    reader->read(ranges, delivered.sink());
-    CHECK(delivered.all_equal);
+    check_reads(*reader, data, {{lowest, size}});
 }
 
 TEST_CASE("EditedDigest: the edited content's digests from the original passing, and a pass that is not the original's is refused") {
