@@ -56,6 +56,7 @@ struct Sha256::State {
     // compressed, the rest kept pending.
     void take_at_block_start(std::span<const std::uint8_t> bytes) {
         if (bytes.empty()) return;
+        if (pending_count != 0) throw std::logic_error("Sha256: bytes taken mid-block as if at a block start");
         const std::size_t blocks = bytes.size() / kShaBlock;
         if (blocks) sha256_blocks::compress(chain, bytes.data(), blocks);
         const auto rest = bytes.subspan(blocks * kShaBlock);

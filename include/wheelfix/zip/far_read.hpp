@@ -38,9 +38,9 @@
 //     having given no more than the member's size; else the candidate is rejected
 //     and the next bit tried (at most kMaxCandidates per entry). The entry's
 //     content offset is size - count (the size is the central directory's).
-//   - With a `locate` callback: it is handed the window-independent bytes as they
-//     come (each piece after the last kLocatorOverlap bytes of those before it),
-//     with their decode position; when it names the entry's content offset (one
+//   - With a `locate` callback: once the two decoders agree, it is handed each
+//     step's window-independent bytes (after the last kLocatorOverlap bytes of
+//     those before it), with their decode position; when it names the entry's content offset (one
 //     that leaves the bytes decoded within the size) the decode stops there, and
 //     that is the entry: ranges past where it stopped are inflated again from the
 //     entry (in_memory() tells). A locator that names nothing changes nothing.
