@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <string_view>
 
@@ -179,6 +180,12 @@ void OutputFile::copy_from(int source_fd, std::uint64_t offset, std::uint64_t le
     if (!copy_in_kernel(source_fd, offset, length)) copy_through_memory(source_fd, offset, length);
 }
 
+void OutputFile::reserve(std::uint64_t bytes) {
+    if (bytes == 0 || bytes > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) return;
+    if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(bytes)) == 0)  // a hint: see the header
+        reserved_ = std::max(reserved_, bytes);
+}
+
 // False (with offset and length advanced past what was copied) when the kernel
 // cannot copy between these files; the rest is then copied through memory.
 bool OutputFile::copy_in_kernel(int source_fd, std::uint64_t& offset, std::uint64_t& length) {
@@ -230,6 +237,8 @@ void OutputFile::set_permissions(std::filesystem::perms perms) {
 
 void OutputFile::commit() {
     flush();
+    // Blocks reserved past what was written stay allocated until a truncate frees them.
+    if (reserved_ > position_ && ::ftruncate(fd_, static_cast<off_t>(position_)) != 0) fail("cannot write", errno);
     int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail("cannot write", errno);

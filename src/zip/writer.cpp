@@ -89,6 +89,17 @@ public:
     ArchiveWriter(const std::filesystem::path& destination, const Archive& input, Existing existing)
         : output_(destination, existing), input_(input), source_(input) {}
 
+    // The file's blocks for the compressed bytes already known (raw copies and
+    // precompressed members: the output is at least that long) are allocated at once.
+    void reserve(const std::vector<OutputMember>& members) {
+        std::uint64_t known = 0;
+        for (const auto& member : members) {
+            if (const auto* raw = std::get_if<RawCopy>(&member.source)) known += raw->member->compressed_size;
+            if (const auto* precompressed = std::get_if<Precompressed>(&member.source)) known += precompressed->data.compressed_size;
+        }
+        output_.reserve(known);
+    }
+
     void add(const OutputMember& member) {
         if (auto reason = unsafe_name_reason(member.name))
             fail("member " + member.name + ": unsafe name (" + *reason + ")");
@@ -191,6 +202,7 @@ private:
 void write_archive(const std::filesystem::path& destination, const Archive& input,
                    const std::vector<OutputMember>& members, Existing existing) {
     ArchiveWriter writer(destination, input, existing);
+    writer.reserve(members);
     for (const auto& member : members) writer.add(member);
     writer.finish();
 }

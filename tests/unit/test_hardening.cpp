@@ -13,8 +13,10 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -149,6 +151,29 @@ TEST_CASE("hardening: two outputs to one destination: the second commit refuses,
     CHECK(fs::file_size(dir.path / "out.whl") == 1);
     std::size_t entries = std::distance(fs::directory_iterator(dir.path), fs::directory_iterator());
     CHECK(entries == 1);  // no temporary left by the refused commit
+}
+
+TEST_CASE("hardening: reserve() allocates ahead and never changes what the file holds") {
+    TempDir dir;
+    struct stat info {};
+    {
+        OutputFile output(dir.path / "out.whl");
+        output.reserve(std::uint64_t(4) << 20);  // more than will be written
+        output.write(std::vector<std::uint8_t>(100000, 7));
+        output.reserve(0);
+        output.reserve(~std::uint64_t(0));  // beyond any file: nothing happens
+        output.write(std::vector<std::uint8_t>{1, 2, 3});
+        output.commit();
+    }
+    CHECK(fs::file_size(dir.path / "out.whl") == 100003);  // no trailing bytes from the reservation
+    std::ifstream in(dir.path / "out.whl", std::ios::binary);
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(bytes.size() == 100003);
+    CHECK(std::count(bytes.begin(), bytes.begin() + 100000, 7) == 100000);
+    CHECK(bytes[100002] == 3);
+    // The 4 MiB reserved past the end were given back at commit.
+    REQUIRE(::stat((dir.path / "out.whl").c_str(), &info) == 0);
+    CHECK(info.st_blocks * 512 < std::int64_t(1) << 20);
 }
 
 TEST_CASE("hardening: a staged file appears only when published; unpublished it leaves nothing (issue 16)") {
