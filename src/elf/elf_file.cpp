@@ -27,6 +27,10 @@ ElfFile ElfFile::parse_as_loader(std::span<const std::uint8_t> bytes, const Byte
     return Parser(bytes, present).without_sections().run();
 }
 
+ElfFile ElfFile::parse_headers(std::span<const std::uint8_t> bytes, const ByteRanges* present) {
+    return Parser(bytes, present).run_headers();
+}
+
 bool is_elf(std::span<const std::uint8_t> bytes) {
     return bytes.size() >= SELFMAG && std::memcmp(bytes.data(), ELFMAG, SELFMAG) == 0;
 }

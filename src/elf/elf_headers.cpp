@@ -48,6 +48,13 @@ ElfFile Parser::run() {
     return std::move(file_);
 }
 
+ElfFile Parser::run_headers() {
+    read_identification();
+    read_file_header();
+    read_program_headers();
+    return std::move(file_);
+}
+
 void Parser::read_identification() {
     require_present(present_, 0, std::min<std::uint64_t>(SELFMAG, file_.bytes_.size()));
     if (!is_elf(file_.bytes_)) fail("not an ELF file (bad magic)");

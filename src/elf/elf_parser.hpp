@@ -49,6 +49,8 @@ public:
         return *this;
     }
     ElfFile run();
+    // ElfFile::parse_headers: the ELF header and the program headers, nothing more.
+    ElfFile run_headers();
 
 private:
     // elf_headers.cpp

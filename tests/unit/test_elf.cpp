@@ -6,6 +6,7 @@
 // here; each must parse or throw ElfError — never crash (the asan preset runs
 // these), never throw anything else. Mutated images live in exact-size heap
 // buffers so that AddressSanitizer sees any read past their end.
+#include "wheelfix/elf/dynamic_array.hpp"
 #include "wheelfix/elf/elf_file.hpp"
 
 #include <doctest/doctest.h>
@@ -18,6 +19,8 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
+#include <span>
 #include <random>
 #include <set>
 #include <string>
@@ -802,5 +805,34 @@ TEST_CASE("elf: random byte mutations of the metadata parse or are rejected") {
             parsed += parses(bytes);
         }
         CHECK(parsed > 0);  // not everything may be rejected: many edits are harmless
+    }
+}
+
+TEST_CASE("elf: PT_DYNAMIC's array found in bytes read out of place, in each class and byte order") {
+    for (const char* name : {"libversioned.so", "libwfbase32.so", "testsimple-s390x.so"}) {
+        CAPTURE(name);
+        const Bytes bytes = load_fixture(name);
+        const ElfFile headers = ElfFile::parse_headers(bytes, nullptr);
+        CHECK_FALSE(headers.has_dynamic());  // the headers only
+        const auto dynamic = std::find_if(headers.program_headers().begin(), headers.program_headers().end(),
+                                          [](const ProgramHeader& ph) { return ph.type == PT_DYNAMIC; });
+        REQUIRE(dynamic != headers.program_headers().end());
+        REQUIRE(dynamic->offset >= 1001);
+        // The bytes from 1001 before the array on: found at 1001, not at any shifted place.
+        const auto from = std::span<const std::uint8_t>(bytes).subspan(dynamic->offset - 1001);
+        CHECK(find_dynamic_array(headers, from) == std::optional<std::size_t>(1001));
+        // Cut one byte short of the array's end: nothing.
+        CHECK_FALSE(find_dynamic_array(headers, from.first(1001 + dynamic->filesz - 1)).has_value());
+        // After random bytes rather than the file's own: the same place.
+        Bytes noisy(1001);
+        std::mt19937 random(7);
+        for (auto& byte : noisy) byte = static_cast<std::uint8_t>(random());
+        noisy.insert(noisy.end(), from.begin() + 1001, from.begin() + 1001 + static_cast<std::ptrdiff_t>(dynamic->filesz));
+        CHECK(find_dynamic_array(headers, noisy) == std::optional<std::size_t>(1001));
+        // Starting inside the array, its tail (with the DT_NULL padding after it) may
+        // read as one at a later entry: why FarReader hands the locator bytes from
+        // before what it looks for (kLocatorOverlap).
+        const auto inside = find_dynamic_array(headers, from.subspan(1002));
+        if (inside) CHECK((*inside + 1) % (headers.elf_class() == Class::elf64 ? 16 : 8) == 0);
     }
 }
