@@ -23,15 +23,6 @@ bool mapped(const ElfFile& headers, std::uint64_t address) {
     });
 }
 
-// The quick test: the word at `bytes` holds a tag from 1 to DT_RELRENT.
-bool small_tag(std::span<const std::uint8_t> bytes, std::size_t word, Endian endian) {
-    const std::size_t low = endian == Endian::little ? 0 : word - 1;
-    if (bytes[low] == 0 || bytes[low] > DT_RELRENT) return false;
-    for (std::size_t i = 0; i < word; ++i)
-        if (i != low && bytes[i] != 0) return false;
-    return true;
-}
-
 bool reads_as_array(const ElfFile& headers, std::span<const std::uint8_t> bytes) {
     const ElfBytes in(bytes, headers.elf_class(), headers.endian());
     const std::uint64_t word = in.word_size(), entry = 2 * word;
@@ -59,13 +50,19 @@ std::optional<std::size_t> find_dynamic_array(const ElfFile& headers, std::span<
     if (std::count_if(phs.begin(), phs.end(), [](const ProgramHeader& ph) { return ph.type == PT_DYNAMIC; }) != 1)
         return std::nullopt;
     const auto dynamic = std::find_if(phs.begin(), phs.end(), [](const ProgramHeader& ph) { return ph.type == PT_DYNAMIC; });
-    const std::size_t word = headers.elf_class() == Class::elf64 ? 8 : 4;
+    const std::uint64_t word = headers.elf_class() == Class::elf64 ? 8 : 4;
     if (dynamic->filesz < 8 * word || dynamic->filesz > kMaxDynamicArray) return std::nullopt;
     const auto size = static_cast<std::size_t>(dynamic->filesz);
-    for (std::size_t at = 0; at + size <= bytes.size(); ++at)
-        if (dynamic_array::small_tag(bytes.subspan(at, word), word, headers.endian()) &&
-            dynamic_array::reads_as_array(headers, bytes.subspan(at, size)))
-            return at;
+    if (bytes.size() < size) return std::nullopt;
+    // The quick test: the word at a position holds a tag from 1 to DT_RELRENT.
+    const ElfBytes in(bytes, headers.elf_class(), headers.endian());
+    const std::uint64_t last = bytes.size() - size;
+    std::uint64_t from = 0;
+    while (const auto at = in.find_word(from, last + 1, 1, DT_RELRENT, "dynamic array")) {
+        if (dynamic_array::reads_as_array(headers, bytes.subspan(static_cast<std::size_t>(*at), size)))
+            return static_cast<std::size_t>(*at);
+        from = *at + 1;
+    }
     return std::nullopt;
 }
 

@@ -4,6 +4,7 @@
 // failure is an ElfError with a one-line message naming what was being read.
 #include "elf_bytes.hpp"
 
+#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -69,6 +70,40 @@ std::uint64_t ElfBytes::word(std::uint64_t offset, const char* what) const {
 std::int64_t ElfBytes::sword(std::uint64_t offset, const char* what) const {
     if (is64()) return static_cast<std::int64_t>(u64(offset, what));
     return static_cast<std::int32_t>(u32(offset, what));
+}
+
+namespace {
+
+std::uint32_t swapped(std::uint32_t word) { return __builtin_bswap32(word); }
+std::uint64_t swapped(std::uint64_t word) { return __builtin_bswap64(word); }
+
+// find_word's loop for one width and byte order: an unaligned load, a swap when
+// the file's order is not this machine's, an unsigned range test.
+template <class Word>
+std::optional<std::uint64_t> scan_words(const std::uint8_t* bytes, std::uint64_t from, std::uint64_t to,
+                                        std::uint64_t low, std::uint64_t high, bool swap) {
+    const std::uint64_t span = high - low;
+    for (std::uint64_t at = from; at < to; ++at) {
+        Word word;
+        std::memcpy(&word, bytes + at, sizeof word);
+        if (swap) word = swapped(word);
+        if (static_cast<std::uint64_t>(word) - low <= span) return at;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> ElfBytes::find_word(std::uint64_t from, std::uint64_t to, std::uint64_t low,
+                                                 std::uint64_t high, const char* what) const {
+    if (from >= to || low > high) return std::nullopt;
+    const std::uint64_t width = word_size();
+    range(from, to - from, what);
+    range(to - 1, width, what);  // the last word read fits too
+    require_present(present_, from, to - 1 + width);
+    const bool swap = (endian_ == Endian::little) != (std::endian::native == std::endian::little);
+    return is64() ? scan_words<std::uint64_t>(bytes_.data(), from, to, low, high, swap)
+                  : scan_words<std::uint32_t>(bytes_.data(), from, to, low, high, swap);
 }
 
 std::string_view ElfBytes::string_at(Extent strings, std::uint64_t offset, const char* what) const {

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,6 +51,12 @@ public:
     std::uint64_t word(std::uint64_t offset, const char* what) const;
     // A signed word (d_tag): sign-extended from 32 bits in ELF32.
     std::int64_t sword(std::uint64_t offset, const char* what) const;
+    // The first offset in [from, to), any alignment, whose word() would read a
+    // value in [low, high]; nullopt when none does. Words must lie inside the
+    // image and be present. One load per offset: a scan over megabytes (relink's
+    // far reads look for PT_DYNAMIC's first tag, elf/dynamic_array.hpp).
+    std::optional<std::uint64_t> find_word(std::uint64_t from, std::uint64_t to, std::uint64_t low,
+                                           std::uint64_t high, const char* what) const;
 
     // Checks that [offset, offset + size) is inside the image.
     Extent range(std::uint64_t offset, std::uint64_t size, const char* what) const;

@@ -821,6 +821,9 @@ TEST_CASE("elf: PT_DYNAMIC's array found in bytes read out of place, in each cla
         // The bytes from 1001 before the array on: found at 1001, not at any shifted place.
         const auto from = std::span<const std::uint8_t>(bytes).subspan(dynamic->offset - 1001);
         CHECK(find_dynamic_array(headers, from) == std::optional<std::size_t>(1001));
+        // The array as the bytes' last (and, alone, first) position: still found.
+        CHECK(find_dynamic_array(headers, from.first(1001 + dynamic->filesz)) == std::optional<std::size_t>(1001));
+        CHECK(find_dynamic_array(headers, from.subspan(1001, dynamic->filesz)) == std::optional<std::size_t>(0));
         // Cut one byte short of the array's end: nothing.
         CHECK_FALSE(find_dynamic_array(headers, from.first(1001 + dynamic->filesz - 1)).has_value());
         // After random bytes rather than the file's own: the same place.
