@@ -1277,6 +1277,10 @@ TEST_CASE("FarReader: a member's end is entered near it, however incompressible 
     // 1.48 MB inflated by both decoders (a guess proportional from the start, times
     // kFirstGuessMargin, lay 2 MB back).
     CHECK(reader->stats().inflated <= zip::FarReader::kTailGuessSlack + 6 * (size - lowest));
+    // Its ring holds what lies from `lowest` on (not kRing: kMinRing here), so the
+    // read is served from memory.
+    CHECK(reader->in_memory(lowest, size));
+    CHECK_FALSE(reader->in_memory(size - zip::FarReader::kMinRing - 1, size));
     check_reads(*reader, data, {{lowest, size}});
 }
 

@@ -57,7 +57,8 @@
 //     further back from what the last one taught (its compressed and content
 //     offsets and the ratio of the bytes after it, with the distance the decoders
 //     took to converge as a margin); at most kMaxEntries entries.
-//   - The last kRing bytes of output (fewer for a smaller member) are kept, so
+//   - The last bytes of output are kept: kRing, or the member's bytes from
+//     `lowest` on when fewer (kMinRing at least, the member at most), so
 //     read() serves ranges there from memory; it inflates from the entry again
 //     (0x00 window: the same bytes) for the others, in one sweep (everything in
 //     it when a range lies past where a located decode stopped: in order).
@@ -101,7 +102,8 @@ public:
     static constexpr std::uint64_t kEntryScanBytes = std::uint64_t(2) << 20;  // compressed bytes scanned per entry
     static constexpr int kMaxCandidates = 64;                                 // candidates inflated per entry
     static constexpr int kMaxEntries = 3;
-    static constexpr std::uint64_t kRing = std::uint64_t(16) << 20;           // last bytes kept in memory
+    static constexpr std::uint64_t kRing = std::uint64_t(16) << 20;           // last bytes kept in memory, at most
+    static constexpr std::uint64_t kMinRing = std::uint64_t(1) << 20;         // ... and at least (or the member)
     static constexpr std::uint64_t kBudgetSlack = std::uint64_t(64) << 20;    // inflated beyond 2 x (size - lowest)
 
     // Where decoded bytes lie: given the window-independent bytes from decode
