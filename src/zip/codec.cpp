@@ -36,40 +36,11 @@
 #endif
 
 #include <algorithm>
-#include <chrono>
 #include <new>
 #include <string>
 
 namespace wheelfix::zip {
 namespace {
-
-// ---- work counters -----------------------------------------------------------------
-
-struct Counter {
-    std::atomic<std::uint64_t> bytes{0};
-    std::atomic<std::uint64_t> nanoseconds{0};
-};
-std::array<Counter, kWorkKinds> counters;
-
-// Thread CPU time would be the honest clock for "time in the work", but it costs a
-// system call; steady_clock is a vDSO read. The work runs on busy threads, so the
-// two agree where it matters.
-class Timed {
-public:
-    Timed(Work work, std::uint64_t bytes) : work_(work), bytes_(bytes), start_(std::chrono::steady_clock::now()) {}
-    ~Timed() {
-        auto elapsed = std::chrono::steady_clock::now() - start_;
-        count_work(work_, bytes_, static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count()));
-    }
-    Timed(const Timed&) = delete;
-    Timed& operator=(const Timed&) = delete;
-    void add_bytes(std::uint64_t bytes) { bytes_ += bytes; }
-
-private:
-    Work work_;
-    std::uint64_t bytes_;
-    std::chrono::steady_clock::time_point start_;
-};
 
 constexpr std::size_t kMaxStep = std::size_t(1) << 30;  // both libraries count in 32 bits
 
@@ -110,7 +81,6 @@ std::vector<Backend> compiled_backends() {
 std::uint32_t crc32_with(Backend backend, std::uint32_t crc, std::span<const std::uint8_t> bytes) {
     if (bytes.empty()) return crc;  // zlib's crc32 of a null buffer restarts at 0
     require_compiled(backend);
-    Timed timed(Work::crc32, bytes.size());
 #ifdef WHEELFIX_HAVE_ISAL
     if (backend == Backend::isal) {
         for (std::size_t at = 0; at < bytes.size(); at += kMaxStep) {
@@ -265,9 +235,7 @@ void Inflater::resume(int used, std::uint8_t byte, std::span<const std::uint8_t>
 }
 
 Inflater::Step Inflater::inflate(std::span<const std::uint8_t> input, std::span<std::uint8_t> output, bool stop_at_block) {
-    Timed timed(Work::inflate, 0);
     auto step = impl_->inflate(input, output, stop_at_block);
-    timed.add_bytes(step.consumed);
     timings::count_bytes(timings::Phase::inflate, step.produced);
     return step;
 }
@@ -415,12 +383,10 @@ Deflater::~Deflater() = default;
 void Deflater::start(std::span<const std::uint8_t> dictionary) { impl_->start(dictionary); }
 
 void Deflater::feed(std::span<const std::uint8_t> input, std::vector<std::uint8_t>& out) {
-    Timed timed(Work::deflate, input.size());
     impl_->feed(input, out);
 }
 
 void Deflater::end(bool final_block, std::vector<std::uint8_t>& out) {
-    Timed timed(Work::deflate, 0);
     impl_->end(final_block, out);
 }
 
@@ -432,38 +398,6 @@ DeflateChoice member_deflate() noexcept {
 #else
     return {Backend::zlib, 6};
 #endif
-}
-
-// ---- counters ----------------------------------------------------------------------------
-
-std::string_view work_name(Work work) noexcept {
-    switch (work) {
-    case Work::inflate: return "inflate";
-    case Work::deflate: return "deflate";
-    case Work::crc32: return "crc32";
-    case Work::sha256: return "sha256";
-    }
-    return "?";
-}
-
-void count_work(Work work, std::uint64_t bytes, std::uint64_t nanoseconds) {
-    auto& counter = counters[static_cast<std::size_t>(work)];
-    counter.bytes.fetch_add(bytes, std::memory_order_relaxed);
-    counter.nanoseconds.fetch_add(nanoseconds, std::memory_order_relaxed);
-}
-
-std::array<WorkTotals, kWorkKinds> work_counters() {
-    std::array<WorkTotals, kWorkKinds> totals;
-    for (std::size_t i = 0; i < kWorkKinds; ++i)
-        totals[i] = {counters[i].bytes.load(std::memory_order_relaxed), counters[i].nanoseconds.load(std::memory_order_relaxed)};
-    return totals;
-}
-
-void reset_work_counters() {
-    for (auto& counter : counters) {
-        counter.bytes.store(0, std::memory_order_relaxed);
-        counter.nanoseconds.store(0, std::memory_order_relaxed);
-    }
 }
 
 }  // namespace wheelfix::zip

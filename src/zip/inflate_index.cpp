@@ -41,7 +41,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -78,15 +77,6 @@ std::uint64_t plausible_size(std::uint64_t compressed_size) {
 
 // ---- the digest -------------------------------------------------------------------
 
-// SHA-256 of `bytes` into `sha`, counted as Work::sha256 for --timings.
-void hash_counted(Sha256& sha, std::span<const std::uint8_t> bytes) {
-    const auto start = std::chrono::steady_clock::now();
-    sha.update(bytes);
-    count_work(Work::sha256, bytes.size(),
-               static_cast<std::uint64_t>(
-                   std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
-}
-
 // CRC-32 of bytes delivered in order, the CRC at every block start, and SHA-256
 // when asked.
 class RunningDigest {
@@ -98,7 +88,7 @@ public:
     void update(std::span<const std::uint8_t> bytes) {
         if (bytes.empty()) return;
         crc_ = zip::crc32(crc_, bytes);
-        if (sha_) hash_counted(*sha_, bytes);
+        if (sha_) sha_->update(bytes);
     }
 
     void mark_block_start() { prefix_crcs_.push_back(crc_); }
@@ -368,7 +358,7 @@ private:
     void start_pipeline(const InflateOptions& options, std::size_t chunk) {
         const std::uint64_t may_lag = options.sink_may_lag;
         if (options.sha256) piped_sha_ = std::make_unique<Sha256>();
-        piped_hash_ = [this](std::span<const std::uint8_t> bytes) { hash_counted(*piped_sha_, bytes); };
+        piped_hash_ = [this](std::span<const std::uint8_t> bytes) { piped_sha_->update(bytes); };
         if (options.sink_hashing)
             piped_sink_hashing_ = [this, hashing = options.sink_hashing](std::span<const std::uint8_t> bytes) {
                 hashing(bytes, *piped_sha_);

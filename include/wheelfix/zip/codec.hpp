@@ -33,13 +33,8 @@
 //   bytes (docs/compression.md says which backend makes the reference output).
 // - member_deflate(): the backend and level new and rewritten zip members are
 //   deflated with (chosen by measurement: bench/README.md, "Compression levels").
-// - work_counters(): bytes and thread-nanoseconds spent in inflate, deflate and
-//   CRC-32 by this process (relaxed atomics; summed over threads), plus SHA-256 as
-//   the zip layer records it, for a `--timings` report. reset_work_counters() zeroes them.
 #pragma once
 
-#include <array>
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -113,19 +108,5 @@ struct DeflateChoice {
 };
 DeflateChoice member_deflate() noexcept;
 
-// ---- work counters ---------------------------------------------------------------
-
-enum class Work : std::uint8_t { inflate, deflate, crc32, sha256 };
-inline constexpr std::size_t kWorkKinds = 4;
-std::string_view work_name(Work work) noexcept;
-
-struct WorkTotals {
-    std::uint64_t bytes = 0;        // input bytes of the work (compressed for inflate)
-    std::uint64_t nanoseconds = 0;  // thread time inside the work, summed over threads
-};
-std::array<WorkTotals, kWorkKinds> work_counters();
-void reset_work_counters();
-// Adds to a counter; for work done outside this module (the zip layer's SHA-256).
-void count_work(Work work, std::uint64_t bytes, std::uint64_t nanoseconds);
 
 }  // namespace wheelfix::zip
