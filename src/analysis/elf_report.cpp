@@ -140,10 +140,13 @@ void fill_policy(ElfReport& report, const elf::ElfFile& elf) {
         report.honest_tag_alias = tag->alias;
 }
 
-void fill_cuda(ElfReport& report, const elf::ElfFile& elf) {
+void fill_cuda_linkage(ElfReport& report) {
     report.cudart_major = cudart_major(report.needed);
     for (const auto& library : report.needed)
         if (is_cuda_library(library)) report.cuda_libraries.push_back(library);
+}
+
+void fill_fatbin(ElfReport& report, const elf::ElfFile& elf) {
     report.fatbin = fatbin_entries(elf);
     report.blackwell = blackwell_support(report.fatbin);
 }
@@ -185,7 +188,7 @@ ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std
     return analyze_elf(std::move(name), elf::ElfFile::parse(bytes, present), directory_depth);
 }
 
-ElfReport analyze_elf(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth) {
+ElfReport analyze_linking(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth) {
     ElfReport report;
     report.name = std::move(name);
     report.size = elf.bytes().size();
@@ -195,7 +198,13 @@ ElfReport analyze_elf(std::string name, const elf::ElfFile& elf, std::optional<i
     report.type = type_name(elf.type());
     fill_linkage(report, elf, directory_depth);
     fill_policy(report, elf);
-    fill_cuda(report, elf);
+    fill_cuda_linkage(report);
+    return report;
+}
+
+ElfReport analyze_elf(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth) {
+    ElfReport report = analyze_linking(std::move(name), elf, directory_depth);
+    fill_fatbin(report, elf);
     fill_symbols(report, elf);
     fill_shim(report, elf);
     return report;

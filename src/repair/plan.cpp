@@ -148,11 +148,17 @@ private:
     std::map<std::string, bool> planned_;  // members whose edit step was planned (true: something changed)
     std::vector<std::unique_ptr<KeptMember>> kept_;
     std::unique_ptr<elf::StreamedElf> streaming_;  // the bounded member being read, until take() owns it
-    // Bounded members whose edits were planned before their pass, and the digest of
-    // the new content that pass computed (plan.hpp, step 2).
+    // Bounded members whose edits were planned before their pass, the digest of the
+    // new content that pass computed and the command's reader it fed (plan.hpp, step 2).
     struct Speculation {
         ByteEdits edits;
+        EditedReader reader;  // before digest, which feeds reader.content
         std::unique_ptr<zip::EditedDigest> digest;
+    };
+    // What a speculation gives the splice when the real edits are its own.
+    struct Speculated {
+        zip::ContentDigests digests;
+        EditedReader reader;
     };
     std::map<std::string, Speculation> speculated_;
 
@@ -185,10 +191,10 @@ private:
         return sink;
     }
 
-    bool may_speculate() const { return hooks_.speculate && !hooks_.read_edited && !options_.dry_run; }
+    bool may_speculate() const { return hooks_.speculate && !options_.dry_run; }
 
     // The digest the member's pass should feed, when its edits can be planned now
-    // (only when may_speculate()).
+    // (only when may_speculate()); with hooks.read_edited, the reader it feeds.
     zip::EditedDigest* speculate(const zip::Member& member) {
         auto edits = speculate_edits(wheel_.archive(), member, [&](const elf::ElfFile& elf) {
             return hooks_.speculate(member.name, elf);
@@ -196,20 +202,22 @@ private:
         if (!edits) return nullptr;
         Speculation& speculation = speculated_[member.name];
         speculation.edits = std::move(*edits);
-        speculation.digest = std::make_unique<zip::EditedDigest>(speculation.edits);
+        if (hooks_.read_edited)
+            speculation.reader = hooks_.read_edited(member.name, edited_size(speculation.edits, member.size));
+        speculation.digest = std::make_unique<zip::EditedDigest>(speculation.edits, speculation.reader.content);
         return speculation.digest.get();
     }
 
-    // The new content's digests from the member's pass, when its speculation
-    // planned exactly `edits` (used once: a replanned edit streams the member again).
-    std::optional<zip::ContentDigests> speculated_digests(const std::string& member, const ByteEdits& edits,
-                                                          std::uint64_t size) {
+    // The new content's digests from the member's pass, and the reader it fed, when
+    // its speculation planned exactly `edits` (used once: a replanned edit streams
+    // the member again).
+    std::optional<Speculated> speculated(const std::string& member, const ByteEdits& edits, std::uint64_t size) {
         auto found = speculated_.find(member);
         if (found == speculated_.end()) return std::nullopt;
-        std::optional<zip::ContentDigests> digests;
-        if (found->second.edits == edits) digests = found->second.digest->finish(size);
+        std::optional<Speculated> known;
+        if (found->second.edits == edits) known = Speculated{found->second.digest->finish(size), std::move(found->second.reader)};
         speculated_.erase(found);
-        return digests;
+        return known;
     }
 
     void refuse_output() const {
@@ -247,8 +255,12 @@ private:
         planned_[step.member] = true;
         MemberChange change{step.member, edits.changes, kept.inflated.size, edits.new_size, 0, edits.grew};
         if (!options_.dry_run) {
-            auto reader = hooks_.read_edited ? hooks_.read_edited(step.member, edits.new_size) : EditedReader{};
-            auto spliced = splice(step.member, kept, edits.edits, reader.content);
+            // The new content's digests (and the reader it fed) from the member's own
+            // pass when a speculation planned these edits; else the splice streams it.
+            auto known = kept.bounded ? speculated(step.member, edits.edits, kept.inflated.size) : std::nullopt;
+            EditedReader reader = known ? std::move(known->reader) : EditedReader{};
+            if (!known && hooks_.read_edited) reader = hooks_.read_edited(step.member, edits.new_size);
+            auto spliced = splice(kept, edits.edits, known ? &known->digests : nullptr, reader.content);
             if (reader.finish) reader.finish(edited_fetch(kept, edits.edits));
             change.recompressed_bytes = spliced.recompressed_bytes;
             change.crc32_after = spliced.crc32;
@@ -259,12 +271,13 @@ private:
         result_.changed.push_back(std::move(change));
     }
 
-    zip::PrecompressedMember splice(const std::string& member, const KeptMember& kept, const ByteEdits& edits,
-                                    const zip::ContentSink& content) {
+    // `known`: the new content's digests, from the member's pass (`content` then
+    // had its bytes already).
+    static zip::PrecompressedMember splice(const KeptMember& kept, const ByteEdits& edits, const zip::ContentDigests* known,
+                                           const zip::ContentSink& content) {
         if (!kept.bounded) return zip::plan_splice(kept.inflated, edits, zip::kSpliceLevel, content);
         const auto& windows = *kept.bounded->windows;
-        if (auto known = content ? std::nullopt : speculated_digests(member, edits, kept.inflated.size))
-            return zip::plan_splice(kept.inflated, windows, edits, *known, zip::kSpliceLevel);
+        if (known) return zip::plan_splice(kept.inflated, windows, edits, *known, zip::kSpliceLevel);
         return zip::plan_splice(kept.inflated, windows, edits, zip::kSpliceLevel, content);
     }
 

@@ -374,6 +374,7 @@ public:
         hooks.reread_kept = true;
         hooks.bounded_reader = analysis::streamed_for_analysis;  // take() analyses every member
         hooks.read_edited = [this](const std::string& member, std::uint64_t size) { return read_edited(member, size); };
+        hooks.speculate = [this](const std::string& member, const elf::ElfFile& elf) { return speculate(member, elf); };
         return hooks;
     }
 
@@ -418,9 +419,10 @@ private:
 
     // An edited member's new content analysed as the splice streams it (what the
     // proof would otherwise read back from the output).
+    // Made on the speculation's thread too (plan.hpp): it touches nothing shared
+    // before finish().
     EditedReader read_edited(const std::string& member, std::uint64_t size) {
         std::shared_ptr<elf::StreamedElf> streamed = analysis::streamed_for_analysis(size);
-        edited_reports_.erase(member);
         EditedReader reader;
         reader.content = [streamed](std::span<const std::uint8_t> chunk) { streamed->consume(chunk); };
         reader.finish = [this, streamed, member](const elf::Fetch& again) {
@@ -428,6 +430,21 @@ private:
             edited_reports_.insert_or_assign(member, analysis::analyze_streamed(*streamed, again, label, member));
         };
         return reader;
+    }
+
+    // The edits take() will plan for a big member during its read, asked on a parse
+    // of its dynamic tables before the read (plan.hpp PlanHooks::speculate), with no
+    // effect but the answer: the same relink from the same linkage; nullopt where
+    // take() would keep the member (its edits wait for the shim or the grafts) or
+    // plan nothing. A wrong answer costs only the second read it saves.
+    std::optional<elf::EditRequest> speculate(const std::string& name, const elf::ElfFile& elf) const {
+        if (excluded(options_, name) || !elf.has_dynamic()) return std::nullopt;
+        const int depth = wheel::directory_depth(name);
+        const auto report = analysis::analyze_linking(name, elf, depth);
+        if (options_.graft_libraries && may_need_graft(report, report.needs.links_musl)) return std::nullopt;
+        if (!options_.no_torch && !planner_.resolves_all(name, elf)) return std::nullopt;
+        const auto relink = member_relink(options_.profile ? profile_ : wiring_for(profile_, report), report, depth);
+        return request_with(relink, depth, request_for(relink, elf, depth).remove_search_path);
     }
 
     // One ELF member on the executor's one parse: analysed, checked against torch

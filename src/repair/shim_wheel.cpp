@@ -352,6 +352,10 @@ ShimPlanner::~ShimPlanner() = default;
 
 bool ShimPlanner::take(const std::string& member, const elf::ElfFile& elf) { return state_->collected.take(member, elf); }
 
+bool ShimPlanner::resolves_all(const std::string& member, const elf::ElfFile& elf) const {
+    return !elf.has_dynamic() || abi::check_elf(member, elf, state_->index).unresolved.empty();
+}
+
 std::optional<abi::ShimLibrary> ShimPlanner::finish(ShimResult& result, const std::string& runpath) {
     auto& collected = state_->collected;
     check_maps(state_->maps, collected, state_->index.torch_version);

@@ -707,12 +707,14 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
 }
 
 struct EditedDigest::State {
-    explicit State(const ByteEdits& edits) : digest(kNoSink), stream(edits, digest) {}
+    State(const ByteEdits& edits, ContentSink sink) : content(std::move(sink)), digest(content), stream(edits, digest) {}
+    const ContentSink content;  // before digest, which keeps a reference to it
     ContentDigest digest;
     EditedStream stream;
 };
 
-EditedDigest::EditedDigest(const ByteEdits& edits) : state_(std::make_unique<State>(edits)) {}
+EditedDigest::EditedDigest(const ByteEdits& edits, ContentSink content)
+    : state_(std::make_unique<State>(edits, std::move(content))) {}
 EditedDigest::~EditedDigest() = default;
 
 void EditedDigest::take(std::span<const std::uint8_t> chunk) {

@@ -15,7 +15,14 @@ member must be byte for byte what the unbounded path gives (the same wheel with 
 big member stored, not deflated: read whole); the output must verify, readelf must
 show the graft's hashed NEEDED and the new RUNPATH, and the library must load
 (ctypes, in a child with no LD_LIBRARY_PATH) from the extracted output, finding
-libhelper and the grafted copy through its RUNPATH, and read its fatbin bytes back."""
+libhelper and the grafted copy through its RUNPATH, and read its fatbin bytes back.
+
+RepairOnePass: a big member whose edits repair plans from the member alone (a
+build-tree RUNPATH entry dropped; nothing to graft, no torch) is inflated once: its
+edits are planned on its start and dynamic tables before its read (the speculation,
+repair/plan.hpp), so that read also hashes and analyses the new content. `--timings`
+must count about the member once (it counted it twice before), and the output must be
+what the unbounded path writes, verify, and load."""
 import hashlib
 import json
 import os
@@ -31,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import wfx  # noqa: E402
-from test_relink_bounded import run_measured, sha256_file  # noqa: E402
+from test_relink_bounded import inflated_mb, run_measured, sha256_file  # noqa: E402
 
 BLOB_MIB = 620
 ENTRY = 4 << 20
@@ -140,13 +147,13 @@ def build():
     return wheel, sums
 
 
-def stored_copy(wheel, into):
+def stored_copy(wheel, into, member=MEMBER):
     """The same wheel with the big member stored: repair reads it whole."""
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(into, "w") as dst:
         for info in src.infolist():
             copy = zipfile.ZipInfo(info.filename, info.date_time)
             copy.external_attr = info.external_attr
-            copy.compress_type = zipfile.ZIP_STORED if info.filename == MEMBER else zipfile.ZIP_DEFLATED
+            copy.compress_type = zipfile.ZIP_STORED if info.filename == member else zipfile.ZIP_DEFLATED
             with src.open(info) as reader, dst.open(copy, "w", force_zip64=info.file_size > (1 << 31)) as writer:
                 shutil.copyfileobj(reader, writer, 1 << 20)
     return into
@@ -246,6 +253,113 @@ class RepairBounded(unittest.TestCase):
             self.assertEqual(proc.returncode, 2, proc.stderr)
             self.assertIn("internal error: plan_splice: the region re-deflated from inflated offset", proc.stderr)
             self.assertFalse(out.exists() and any(out.iterdir()))
+
+
+PLAIN = f"{DIST}/libplain.so"
+PLAIN_MIB = 160
+PLAIN_CACHE = CACHE.parent / "repair-one-pass-1"
+PLAIN_SOURCE = r"""
+extern const unsigned char _binary_blob_bin_start[];
+extern const unsigned char _binary_blob_bin_end[];
+unsigned long blob_size(void) { return (unsigned long)(_binary_blob_bin_end - _binary_blob_bin_start); }
+unsigned long blob_sum(unsigned long offset, unsigned long count) {
+    unsigned long sum = 0;
+    for (unsigned long i = 0; i < count; ++i) sum += _binary_blob_bin_start[offset + i];
+    return sum;
+}
+"""
+
+
+def build_plain():
+    """PLAIN_CACHE/bigfat-1.0-...whl: PLAIN, a gcc-built library with PLAIN_MIB MiB of
+    read-only data (a random page, then a filler page repeated, every 4 MiB), NEEDED
+    libc only, RUNPATH $ORIGIN and a build tree; built once. Returns the wheel and the
+    data's byte sums of its first and last MiB."""
+    wheel = PLAIN_CACHE / f"{DIST}-1.0-cp311-cp311-linux_x86_64.whl"
+    facts = PLAIN_CACHE / "facts.json"
+    if wheel.exists() and facts.exists():
+        return wheel, json.loads(facts.read_text())["sums"]
+    shutil.rmtree(PLAIN_CACHE, ignore_errors=True)
+    lib = PLAIN_CACHE / "lib"
+    lib.mkdir(parents=True)
+    filler = bytes(b | 1 for b in random.Random("plain").randbytes(4096)) * (ENTRY // 4096 - 1)
+    with open(lib / "blob.bin", "wb") as f:
+        for index in range((PLAIN_MIB << 20) // ENTRY):
+            f.write(random.Random(index).randbytes(4096))
+            f.write(filler)
+    with open(lib / "blob.bin", "rb") as f:
+        data = f.read()
+    sums = [sum(data[:1 << 20]), sum(data[-(1 << 20):])]
+    subprocess.run(["objcopy", "-I", "binary", "-O", "elf64-x86-64", "-B", "i386:x86-64",
+                    "--rename-section", ".data=.rodata.blob,alloc,load,readonly,data,contents", "blob.bin", "blob.o"],
+                   cwd=lib, check=True)
+    (lib / "blob.bin").unlink()
+    (lib / "plain.c").write_text(PLAIN_SOURCE)
+    compile_shared(lib, "libplain.so", "plain.c", "blob.o", f"-Wl,-rpath,$ORIGIN:{BUILD_TREE}", "-Wl,--enable-new-dtags")
+    (lib / "blob.o").unlink()
+    partial = PLAIN_CACHE / "partial.whl"
+    write_wheel(partial, [(PLAIN, lib / "libplain.so")])
+    (lib / "libplain.so").unlink()
+    facts.write_text(json.dumps({"sums": sums}))
+    partial.rename(wheel)
+    return wheel, sums
+
+
+class RepairOnePass(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("gcc") or not shutil.which("objcopy"):
+            raise unittest.SkipTest("gcc and objcopy are needed to build the big library")
+        cls.wheel, cls.sums = build_plain()
+
+    def test_big_member_inflated_once(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            size = zipfile.ZipFile(self.wheel).getinfo(PLAIN).file_size
+            status, peak_kib, stderr = run_measured("--timings", "repair", self.wheel, "-w", tmp / "once")
+            self.assertEqual(status, 0, stderr)
+            self.assertLessEqual(peak_kib, RSS_BOUND_MIB * 1024, f"repair: peak RSS {peak_kib} KiB")
+            # Once, plus the speculation's head (16 MiB) and the bytes around the edits:
+            # two passes counted 2x.
+            inflated = inflated_mb(stderr)
+            self.assertLess(inflated, 1.3 * size / 1e6, stderr)
+            self.assertGreater(inflated, size / 1e6, stderr)
+            (output,) = (tmp / "once").glob("*.whl")
+            wfx.run("verify", output, check_status=0)
+
+            # The unbounded path (the member stored, so read whole) writes the same bytes.
+            stored = stored_copy(self.wheel, tmp / self.wheel.name, PLAIN)
+            status, _, stderr = self.repair_whole(stored, tmp / "whole")
+            self.assertEqual(status, 0, stderr)
+            stored.unlink()
+            (oracle,) = (tmp / "whole").glob("*.whl")
+            self.assertEqual(member_digests(output), member_digests(oracle))
+            oracle.unlink()
+
+            site = tmp / "site"
+            with zipfile.ZipFile(output) as zf:
+                zf.extract(PLAIN, site)
+            dynamic = wfx.readelf_dynamic(site / PLAIN)
+            self.assertEqual(dynamic["runpath"], "$ORIGIN")
+            env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+            ranges = [(0, 1 << 20), ((PLAIN_MIB << 20) - (1 << 20), 1 << 20)]
+            proc = subprocess.run([sys.executable, "-c", LOAD_PLAIN, str(site / PLAIN), json.dumps(ranges)],
+                                  capture_output=True, text=True, env=env, cwd=tmp)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(json.loads(proc.stdout), {"size": PLAIN_MIB << 20, "sums": self.sums})
+
+    def repair_whole(self, wheel, out):
+        return run_measured("repair", wheel, "-w", out)
+
+
+LOAD_PLAIN = r"""
+import ctypes, json, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.blob_size.restype = ctypes.c_ulong
+lib.blob_sum.restype = ctypes.c_ulong
+lib.blob_sum.argtypes = [ctypes.c_ulong, ctypes.c_ulong]
+print(json.dumps({"size": lib.blob_size(), "sums": [lib.blob_sum(o, c) for o, c in json.loads(sys.argv[2])]}))
+"""
 
 
 if __name__ == "__main__":

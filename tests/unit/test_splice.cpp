@@ -1305,6 +1305,20 @@ TEST_CASE("EditedDigest: the edited content's digests from the original passing,
     CHECK(paired_digests.crc32 == crc_of(expected));
     CHECK(original_hash.digest() == sha256(original));
 
+    // With a content sink: it gets the new content, in order, all of it, either way of taking.
+    for (const bool beside : {false, true}) {
+        Bytes seen;
+        zip::EditedDigest streaming(edits, [&](std::span<const std::uint8_t> bytes) { seen.insert(seen.end(), bytes.begin(), bytes.end()); });
+        Sha256 beside_hash;
+        for (std::size_t at = 0; at < original.size(); at += 7777) {
+            const auto chunk = std::span(original).subspan(at, std::min<std::size_t>(7777, original.size() - at));
+            if (beside) streaming.take(chunk, beside_hash);
+            else streaming.take(chunk);
+        }
+        CHECK(streaming.finish(original.size()).sha256 == sha256(expected));
+        CHECK(seen == expected);
+    }
+
     zip::EditedDigest short_read(edits);
     short_read.take(std::span(original).first(1000));
     CHECK_THROWS_AS(short_read.finish(original.size()), std::logic_error);

@@ -90,6 +90,11 @@ ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std
                       const ByteRanges* present = nullptr);
 // The same on a parse the caller made (the plan executor's one parse of a member).
 ElfReport analyze_elf(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth);
+// Only what the loader reads: the header's fields, NEEDED, SONAME, the search path,
+// the glibc/musl floor (`needs`, honest tags) and the CUDA libraries linked; no
+// fatbin, symbols or shim fields. What repair plans a member's relink from, on a
+// parse of its dynamic tables only (repair's speculation: repair/speculation.hpp).
+ElfReport analyze_linking(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth);
 
 // Classifies one RPATH/RUNPATH entry of a file `directory_depth` levels below the
 // wheel root.

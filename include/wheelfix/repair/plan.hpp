@@ -39,15 +39,16 @@
 //   act outside the plan before it has read what it needs). The splice reads the
 //   bytes around each edit again and streams the member once more for the new
 //   SHA-256 (zip/splice.hpp), unless the pass hashed it already: with
-//   hooks.speculate (relink), the member's edits are first planned on its start
-//   and the ranges wanted past it (repair/speculation.hpp; in the pass's sink, on
-//   its second thread, while the inflate goes on and up to kSpeculationLag bytes
+//   hooks.speculate (relink, repair), the member's edits are first planned on its
+//   start and the ranges wanted past it (repair/speculation.hpp; in the pass's sink,
+//   on its second thread, while the inflate goes on and up to kSpeculationLag bytes
 //   queue), and its pass feeds a zip::EditedDigest with those edits beside the
-//   reader; when the edits planned after the pass, on the real bytes, are the
-//   same, byte for byte, the splice
-//   takes that digest (its header CRC-32 must equal the digest's) and reads the
-//   member only around the edits: one full inflate, not two. Otherwise the digest
-//   is dropped and the member streams once more. Peak memory: the kept ranges and
+//   reader, and with hooks.read_edited the command's reader of the new content
+//   (made then, on that thread); when the edits planned after the pass, on the
+//   real bytes, are the same, byte for byte, the splice takes that digest (its
+//   header CRC-32 must equal the digest's), the reader is finished, and the member
+//   is read only around the edits: one full inflate, not two. Otherwise the digest
+//   and the reader are dropped and the member streams once more. Peak memory: the kept ranges and
 //   the windows (8 MiB at most), not the member; with a speculation, also its
 //   head (16 MiB) and the chunks queued (kSpeculationLag at most) while it runs.
 //   Stored members and smaller ones are inflated whole.
@@ -135,10 +136,13 @@ struct MemberChange {
 };
 
 // A command's reader of an edited member's new content (PlanHooks::read_edited):
-// `content` gets every byte in order, once, from the splice's pass (possibly on
-// another thread, one call at a time); then `finish(again)` runs on the executor's
-// thread, `again` reading ranges of the new content once more for what the pass
-// did not keep.
+// `content` gets every byte in order, once, from the member's own read when its
+// speculation planned the edits, else from the splice's pass (possibly on another
+// thread, one call at a time); then `finish(again)` runs on the executor's thread,
+// `again` reading ranges of the new content once more for what the pass did not
+// keep. A reader may be made on the speculation's thread and dropped unfinished (a
+// speculation the real edits do not confirm): it touches nothing the command shares
+// before finish().
 struct EditedReader {
     zip::ContentSink content;
     std::function<void(const elf::Fetch& again)> finish;
@@ -167,8 +171,9 @@ struct PlanHooks {
     std::function<EditedReader(const std::string& member, std::uint64_t size)> read_edited;
     // The edits on_elf will ask for a big member, given its parse, with no effect
     // but the answer (nullopt: none); asked BEFORE the member's pass, on a parse of
-    // its start and ends (repair/speculation.hpp), so that the pass can hash the
-    // new content too. Unset, or with read_edited set: no speculation.
+    // its start and ends (repair/speculation.hpp), on the pass's second thread, so
+    // that the pass can hash (and read_edited's reader read) the new content too.
+    // Unset, or in a dry run: no speculation.
     std::function<std::optional<elf::EditRequest>(const std::string& member, const elf::ElfFile& elf)> speculate;
 };
 

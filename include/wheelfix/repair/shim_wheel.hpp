@@ -101,6 +101,10 @@ public:
     ShimPlanner& operator=(const ShimPlanner&) = delete;
 
     bool take(const std::string& member, const elf::ElfFile& elf);
+    // Whether the torch resolves every symbol `member` imports from it, so that
+    // take() would not want the shim; records nothing (repair asks it on the
+    // speculation's parse, on another thread, before the member's read).
+    bool resolves_all(const std::string& member, const elf::ElfFile& elf) const;
     std::optional<abi::ShimLibrary> finish(ShimResult& result, const std::string& runpath = kShimRunpath);
 
 private:

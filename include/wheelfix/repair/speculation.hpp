@@ -1,9 +1,10 @@
 // Planning a big member's edits before its one pass (repair/plan.hpp, step 2).
 //
-// Why: the new content's SHA-256 (for RECORD) can be computed while the original
-// streams past only if the edits are known when its first byte passes; planned
-// after the pass, as the executor plans them, they cost a second full inflate of
-// the member (relink of the 541 MB libcublasLt: 1093 MB inflated, not 541). The
+// Why: the new content's SHA-256 (for RECORD), and repair's analysis of it for its
+// proof, can be computed while the original streams past only if the edits are
+// known when its first byte passes; planned after the pass, as the executor plans
+// them, they cost a second full inflate of the member (relink of the 541 MB
+// libcublasLt: 1093 MB inflated, not 541). The
 // editor reads little of the file: the ELF header, the program headers, the
 // dynamic segment and its tables, the section headers. Linkers put some of that at
 // the start and the rest near the end, so it can be read for a fraction of a full
@@ -34,7 +35,7 @@
 // byte. Cost: one inflate of the head, plus FarReader's: for libcublasLt, 18.6 MB
 // to PT_DYNAMIC and 1.4 MB for the section headers, where a decode to the end to
 // learn where it is took 133 MB and 0.17 s; memory: the head, the kept ranges and
-// a ring (16 MiB) per far read. The executor runs it as the pass's sink's start job, on the pass's
+// a ring per far read (zip::FarReader::kRing at most). The executor runs it as the pass's sink's start job, on the pass's
 // second thread, while the inflate goes on: the chunks inflated meanwhile queue for
 // the sink, kSpeculationLag bytes at most; then the inflating thread hashes the
 // queued chunks for the input's SHA-256 (SinkPipeline's shared job) until the sink

@@ -138,10 +138,12 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
 // are the same (Sha256::update_pair). finish(size) after the original's last
 // byte: std::logic_error when the bytes taken are not `size` or an edit lies past
 // them. `edits` must outlive this and be valid for `size` (edits_problem).
+// `content`, when given, gets the new content's bytes in order as they are hashed
+// (repair's analysis of the edited member: its one pass is the member's read).
 class EditedDigest {
 public:
-    explicit EditedDigest(const ByteEdits& edits);
-    explicit EditedDigest(ByteEdits&&) = delete;  // it keeps a reference: no temporaries
+    explicit EditedDigest(const ByteEdits& edits, ContentSink content = {});
+    explicit EditedDigest(ByteEdits&&, ContentSink = {}) = delete;  // it keeps a reference: no temporaries
     ~EditedDigest();
     EditedDigest(const EditedDigest&) = delete;
     EditedDigest& operator=(const EditedDigest&) = delete;
