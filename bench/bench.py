@@ -75,7 +75,9 @@ Scenarios (default: all):
                  build, 535.6 MB; CACHE/sgl/ or --sgl-wheel; skipped when absent)
                  --target cuda13-blackwell against the shipped torch 2.10.0 index (no
                  load test) and, when a torch 2.10.0 wheel is cached, against it
-                 unpacked once (the load test runs), and --target cuda12-hopper; vs
+                 unpacked once (the load test runs), --target cuda12-hopper, and
+                 cuda13-blackwell against the shipped torch 2.9.1 index (flash_ops
+                 needs no shim there: inflated once); vs
                  `auditwheel repair --plat manylinux_2_34_x86_64` with the exclude list
                  real projects pass (REAL_EXCLUDES), and the floor: one ISA-L inflate
                  (codec_bench) and SHA-256 of every ELF member plus the write of their
@@ -254,6 +256,7 @@ MID_LIBRARIES = [
 ]
 MID_PREFIX = "bench_mid/lib/"
 REAL_INDEX = REPO / "data" / "torch-index" / "torch-2.10.0+cu128.index.gz"
+BUILT_INDEX = REPO / "data" / "torch-index" / "torch-2.9.1+cu128.index.gz"  # near what sgl-kernel 0.3.21 was built for
 SAMPLES = REPO / "sample_wheels" / "dist"
 SGL = SAMPLES / "sgl_kernel-0.3.21+cu130-cp310-abi3-manylinux2014_x86_64.whl"
 TORCH_CACHE = Path.home() / ".cache" / "wheelfix-torch"
@@ -547,6 +550,11 @@ def scenario_repair_real(args, wheelfix):
     commands.append(repair("wheelfix repair --target cuda12-hopper --torch (index)", "wf-cu12-index",
                            "cuda12-hopper", REAL_INDEX))
     sides.append(("wheelfix cuda12-hopper, index", out / "wf-cu12-index"))
+    # Against torch 2.9.1, flash_ops.abi3.so (852 MB) needs no shim: its edits are
+    # planned before its read, and it is inflated once (repair/plan.hpp).
+    commands.append(repair("wheelfix repair --target cuda13-blackwell --torch 2.9.1 (index; flash_ops needs no shim)",
+                           "wf-cu13-built", "cuda13-blackwell", BUILT_INDEX))
+    sides.append(("wheelfix cuda13-blackwell, torch 2.9.1 index", out / "wf-cu13-built"))
     for _, side in sides[1:]:
         side.mkdir(exist_ok=True)
     rows = run_scenario("repair-real", commands, args.runs)
