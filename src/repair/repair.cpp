@@ -417,10 +417,10 @@ private:
     std::string machine_;
     std::map<std::string, analysis::ElfReport> edited_reports_;  // each edited member's new content, analysed
 
-    // An edited member's new content analysed as the splice streams it (what the
-    // proof would otherwise read back from the output).
-    // Made on the speculation's thread too (plan.hpp): it touches nothing shared
-    // before finish().
+    // An edited member's new content analysed as the splice (or, speculated, the
+    // member's read) streams it: what the proof would otherwise read back from the
+    // output. Made on the speculation's thread too (plan.hpp): it touches nothing
+    // shared before finish().
     EditedReader read_edited(const std::string& member, std::uint64_t size) {
         std::shared_ptr<elf::StreamedElf> streamed = analysis::streamed_for_analysis(size);
         EditedReader reader;

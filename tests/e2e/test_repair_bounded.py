@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import wfx  # noqa: E402
-from test_relink_bounded import inflated_mb, run_measured, sha256_file  # noqa: E402
+from test_relink_bounded import SOURCE as RELINK_SOURCE, inflated_mb, run_measured, sha256_file  # noqa: E402
 
 BLOB_MIB = 620
 ENTRY = 4 << 20
@@ -258,16 +258,6 @@ class RepairBounded(unittest.TestCase):
 PLAIN = f"{DIST}/libplain.so"
 PLAIN_MIB = 160
 PLAIN_CACHE = CACHE.parent / "repair-one-pass-1"
-PLAIN_SOURCE = r"""
-extern const unsigned char _binary_blob_bin_start[];
-extern const unsigned char _binary_blob_bin_end[];
-unsigned long blob_size(void) { return (unsigned long)(_binary_blob_bin_end - _binary_blob_bin_start); }
-unsigned long blob_sum(unsigned long offset, unsigned long count) {
-    unsigned long sum = 0;
-    for (unsigned long i = 0; i < count; ++i) sum += _binary_blob_bin_start[offset + i];
-    return sum;
-}
-"""
 
 
 def build_plain():
@@ -294,7 +284,7 @@ def build_plain():
                     "--rename-section", ".data=.rodata.blob,alloc,load,readonly,data,contents", "blob.bin", "blob.o"],
                    cwd=lib, check=True)
     (lib / "blob.bin").unlink()
-    (lib / "plain.c").write_text(PLAIN_SOURCE)
+    (lib / "plain.c").write_text(RELINK_SOURCE)  # blob_size(), blob_sum(offset, count)
     compile_shared(lib, "libplain.so", "plain.c", "blob.o", f"-Wl,-rpath,$ORIGIN:{BUILD_TREE}", "-Wl,--enable-new-dtags")
     (lib / "blob.o").unlink()
     partial = PLAIN_CACHE / "partial.whl"

@@ -48,9 +48,10 @@
 //   real bytes, are the same, byte for byte, the splice takes that digest (its
 //   header CRC-32 must equal the digest's), the reader is finished, and the member
 //   is read only around the edits: one full inflate, not two. Otherwise the digest
-//   and the reader are dropped and the member streams once more. Peak memory: the kept ranges and
-//   the windows (8 MiB at most), not the member; with a speculation, also its
-//   head (16 MiB) and the chunks queued (kSpeculationLag at most) while it runs.
+//   and the reader are dropped and the member streams once more. Peak memory: the
+//   kept ranges and the windows (8 MiB at most), not the member; with a
+//   speculation, also its head (16 MiB) and the chunks queued (kSpeculationLag at
+//   most) while it runs.
 //   Stored members and smaller ones are inflated whole.
 //   With hooks.reread_kept a kept member read whole is not held: it is inflated and
 //   parsed again when its edit step is planned (repair: its extensions together can

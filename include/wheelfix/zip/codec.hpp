@@ -108,5 +108,4 @@ struct DeflateChoice {
 };
 DeflateChoice member_deflate() noexcept;
 
-
 }  // namespace wheelfix::zip
