@@ -6,6 +6,7 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <iterator>
 
 namespace wheelfix::elf {
 
@@ -47,9 +48,9 @@ bool reads_as_array(const ElfFile& headers, std::span<const std::uint8_t> bytes)
 
 std::optional<std::size_t> find_dynamic_array(const ElfFile& headers, std::span<const std::uint8_t> bytes) {
     const auto& phs = headers.program_headers();
-    if (std::count_if(phs.begin(), phs.end(), [](const ProgramHeader& ph) { return ph.type == PT_DYNAMIC; }) != 1)
-        return std::nullopt;
-    const auto dynamic = std::find_if(phs.begin(), phs.end(), [](const ProgramHeader& ph) { return ph.type == PT_DYNAMIC; });
+    const auto is_dynamic = [](const ProgramHeader& ph) { return ph.type == PT_DYNAMIC; };
+    const auto dynamic = std::find_if(phs.begin(), phs.end(), is_dynamic);
+    if (dynamic == phs.end() || std::any_of(std::next(dynamic), phs.end(), is_dynamic)) return std::nullopt;
     const std::uint64_t word = headers.elf_class() == Class::elf64 ? 8 : 4;
     if (dynamic->filesz < 8 * word || dynamic->filesz > kMaxDynamicArray) return std::nullopt;
     const auto size = static_cast<std::size_t>(dynamic->filesz);

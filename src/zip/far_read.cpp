@@ -266,11 +266,11 @@ std::optional<FarReader> FarReader::open(const Archive& archive, const Member& m
     // a size that lies costs no memory.
     constexpr std::uint64_t kMaxRatio = 1032;
     const std::uint64_t can_give = member.compressed_size < kRing ? member.compressed_size * kMaxRatio + 1 : kRing;
+    const std::uint64_t span = member.size - lowest;
     // A cache of the decode's end: no bigger than what lies from `lowest` on (a
     // read near the end needs little), nor so small that it cuts inflate steps short.
-    const std::uint64_t wanted = std::max(member.size - lowest, kMinRing);
-    ring.bytes.resize(static_cast<std::size_t>(std::min({kRing, wanted, member.size, can_give})));
-    const std::uint64_t span = member.size - lowest;  // a zip64 size may be anything: saturate
+    ring.bytes.resize(static_cast<std::size_t>(std::min({kRing, std::max(span, kMinRing), member.size, can_give})));
+    // A zip64 size may be anything: saturate.
     far_search::Budget budget{span < (std::uint64_t(1) << 62) ? 2 * span + kBudgetSlack : ~std::uint64_t(0)};
     std::optional<far_search::Entry> late;
     for (int entries = 0; entries < kMaxEntries; ++entries) {
