@@ -2,20 +2,14 @@
 // torch loaded as far as the targets' NEEDED closure reaches, misses grouped.
 #include "wheelfix/analysis/torch_check.hpp"
 
+#include "wheelfix/analysis/loader_view.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
-#include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
-#include "wheelfix/util/parallel_tasks.hpp"
-#include "wheelfix/util/progress.hpp"
 #include "wheelfix/zip/archive.hpp"
-#include "wheelfix/zip/seekable_member.hpp"
-#include "wheelfix/zip/tail_inflate.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <map>
-#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -64,125 +58,20 @@ void append_targets(Targets& targets, Targets&& found) {
     for (auto& library : found.bundled.libraries) targets.bundled.libraries.push_back(std::move(library));
 }
 
-// When a member being streamed has given the loader's view of it (torch_check.hpp:
-// kStopEarlyFrom): tried at the first MiB, then each time the stream passes the
-// end of what the last try found missing; given up when that lay behind the stream
-// (it was not kept: the member is read to the end and fetched again).
-class EarlyStop {
-public:
-    EarlyStop(std::uint64_t size, std::atomic<int>& tail_reads_left)
-        : size_(size), trying_(size >= kStopEarlyFrom), tail_reads_left_(tail_reads_left) {}
-
-    bool due(std::uint64_t chunk) {
-        position_ += chunk;
-        return trying_ && position_ >= next_try_ && position_ < size_;
-    }
-    void missing(const BytesNotKept& missing, elf::StreamedElf& streamed) {
-        if (missing.begin() < position_ || missing.end() <= missing.begin()) {
-            trying_ = false;
-            return;
-        }
-        streamed.stream().want(missing.begin(), missing.end() - missing.begin());
-        next_try_ = missing.end();
-    }
-    void give_up() { trying_ = false; }
-    // Whether what the last try found missing is worth inflating the member's end
-    // for (zip/tail_inflate.hpp): kTailFrom bytes or more ahead of the stream, once a
-    // member and at most kMaxTailReads times a wheel (each costs at most a few tenths
-    // of a second, whatever the bytes).
-    bool tail_first(const BytesNotKept& missing) {
-        if (tail_tried_ || missing.begin() < position_ || missing.begin() - position_ < kTailFrom) return false;
-        tail_tried_ = true;
-        return tail_reads_left_.fetch_sub(1) > 0;
-    }
-
-private:
-    std::uint64_t size_;
-    bool trying_;
-    std::atomic<int>& tail_reads_left_;
-    bool tail_tried_ = false;
-    std::uint64_t position_ = 0;
-    std::uint64_t next_try_ = std::uint64_t(1) << 20;
-};
-
-struct EnoughRead {};
-
-// One library member, streamed: only its dynamic tables are kept (elf/streamed_elf.hpp),
-// so memory does not grow with the member; a big one is read only until they are in.
-// Touches nothing but `targets` and the (thread-safe) archive: members are read
-// concurrently (read_wheel_targets).
-void add_streamed_member(Targets& targets, const std::string& wheel, const zip::Archive& archive,
-                         const zip::Member& member, std::atomic<int>& tail_reads_left) {
-    elf::StreamedElf streamed(member.size, elf::StreamedElf::Needs::dynamic_linking);
-    EarlyStop stop(member.size, tail_reads_left);
-    std::optional<Targets> early;
-    std::optional<zip::SeekableMember> seekable;
-    try {
-        seekable.emplace(archive, member, [&](std::span<const std::uint8_t> chunk) {
-            streamed.consume(chunk);
-            if (!stop.due(chunk.size())) return;
-            if (!streamed.is_elf()) return stop.give_up();
-            for (;;) {
-                try {
-                    Targets one;
-                    add_target(one, member.name, elf::ElfFile::parse_as_loader(streamed.image(), &streamed.kept()));
-                    early = std::move(one);
-                } catch (const BytesNotKept& missing) {
-                    if (stop.tail_first(missing))
-                        if (auto tail = zip::inflate_tail(archive, member, missing.begin())) {
-                            streamed.fill(tail->begin, tail->bytes);
-                            continue;  // and try again with the end in
-                        }
-                    return stop.missing(missing, streamed);
-                } catch (const elf::ElfError&) {
-                    return stop.give_up();  // the whole file's parse says what is wrong
-                }
-                throw EnoughRead{};
-            }
-        });
-    } catch (const EnoughRead&) {
-        append_targets(targets, std::move(*early));
-        return;
-    }
-    if (!streamed.is_elf()) return;
-    auto fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) { seekable->read(ranges, sink); };
-    try {
-        // Imports and exports are copies, so the partial image can go afterwards.
-        Targets found = elf::read_streamed(streamed, fetch,
-                                           [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
-                                               Targets one;
-                                               add_target(one, member.name, elf::ElfFile::parse(image, present));
-                                               return one;
-                                           });
-        append_targets(targets, std::move(found));
-    } catch (const elf::ElfError& error) {
-        throw InputError(wheel, member.name + ": invalid ELF: " + error.what());
-    }
-}
-
-bool is_library_member(const zip::Member& member) {
-    return !member.is_directory && !member.is_symlink && analysis::looks_like_shared_library(member.name);
-}
-
-// The library members are read on the threads the budget spares, largest first
-// (util/parallel_tasks.hpp), each into its own Targets; they are joined in member
-// order, so the result is the serial one whatever the budget.
+// The library members, each read as far as its loader's view needs
+// (loader_view.hpp) on the threads the budget spares, each into its own Targets;
+// joined in member order, so the result is the serial one whatever the budget.
 Targets read_wheel_targets(const std::string& path) {
     const zip::Archive archive = zip::Archive::open(path);
-    std::vector<const zip::Member*> libraries;
-    std::vector<std::uint64_t> sizes;
-    for (const zip::Member& member : archive.members()) {
-        if (!is_library_member(member)) continue;
-        libraries.push_back(&member);
-        sizes.push_back(member.size);
-    }
-    const ProgressTask progress("reading " + archive.path().filename().string(),
-                                std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0}));
+    const auto libraries = library_members(archive);
     std::vector<Targets> found(libraries.size());
-    std::atomic<int> tail_reads_left{kMaxTailReads};
-    run_tasks(sizes, [&](std::size_t i) {
-        add_streamed_member(found[i], path, archive, *libraries[i], tail_reads_left);
-        progress.advance(libraries[i]->size);
+    read_loader_views(archive, libraries, [&](std::size_t i, LoaderView& view) {
+        if (!view.bytes) return;
+        try {
+            add_target(found[i], libraries[i]->name, view.parse());  // imports and exports are copies
+        } catch (const elf::ElfError& error) {
+            throw InputError(path, libraries[i]->name + ": invalid ELF: " + error.what());
+        }
     });
     Targets targets;
     for (Targets& one : found) append_targets(targets, std::move(one));

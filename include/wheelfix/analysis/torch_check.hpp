@@ -8,21 +8,13 @@
 //   command that reads every member anyway reads them once) and keeps it when it is
 //   named like a shared library, is ELF and has a dynamic section; its bytes can be
 //   dropped afterwards. An invalid ELF is an InputError naming wheel and member.
-//   read_targets() reads a wheel's library members (streamed: only their dynamic
-//   tables are kept, elf/streamed_elf.hpp; on the threads the thread budget spares,
-//   largest first, joined in member order: util/parallel_tasks.hpp, so the targets
-//   and any error are the serial ones), or one ELF file, and refuses an input
-//   (a member of kStopEarlyFrom bytes or more is inflated only until the loader's
-//   view of it, elf::ElfFile::parse_as_loader, reads from what is kept: program
-//   headers, the dynamic segment and its tables, which linker output places before
-//   the bulk of the file; then inflating stops, so the CRC-32 of the member's
-//   unread rest is not checked. When those tables come last, as in nvcc output
-//   where .dynamic follows the device code or after patchelf, and lie kTailFrom
-//   bytes or more ahead, they are read from the member's end, zip/tail_inflate.hpp,
-//   and the stream stops there too; otherwise it reads on to the end as before;
-//   smaller members are always read whole and CRC-checked)
-//   with nothing to check unless refuse_empty is false (check of several inputs: a
-//   pure-python wheel in dist/ is not an error). needed_roots() names what the targets need, for
+//   read_targets() reads a wheel's library members as far as the loader's view of
+//   each needs (analysis/loader_view.hpp: only their dynamic tables are kept, and a
+//   big member is inflated only until they are in; on the threads the thread budget
+//   spares, joined in member order, so the targets and any error are the serial
+//   ones), or one ELF file, and refuses an input with nothing to check unless
+//   refuse_empty is false (check of several inputs: a pure-python wheel in dist/ is
+//   not an error). needed_roots() names what the targets need, for
 //   abi::IndexOptions::roots.
 // - load_torch(path, options, stats) loads one `--torch PATH`: a torch directory,
 //   a torch wheel (stats, when given, says what was inflated and kept) or an index
@@ -51,15 +43,6 @@
 #include <vector>
 
 namespace wheelfix::analysis {
-
-// Library members from this size on are read only as far as check needs (above).
-inline constexpr std::uint64_t kStopEarlyFrom = std::uint64_t(16) << 20;
-// What the loader's view still lacks this far ahead of the stream or more (PT_DYNAMIC
-// and its tables behind nvcc's device code) is read from the member's end instead
-// (zip/tail_inflate.hpp), for a few MiB of inflate; the stream goes on from where it
-// was only if something before that end is still missing.
-inline constexpr std::uint64_t kTailFrom = std::uint64_t(64) << 20;
-inline constexpr int kMaxTailReads = 16;  // a wheel's members together
 
 struct Target {
     std::string member;
