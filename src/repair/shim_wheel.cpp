@@ -62,14 +62,15 @@ public:
     Collector(const abi::SymbolIndex& index, std::string wheel_label) : index_(index), label_(std::move(wheel_label)) {}
 
     // Whether the member needs the shim.
-    bool take(const std::string& member, const elf::ElfFile& elf) {
-        if (!elf.has_dynamic()) return false;
-        refuse_shimmed(member, elf);
-        auto check = abi::check_elf(member, elf, index_);
-        missing_libraries.insert(check.missing_libraries.begin(), check.missing_libraries.end());
+    bool take(ShimExamination examined) {
+        if (!examined.dynamic) return false;
+        refuse_shimmed(examined);
+        const std::string& member = examined.member;
+        missing_libraries.insert(examined.check.missing_libraries.begin(), examined.check.missing_libraries.end());
         bool needs_shim = false;
-        for (auto& unresolved : check.unresolved) needs_shim |= classify(member, elf, std::move(unresolved));
-        if (needs_shim) note_machine(member, elf.machine_name());
+        for (std::size_t i = 0; i < examined.check.unresolved.size(); ++i)
+            needs_shim |= classify(member, examined.imports_function[i], std::move(examined.check.unresolved[i]));
+        if (needs_shim) note_machine(member, examined.machine);
         return needs_shim;
     }
 
@@ -79,11 +80,10 @@ public:
     std::string machine;
 
 private:
-    void refuse_shimmed(const std::string& member, const elf::ElfFile& elf) const {
-        for (auto needed : elf.needed())
-            if (needed.starts_with(kShimPrefix))
-                throw InputError(label_, member + " already needs the wheelfix shim " + std::string(needed) +
-                                             "; shim the original wheel instead");
+    void refuse_shimmed(const ShimExamination& examined) const {
+        if (!examined.shim_needed.empty())
+            throw InputError(label_, examined.member + " already needs the wheelfix shim " + examined.shim_needed +
+                                         "; shim the original wheel instead");
     }
 
     void note_machine(const std::string& member, const std::string& member_machine) {
@@ -102,9 +102,9 @@ private:
     }
 
     // Returns whether the symbol goes into the shim.
-    bool classify(const std::string& member, const elf::ElfFile& elf, abi::Unresolved unresolved) {
+    bool classify(const std::string& member, bool imports_function, abi::Unresolved unresolved) {
         if (!unresolved.is_torch) return false;
-        if (!is_function(undefined_symbol(elf, unresolved.name))) {
+        if (!imports_function) {
             skip(member, unresolved, "not a function (data, TLS or untyped symbol): a shim can only provide code");
             return false;
         }
@@ -350,7 +350,23 @@ ShimPlanner::ShimPlanner(const abi::SymbolIndex& index, std::string wheel_label,
     : state_(std::make_unique<State>(index, std::move(wheel_label), std::move(maps))) {}
 ShimPlanner::~ShimPlanner() = default;
 
-bool ShimPlanner::take(const std::string& member, const elf::ElfFile& elf) { return state_->collected.take(member, elf); }
+ShimExamination ShimPlanner::examine(const std::string& member, const elf::ElfFile& elf) const {
+    ShimExamination examined;
+    examined.member = member;
+    examined.dynamic = elf.has_dynamic();
+    if (!examined.dynamic) return examined;
+    for (auto needed : elf.needed())
+        if (needed.starts_with(kShimPrefix) && examined.shim_needed.empty()) examined.shim_needed = std::string(needed);
+    examined.machine = elf.machine_name();
+    examined.check = abi::check_elf(member, elf, state_->index);
+    for (const auto& unresolved : examined.check.unresolved)
+        examined.imports_function.push_back(is_function(undefined_symbol(elf, unresolved.name)));
+    return examined;
+}
+
+bool ShimPlanner::take(ShimExamination examined) { return state_->collected.take(std::move(examined)); }
+
+bool ShimPlanner::take(const std::string& member, const elf::ElfFile& elf) { return take(examine(member, elf)); }
 
 bool ShimPlanner::resolves_all(const std::string& member, const elf::ElfFile& elf) const {
     return !elf.has_dynamic() || abi::check_elf(member, elf, state_->index).unresolved.empty();

@@ -115,38 +115,47 @@ private:
     std::vector<zip::FarReader> far_;
 };
 
-std::optional<ByteEdits> plan_on(SpeculativeView& view, const RequestFor& request_for) {
+// use(parse) until nothing it reads is missing; false when that takes more rounds
+// than read_streamed would.
+bool use_on(SpeculativeView& view, const FarViewUse& use) {
     for (int round = 1; round <= elf::StreamedElf::kMaxRounds; ++round) {
         try {
-            const elf::ElfFile elf = view.parse();
-            const auto request = request_for(elf);
-            if (!request) return std::nullopt;
-            auto plan = elf::plan_edits(elf, *request);
-            if (plan.edits.empty()) return std::nullopt;
-            return std::move(plan.edits);
+            use(view.parse());
+            return true;
         } catch (const BytesNotKept& missing) {
             view.fetch(missing);
         }
     }
-    return std::nullopt;
+    return false;
 }
 
 }  // namespace
 
-std::optional<ByteEdits> speculate_edits(const zip::Archive& archive, const zip::Member& member,
-                                         const RequestFor& request_for) {
-    if (member.method != zip::Method::deflated) return std::nullopt;
+bool read_far_view(const zip::Archive& archive, const zip::Member& member, const FarViewUse& use) {
+    if (member.method != zip::Method::deflated) return false;
     try {
         SpeculativeView view(archive, member);
-        if (!view.is_elf()) return std::nullopt;
-        return plan_on(view, request_for);
+        return view.is_elf() && use_on(view, use);
     } catch (const Abandon&) {
     } catch (const elf::ElfError&) {
     } catch (const elf::EditError&) {
     } catch (const InputError&) {
     } catch (const zip::CodecError&) {
     }
-    return std::nullopt;
+    return false;
+}
+
+std::optional<ByteEdits> speculate_edits(const zip::Archive& archive, const zip::Member& member,
+                                         const RequestFor& request_for) {
+    std::optional<ByteEdits> edits;
+    const bool read = read_far_view(archive, member, [&](const elf::ElfFile& elf) {
+        edits.reset();
+        const auto request = request_for(elf);
+        if (!request) return;
+        auto plan = elf::plan_edits(elf, *request);
+        if (!plan.edits.empty()) edits = std::move(plan.edits);
+    });
+    return read ? std::move(edits) : std::nullopt;
 }
 
 }  // namespace wheelfix::repair

@@ -30,6 +30,7 @@
 // version, writing over the input.
 #pragma once
 
+#include "wheelfix/abi/check.hpp"
 #include "wheelfix/abi/shim.hpp"
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/repair/relink.hpp"
@@ -81,8 +82,10 @@ struct ShimResult {
 
 
 // The shim decisions over a whole wheel, gathered member by member during the
-// caller's one read of it (shim_wheel and repair share it). take() checks one
-// ELF member against the torch and says whether it needs the shim (its edits then
+// caller's one read of it (shim_wheel and repair share it; repair's foresight,
+// repair/foresight.hpp, runs one ahead of the read). take() checks one ELF member
+// against the torch (examine(), which records nothing and may run on any thread,
+// then take(examined) in member order) and says whether it needs the shim (its edits then
 // wait for the shim's name: the name carries a hash of the content); finish(),
 // after every member, decides forwarder or stub per missing torch function (the
 // order of authority above), fills result's torch_version, machine, symbols,
@@ -93,6 +96,18 @@ struct ShimResult {
 // "<dist>.libs" directory; repair passes a target profile's directories instead.
 inline const std::string kShimRunpath = "$ORIGIN/../torch/lib";
 
+// What take() learns of one member on its parse, owned (nothing points into the
+// member's bytes): made by examine() on any thread, with no effect, and taken in
+// member order.
+struct ShimExamination {
+    std::string member;
+    bool dynamic = false;                // without a dynamic section: nothing to take
+    std::string shim_needed;             // a NEEDED wheelfix shim (take() refuses it), or empty
+    std::string machine;                 // elf::ElfFile::machine_name()
+    abi::ElfCheck check;                 // abi::check_elf against the torch
+    std::vector<bool> imports_function;  // per check.unresolved: imported as a function
+};
+
 class ShimPlanner {
 public:
     ShimPlanner(const abi::SymbolIndex& index, std::string wheel_label, SymbolMap maps);
@@ -100,7 +115,9 @@ public:
     ShimPlanner(const ShimPlanner&) = delete;
     ShimPlanner& operator=(const ShimPlanner&) = delete;
 
-    bool take(const std::string& member, const elf::ElfFile& elf);
+    bool take(const std::string& member, const elf::ElfFile& elf);  // take(examine(member, elf))
+    ShimExamination examine(const std::string& member, const elf::ElfFile& elf) const;
+    bool take(ShimExamination examined);
     // Whether the torch resolves every symbol `member` imports from it, so that
     // take() would not want the shim; records nothing (repair asks it on the
     // speculation's parse, on another thread, before the member's read).

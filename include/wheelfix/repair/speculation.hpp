@@ -61,6 +61,13 @@ inline constexpr std::uint64_t kSpeculativeHead = std::uint64_t(16) << 20;
 inline constexpr std::uint64_t kSpeculationLag = std::uint64_t(64) << 20;
 
 using RequestFor = std::function<std::optional<elf::EditRequest>(const elf::ElfFile& elf)>;
+using FarViewUse = std::function<void(const elf::ElfFile& elf)>;
+
+// The reads speculate_edits makes, for any reader of that partial image: use(elf)
+// runs on its parse, and again after each round of ranges it found missing; false,
+// never an error, in the cases where speculate_edits says nullopt for the reading.
+// repair's foresight reads its big members' imports so (repair/foresight.hpp).
+bool read_far_view(const zip::Archive& archive, const zip::Member& member, const FarViewUse& use);
 
 std::optional<ByteEdits> speculate_edits(const zip::Archive& archive, const zip::Member& member,
                                          const RequestFor& request_for);
