@@ -1,11 +1,14 @@
-// repair_wheel: a plan run by the one executor (plan.hpp): each extension analysed,
-// checked and its relink planned on the executor's one parse; shim, grafts, retag
-// and platform tag decided on the whole picture after the read; one write, staged,
-// read back, judged and load-tested before it is published.
+// repair_wheel: a plan run by the one executor (plan.hpp): the shim foreseen before
+// the read (foresight.hpp); each extension analysed, checked and its relink planned
+// on the executor's one parse, with the foreseen shim's links; shim, grafts, retag
+// and platform tag decided on the whole picture after the read (members edited with
+// links it does not confirm edited again); one write, staged, read back, judged and
+// load-tested before it is published.
 #include "wheelfix/repair/repair.hpp"
 
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/policy/library_classes.hpp"
+#include "wheelfix/repair/foresight.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
@@ -20,10 +23,11 @@
 namespace wheelfix::repair {
 namespace {
 
-// An extension whose edits wait for the shim's name or the graft plan: its own
-// relink options and the search path entries its one parse said to drop. It is
-// not kept inflated meanwhile (a wheel's extensions together can be gigabytes)
-// but read again by the executor once its edits are known (PlanHooks::reread_kept).
+// An extension whose edits wait for the shim's name (none was foreseen) or the
+// graft plan: its own relink options and the search path entries its one parse said
+// to drop. It is not kept inflated meanwhile (a wheel's extensions together can be
+// gigabytes) but read again by the executor once its edits are known
+// (PlanHooks::reread_kept).
 struct PendingMember {
     std::string name;
     int depth = 0;
@@ -33,13 +37,16 @@ struct PendingMember {
     std::size_t elf = 0;  // index into the read's ElfReports
 };
 
-// A member edited while it was read, with graft links decided from its own search
-// path (repair/graft.hpp early_links): checked against the whole plan afterwards.
+// A member edited while it was read although its edits depend on the whole wheel:
+// with the shim foreseen before the pass (repair/foresight.hpp) and graft links
+// decided from its own search path (repair/graft.hpp early_links). Checked against
+// the shim and grafts the whole read decides: edited again when they differ.
 struct EarlyMember {
     std::string name;
     int depth = 0;
-    RelinkOptions options;      // without the graft links
-    RelinkOptions graft_links;  // what was applied
+    RelinkOptions options;  // its own relink, without the shim's or the grafts' links
+    bool needs_shim = false;
+    RelinkOptions applied;  // with the links it was edited with
     std::vector<std::string> dropped;
     std::size_t elf = 0;
 };
@@ -101,6 +108,12 @@ void add_graft_links(RelinkOptions& options, const RelinkOptions& graft_links) {
     for (const auto& path : graft_links.add_rpath)
         if (std::find(options.add_rpath.begin(), options.add_rpath.end(), path) == options.add_rpath.end())
             options.add_rpath.push_back(path);
+}
+
+// Whether two relinks of one member (same own relink) add the same links.
+bool same_links(const RelinkOptions& a, const RelinkOptions& b) {
+    return a.add_needed == b.add_needed && a.add_rpath == b.add_rpath && a.replace_needed == b.replace_needed &&
+           a.remove_needed == b.remove_needed;
 }
 
 std::string platform_part(const wheel::Wheel& wheel) { return join(wheel.filename().platform_tags, "."); }
@@ -365,6 +378,13 @@ public:
           report_(report),
           planner_(index, wheel.archive().path().string(), options.maps) {}
 
+    // Before the read: the shim it will decide, foreseen from the loader's view of
+    // each library member (repair/foresight.hpp), so that the members needing it
+    // are edited, and a big one hashed, in the read itself.
+    void foresee() {
+        if (!options_.no_torch) foreseen_shim_ = foresee_shim_links(wheel_, index_, options_.maps, shim_runpath(profile_));
+    }
+
     PlanHooks hooks() {
         PlanHooks hooks;
         hooks.on_elf = [this](const std::string& member, const elf::ElfFile& elf, WheelPlan& plan) {
@@ -416,6 +436,7 @@ private:
     std::optional<analysis::WheelReport> wheel_report_;
     std::string machine_;
     std::map<std::string, analysis::ElfReport> edited_reports_;  // each edited member's new content, analysed
+    std::optional<RelinkOptions> foreseen_shim_;                  // the shim's links, foreseen before the read
 
     // An edited member's new content analysed as the splice (or, speculated, the
     // member's read) streams it: what the proof would otherwise read back from the
@@ -434,22 +455,43 @@ private:
 
     // The edits take() will plan for a big member during its read, asked on a parse
     // of its dynamic tables before the read (plan.hpp PlanHooks::speculate), with no
-    // effect but the answer: the same relink from the same linkage; nullopt where
-    // take() would keep the member (its edits wait for the shim or the grafts) or
+    // effect but the answer: the same relink from the same linkage, with the same
+    // links (early_options); nullopt where take() would keep the member waiting or
     // plan nothing. A wrong answer costs only the second read it saves.
     std::optional<elf::EditRequest> speculate(const std::string& name, const elf::ElfFile& elf) const {
         if (excluded(options_, name) || !elf.has_dynamic()) return std::nullopt;
         const int depth = wheel::directory_depth(name);
         const auto report = analysis::analyze_linking(name, elf, depth);
-        if (options_.graft_libraries && may_need_graft(report, report.needs.links_musl)) return std::nullopt;
-        if (!options_.no_torch && !planner_.resolves_all(name, elf)) return std::nullopt;
+        const bool may_graft = options_.graft_libraries && may_need_graft(report, report.needs.links_musl);
+        const bool needs_shim = !options_.no_torch && !planner_.resolves_all(name, elf);
         const auto relink = member_relink(options_.profile ? profile_ : wiring_for(profile_, report), report, depth);
-        return request_with(relink, depth, request_for(relink, elf, depth).remove_search_path);
+        const auto options = early_options(relink, needs_shim, may_graft, report);
+        if (!options) return std::nullopt;
+        return request_with(*options, depth, request_for(relink, elf, depth).remove_search_path);
+    }
+
+    // A member's relink with the links it can be given during the read: the foreseen
+    // shim's when it needs the shim, those its own search path gives when it may need
+    // a graft; nullopt when one of them is not known then (its edits wait).
+    std::optional<RelinkOptions> early_options(RelinkOptions options, bool needs_shim, bool may_graft,
+                                               const analysis::ElfReport& report) const {
+        if (needs_shim) {
+            if (!foreseen_shim_) return std::nullopt;
+            add_shim_links(options, *foreseen_shim_);
+        }
+        if (may_graft) {
+            auto links = early_links(wheel_, report, options_.graft, shim_directory(wheel_));
+            if (!links) return std::nullopt;
+            add_graft_links(options, *links);
+        }
+        return options;
     }
 
     // One ELF member on the executor's one parse: analysed, checked against torch
-    // for the shim, its relink planned (edited at once) or left waiting for the
-    // shim's name and the graft plan (kept: read again then).
+    // for the shim, its relink planned: edited at once, with the links it can be
+    // given now when it needs the shim or a graft (kept: edited again if the whole
+    // plan disagrees), or left waiting for the shim's name and the graft plan (kept:
+    // read again then).
     bool take(const std::string& name, const elf::ElfFile& elf, WheelPlan& plan) {
         auto report = analysis::analyze_member(wheel_, name, elf);
         int depth = wheel::directory_depth(name);
@@ -459,25 +501,22 @@ private:
         elves_.push_back(std::move(report));
         if (excluded(options_, name) || !elf.has_dynamic()) return false;
         auto dropped = request_for(relink, elf, depth).remove_search_path;
-        if (may_graft && !needs_shim) {
-            if (auto links = early_links(wheel_, elves_.back(), options_.graft, shim_directory(wheel_))) {
-                early_.push_back({name, depth, relink, *links, dropped, elves_.size() - 1});
-                add_graft_links(relink, *links);
-                plan.edit_elf.push_back({name, request_with(relink, depth, dropped)});
-                return true;  // edited again if the whole plan disagrees
-            }
+        if (!needs_shim && !may_graft) {
+            plan.edit_elf.push_back({name, request_with(relink, depth, dropped)});
+            return false;
         }
-        if (needs_shim || may_graft) {
-            pending_.push_back({name, depth, std::move(relink), std::move(dropped), needs_shim, elves_.size() - 1});
+        if (auto applied = early_options(relink, needs_shim, may_graft, elves_.back())) {
+            plan.edit_elf.push_back({name, request_with(*applied, depth, dropped)});
+            early_.push_back({name, depth, std::move(relink), needs_shim, std::move(*applied), std::move(dropped), elves_.size() - 1});
             return true;
         }
-        plan.edit_elf.push_back({name, request_with(relink, depth, dropped)});
-        return false;
+        pending_.push_back({name, depth, std::move(relink), std::move(dropped), needs_shim, elves_.size() - 1});
+        return true;
     }
 
     // The shim named and the grafts planned, the members waiting for them get
     // their edit steps; a member edited early whose links the whole plan does not
-    // confirm is planned again.
+    // confirm is planned again (without the edits, when it gets none now).
     void wire_shim_and_grafts(const GraftPlan* grafts, WheelPlan& plan) {
         std::optional<RelinkOptions> shim_links;
         if (!report_.torch_skipped) {
@@ -490,30 +529,34 @@ private:
                 report_.shim.shim = std::move(library);
             }
         }
+        // What a member's edits are, the whole wheel read; nullopt: none.
+        auto wanted = [&](RelinkOptions options, bool needs_shim, std::size_t elf) -> std::optional<RelinkOptions> {
+            if (needs_shim && !shim_links) return std::nullopt;
+            if (needs_shim) add_shim_links(options, *shim_links);
+            if (grafts) add_graft_links(options, grafts->links(wheel_report_->elves.at(elf)));
+            return options;
+        };
+        std::set<std::string> replanned;
         for (auto& member : early_) {
-            if (!grafts) continue;
-            auto links = grafts->links(wheel_report_->elves.at(member.elf));
-            if (links.replace_needed == member.graft_links.replace_needed && links.remove_needed == member.graft_links.remove_needed &&
-                links.add_rpath == member.graft_links.add_rpath)
+            auto options = wanted(member.options, member.needs_shim, member.elf);
+            if (options && same_links(*options, member.applied)) {
+                if (member.needs_shim) shim_members_.insert(member.name);
                 continue;
+            }
             std::erase_if(plan.edit_elf, [&](const ElfEditStep& step) { return step.member == member.name; });
-            pending_.push_back({member.name, member.depth, std::move(member.options), std::move(member.dropped), false, member.elf});
+            replanned.insert(member.name);
+            pending_.push_back({member.name, member.depth, std::move(member.options), std::move(member.dropped), member.needs_shim, member.elf});
         }
-        const std::set<std::string> replanned = [&] {
-            std::set<std::string> names;
-            for (const auto& member : early_) names.insert(member.name);
-            return names;
-        }();
         early_.clear();
         for (auto& member : pending_) {
-            if (member.needs_shim && !shim_links) continue;
-            if (member.needs_shim) {
-                add_shim_links(member.options, *shim_links);
-                shim_members_.insert(member.name);
+            const bool again = replanned.contains(member.name);
+            auto options = wanted(std::move(member.options), member.needs_shim, member.elf);
+            if (!options) {
+                if (again) plan.edit_elf.push_back({member.name, elf::EditRequest{}, true});  // its early edits undone
+                continue;
             }
-            if (grafts) add_graft_links(member.options, grafts->links(wheel_report_->elves.at(member.elf)));
-            plan.edit_elf.push_back({member.name, request_with(member.options, member.depth, member.dropped),
-                                     replanned.contains(member.name)});
+            if (member.needs_shim) shim_members_.insert(member.name);
+            plan.edit_elf.push_back({member.name, request_with(*options, member.depth, member.dropped), again});
         }
         pending_.clear();
     }
@@ -618,6 +661,7 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
     refuse_output_over_input(wheel, early.result.output);
 
     RepairRun run(wheel, index, options, out_dir, report);
+    run.foresee();
     WheelPlan plan;  // its output is named after the read: the platform tag comes from the binaries
     plan.overwrite = options.overwrite;
     auto hooks = run.hooks();

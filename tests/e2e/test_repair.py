@@ -21,7 +21,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import wfx  # noqa: E402
-from test_shim import BLAS_HANDLE, CUDART, SM90, SM100, layout, make_wheel, python_call, trace_lines  # noqa: E402
+from test_shim import (BLAS_HANDLE, CUDART, FAKE_OLD_TORCH, OLD_CHECK, REMOVED, SM90, SM100, compile_c,  # noqa: E402
+                       extract_member, layout, make_wheel, python_call, shim_member_of, trace_lines)
+
+CALL_OLD_CHECK = r"""
+void old_check(int, const char*, const char*, int, _Bool) __asm__("%s");
+void call_check(void) { old_check(0, "ops.c", "call_check", 7, 1); }
+""" % OLD_CHECK
+CALL_REMOVED = r"""
+void removed(int) __asm__("%s");
+int main(void) { removed(1); return 0; }
+""" % REMOVED
 
 TORCH_210 = wfx.SAMPLES / "torch-2.10.0" / "torch"
 REPAIRED_NAME = "sgl_kernel-0.3.21+cu130.torch2.10-cp310-abi3-manylinux_2_34_x86_64.whl"
@@ -409,6 +419,41 @@ class StrictAfterWriting(unittest.TestCase):
             proc = repair(wheel, "--torch", TORCH_210, "-o", tmp / "plain", check_status=1)
             self.assertIn("not written (does not load)", proc.stdout)
             self.assertEqual(list((tmp / "plain").iterdir()), [])
+
+
+@unittest.skipUnless(shutil.which("gcc"), "needs gcc")
+class ForesightMissed(unittest.TestCase):
+    """repair foresees the shim before its pass from the wheel's library members
+    (repair/foresight.hpp) and edits the members that need it while they are read.
+    An ELF member not named like a library (bin/tool) is not read then, yet the pass
+    takes its imports into the shim: the foreseen shim is not the one written, so the
+    library edited early must be edited again, to NEED the shim that is in the wheel."""
+
+    def test_a_library_edited_with_a_wrong_foreseen_shim_is_edited_again(self):
+        with wfx.TempDir() as tmp:
+            (tmp / "old").mkdir()
+            compile_c("gcc", FAKE_OLD_TORCH, tmp / "old" / "libc10_cuda.so", "-shared", "-Wl,-soname,libc10_cuda.so",
+                      cwd=tmp / "old")
+            calls = {"ops.so": (CALL_OLD_CHECK, "-shared"), "tool": (CALL_REMOVED, "-pie")}
+            built = {name: compile_c("gcc", source, tmp / name, kind, f"-L{tmp / 'old'}", "-lc10_cuda", cwd=tmp)
+                     for name, (source, kind) in calls.items()}
+            wheel = make_wheel(tmp, "foresee", "cp310-abi3-linux_x86_64",
+                               {"foresee/ops.so": built["ops.so"].read_bytes(),
+                                "foresee/bin/tool": built["tool"].read_bytes()})
+            proc = repair(wheel, "--torch", TORCH_210, "-o", tmp / "out", "--no-load-test")
+            self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
+            (output,) = (tmp / "out").glob("*.whl")
+            wfx.run("verify", output, check_status=0)
+            shim = Path(shim_member_of(output)).name
+            for member in ("foresee/ops.so", "foresee/bin/tool"):
+                with self.subTest(member=member):
+                    needed = wfx.member_dynamic(output, member, tmp / "x")["needed"]
+                    self.assertEqual([n for n in needed if n.startswith("libwheelfix_shim_")], [shim])
+            # The shim has both symbols: the forwarder ops.so needs and the stub the tool needs.
+            symbols = subprocess.run(["readelf", "--dyn-syms", "-W", extract_member(output, shim_member_of(output), tmp / "shim.so")],
+                                     capture_output=True, text=True, check=True).stdout
+            self.assertIn(OLD_CHECK, symbols)
+            self.assertIn(REMOVED, symbols)
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@
 //   Stored members and smaller ones are inflated whole.
 //   With hooks.reread_kept a kept member read whole is not held: it is inflated and
 //   parsed again when its edit step is planned (repair: its extensions together can
-//   be gigabytes; only those waiting for the shim or the grafts are read twice).
+//   be gigabytes; only those still waiting for the shim or the grafts are read twice).
 // 3. Proves the read: options.check_record (default wheel::require_record_matches)
 //   on the digests; an error hooks.on_elf raised is thrown after it (a tampered
 //   member explains a broken ELF better than the ELF error does). ELF errors and

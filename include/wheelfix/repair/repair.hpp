@@ -13,8 +13,12 @@
 //   are added ({root} expanded for its depth), NEEDED entries the profile maps with
 //   replace-needed are swapped; an extension that needs the shim also gets the
 //   shim's SONAME and {root}/<dist>.libs (one edit plan per member, applied in one
-//   splice); extensions that need the shim are inflated a second time once the
-//   shim is named, rather than all kept in memory meanwhile;
+//   splice). Before the read, the shim is foreseen from the loader's view of each
+//   library member (repair/foresight.hpp), so an extension that needs it is edited
+//   as it is read, with the foreseen links; the shim the read decides is compared
+//   after it, and an extension whose links differ (a member the foresight could
+//   not read, or one not named like a library, changed the shim) is inflated and
+//   edited again, rather than all kept in memory meanwhile;
 // - retags (repair/retag.hpp): when an extension uses torch, the local version
 //   records the index's torch and METADATA pins it (options.pin); WHEEL's Tag lines
 //   that disagree with the file name are rewritten from it; the platform tag becomes
@@ -26,8 +30,8 @@
 //   verified, every ELF parsed) against the profile again, reading back only what
 //   it does not know: a member copied as stored has the input's digest and report;
 //   an edited member the digest and report of its splice's one pass over the new
-//   content (plan.hpp read_edited: the SHA-256 pass, so each edited member is
-//   inflated twice in all — the first read and that pass — and a bounded one's
+//   content (plan.hpp read_edited: the SHA-256 pass, which for a big member whose
+//   edits were speculated is its read itself, else a second pass; a bounded one's
 //   kept ranges are fetched from its windows), its written CRC-32 and sizes must be
 //   the splice's, and the splice proved its compressed stream itself
 //   (zip/splice.hpp: every re-deflated region inflated again against the edit, the
