@@ -3,12 +3,14 @@
 // plan the NEEDED/RUNPATH edits of the extensions that need it and write once.
 #include "wheelfix/repair/shim_wheel.hpp"
 
+
 #include "wheelfix/abi/appended.hpp"
 #include "wheelfix/abi/check.hpp"
 #include "wheelfix/abi/demangle.hpp"
 #include "wheelfix/abi/drifts.hpp"
 #include "wheelfix/abi/signature.hpp"
 #include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/repair/foresight.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
@@ -406,21 +408,42 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
     plan.overwrite = overwrite;
 
     ShimPlanner planner(index, wheel_path.string(), maps);
+    // The shim foreseen before the read (foresight.hpp): the extensions that need it
+    // are edited as they are read (a big one in its one pass), checked afterwards.
+    const auto foreseen = foresee_shim_links(wheel, index, maps, kShimRunpath);
     std::vector<std::string> pending;  // the extensions that need the shim, kept until its name is known
+    std::vector<std::string> early;    // the ones edited with the foreseen shim's links, kept in case it differs
     PlanHooks hooks;
-    hooks.on_elf = [&](const std::string& member, const elf::ElfFile& elf, WheelPlan&) {
+    hooks.on_elf = [&](const std::string& member, const elf::ElfFile& elf, WheelPlan& steps) {
         ++result.elf_members;
         if (!planner.take(member, elf)) return false;
-        pending.push_back(member);
+        if (!foreseen) {
+            pending.push_back(member);
+            return true;
+        }
+        steps.edit_elf.push_back({member, request_for(*foreseen, wheel::directory_depth(member))});
+        early.push_back(member);
         return true;
+    };
+    hooks.speculate = [&](const std::string& member, const elf::ElfFile& elf) -> std::optional<elf::EditRequest> {
+        if (!foreseen || planner.resolves_all(member, elf)) return std::nullopt;
+        return request_for(*foreseen, wheel::directory_depth(member));
     };
     hooks.after_read = [&](WheelPlan& steps) {
         auto library = planner.finish(result);
+        const auto options = library ? std::optional(shim_link_options(wheel, *library)) : std::nullopt;
+        const bool as_foreseen = options && foreseen && options->add_needed == foreseen->add_needed &&
+                                 options->add_rpath == foreseen->add_rpath;
+        for (const auto& member : early) {
+            if (as_foreseen) continue;
+            std::erase_if(steps.edit_elf, [&](const ElfEditStep& step) { return step.member == member; });
+            steps.edit_elf.push_back({member, options ? request_for(*options, wheel::directory_depth(member)) : elf::EditRequest{},
+                                      true});  // edited again, with the shim written (none: its edits undone)
+        }
         if (!library) return;
         result.shim_member = shim_directory(wheel) + "/" + library->file_name;
-        auto options = shim_link_options(wheel, *library);
         for (const auto& member : pending)
-            steps.edit_elf.push_back({member, request_for(options, wheel::directory_depth(member))});
+            steps.edit_elf.push_back({member, request_for(*options, wheel::directory_depth(member))});
         steps.add.push_back({result.shim_member, std::move(library->bytes), 0100755});
         library->bytes.clear();
         result.shim = std::move(library);

@@ -423,8 +423,8 @@ class StrictAfterWriting(unittest.TestCase):
 
 @unittest.skipUnless(shutil.which("gcc"), "needs gcc")
 class ForesightMissed(unittest.TestCase):
-    """repair foresees the shim before its pass from the wheel's library members
-    (repair/foresight.hpp) and edits the members that need it while they are read.
+    """repair (and shim) foresee the shim before the pass from the wheel's library
+    members (repair/foresight.hpp) and edit the members that need it while they are read.
     An ELF member not named like a library (bin/tool) is not read then, yet the pass
     takes its imports into the shim: the foreseen shim is not the one written, so the
     library edited early must be edited again, to NEED the shim that is in the wheel."""
@@ -440,20 +440,22 @@ class ForesightMissed(unittest.TestCase):
             wheel = make_wheel(tmp, "foresee", "cp310-abi3-linux_x86_64",
                                {"foresee/ops.so": built["ops.so"].read_bytes(),
                                 "foresee/bin/tool": built["tool"].read_bytes()})
-            proc = repair(wheel, "--torch", TORCH_210, "-o", tmp / "out", "--no-load-test")
-            self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
-            (output,) = (tmp / "out").glob("*.whl")
-            wfx.run("verify", output, check_status=0)
-            shim = Path(shim_member_of(output)).name
-            for member in ("foresee/ops.so", "foresee/bin/tool"):
-                with self.subTest(member=member):
-                    needed = wfx.member_dynamic(output, member, tmp / "x")["needed"]
-                    self.assertEqual([n for n in needed if n.startswith("libwheelfix_shim_")], [shim])
-            # The shim has both symbols: the forwarder ops.so needs and the stub the tool needs.
-            symbols = subprocess.run(["readelf", "--dyn-syms", "-W", extract_member(output, shim_member_of(output), tmp / "shim.so")],
-                                     capture_output=True, text=True, check=True).stdout
-            self.assertIn(OLD_CHECK, symbols)
-            self.assertIn(REMOVED, symbols)
+            for command, options in (("repair", ["--no-load-test"]), ("shim", [])):
+                proc = wfx.run(command, wheel, "--torch", TORCH_210, "-o", tmp / command, *options)
+                self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
+                (output,) = (tmp / command).glob("*.whl")
+                wfx.run("verify", output, check_status=0)
+                shim = Path(shim_member_of(output)).name
+                for member in ("foresee/ops.so", "foresee/bin/tool"):
+                    with self.subTest(command=command, member=member):
+                        needed = wfx.member_dynamic(output, member, tmp / command / "x")["needed"]
+                        self.assertEqual([n for n in needed if n.startswith("libwheelfix_shim_")], [shim])
+                # The shim has both: the forwarder ops.so needs and the stub the tool needs.
+                library = extract_member(output, shim_member_of(output), tmp / command / "shim.so")
+                symbols = subprocess.run(["readelf", "--dyn-syms", "-W", library], capture_output=True, text=True,
+                                         check=True).stdout
+                self.assertIn(OLD_CHECK, symbols)
+                self.assertIn(REMOVED, symbols)
 
 
 if __name__ == "__main__":

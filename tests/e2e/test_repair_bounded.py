@@ -30,7 +30,8 @@ hash of its content: the shim is foreseen before the pass (repair/foresight.hpp)
 the member is still inflated once (the binary from before, 391.8 MB for the 167.8 MB
 member, fails the bound; 259.5 MB now). The output must be what the unbounded path
 writes and verify; readelf must show the shim NEEDED and its directory on RUNPATH,
-and, pip-installed beside the stand-in torch, the call must reach torch 2.10."""
+and, pip-installed beside the stand-in torch, the call must reach torch 2.10. `shim`
+of the same wheel (the same plan, foresight and speculation) inflates it once too."""
 import hashlib
 import json
 import os
@@ -335,13 +336,13 @@ def build_shimmed():
     return build_blob_wheel(SHIMMED_CACHE, SHIMMED, RELINK_SOURCE + CALL_CHECK, f"-L{old}", "-lc10_cuda")
 
 
-def repair_once(test, wheel, member, tmp, bound, *options):
-    """`repair --timings WHEEL -w TMP/once OPTIONS`: peak RSS bounded, `member`
+def one_pass(test, command, wheel, member, tmp, bound, *options):
+    """`COMMAND --timings WHEEL -o TMP/once OPTIONS`: peak RSS bounded, `member`
     inflated less than `bound` times its size (two passes are 2x), the output verified
     and, member by member, what the unbounded path writes (the same wheel with the
     member stored, so read whole). Returns the output."""
     size = zipfile.ZipFile(wheel).getinfo(member).file_size
-    status, peak_kib, stderr = run_measured("--timings", "repair", wheel, "-w", tmp / "once", *options)
+    status, peak_kib, stderr = run_measured("--timings", command, wheel, "-o", tmp / "once", *options)
     test.assertEqual(status, 0, stderr)
     test.assertLessEqual(peak_kib, RSS_BOUND_MIB * 1024, f"repair: peak RSS {peak_kib} KiB")
     inflated = inflated_mb(stderr)
@@ -351,7 +352,7 @@ def repair_once(test, wheel, member, tmp, bound, *options):
     wfx.run("verify", output, check_status=0)
 
     stored = stored_copy(wheel, tmp / wheel.name, member)
-    status, _, stderr = run_measured("repair", stored, "-w", tmp / "whole", *options)
+    status, _, stderr = run_measured(command, stored, "-o", tmp / "whole", *options)
     test.assertEqual(status, 0, stderr)
     stored.unlink()
     (oracle,) = (tmp / "whole").glob("*.whl")
@@ -371,7 +372,7 @@ class RepairOnePass(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             # Once, plus the speculation's head (16 MiB) and the bytes around the edits.
-            output = repair_once(self, self.wheel, PLAIN, tmp, 1.3)
+            output = one_pass(self, "repair", self.wheel, PLAIN, tmp, 1.3)
             site = tmp / "site"
             with zipfile.ZipFile(output) as zf:
                 zf.extract(PLAIN, site)
@@ -401,7 +402,7 @@ class RepairShimOnePass(unittest.TestCase):
             # Once, plus the reads of its start (16 MiB) and dynamic tables made twice
             # before the pass, by the foresight and by the speculation (about 46 MB
             # each here).
-            output = repair_once(self, self.wheel, SHIMMED, tmp, 1.7, "--torch", TORCH_210, "--no-load-test")
+            output = one_pass(self, "repair", self.wheel, SHIMMED, tmp, 1.7, "--torch", TORCH_210, "--no-load-test")
             (shim,) = [n for n in zipfile.ZipFile(output).namelist() if n.startswith(f"{DIST}.libs/libwheelfix_shim")]
             site = tmp / "site"
             with zipfile.ZipFile(output) as zf:
@@ -417,6 +418,14 @@ class RepairShimOnePass(unittest.TestCase):
             self.assertEqual(proc.returncode, 0, proc.stderr)
             self.assertEqual(len(trace_lines(proc.stderr)), 1, proc.stderr)
             self.assertTrue(trace_lines(proc.stderr)[0].startswith("torch stand-in 21000 trace: "), proc.stderr)
+
+    def test_shim_command_inflates_it_once_too(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            output = one_pass(self, "shim", self.wheel, SHIMMED, tmp, 1.7, "--torch", TORCH_210)
+            (shim,) = [n for n in zipfile.ZipFile(output).namelist() if n.startswith(f"{DIST}.libs/libwheelfix_shim")]
+            dynamic = wfx.member_dynamic(output, SHIMMED, tmp / "x")
+            self.assertIn(Path(shim).name, dynamic["needed"])
 
 
 if __name__ == "__main__":

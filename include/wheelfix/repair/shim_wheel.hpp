@@ -23,8 +23,11 @@
 // "{root}/<dist>.libs" to its search path (relink's request_for); the wheel is written to out_dir/<same name>
 // with RECORD lines for the edited and the added member (wheel/rewrite.hpp).
 // When nothing needs a shim, the wheel is copied unchanged (RECORD kept).
-// Memory: the extensions that need the shim are kept inflated until the shim's name
-// (a hash of its content) is known, since their edits name it.
+// The shim is foreseen before the read (repair/foresight.hpp, as repair does): the
+// extensions that need it are edited as they are read, with the foreseen shim's
+// links (a big one speculated, so inflated once: plan.hpp), and edited again after
+// the read when the shim written is another. Memory: the extensions that need the
+// shim are kept (inflated; a big one its kept ranges) until the shim is known.
 // Refused (InputError): a wheel that already carries a wheelfix shim (shim the
 // original instead), extensions of different machines, a torch index without a
 // version, writing over the input.
