@@ -378,11 +378,16 @@ public:
           report_(report),
           planner_(index, wheel.archive().path().string(), options.maps) {}
 
-    // Before the read: the shim it will decide, foreseen from the loader's view of
-    // each library member (repair/foresight.hpp), so that the members needing it
-    // are edited, and a big one hashed, in the read itself.
+    // Before the read: the shim and the grafts it will decide, foreseen from each
+    // library member's linkage and imports (repair/foresight.hpp), so that the
+    // members needing them are edited, and a big one hashed, in the read itself.
     void foresee() {
-        if (!options_.no_torch) foreseen_shim_ = foresee_shim_links(wheel_, index_, options_.maps, shim_runpath(profile_));
+        ForesightRequest request;
+        if (!options_.no_torch) request.index = &index_;
+        request.maps = options_.maps;
+        request.runpath = shim_runpath(profile_);
+        if (options_.graft_libraries && grafts_worth_foreseeing(wheel_)) request.graft = &options_.graft;
+        if (request.index || request.graft) foresight_ = repair::foresee(wheel_, request);
     }
 
     PlanHooks hooks() {
@@ -436,7 +441,7 @@ private:
     std::optional<analysis::WheelReport> wheel_report_;
     std::string machine_;
     std::map<std::string, analysis::ElfReport> edited_reports_;  // each edited member's new content, analysed
-    std::optional<RelinkOptions> foreseen_shim_;                  // the shim's links, foreseen before the read
+    Foresight foresight_;                                         // the shim's links and the grafts, foreseen
 
     // An edited member's new content analysed as the splice (or, speculated, the
     // member's read) streams it: what the proof would otherwise read back from the
@@ -471,16 +476,18 @@ private:
     }
 
     // A member's relink with the links it can be given during the read: the foreseen
-    // shim's when it needs the shim, those its own search path gives when it may need
-    // a graft; nullopt when one of them is not known then (its edits wait).
+    // shim's when it needs the shim; when it may need a graft, the foreseen grafts',
+    // or else those its own search path gives (early_links); nullopt when one of
+    // them is not known then (its edits wait).
     std::optional<RelinkOptions> early_options(RelinkOptions options, bool needs_shim, bool may_graft,
                                                const analysis::ElfReport& report) const {
         if (needs_shim) {
-            if (!foreseen_shim_) return std::nullopt;
-            add_shim_links(options, *foreseen_shim_);
+            if (!foresight_.shim_links) return std::nullopt;
+            add_shim_links(options, *foresight_.shim_links);
         }
         if (may_graft) {
-            auto links = early_links(wheel_, report, options_.graft, shim_directory(wheel_));
+            auto links = foresight_.grafts ? std::optional(foresight_.grafts->links(report))
+                                           : early_links(wheel_, report, options_.graft, shim_directory(wheel_));
             if (!links) return std::nullopt;
             add_graft_links(options, *links);
         }

@@ -410,7 +410,10 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
     ShimPlanner planner(index, wheel_path.string(), maps);
     // The shim foreseen before the read (foresight.hpp): the extensions that need it
     // are edited as they are read (a big one in its one pass), checked afterwards.
-    const auto foreseen = foresee_shim_links(wheel, index, maps, kShimRunpath);
+    ForesightRequest request;
+    request.index = &index;
+    request.maps = maps;
+    const auto foreseen = foresee(wheel, request).shim_links;
     std::vector<std::string> pending;  // the extensions that need the shim, kept until its name is known
     std::vector<std::string> early;    // the ones edited with the foreseen shim's links, kept in case it differs
     PlanHooks hooks;

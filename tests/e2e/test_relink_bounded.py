@@ -113,14 +113,15 @@ def tampered_wheel(wheel):
     return tampered
 
 
-def run_measured(*args):
-    """wheelfix ARGS in a child of a python that reports the child's peak RSS (KiB)."""
+def run_measured(*args, env=None):
+    """wheelfix ARGS in a child of a python that reports the child's peak RSS (KiB);
+    `env`: variables added to the child's environment."""
     probe = ("import resource, subprocess, sys\n"
              "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
              "sys.stderr.write(p.stderr)\n"
              "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
     proc = subprocess.run([sys.executable, "-c", probe, wfx.WHEELFIX, *map(str, args)],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env={**os.environ, **(env or {})})
     status, peak_kib = proc.stdout.split()
     return int(status), int(peak_kib), proc.stderr
 

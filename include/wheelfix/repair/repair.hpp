@@ -13,12 +13,12 @@
 //   are added ({root} expanded for its depth), NEEDED entries the profile maps with
 //   replace-needed are swapped; an extension that needs the shim also gets the
 //   shim's SONAME and {root}/<dist>.libs (one edit plan per member, applied in one
-//   splice). Before the read, the shim is foreseen from the loader's view of each
-//   library member (repair/foresight.hpp), so an extension that needs it is edited
-//   as it is read, with the foreseen links; the shim the read decides is compared
-//   after it, and an extension whose links differ (a member the foresight could
-//   not read, or one not named like a library, changed the shim) is inflated and
-//   edited again, rather than all kept in memory meanwhile;
+//   splice). Before the read, the shim and the grafts are foreseen from each library
+//   member's imports and linkage (repair/foresight.hpp), so an extension that needs
+//   them is edited as it is read, with the foreseen links; the shim and grafts the
+//   read decides are compared after it, and an extension whose links differ (a
+//   member the foresight could not read, or one not named like a library, changed
+//   them) is inflated and edited again, rather than all kept in memory meanwhile;
 // - retags (repair/retag.hpp): when an extension uses torch, the local version
 //   records the index's torch and METADATA pins it (options.pin); WHEEL's Tag lines
 //   that disagree with the file name are rewritten from it; the platform tag becomes
