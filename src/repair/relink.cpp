@@ -129,6 +129,11 @@ bool is_selected(const RelinkOptions& options, std::string_view member) {
     return matches_only(options, member) && !matches_any(options.exclude, member);
 }
 
+bool same_links(const RelinkOptions& a, const RelinkOptions& b) {
+    return a.add_needed == b.add_needed && a.add_rpath == b.add_rpath && a.replace_needed == b.replace_needed &&
+           a.remove_needed == b.remove_needed;
+}
+
 std::optional<EditedMember> relink_member(const RelinkOptions& options, const std::string& wheel_label,
                                           const std::string& member, const zip::InflatedMember& inflated, int depth) {
     if (!is_selected(options, member)) return std::nullopt;

@@ -38,17 +38,13 @@ struct PendingMember {
 };
 
 // A member edited while it was read although its edits depend on the whole wheel:
-// with the shim foreseen before the pass (repair/foresight.hpp) and graft links
-// decided from its own search path (repair/graft.hpp early_links). Checked against
-// the shim and grafts the whole read decides: edited again when they differ.
+// with the links foreseen before the pass (repair/foresight.hpp; graft links from
+// its own search path when the grafts were not foreseen: repair/graft.hpp
+// early_links). Checked against the shim and grafts the whole read decides: waits
+// like a PendingMember, and is edited again, when they differ.
 struct EarlyMember {
-    std::string name;
-    int depth = 0;
-    RelinkOptions options;  // its own relink, without the shim's or the grafts' links
-    bool needs_shim = false;
+    PendingMember member;   // its own relink, without the shim's or the grafts' links
     RelinkOptions applied;  // with the links it was edited with
-    std::vector<std::string> dropped;
-    std::size_t elf = 0;
 };
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
@@ -108,12 +104,6 @@ void add_graft_links(RelinkOptions& options, const RelinkOptions& graft_links) {
     for (const auto& path : graft_links.add_rpath)
         if (std::find(options.add_rpath.begin(), options.add_rpath.end(), path) == options.add_rpath.end())
             options.add_rpath.push_back(path);
-}
-
-// Whether two relinks of one member (same own relink) add the same links.
-bool same_links(const RelinkOptions& a, const RelinkOptions& b) {
-    return a.add_needed == b.add_needed && a.add_rpath == b.add_rpath && a.replace_needed == b.replace_needed &&
-           a.remove_needed == b.remove_needed;
 }
 
 std::string platform_part(const wheel::Wheel& wheel) { return join(wheel.filename().platform_tags, "."); }
@@ -468,7 +458,7 @@ private:
         const int depth = wheel::directory_depth(name);
         const auto report = analysis::analyze_linking(name, elf, depth);
         const bool may_graft = options_.graft_libraries && may_need_graft(report, report.needs.links_musl);
-        const bool needs_shim = !options_.no_torch && !planner_.resolves_all(name, elf);
+        const bool needs_shim = !options_.no_torch && planner_.examine(name, elf).needs_shim();
         const auto relink = member_relink(options_.profile ? profile_ : wiring_for(profile_, report), report, depth);
         const auto options = early_options(relink, needs_shim, may_graft, report);
         if (!options) return std::nullopt;
@@ -514,7 +504,7 @@ private:
         }
         if (auto applied = early_options(relink, needs_shim, may_graft, elves_.back())) {
             plan.edit_elf.push_back({name, request_with(*applied, depth, dropped)});
-            early_.push_back({name, depth, std::move(relink), needs_shim, std::move(*applied), std::move(dropped), elves_.size() - 1});
+            early_.push_back({{name, depth, std::move(relink), std::move(dropped), needs_shim, elves_.size() - 1}, std::move(*applied)});
             return true;
         }
         pending_.push_back({name, depth, std::move(relink), std::move(dropped), needs_shim, elves_.size() - 1});
@@ -537,27 +527,28 @@ private:
             }
         }
         // What a member's edits are, the whole wheel read; nullopt: none.
-        auto wanted = [&](RelinkOptions options, bool needs_shim, std::size_t elf) -> std::optional<RelinkOptions> {
-            if (needs_shim && !shim_links) return std::nullopt;
-            if (needs_shim) add_shim_links(options, *shim_links);
-            if (grafts) add_graft_links(options, grafts->links(wheel_report_->elves.at(elf)));
+        auto wanted = [&](const PendingMember& member) -> std::optional<RelinkOptions> {
+            if (member.needs_shim && !shim_links) return std::nullopt;
+            RelinkOptions options = member.options;
+            if (member.needs_shim) add_shim_links(options, *shim_links);
+            if (grafts) add_graft_links(options, grafts->links(wheel_report_->elves.at(member.elf)));
             return options;
         };
         std::set<std::string> replanned;
-        for (auto& member : early_) {
-            auto options = wanted(member.options, member.needs_shim, member.elf);
-            if (options && same_links(*options, member.applied)) {
+        for (auto& [member, applied] : early_) {
+            auto options = wanted(member);
+            if (options && same_links(*options, applied)) {
                 if (member.needs_shim) shim_members_.insert(member.name);
                 continue;
             }
             std::erase_if(plan.edit_elf, [&](const ElfEditStep& step) { return step.member == member.name; });
             replanned.insert(member.name);
-            pending_.push_back({member.name, member.depth, std::move(member.options), std::move(member.dropped), member.needs_shim, member.elf});
+            pending_.push_back(std::move(member));
         }
         early_.clear();
         for (auto& member : pending_) {
             const bool again = replanned.contains(member.name);
-            auto options = wanted(std::move(member.options), member.needs_shim, member.elf);
+            auto options = wanted(member);
             if (!options) {
                 if (again) plan.edit_elf.push_back({member.name, elf::EditRequest{}, true});  // its early edits undone
                 continue;

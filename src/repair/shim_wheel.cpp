@@ -58,6 +58,16 @@ bool is_function(const elf::Symbol* symbol) {
     return symbol && (symbol->type == STT_FUNC || symbol->type == STT_GNU_IFUNC);
 }
 
+// Whether a symbol the torch lacks can go into the shim, or why not.
+enum class ShimFit { fits, not_torch, not_function, versioned };
+
+ShimFit shim_fit(const abi::Unresolved& unresolved, bool imports_function) {
+    if (!unresolved.is_torch) return ShimFit::not_torch;
+    if (!imports_function) return ShimFit::not_function;
+    if (!unresolved.version.empty()) return ShimFit::versioned;
+    return ShimFit::fits;
+}
+
 // What one read of the wheel gathers, member by member.
 class Collector {
 public:
@@ -105,14 +115,15 @@ private:
 
     // Returns whether the symbol goes into the shim.
     bool classify(const std::string& member, bool imports_function, abi::Unresolved unresolved) {
-        if (!unresolved.is_torch) return false;
-        if (!imports_function) {
+        switch (shim_fit(unresolved, imports_function)) {
+        case ShimFit::not_torch: return false;
+        case ShimFit::not_function:
             skip(member, unresolved, "not a function (data, TLS or untyped symbol): a shim can only provide code");
             return false;
-        }
-        if (!unresolved.version.empty()) {
+        case ShimFit::versioned:
             skip(member, unresolved, "referenced with version " + unresolved.version + ", which a shim cannot define");
             return false;
+        case ShimFit::fits: break;
         }
         auto& need = needs[unresolved.name];
         need.members.push_back(member);
@@ -370,8 +381,10 @@ bool ShimPlanner::take(ShimExamination examined) { return state_->collected.take
 
 bool ShimPlanner::take(const std::string& member, const elf::ElfFile& elf) { return take(examine(member, elf)); }
 
-bool ShimPlanner::resolves_all(const std::string& member, const elf::ElfFile& elf) const {
-    return !elf.has_dynamic() || abi::check_elf(member, elf, state_->index).unresolved.empty();
+bool ShimExamination::needs_shim() const {
+    for (std::size_t i = 0; i < check.unresolved.size(); ++i)
+        if (shim_fit(check.unresolved[i], imports_function[i]) == ShimFit::fits) return true;
+    return false;
 }
 
 std::optional<abi::ShimLibrary> ShimPlanner::finish(ShimResult& result, const std::string& runpath) {
@@ -429,14 +442,13 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
         return true;
     };
     hooks.speculate = [&](const std::string& member, const elf::ElfFile& elf) -> std::optional<elf::EditRequest> {
-        if (!foreseen || planner.resolves_all(member, elf)) return std::nullopt;
+        if (!foreseen || !planner.examine(member, elf).needs_shim()) return std::nullopt;
         return request_for(*foreseen, wheel::directory_depth(member));
     };
     hooks.after_read = [&](WheelPlan& steps) {
         auto library = planner.finish(result);
         const auto options = library ? std::optional(shim_link_options(wheel, *library)) : std::nullopt;
-        const bool as_foreseen = options && foreseen && options->add_needed == foreseen->add_needed &&
-                                 options->add_rpath == foreseen->add_rpath;
+        const bool as_foreseen = options && foreseen && same_links(*options, *foreseen);
         for (const auto& member : early) {
             if (as_foreseen) continue;
             std::erase_if(steps.edit_elf, [&](const ElfEditStep& step) { return step.member == member; });

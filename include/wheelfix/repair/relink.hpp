@@ -92,5 +92,8 @@ bool matches_only(const RelinkOptions& options, std::string_view member);
 bool matches_any(const std::vector<std::string>& globs, std::string_view member);
 // matches_only() and not matches_any(options.exclude): the members relink may touch.
 bool is_selected(const RelinkOptions& options, std::string_view member);
+// Whether two relinks add the same links: NEEDED added, replaced and removed, search
+// path entries added (repair and shim: were the links foreseen the ones decided?).
+bool same_links(const RelinkOptions& a, const RelinkOptions& b);
 
 }  // namespace wheelfix::repair

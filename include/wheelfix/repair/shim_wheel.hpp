@@ -109,6 +109,10 @@ struct ShimExamination {
     std::string machine;                 // elf::ElfFile::machine_name()
     abi::ElfCheck check;                 // abi::check_elf against the torch
     std::vector<bool> imports_function;  // per check.unresolved: imported as a function
+
+    // Whether take() will say the member needs the shim (a torch function it can
+    // hold is missing); what repair and shim speculate on, before the member's read.
+    bool needs_shim() const;
 };
 
 class ShimPlanner {
@@ -121,10 +125,6 @@ public:
     bool take(const std::string& member, const elf::ElfFile& elf);  // take(examine(member, elf))
     ShimExamination examine(const std::string& member, const elf::ElfFile& elf) const;
     bool take(ShimExamination examined);
-    // Whether the torch resolves every symbol `member` imports from it, so that
-    // take() would not want the shim; records nothing (repair asks it on the
-    // speculation's parse, on another thread, before the member's read).
-    bool resolves_all(const std::string& member, const elf::ElfFile& elf) const;
     std::optional<abi::ShimLibrary> finish(ShimResult& result, const std::string& runpath = kShimRunpath);
 
 private:
