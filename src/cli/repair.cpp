@@ -57,6 +57,7 @@ struct RepairArguments {
     bool only_plat = false;
     bool no_update_tags = false;
     bool keep_version = false;
+    bool strip = false;
     bool strict = false;
     bool dry_run = false;
     bool overwrite = false;
@@ -124,6 +125,7 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     options.only_plat = args.only_plat;
     options.no_update_tags = args.no_update_tags;
     options.keep_version = args.keep_version;
+    options.strip = args.strip;
     if (options.only_plat && !options.plat) throw InputError("--only-plat", "needs --plat TAG");
     options.strict = args.strict;
     options.dry_run = args.dry_run;
@@ -452,6 +454,9 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
     command->add_flag("--keep-version", args->keep_version,
                       "Keep the public version (no local +torch label: public indexes refuse local versions); "
                       "the torch pin is still written into METADATA");
+    command->add_flag("--strip", args->strip,
+                      "Drop the symbol table and debug sections (.symtab, .strtab, .debug*) of every ELF member "
+                      "the wheel ships, grafted libraries included (auditwheel's --strip)");
     command->add_flag("--strict", args->strict, "Write nothing when findings would be left");
     command->add_flag("--dry-run", args->dry_run, "Print the plan, write nothing");
     command->add_option("-j,--jobs", args->jobs,

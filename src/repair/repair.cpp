@@ -13,6 +13,7 @@
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 
+#include <elf.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -346,12 +347,23 @@ std::vector<std::string> needed_distributions(const wheel::Wheel& wheel, const a
     return lines;
 }
 
-// The edit request of one member: its relink options for its depth, and the
-// search path entries its one parse said to drop (request_for with the ELF).
-elf::EditRequest request_with(const RelinkOptions& options, int depth, const std::vector<std::string>& dropped) {
+// The edit request of one member: its relink options for its depth, the search
+// path entries its one parse said to drop (request_for with the ELF), and --strip.
+elf::EditRequest request_with(const RelinkOptions& options, int depth, const std::vector<std::string>& dropped,
+                              bool strip) {
     auto request = request_for(options, depth);
     request.remove_search_path = dropped;
+    request.strip_symbols = strip;
     return request;
+}
+
+// A grafted copy with --strip: its symbol and debug sections dropped (after its
+// SONAME and NEEDED edits, graft.cpp), as auditwheel strips what it grafts.
+void strip_copy(wheel::AddedMember& copy) {
+    elf::EditRequest request;
+    request.strip_symbols = true;
+    const auto plan = elf::plan_edits(elf::ElfFile::parse(copy.bytes), request);
+    if (!plan.edits.empty()) copy.bytes = apply_edits(copy.bytes, plan.edits);
 }
 
 // One repair as the executor's hooks: take() each ELF member on its one parse,
@@ -462,7 +474,7 @@ private:
         const auto relink = member_relink(options_.profile ? profile_ : wiring_for(profile_, report), report, depth);
         const auto options = early_options(relink, needs_shim, may_graft, report);
         if (!options) return std::nullopt;
-        return request_with(*options, depth, request_for(relink, elf, depth).remove_search_path);
+        return request_with(*options, depth, request_for(relink, elf, depth).remove_search_path, options_.strip);
     }
 
     // A member's relink with the links it can be given during the read: the foreseen
@@ -496,14 +508,18 @@ private:
         bool needs_shim = options_.no_torch ? false : planner_.take(name, elf);
         bool may_graft = options_.graft_libraries && may_need_graft(report, report.needs.links_musl);
         elves_.push_back(std::move(report));
-        if (excluded(options_, name) || !elf.has_dynamic()) return false;
+        if (excluded(options_, name)) return false;
+        if (!elf.has_dynamic()) {
+            if (options_.strip && elf.type() != ET_REL) plan.edit_elf.push_back({name, request_with({}, depth, {}, true)});
+            return false;
+        }
         auto dropped = request_for(relink, elf, depth).remove_search_path;
         if (!needs_shim && !may_graft) {
-            plan.edit_elf.push_back({name, request_with(relink, depth, dropped)});
+            plan.edit_elf.push_back({name, request_with(relink, depth, dropped, options_.strip)});
             return false;
         }
         if (auto applied = early_options(relink, needs_shim, may_graft, elves_.back())) {
-            plan.edit_elf.push_back({name, request_with(*applied, depth, dropped)});
+            plan.edit_elf.push_back({name, request_with(*applied, depth, dropped, options_.strip)});
             early_.push_back({{name, depth, std::move(relink), std::move(dropped), needs_shim, elves_.size() - 1}, std::move(*applied)});
             return true;
         }
@@ -550,11 +566,11 @@ private:
             const bool again = replanned.contains(member.name);
             auto options = wanted(member);
             if (!options) {
-                if (again) plan.edit_elf.push_back({member.name, elf::EditRequest{}, true});  // its early edits undone
+                if (again) plan.edit_elf.push_back({member.name, request_with({}, member.depth, {}, options_.strip), true});  // its early edits undone
                 continue;
             }
             if (member.needs_shim) shim_members_.insert(member.name);
-            plan.edit_elf.push_back({member.name, request_with(*options, member.depth, member.dropped), again});
+            plan.edit_elf.push_back({member.name, request_with(*options, member.depth, member.dropped, options_.strip), again});
         }
         pending_.clear();
     }
@@ -572,7 +588,10 @@ private:
         note_what_was_wrong(*wheel_report_, profile_, report_);
         wire_shim_and_grafts(grafts ? &*grafts : nullptr, plan);
         if (grafts)
-            for (auto& copy : grafts->added) plan.add.push_back(std::move(copy));
+            for (auto& copy : grafts->added) {
+                if (options_.strip) strip_copy(copy);
+                plan.add.push_back(std::move(copy));
+            }
         for (const auto& added : plan.add) added_.insert(added.name);
         note_stubs(report_);
 

@@ -99,6 +99,13 @@ struct EditRequest {
     // for the modulus 64 KiB); a power of two. Unset: the file's own alignment.
     std::optional<std::uint64_t> page_size;
 
+    // `repair --strip` (auditwheel's --strip, binutils' strip --strip-all): drop
+    // .symtab, .strtab and every .debug*/.zdebug* section after the other edits,
+    // moving no mapped byte but as a whole block by a multiple of its alignment (the
+    // strip stage in editor.cpp says how), so a file wheelfix or patchelf edited
+    // before, whose appended segment follows the section headers, strips and loads.
+    bool strip_symbols = false;
+
     // patchelf 0.19's rules, for the `patchelf` front end (same entries, same order):
     // the operations apply in patchelf's order (soname, search path, remove, replace,
     // add, flags, debug) and every new entry goes to the top of the table (so
@@ -108,8 +115,8 @@ struct EditRequest {
     // runpath here); add_needed adds a name even when it is already NEEDED.
     bool patchelf_rules = false;
 
-    bool empty() const;
-    bool touches_dynamic() const;  // anything but the interpreter
+    bool empty() const;            // no dynamic edit and no interpreter (strip_symbols aside)
+    bool touches_dynamic() const;  // anything but the interpreter and the strip
 };
 
 // Edits of the headers that never move anything (patchelf's --set-os-abi,

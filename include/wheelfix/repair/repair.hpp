@@ -97,6 +97,7 @@ struct RepairOptions {
     bool only_plat = false;                  // --only-plat: exactly --plat's tag
     bool no_update_tags = false;             // --no-update-tags: the platform tags stay as they are
     bool keep_version = false;               // --keep-version: no local +label, the torch pin still written
+    bool strip = false;                      // --strip: symbol and debug sections dropped (elf::EditRequest::strip_symbols)
     bool dry_run = false;
     bool strict = false;
     bool overwrite = false;
