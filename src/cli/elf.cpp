@@ -114,7 +114,8 @@ CommandRunner register_elf(CLI::App& app, const GlobalOptions& global) {
     auto args = std::make_shared<ElfArguments>();
     auto& a = *args;
     command->add_option("files", a.files, "ELF files to print or edit")->required();
-    command->add_option("-o,--output", a.output, "Write the result here instead of replacing the input (one input)");
+    command->add_option("-o,--output", a.output, "Write the result here instead of replacing the input (one input)")
+        ->check(non_empty_path());
     command->add_flag("--print-interpreter", a.print_interpreter, "Print PT_INTERP's path");
     command->add_flag("--print-os-abi", a.print_os_abi, "Print EI_OSABI ('System V', 'Linux', ...)");
     command->add_flag("--print-soname", a.print_soname, "Print DT_SONAME (shared libraries)");

@@ -10,6 +10,7 @@
 // (abi/atlas.hpp): scripts/build-atlas assembles data/torch-atlas.gz this way, and a
 // user adds a nightly to a user atlas that `check --torch FILE` takes.
 #include "commands.hpp"
+#include "options.hpp"
 #include "render.hpp"
 #include "torch_input.hpp"
 
@@ -156,7 +157,8 @@ CommandRunner register_index(CLI::App& app, const GlobalOptions& global) {
                         "Torch package directory, torch wheel, or directory of libraries (several, and index files "
                         "or atlases, with --atlas)")
         ->required();
-    command->add_option("-o,--output", args->output, "The index file to write (gzip-compressed text)");
+    command->add_option("-o,--output", args->output, "The index file to write (gzip-compressed text)")
+        ->check(non_empty_path());
     command->add_option("--atlas", args->atlas,
                         "Add the index of each PATH to this torch atlas (created when missing), for "
                         "`check --torch FILE` and `--torch-release`");

@@ -27,8 +27,18 @@ void require_output_directory(const std::string& output) {
     }
 }
 
+CLI::Validator non_empty_path() {
+    return CLI::Validator(
+        [](std::string& value) { return value.empty() ? std::string("an empty path names nothing") : std::string(); },
+        "");
+}
+
 CLI::Option* add_wheel_dir_option(CLI::App& command, std::string& output, const std::string& description) {
-    return command.add_option("-o,--output,-w,--wheel-dir", output, description)->required();
+    output = kDefaultWheelDir;
+    return command
+        .add_option("-o,--output,-w,--wheel-dir", output,
+                    description + "; created if missing, as auditwheel's")
+        ->check(non_empty_path());
 }
 
 CLI::Option* add_exclude_option(CLI::App& command, std::vector<std::string>& globs) {

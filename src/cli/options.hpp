@@ -3,7 +3,9 @@
 //
 // Contract:
 // - add_wheel_dir_option(): "-o,--output" with auditwheel's "-w,--wheel-dir" as
-//   the same option (either spelling, once), required.
+//   the same option (either spelling, once), defaulting to ./wheelhouse as
+//   auditwheel's does (require_output_directory() lets it be created); an empty
+//   value is a usage error (non_empty_path()), never "the current directory".
 // - require_output_directory(): the -o/-w of a command writing wheels must be a
 //   directory or not exist yet (it is created); a file there (or a file where a
 //   parent directory should be) is an InputError saying what to name instead.
@@ -40,7 +42,9 @@ inline constexpr const char* kTargetEnvironment = "WHEELFIX_TARGET";
 inline constexpr const char* kTorchEnvironment = "WHEELFIX_TORCH";
 inline constexpr const char* kThreadsEnvironment = "WHEELFIX_THREADS";
 inline constexpr std::string_view kTorchAuto = "auto";
+inline constexpr const char* kDefaultWheelDir = "wheelhouse";
 
+CLI::Validator non_empty_path();
 CLI::Option* add_wheel_dir_option(CLI::App& command, std::string& output, const std::string& description);
 void require_output_directory(const std::string& output);
 CLI::Option* add_exclude_option(CLI::App& command, std::vector<std::string>& globs);

@@ -1,4 +1,4 @@
-// `wheelfix relink WHEEL|ELF -o DIR|FILE [...]`: RPATH/RUNPATH, NEEDED and SONAME
+// `wheelfix relink WHEEL|ELF [-o DIR|FILE] [...]`: RPATH/RUNPATH, NEEDED and SONAME
 // edits, patchelf-grade, inside a wheel or on one ELF file.
 #include "commands.hpp"
 #include "options.hpp"
@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 namespace wheelfix::cli {
 
 namespace {
@@ -16,6 +18,7 @@ namespace {
 struct RelinkArguments {
     std::string input;
     std::string output;
+    const CLI::Option* output_option = nullptr;  // given on the command line, or the ./wheelhouse default
     repair::RelinkOptions options;
     std::optional<std::string> set_rpath;
     std::optional<std::string> set_soname;
@@ -69,6 +72,12 @@ int run_relink(RelinkArguments& args, const GlobalOptions& global) {
     bool is_wheel = args.input.ends_with(".whl");
     if (args.options.dry_run && !is_wheel) throw InputError("--dry-run", "is for wheels; a bare ELF file has no plan");
     if (is_wheel) require_output_directory(args.output);
+    if (!is_wheel && args.output_option->count() == 0) {  // an ELF file without -o: wheelhouse/<its name>
+        const std::filesystem::path into = args.output;
+        require_output_directory(into.string());
+        std::filesystem::create_directories(into);
+        args.output = (into / std::filesystem::path(args.input).filename()).string();
+    }
     auto result = is_wheel ? repair::relink_wheel(args.input, args.options, args.output)
                            : repair::relink_file(args.input, args.options, args.output);
     if (global.json) render_json(result);
@@ -85,8 +94,10 @@ CommandRunner register_relink(CLI::App& app, const GlobalOptions& global) {
     auto args = std::make_shared<RelinkArguments>();
     auto& o = args->options;
     command->add_option("input", args->input, "Wheel (*.whl) or ELF file")->required();
-    add_wheel_dir_option(*command, args->output,
-                         "Output directory for a wheel (same file name), output file for an ELF file");
+    args->output_option = add_wheel_dir_option(
+        *command, args->output,
+        "Output directory, default ./wheelhouse/ (a wheel keeps its file name); for an ELF file the output file "
+        "(default: its name in ./wheelhouse/)");
     command->add_option("--set-rpath", args->set_rpath,
                         "Replace the search path ('{root}' = the wheel root, e.g. '{root}/torch/lib')");
     command->add_option("--add-rpath", o.add_rpath, "Append search path entries (repeatable, ':'-separated)");

@@ -291,7 +291,7 @@ CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
                         "With --torch auto: torch atlas, torch directory, torch wheel or wheelfix index to check "
                         "against (repeatable; default: the bundled atlas)")
         ->take_all();
-    add_wheel_dir_option(*command, args->output, "Output directory (the wheel gets its new file name)");
+    add_wheel_dir_option(*command, args->output, "Output directory, default ./wheelhouse/ (the wheel's new file name)");
     command->add_option("--cuda", args->cuda, "Set or replace the cuXYZ local segment (13.0 -> cu130)");
     command->add_option("--platform", args->platform,
                         "New platform tag or compressed tag set (manylinux_2_17_x86_64.manylinux2014_x86_64)");

@@ -152,7 +152,7 @@ CommandRunner register_shim(CLI::App& app, const GlobalOptions& global) {
     auto args = std::make_shared<ShimArguments>();
     command->add_option("wheel", args->wheel, "Wheel (*.whl)")->required();
     add_torch_option(*command, args->torch, "Target torch: package directory, torch wheel, or index file")->required();
-    add_wheel_dir_option(*command, args->output, "Output directory (the wheel keeps its file name)");
+    add_wheel_dir_option(*command, args->output, "Output directory, default ./wheelhouse/ (the wheel keeps its file name)");
     command->add_option("--map", args->maps, "Forward OLD to NEW (mangled names), OLD=NEW (repeatable)");
     command->add_flag("--overwrite", args->overwrite, "Replace the output wheel if it exists (refused otherwise)");
     command->add_flag("--dry-run", args->dry_run, "Print the plan (the shim added, each ELF edit), write nothing");
