@@ -186,7 +186,7 @@ WheelReport inspect_wheel(const std::filesystem::path& path) {
 }
 
 WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers& known) {
-    auto wheel = wheel::Wheel::open(path);
+    auto wheel = wheel::Wheel::open(path, wheel::WheelVersion::report);
     std::map<const zip::Member*, KnownMember> known_members;
     for (const auto& member : wheel.archive().members())
         if (!member.is_directory)

@@ -523,6 +523,8 @@ std::string render_text(const analysis::WheelReport& report, bool verbose, const
     for (const auto& finding : report.record_findings)  // named here: a writer refuses the wheel for them
         if (finding.kind == wheel::FindingKind::collision || finding.kind == wheel::FindingKind::length)
             out += line("names", colour.bad(printable(finding.member + " " + finding.problem)));
+        else if (finding.kind == wheel::FindingKind::wheel_version)
+            out += line("WHEEL", colour.bad(printable(finding.problem)));
     if (!report.elves.empty()) {
         out += line("platform", "needs " + needs_text(report.needs) + " -> " + platform_verdict(report));
         for (const auto& text : outside_library_texts(report)) out += line("", colour.bad(text));

@@ -19,7 +19,7 @@ int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& glob
     bool all_clean = true;
     const Palette colour = palette(global);
     for (const auto& input : inputs) {
-        auto wheel = wheel::Wheel::open(input);
+        auto wheel = wheel::Wheel::open(input, wheel::WheelVersion::report);
         auto findings = wheel::verify_wheel(wheel, wheel::scan_members(wheel.archive()));
         all_clean = all_clean && findings.empty();
         if (global.json) {

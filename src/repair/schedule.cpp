@@ -1,6 +1,7 @@
 // repair_wheels: the worker pool over repair_wheel() (schedule.hpp has the contract).
 #include "wheelfix/repair/schedule.hpp"
 
+#include "wheelfix/util/error.hpp"
 #include "wheelfix/util/thread_budget.hpp"
 #include "wheelfix/wheel/filename.hpp"
 #include "wheelfix/zip/archive.hpp"
@@ -11,6 +12,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace wheelfix::repair {
@@ -64,11 +66,67 @@ std::vector<std::size_t> group_order_kept(std::vector<std::size_t> order, const 
     return order;
 }
 
+// The architecture a platform tag names ("manylinux2014_x86_64" -> "x86_64"): the
+// one part of the platform repair never changes. The whole tag when none is known.
+std::string platform_architecture(const std::string& platform) {
+    for (std::string_view arch : {"x86_64", "aarch64", "i686", "ppc64le", "s390x", "armv7l", "riscv64", "loongarch64"})
+        if (platform.ends_with(arch)) return std::string(arch);
+    return platform;
+}
+
+// What of an input's file name its output keeps: two inputs with the same key may
+// be written under one name (repair changes the local version and the platform
+// tags, nothing else). Empty for a name that does not parse (its repair refuses it).
+std::string output_name_key(const std::string& wheel, const RepairOptions& options) {
+    try {
+        const auto name = wheel::parse_filename(std::filesystem::path(wheel).filename().string());
+        std::string key = wheel::normalize_project_name(name.distribution) + "-" +
+                          name.version.substr(0, name.version.find('+')) + "-" + name.build;
+        for (const auto& tag : name.python_tags) key += "-py:" + tag;
+        for (const auto& tag : name.abi_tags) key += "-abi:" + tag;
+        std::set<std::string> platforms;  // a compressed tag set names its architecture once per tag
+        for (const auto& platform : name.platform_tags)
+            platforms.insert(options.no_update_tags ? platform : platform_architecture(platform));
+        for (const auto& platform : platforms) key += "-" + platform;
+        return key;
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+bool inside_directory(const std::filesystem::path& file, const std::filesystem::path& directory) {
+    std::error_code error;
+    const auto parent = std::filesystem::weakly_canonical(std::filesystem::absolute(file, error).parent_path(), error);
+    const auto into = std::filesystem::weakly_canonical(std::filesystem::absolute(directory, error), error);
+    return !error && parent == into;
+}
+
 }  // namespace
+
+void refuse_colliding_batch(const std::vector<std::string>& wheels, const RepairOptions& options,
+                            const std::filesystem::path& out_dir) {
+    if (wheels.size() < 2) return;
+    std::map<std::string, std::size_t> first_of_key;
+    for (std::size_t i = 0; i < wheels.size(); ++i) {
+        const std::string key = output_name_key(wheels[i], options);
+        if (key.empty()) continue;
+        const auto [earlier, fresh] = first_of_key.emplace(key, i);
+        if (fresh) continue;
+        const std::string& other = wheels[earlier->second];
+        const bool output_over_input = inside_directory(wheels[i], out_dir) || inside_directory(other, out_dir);
+        throw InputError(wheels[i], (output_over_input ? "lies in the output directory and may be the output of "
+                                                       : "may be written under the same output name as ") +
+                                        other +
+                                        " (one distribution, version, Python and ABI tags and architecture): the "
+                                        "batch is refused before any work, nothing written; repair them into "
+                                        "separate -o directories");
+    }
+}
 
 std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels, const abi::SymbolIndex& index,
                                          const RepairOptions& options, const std::filesystem::path& out_dir,
                                          unsigned jobs) {
+    refuse_colliding_batch(wheels, options, out_dir);
     if (jobs == 0) jobs = usable_cpus();
     set_thread_budget(jobs);
     std::vector<std::optional<RepairOutcome>> outcomes(wheels.size());

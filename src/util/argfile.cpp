@@ -11,9 +11,13 @@ namespace wheelfix {
 namespace {
 
 constexpr int kMaxDepth = 16;
-constexpr std::uint64_t kMaxFileSize = 1 << 20;   // per argument file
-constexpr int kMaxFiles = 256;                    // argument files read in one expansion
-constexpr std::size_t kMaxArguments = 100'000;    // arguments they expand to
+// Memory is what is bounded, not how many wheels a pipeline names: a file of 20,000
+// wheel paths is ~2 MB. Each argument counts its bytes plus what a std::string in
+// the expansion costs beside them.
+constexpr std::uint64_t kMaxFileSize = std::uint64_t(32) << 20;  // per argument file
+constexpr int kMaxFiles = 256;                                   // argument files read in one expansion
+constexpr std::size_t kMaxExpandedBytes = std::size_t(64) << 20;  // the arguments they expand to, in all
+constexpr std::size_t kArgumentOverhead = sizeof(std::string);
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -121,15 +125,17 @@ struct Expansion {
     std::vector<std::string> out;
     bool after_dashes = false;
     int files_read = 0;
+    std::size_t bytes = 0;
 };
 
 void expand_into(Expansion& expansion, const std::vector<ArgumentWord>& words, int depth) {
     for (const ArgumentWord& word : words) {
         if (expansion.after_dashes || !names_file(word)) {
             if (!word.literal && word.text == "--") expansion.after_dashes = true;
-            if (expansion.out.size() == kMaxArguments)
-                throw InputError(word.text, "argument files expand to more than " + std::to_string(kMaxArguments) +
-                                                " arguments");
+            expansion.bytes += word.text.size() + kArgumentOverhead;
+            if (expansion.bytes > kMaxExpandedBytes)
+                throw InputError(printable(word.text.substr(0, 80)),
+                                 "argument files expand to more than 64 MiB of arguments");
             expansion.out.push_back(word.text);
             continue;
         }

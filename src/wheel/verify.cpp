@@ -258,6 +258,8 @@ std::vector<VerifyFinding> verify_wheel(const Wheel& wheel, const std::vector<Me
     DigestIndex index;
     for (const auto& digest : digests) index.emplace(digest.member->name, &digest);
     Findings findings;
+    if (!wheel.wheel_version_problem().empty())
+        findings.push_back({wheel.dist_info() + "/WHEEL", wheel.wheel_version_problem(), FindingKind::wheel_version});
     check_record_lines(wheel, index, findings);
     check_members_recorded(wheel, findings);
     check_names(wheel, findings);

@@ -99,8 +99,10 @@ auto parse_member(const zip::Archive& archive, const std::string& name, Parse pa
 // pip refuses a wheel whose WHEEL has no Wheel-Version or a major version it does
 // not know (pip/_internal/utils/wheel.py: check_compatibility); so does wheelfix,
 // since it cannot know what a 2.0 wheel means.
-void require_known_wheel_version(const std::filesystem::path& path, const std::string& dist_info,
-                                 const HeaderFile& wheel_file) {
+// Returns the problem of a known-format version whose major is above 1 (the caller
+// refuses or reports it); a missing or malformed Wheel-Version is always refused.
+std::string unknown_wheel_version(const std::filesystem::path& path, const std::string& dist_info,
+                                  const HeaderFile& wheel_file) {
     const auto text = wheel_file.first("Wheel-Version");
     if (!text) throw InputError(path.string(), dist_info + "/WHEEL has no Wheel-Version (pip refuses such a wheel)");
     const std::string version = trimmed(*text);
@@ -110,19 +112,22 @@ void require_known_wheel_version(const std::filesystem::path& path, const std::s
     if (!digits)
         throw InputError(path.string(), dist_info + "/WHEEL: Wheel-Version '" + printable(version) + "' is not a version");
     if (std::stoi(major) > 1)
-        throw InputError(path.string(), "Wheel-Version " + printable(version) +
-                                            ": wheelfix reads wheels of version 1.x (pip refuses a major version it does not know)");
+        return "Wheel-Version " + printable(version) +
+               ": wheelfix reads wheels of version 1.x (pip refuses a major version it does not know)";
+    return {};
 }
 
 }  // namespace
 
-Wheel Wheel::open(const std::filesystem::path& path) {
+Wheel Wheel::open(const std::filesystem::path& path, WheelVersion unknown) {
     Wheel wheel(zip::Archive::open(path));
     wheel.filename_ = parse_wheel_filename(path);
     wheel.dist_info_ = find_dist_info(path, wheel.archive_.members());
     reject_case_folded_duplicates(path, wheel.archive_.members(), wheel.dist_info_);
     wheel.wheel_ = parse_member(wheel.archive_, wheel.dist_info_ + "/WHEEL", parse_headers);
-    require_known_wheel_version(path, wheel.dist_info_, wheel.wheel_);
+    wheel.wheel_version_problem_ = unknown_wheel_version(path, wheel.dist_info_, wheel.wheel_);
+    if (!wheel.wheel_version_problem_.empty() && unknown == WheelVersion::refuse_unknown)
+        throw InputError(path.string(), wheel.wheel_version_problem_);
     wheel.metadata_ = parse_member(wheel.archive_, wheel.dist_info_ + "/METADATA", parse_headers);
     wheel.record_ = parse_member(wheel.archive_, wheel.record_path(), parse_record);
     if (wheel.metadata_version().empty())

@@ -279,6 +279,12 @@ Member describe_member(const std::filesystem::path& path, zip_t* archive, zip_ui
     member.method = stat.comp_method == ZIP_CM_STORE ? Method::stored : Method::deflated;
     member.size = stat.size;
     member.compressed_size = stat.comp_size;
+    // A stored member holds its bytes as they are: any other count is a lie some
+    // reader believes (Python's zipfile refuses it), so nothing copies it on.
+    if (member.method == Method::stored && member.compressed_size != member.size)
+        fail(path, member_problem(member.name, "size mismatch (stored member: central directory says " +
+                                                   std::to_string(member.size) + " bytes, stores " +
+                                                   std::to_string(member.compressed_size) + ")"));
     member.crc32 = stat.crc;
     member.is_directory = member.name.back() == '/';
     fill_attributes(archive, member);

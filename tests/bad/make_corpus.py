@@ -378,6 +378,10 @@ def zip_cases(c):
     retag_by_size = {"retag": "retag checks members by size only (without --verify): a damaged member is copied"}
     z("crc_mismatch", zip_of(pure, **{"purepy/__init__.py": {"crc": 0x12345678}}), open_defect=retag_by_size)
     z("crc_mismatch_elf", zip_of(sgl, **{SGL_SO: {"crc": 0x12345678}}), W, open_defect=retag_by_size)
+    # A stored member whose compressed size says more than its size (the extra bytes
+    # follow its data): Python's zipfile rejects what a copy of it would be.
+    z("stored_csize_exceeds_size", make_zip([Entry(n, d, method=0, mode=m, raw=d + bytes(16)) if n == "purepy/__init__.py"
+                                             else Entry(n, d, mode=m) for n, d, m in pure]))
     z("size_lie_inflates_more", zip_of(pure, **{"purepy/__init__.py": {"size": 10, "local_size": 10}}))
     for case, bad in (("name_dotdot", "purepy/../../evil.py"), ("name_absolute", "/tmp/evil.py"),
                       ("name_backslash", "purepy\\evil.py"), ("name_drive", "C:/evil.py"),
@@ -494,8 +498,11 @@ def wheel_cases(c):
     w("record_missing_line", wheel_members(SGL, record_text=lambda t: "".join(
         line for line in t.splitlines(True) if not line.startswith("sgl_kernel/sm90/"))), name=W, expect=FINDING)
     wheel_text = dict((n, d) for n, d, _ in pure)["purepy-1.0.0.dist-info/WHEEL"]
+    # pip refuses a major Wheel-Version it does not know: a finding the readers show
+    # beside the rest of the report (inspect 0, verify 1), a refusal for every writer.
     w("wheel_version_2", wheel_members(PUREPY, replace={
-        "purepy-1.0.0.dist-info/WHEEL": wheel_text.replace(b"Wheel-Version: 1.0", b"Wheel-Version: 2.0")}))
+        "purepy-1.0.0.dist-info/WHEEL": wheel_text.replace(b"Wheel-Version: 1.0", b"Wheel-Version: 2.0")}),
+      expect=dict(FATAL, inspect=0, verify=1, check=2, index=[0, 2]), note="Wheel-Version 2.0")
     w("wheel_version_missing", wheel_members(PUREPY, replace={
         "purepy-1.0.0.dist-info/WHEEL": wheel_text.replace(b"Wheel-Version: 1.0\n", b"")}))
     # Names that install on Linux but collide on a case-insensitive or normalising

@@ -1,10 +1,11 @@
-"""Two inputs of one `repair` run whose outputs would have one file name (issue 16):
-the same wheel named twice, or two builds of one wheel whose platform tags repair
-turns into the same one. Before, the second was refused as "already exists; pass
---overwrite" (misleading: with --overwrite it silently replaced the first). Now the
-second input to take the name is refused before it writes, --overwrite or not: exit
-2, one line naming the output and both inputs; the first input's output is written
-and verifies; nothing else is left in the output directory."""
+"""Inputs of one `repair` run whose outputs may have one file name (issues 16, 34): the
+same wheel named twice, two builds of one wheel whose platform tags repair turns into
+the same one, or a later input that lies in the output directory under a name an
+earlier input's output takes. The decision is made once, from the names, before any
+work: the whole batch is refused (exit 2, one line naming both inputs, nothing
+written, --overwrite or not, at any -j), so no refusal ever leaves another input's
+output behind. Inputs that cannot collide (other distributions) still each get their
+own result."""
 import os
 import shutil
 import subprocess
@@ -36,29 +37,28 @@ class OutputCollisions(unittest.TestCase):
         return subprocess.run([wfx.WHEELFIX, "repair", *map(str, args), "-o", str(self.tmp / "out"), "-q", "-j", "1"],
                               capture_output=True, text=True, timeout=120)
 
-    def assert_second_refused(self, proc, second):
-        self.assertEqual(proc.returncode, 2, proc.stderr)
+    def assert_batch_refused(self, proc, later, earlier):
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
         lines = proc.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, proc.stderr)
-        self.assertIn(str(second), lines[0])
-        self.assertIn(f"is also the output of {self.first}", lines[0])
-        written = sorted(p.name for p in (self.tmp / "out").iterdir())
-        self.assertEqual(len(written), 1, written)  # the first input's output, nothing staged left behind
-        wfx.run("verify", self.tmp / "out" / written[0], check_status=0)
+        self.assertIn(str(later), lines[0])
+        self.assertIn(str(earlier), lines[0])
+        self.assertIn("the batch is refused before any work, nothing written", lines[0])
+        out = self.tmp / "out"
+        self.assertEqual(sorted(p.name for p in out.iterdir()) if out.exists() else [], [])
 
-    def test_two_builds_one_name_refused_even_with_overwrite(self):
+    def test_two_builds_one_name_refused_whole_even_with_overwrite(self):
         for extra in ([], ["--overwrite"]):
             with self.subTest(extra=extra):
                 shutil.rmtree(self.tmp / "out", ignore_errors=True)
-                self.assert_second_refused(self.repair(self.first, self.second, *extra), self.second)
+                self.assert_batch_refused(self.repair(self.first, self.second, *extra), self.second, self.first)
 
     def test_same_wheel_named_twice(self):
-        self.assert_second_refused(self.repair(self.first, self.first), self.first)
+        self.assert_batch_refused(self.repair(self.first, self.first), self.first, self.first)
 
-    def test_the_earlier_input_wins_at_any_job_count(self):
-        """The first input made the larger (a 16 MB member: -j 2 starts it first and the
-        small second input reaches its output name long before it): still the first is
-        written and the second refused, as with -j 1."""
+    def test_refused_whole_at_any_job_count(self):
+        """A large first input (a 16 MB member: -j 2 would start it first): still nothing
+        is written, at any -j."""
         with zipfile.ZipFile(PLAIN) as zf:
             members = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/RECORD")}
         members["plainext/blob.bin"] = os.urandom(16 << 20)
@@ -69,9 +69,26 @@ class OutputCollisions(unittest.TestCase):
                 shutil.rmtree(self.tmp / "out", ignore_errors=True)
                 proc = subprocess.run([wfx.WHEELFIX, "repair", str(self.first), str(self.second), "-o", str(self.tmp / "out"),
                                        "-q", "-j", jobs], capture_output=True, text=True, timeout=120)
-                self.assert_second_refused(proc, self.second)
-                (written,) = (self.tmp / "out").iterdir()
-                self.assertGreater(written.stat().st_size, 16 << 20)  # the first input's output
+                self.assert_batch_refused(proc, self.second, self.first)
+
+    def test_a_later_input_that_is_an_earlier_output(self):
+        self.assertEqual(self.repair(self.first).returncode, 0)
+        (earlier_output,) = (self.tmp / "out").iterdir()
+        before = earlier_output.read_bytes()
+        proc = self.repair(self.first, earlier_output, "--overwrite")
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        self.assertIn(f"{earlier_output}: lies in the output directory and may be the output of {self.first}", lines[0])
+        self.assertEqual([p.name for p in (self.tmp / "out").iterdir()], [earlier_output.name])
+        self.assertEqual(earlier_output.read_bytes(), before)  # the input was not touched
+
+    def test_inputs_that_cannot_collide_each_get_their_result(self):
+        purepy = self.tmp / "a" / "purepy-1.0.0-py3-none-any.whl"
+        shutil.copy(wfx.SAMPLES / purepy.name, purepy)
+        proc = self.repair(self.first, purepy)
+        self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
+        self.assertEqual(len(list((self.tmp / "out").iterdir())), 2)
 
     def test_separate_runs_still_refuse_an_existing_output(self):
         self.assertEqual(self.repair(self.first).returncode, 0)

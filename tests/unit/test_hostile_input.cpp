@@ -169,10 +169,19 @@ TEST_CASE("hostile: @file arguments: no device, no FIFO, no endless fan-out") {
     write_text(tmp.path / "a", "@" + (tmp.path / "b").string() + " @" + (tmp.path / "b").string() + "\n");
     write_text(tmp.path / "b", "@" + (tmp.path / "a").string() + " @" + (tmp.path / "a").string() + "\n");
     CHECK_THROWS_AS((void)expand_argument_files({"@" + (tmp.path / "a").string()}), InputError);
-    // An argument file over 1 MiB is refused, not read.
-    write_text(tmp.path / "big", std::string((1 << 20) + 1, 'x'));
+    // An argument file over 32 MiB is refused, not read.
+    write_text(tmp.path / "big", std::string((32 << 20) + 1, 'x'));
     CHECK_THROWS_WITH_AS((void)expand_argument_files({"@" + (tmp.path / "big").string()}), doctest::Contains("larger"),
                          InputError);
+    // 20,000 wheel paths (2.5 MB) expand: the bound is memory, not a count.
+    std::string many;
+    for (int i = 0; i < 20000; ++i) many += "wheelhouse/sgl_kernel-0.3.21+cu130-cp310-abi3-manylinux_2_28_x86_64-" + std::to_string(i) + ".whl\n";
+    write_text(tmp.path / "many", many);
+    CHECK(expand_argument_files({"@" + (tmp.path / "many").string()}).size() == 20000);
+    // More than 64 MiB of arguments (three files of 25 MiB) is refused.
+    write_text(tmp.path / "words", std::string(25 << 20, 'x'));
+    const std::string words = "@" + (tmp.path / "words").string();
+    CHECK_THROWS_WITH_AS((void)expand_argument_files({words, words, words}), doctest::Contains("64 MiB"), InputError);
     // The ordinary case still works.
     write_text(tmp.path / "ok", "--set-rpath '$ORIGIN'\n");
     CHECK(expand_argument_files({"relink", "@" + (tmp.path / "ok").string()}) ==

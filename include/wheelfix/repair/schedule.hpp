@@ -7,7 +7,9 @@
 // never stops the others. Any other exception (a fault of ours: std::logic_error,
 // std::bad_alloc) ends that wheel and, once every worker has ended, comes out of
 // repair_wheels (the first in the order given) rather than out of a worker thread,
-// where it would abort the process. Two wheels whose outputs would have one path: the
+// where it would abort the process. A batch whose outputs may collide is refused
+// whole before any work (refuse_colliding_batch: exit 2, nothing written). Two wheels
+// whose outputs still turn out to have one path: the
 // later one in the order given is refused before it writes (RepairOptions::claims),
 // whatever --overwrite says and whatever -j is: its claim waits until the earlier
 // inputs of its distribution have claimed or ended (repair.hpp OutputClaims), so
@@ -33,6 +35,16 @@
 namespace wheelfix::repair {
 
 using RepairOutcome = std::variant<RepairReport, InputError>;
+
+// Refuses a batch (InputError naming the later input and the earlier one) in which
+// two inputs keep the same part of the file name through repair (distribution,
+// public version, build, Python and ABI tags, the platform's architecture; the
+// whole platform with no_update_tags) and so may be written under one name: the
+// same wheel named twice, two builds one honest tag turns into one, or an input
+// lying in out_dir that an earlier input's output would replace. Decided from the
+// names alone, before any work, so no input's output is left behind by a refusal.
+void refuse_colliding_batch(const std::vector<std::string>& wheels, const RepairOptions& options,
+                            const std::filesystem::path& out_dir);
 
 std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels, const abi::SymbolIndex& index,
                                          const RepairOptions& options, const std::filesystem::path& out_dir,

@@ -23,8 +23,9 @@
 //   relative FILE inside a file is relative to the current directory, as gcc
 //   does), at most 16 files deep, which also stops a file that names itself, and
 //   at most 256 files read in all (files that name each other twice each would
-//   otherwise fan out to 2^16 reads), expanding to at most 100000 arguments. FILE
-//   must be a regular file of at most 1 MiB (util/files.hpp: @/dev/zero or an @FIFO
+//   otherwise fan out to 2^16 reads), expanding to arguments of at most 64 MiB in
+//   all (each counted with a std::string's size: memory is bounded, not how many
+//   wheels a file names). FILE must be a regular file of at most 32 MiB (util/files.hpp: @/dev/zero or an @FIFO
 //   is refused without being read). Arguments after a lone "--" are kept as
 //   written; "@" alone is kept. A missing, unreadable or refused FILE, or a limit
 //   passed, is InputError("@FILE", reason). To pass an argument that

@@ -18,6 +18,8 @@
 //   case or Unicode normalisation (wheel/name_fold.hpp): they install on Linux but
 //   collide on macOS and Windows file systems (FindingKind::collision, never set
 //   aside by a writer: relink, shim, retag and repair refuse such a wheel).
+// - a Wheel-Version of an unknown major (a wheel opened with WheelVersion::report):
+//   pip refuses to install it (FindingKind::wheel_version, never set aside).
 // The one-argument form reads every member once (a member that cannot be read —
 // CRC mismatch, corrupt data — is a finding). The two-argument form takes the
 // digests scan_members() already computed and reads nothing again except members
@@ -38,7 +40,7 @@ namespace wheelfix::wheel {
 // the wheel names itself — distribution name, version (file name, METADATA and
 // dist-info directory), tags. Lets a writer that rewrites names or versions itself
 // (retag) set those findings aside.
-enum class FindingKind { record, name, version, tags, collision, length };
+enum class FindingKind { record, name, version, tags, collision, length, wheel_version };
 
 struct VerifyFinding {
     std::string member;   // the member or dist-info file concerned

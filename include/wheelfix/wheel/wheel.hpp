@@ -6,7 +6,10 @@
 // file name, no or several dist-info directories, a missing or unparsable
 // METADATA/WHEEL/RECORD, METADATA without Version, WHEEL without Wheel-Version or
 // with a major version above 1 (pip refuses both) — is an InputError naming the
-// wheel. Disagreements a wheel can have and still be read (filename version vs
+// wheel. A reader that only reports (inspect, verify) opens with
+// WheelVersion::report instead: a Wheel-Version whose major is above 1 is then kept
+// as wheel_version_problem() (verify_wheel's FindingKind::wheel_version) and the
+// rest of the wheel is read as a 1.x wheel. Disagreements a wheel can have and still be read (filename version vs
 // METADATA, RECORD hashes) are not checked here: verify.hpp reports them.
 #pragma once
 
@@ -36,9 +39,13 @@ int directory_depth(std::string_view member_path);
 // search path options and by the profiles' rpath records alike.
 std::string expand_root(std::string_view search_path, int depth);
 
+// What Wheel::open does with a Wheel-Version of an unknown major (2.0): refuse it
+// (every writer: it cannot know what such a wheel means) or keep it as a finding.
+enum class WheelVersion { refuse_unknown, report };
+
 class Wheel {
 public:
-    static Wheel open(const std::filesystem::path& path);
+    static Wheel open(const std::filesystem::path& path, WheelVersion unknown = WheelVersion::refuse_unknown);
 
     const zip::Archive& archive() const { return archive_; }
     const WheelFilename& filename() const { return filename_; }
@@ -47,6 +54,8 @@ public:
     const HeaderFile& wheel_file() const { return wheel_; }
     const std::vector<RecordEntry>& record() const { return record_; }
     std::string record_path() const { return dist_info_ + "/RECORD"; }
+    // "Wheel-Version 2.0: ..." when opened with WheelVersion::report and the major is unknown, else "".
+    const std::string& wheel_version_problem() const { return wheel_version_problem_; }
 
     std::string metadata_name() const;     // METADATA Name
     std::string metadata_version() const;  // METADATA Version
@@ -60,6 +69,7 @@ private:
     HeaderFile metadata_;
     HeaderFile wheel_;
     std::vector<RecordEntry> record_;
+    std::string wheel_version_problem_;
 
     explicit Wheel(zip::Archive archive) : archive_(std::move(archive)) {}
 };
