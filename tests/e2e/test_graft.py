@@ -320,7 +320,9 @@ class GraftFixture(unittest.TestCase):
             sbom = wfx.json.loads(zf.read("graftpkg-1.0.dist-info/sboms/wheelfix.cdx.json"))
         text = wfx.json.dumps(sbom)
         self.assertIn(hashlib.sha256(Path(source).read_bytes()).hexdigest(), text)
-        self.assertIn(owner, text)
+        package = owner.split(":")[0]  # "libbz2-1.0:amd64": the purl names the package and its architecture
+        self.assertIn(f'"purl": "pkg:deb/debian/{package}@', text)
+        self.assertIn(f"?arch={owner.split(':')[1]}", text)
 
     def test_an_ldpaths_directory_that_is_a_symlink_loop_is_skipped(self):
         # ld.so's open() of <loop>/libfoo.so.1 fails with ELOOP and it goes on: so

@@ -17,8 +17,9 @@
 //   grafted name it NEEDs and "{root}/<libs_dir>" on its search path; none for a
 //   member that needs no grafted library; a NEEDED libpython is removed (auditwheel's
 //   rule: the interpreter provides those symbols).
-// The owner of each grafted file is asked of `dpkg -S` when dpkg exists (empty
-// otherwise); the SBOM (sbom_json) lists each grafted file with its sha256 and owner.
+// The package owning each grafted file is asked of the system's package manager
+// (repair/sbom.hpp package_owner) unless ask_owner is false; the SBOM (sbom.hpp)
+// lists each grafted file with its sha256, owner and package URL.
 // Nothing here writes a file.
 #pragma once
 
@@ -29,6 +30,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,18 @@ struct GraftOptions {
     std::vector<std::string> ldpaths;   // --ldpaths (else LD_LIBRARY_PATH, decided by the caller)
     std::vector<std::string> exclude;   // SONAME globs never grafted
     std::filesystem::path root = "/";   // ld.so.conf and default directories below it
-    bool ask_owner = true;              // dpkg -S for the SBOM
+    bool ask_owner = true;              // package_owner() for the SBOM
+};
+
+// The installed package a grafted file came from (repair/sbom.hpp package_owner).
+struct PackageOwner {
+    std::string type;     // purl type: "deb", "rpm", "apk"
+    std::string distro;   // os-release ID: "debian", "ubuntu", "fedora", "alpine"
+    std::string name;     // "libffi8"
+    std::string version;  // "3.4.4-1"; rpm: VERSION-RELEASE
+    std::string arch;     // "amd64", "x86_64"; may be empty
+    std::string epoch;    // rpm only, when the package has one
+    std::string purl() const;  // pkg:deb/debian/libffi8@3.4.4-1?arch=amd64
 };
 
 struct GraftedFile {
@@ -47,7 +60,7 @@ struct GraftedFile {
     std::string member;                 // "<dist>.libs/libfoo-0123abcd.so.1"
     std::filesystem::path source;       // where it was found
     std::string sha256;                 // hex, of the file as found
-    std::string owner;                  // "zlib1g:amd64" from dpkg -S, or empty
+    std::optional<PackageOwner> owner;  // nullopt: no package manager owns it
     std::vector<std::string> needed_by;
     std::vector<std::string> changes;   // the edits of the copy
 };
@@ -84,8 +97,5 @@ bool may_need_graft(const analysis::ElfReport& elf, bool musl);
 
 // "libfoo.so.1" + sha256 hex -> "libfoo-0123abcd.so.1".
 std::string hashed_name(const std::string& needed_name, const std::string& sha256_hex);
-
-// CycloneDX 1.5 JSON listing the grafted files (PEP 770 SBOM).
-std::string sbom_json(const wheel::Wheel& wheel, const std::vector<GraftedFile>& grafts);
 
 }  // namespace wheelfix::repair
