@@ -31,7 +31,7 @@ std::string needs_text(const policy::NeededVersions& needs) {
     if (!needs.gcc.empty()) parts.push_back("GCC_" + needs.gcc);
     if (!needs.zlib.empty()) parts.push_back("ZLIB_" + needs.zlib);
     if (!needs.libatomic.empty()) parts.push_back("LIBATOMIC_" + needs.libatomic);
-    if (needs.links_musl) parts.push_back(needs.musl.empty() ? "musl libc" : "musl libc " + needs.musl + " (64-bit time_t)");
+    if (needs.links_musl) parts.push_back(needs.musl.empty() ? "musl libc" : "musl libc " + needs.musl + " (" + needs.musl_reason + ")");
     return parts.empty() ? "no versioned libc/libstdc++ symbols" : join(parts, " ");
 }
 

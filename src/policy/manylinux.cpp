@@ -6,12 +6,16 @@
 #include <elf.h>
 
 #include <charconv>
+#include <map>
+#include <optional>
 #include <set>
 
 extern const char wheelfix_manylinux_policy[];
 extern const unsigned long wheelfix_manylinux_policy_size;
 extern const char wheelfix_musllinux_policy[];
 extern const unsigned long wheelfix_musllinux_policy_size;
+extern const char wheelfix_musl_functions[];
+extern const unsigned long wheelfix_musl_functions_size;
 
 namespace wheelfix::policy {
 
@@ -99,6 +103,41 @@ bool calls_musl_time64(const elf::ElfFile& elf) {
     return false;
 }
 
+// src/policy/data/musl-functions.policy: function -> the musl release that added it.
+const std::map<std::string, std::string, std::less<>>& musl_functions() {
+    static const auto table = [] {
+        std::map<std::string, std::string, std::less<>> functions;
+        for_each_data_line(std::string_view(wheelfix_musl_functions, wheelfix_musl_functions_size),
+                           [&](const DataLine& line) {
+                               if (line.fields.size() != 2)
+                                   throw std::logic_error("musl-functions.policy:" + std::to_string(line.number) +
+                                                          ": expected 2 fields");
+                               functions.emplace(line.fields[0], line.fields[1]);
+                           });
+        return functions;
+    }();
+    return table;
+}
+
+// The newest musl 1.2.x function `elf` imports, as {release, name}; nullopt for none.
+std::optional<std::pair<std::string, std::string>> newest_musl_function(const elf::ElfFile& elf) {
+    std::optional<std::pair<std::string, std::string>> newest;
+    const auto& functions = musl_functions();
+    for (const auto& symbol : elf.dynamic_symbols()) {
+        if (symbol.defined()) continue;
+        auto found = functions.find(symbol.name);
+        if (found == functions.end()) continue;
+        if (!newest || compare_dotted(found->second, newest->first) > 0) newest.emplace(found->second, found->first);
+    }
+    return newest;
+}
+
+// "1.2.2" -> "1.2": the series a musllinux tag names.
+std::string musl_series(const std::string& version) {
+    const auto first = version.find('.');
+    return first == std::string::npos ? version : version.substr(0, version.find('.', first + 1));
+}
+
 // A shared object built on Alpine often has no NEEDED libc at all (the toolchain
 // links --as-needed and CPython 3.10 names extensions *-linux-gnu.so even on musl):
 // then the compiler's .comment ("GCC: (Alpine 14.2.0) 14.2.0") is the only trace.
@@ -144,7 +183,7 @@ NeededVersions needed_versions(const elf::ElfFile& elf) {
     for (const auto& need : elf.version_needs())
         for (const auto& version : need.versions) record_version_need(needs, version.name);
     for (auto library : elf.needed())
-        if (library.starts_with("libc.musl-")) needs.links_musl = true;
+        if (library.starts_with("libc.musl-") || library == "libc.so") needs.links_musl = true;  // libc.so: musl's own SONAME
     for (const auto& header : elf.program_headers()) {
         if (header.type != PT_INTERP) continue;
         auto bytes = elf.bytes_at(header.offset, header.filesz);
@@ -152,7 +191,15 @@ NeededVersions needed_versions(const elf::ElfFile& elf) {
         if (interp.find("ld-musl-") != std::string_view::npos) needs.links_musl = true;
     }
     if (!needs.links_musl) needs.links_musl = built_by_musl_toolchain(elf, needs);
-    if (calls_musl_time64(elf)) needs.musl = "1.2";
+    if (calls_musl_time64(elf)) {
+        needs.musl = "1.2";
+        needs.musl_reason = "64-bit time_t";
+    }
+    if (needs.links_musl)
+        if (auto function = newest_musl_function(elf); function && compare_dotted(function->first, needs.musl) > 0) {
+            needs.musl = function->first;
+            needs.musl_reason = function->second;
+        }
     needs.abi = abi_facts(elf);
     return needs;
 }
@@ -165,7 +212,10 @@ NeededVersions newest(const NeededVersions& a, const NeededVersions& b) {
     if (!b.gcc.empty()) keep_newest(out.gcc, b.gcc);
     if (!b.zlib.empty()) keep_newest(out.zlib, b.zlib);
     if (!b.libatomic.empty()) keep_newest(out.libatomic, b.libatomic);
-    if (!b.musl.empty()) keep_newest(out.musl, b.musl);
+    if (!b.musl.empty() && compare_dotted(b.musl, out.musl) > 0) {
+        out.musl = b.musl;
+        out.musl_reason = b.musl_reason;
+    }
     out.links_musl = a.links_musl || b.links_musl;
     out.abi = merged(a.abi, b.abi);
     return out;
@@ -207,8 +257,8 @@ const MusllinuxTag* lowest_musllinux_tag(const NeededVersions& needs, std::strin
 }
 
 std::string first_musl_violation(const NeededVersions& needs, const MusllinuxTag& tag) {
-    if (!needs.musl.empty() && compare_dotted(needs.musl, tag.musl_floor) > 0)
-        return "musl " + needs.musl + " (64-bit time_t)";
+    if (!needs.musl.empty() && compare_dotted(musl_series(needs.musl), tag.musl_floor) > 0)
+        return "musl " + needs.musl + " (" + needs.musl_reason + ")";
     auto number = parse_platform_tag(tag.tag + "_" + tag.arch);
     return abi_violation(needs.abi, Family::musllinux, number.major, number.minor, tag.arch);
 }

@@ -47,8 +47,9 @@ struct NeededVersions {
     std::string gcc;      // "4.2.0"
     std::string zlib;     // "1.2.9" (ZLIB_, libz.so.1)
     std::string libatomic;  // "1.2" (LIBATOMIC_, libatomic.so.1)
-    std::string musl;     // "1.2" when musl 1.2's time64 entry points are called, else empty
-    bool links_musl = false;  // NEEDED libc.musl-*, a musl interpreter or an Alpine toolchain
+    std::string musl;     // "1.2" (time64 entry points), "1.2.2" (reallocarray ...), else empty
+    std::string musl_reason;  // why: "64-bit time_t", or the function ("reallocarray")
+    bool links_musl = false;  // NEEDED libc.musl-* or libc.so, a musl interpreter or an Alpine toolchain
     AbiFacts abi;             // blacklisted imports, PyFPE, UCS2, x86-64 level (abi_rules.hpp)
 };
 
