@@ -65,34 +65,6 @@ struct RepairArguments {
     unsigned jobs = 0;  // threads in all; 0: the CPUs this process may use
 };
 
-// The load test's loader: python3 with ctypes, the way `import` loads an
-// extension (in a process that provides libpython's symbols), RTLD_NOW so every
-// symbol is bound at once. One line per path: "ok PATH" or "fail PATH: why".
-constexpr const char* kLoaderScript = R"(import ctypes, os, sys
-for path in sys.argv[1:]:
-    try:
-        ctypes.CDLL(path, mode=os.RTLD_NOW)
-        print("ok " + path, flush=True)
-    except OSError as error:
-        reason = str(error)
-        if reason.startswith(path + ": "):
-            reason = reason[len(path) + 2:]
-        print("fail " + path + ": " + reason, flush=True)
-)";
-
-// python3 from PATH, or "" when there is none.
-std::string find_python() {
-    const char* path = std::getenv("PATH");
-    std::string_view rest = path ? path : "";
-    while (!rest.empty()) {
-        auto colon = rest.find(':');
-        std::filesystem::path candidate = std::filesystem::path(rest.substr(0, colon)) / "python3";
-        if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    }
-    return {};
-}
-
 using Outcome = repair::RepairOutcome;
 
 // WHEELFIX_LOAD_TEST_TIMEOUT: the load test's time limit in seconds (1..3600).
@@ -130,8 +102,7 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     options.strict = args.strict;
     options.dry_run = args.dry_run;
     options.overwrite = args.overwrite;
-    if (!args.no_load_test)
-        if (auto python = find_python(); !python.empty()) options.loader = {python, "-c", kLoaderScript};
+    if (!args.no_load_test) options.loader = repair::python_loader();
     options.load_test_limit = load_test_limit();
     if (!args.torch.empty() && std::filesystem::is_directory(args.torch)) options.torch_dir = args.torch;
     return options;
@@ -200,8 +171,10 @@ std::vector<std::string> done_lines(const repair::RepairReport& report, bool ver
 std::vector<std::string> load_lines(const repair::RepairReport& report) {
     std::vector<std::string> lines;
     for (const auto& load : report.loads) {
-        if (load.status == repair::LoadOutcome::Status::loaded) lines.push_back("loads " + load.member + " (RTLD_NOW)");
-        else if (load.status == repair::LoadOutcome::Status::not_tested) lines.push_back("not tested " + load.member + ": " + load.reason);
+        if (load.status == repair::LoadOutcome::Status::loaded)
+            lines.push_back("loads " + load.member + " (RTLD_NOW" + (load.stand_in.empty() ? "" : "; " + load.stand_in) + ")");
+        else if (load.status == repair::LoadOutcome::Status::not_tested)
+            lines.push_back("not proven " + load.member + ": " + load.reason);
     }
     if (report.written && report.loads.empty() && !report.load_test_skipped.empty())
         lines.push_back("load test skipped: " + report.load_test_skipped);
@@ -225,6 +198,10 @@ void print_section(std::string_view heading, const std::vector<std::string>& lin
 
 std::string verdict(const repair::RepairReport& report, const repair::RepairOptions& options) {
     auto name = report.output.string();
+    if (report.written && report.not_proven())
+        return (report.clean() ? "wrote (not proven: " : "wrote (findings left; not proven: ") +
+               counted(report.not_loaded(), "member", "members") + " not loaded; --no-load-test to skip the proof) " +
+               name;
     if (report.written) return (report.clean() ? "wrote " : "wrote (findings left) ") + name;
     if (options.dry_run) return "would write " + name + " (dry run)";
     if (report.withdrawn && options.strict)
@@ -281,7 +258,7 @@ void write_repair_json(JsonWriter& json, const repair::RepairReport& report) {
     json.key("grafted").begin_array();
     for (const auto& graft : report.grafted)
         json.begin_object().field("needed", graft.needed_name).field("member", graft.member)
-            .field("source", graft.source.string()).field("sha256", graft.sha256).field("owner", graft.owner)
+            .field("source", graft.source.string()).field("sha256", graft.sha256).field("owner", graft.owner ? graft.owner->purl() : std::string())
             .string_array("needed_by", graft.needed_by).end_object();
     json.end_array().string_array("distributions_needed", report.distributions);
     json.key("file_name").begin_object().field("before", retag.file_name.before).field("after", retag.file_name.after).end_object();
@@ -326,7 +303,8 @@ int exit_status(const std::vector<Outcome>& outcomes) {
     int status = 0;
     for (const auto& outcome : outcomes) {
         if (std::holds_alternative<InputError>(outcome)) return 2;
-        if (!std::get<repair::RepairReport>(outcome).clean()) status = 1;
+        const auto& report = std::get<repair::RepairReport>(outcome);
+        if (!report.clean() || report.not_proven()) status = 1;
     }
     return status;
 }
@@ -427,7 +405,7 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
                         "wheel or index: the one of the range's newest release is shimmed and load-tested against "
                         "(repeatable; $WHEELFIX_TORCH counts too)")
         ->take_all();
-    add_wheel_dir_option(*command, args->output, "Output directory (wheels get their new file names)");
+    add_wheel_dir_option(*command, args->output, "Output directory, default ./wheelhouse/ (wheels get new file names)");
     add_target_option(*command, args->target,
                       "Target profile: cuda13-blackwell, cuda13-blackwell-all, cuda12-hopper, or a profile file");
     command->add_option("--pin", args->pin,

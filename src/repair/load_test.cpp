@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,11 +83,15 @@ void lay_out(const std::filesystem::path& wheel, const std::vector<std::string>&
     }
 }
 
-std::vector<char*> child_environment() {
+// The caller's environment without LD_LIBRARY_PATH and LD_PRELOAD, plus `extra`
+// ("NAME=value" entries that outlive the spawn).
+std::vector<char*> child_environment(const std::vector<std::string>& extra) {
     std::vector<char*> environment;
     for (char** entry = environ; *entry; ++entry)
-        if (std::strncmp(*entry, "LD_LIBRARY_PATH=", 16) != 0 && std::strncmp(*entry, "LD_PRELOAD=", 11) != 0)
+        if (std::strncmp(*entry, "LD_LIBRARY_PATH=", 16) != 0 && std::strncmp(*entry, "LD_PRELOAD=", 11) != 0 &&
+            std::strncmp(*entry, "WHEELFIX_LOAD_TEST_STUB=", 24) != 0)
             environment.push_back(*entry);
+    for (const auto& entry : extra) environment.push_back(const_cast<char*>(entry.c_str()));
     environment.push_back(nullptr);
     return environment;
 }
@@ -94,7 +99,7 @@ std::vector<char*> child_environment() {
 // The loader's process: its own process group (so the time limit and our
 // signals reach whatever it forks), stdin from /dev/null, stdout into `pipe`,
 // stderr kept, no other descriptor inherited.
-pid_t spawn_loader(std::vector<char*>& argv, int pipe_write, int pipe_read) {
+pid_t spawn_loader(std::vector<char*>& argv, int pipe_write, int pipe_read, const std::vector<std::string>& extra) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -105,7 +110,7 @@ pid_t spawn_loader(std::vector<char*>& argv, int pipe_write, int pipe_read) {
     posix_spawnattr_init(&attributes);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&attributes, 0);
-    auto environment = child_environment();
+    auto environment = child_environment(extra);
     pid_t pid = 0;
     int status = ::posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environment.data());
     posix_spawn_file_actions_destroy(&actions);
@@ -147,7 +152,7 @@ std::string collect_output(pid_t pid, int pipe_read, std::chrono::milliseconds l
 
 // Runs the loader and returns what it printed; nullopt when it ran out of time.
 std::optional<std::string> run_loader(const std::vector<std::string>& loader, const std::vector<std::string>& paths,
-                                      std::chrono::milliseconds limit) {
+                                      std::chrono::milliseconds limit, const std::vector<std::string>& extra) {
     std::vector<std::string> arguments = loader;
     arguments.insert(arguments.end(), paths.begin(), paths.end());
     std::vector<char*> argv;
@@ -157,7 +162,7 @@ std::optional<std::string> run_loader(const std::vector<std::string>& loader, co
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw InputError(loader.front(), std::string("cannot run: ") + std::strerror(errno));
     pid_t pid = -1;
     try {
-        pid = spawn_loader(argv, pipe_fds[1], pipe_fds[0]);
+        pid = spawn_loader(argv, pipe_fds[1], pipe_fds[0], extra);
     } catch (...) {
         ::close(pipe_fds[0]);
         ::close(pipe_fds[1]);
@@ -199,6 +204,46 @@ bool absent_from_machine(const std::string& reason, const std::filesystem::path&
     return true;
 }
 
+// ---- the driver -------------------------------------------------------------------
+
+constexpr const char* kDriver = "libcuda.so.1";
+
+// Where the loader finds libcuda.so.1: the machine's driver in ld.so's own
+// directories (nothing to do), a driver in a directory of the caller's
+// LD_LIBRARY_PATH, the toolkit's stub standing in, or nowhere.
+struct DriverLocation {
+    enum class Kind { system, library_path, stub, none };
+    Kind kind = Kind::none;
+    std::filesystem::path file;  // library_path, stub: the file the loader gets as libcuda.so.1
+
+    bool found() const { return kind != Kind::none; }
+};
+
+DriverLocation locate_driver(const std::string& elf_class, const std::string& machine) {
+    std::error_code ignored;
+    static const std::vector<std::string> configured = analysis::read_ld_so_conf("/");
+    for (const auto& directory : configured)
+        if (std::filesystem::exists(std::filesystem::path(directory) / kDriver, ignored)) return {DriverLocation::Kind::system, {}};
+    for (const auto& directory : analysis::default_directories(elf_class, machine))
+        if (std::filesystem::exists(std::filesystem::path(directory) / kDriver, ignored)) return {DriverLocation::Kind::system, {}};
+    const char* library_path = std::getenv("LD_LIBRARY_PATH");
+    std::string_view rest = library_path ? library_path : "";
+    while (!rest.empty()) {
+        const auto colon = rest.find(':');
+        const std::filesystem::path candidate = std::filesystem::path(rest.substr(0, colon)) / kDriver;
+        if (candidate.is_absolute() && std::filesystem::is_regular_file(candidate, ignored))
+            return {DriverLocation::Kind::library_path, candidate};
+        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+    if (auto stub = driver_stand_in(); !stub.empty()) return {DriverLocation::Kind::stub, stub};
+    return {};
+}
+
+std::string stand_in_note(const std::filesystem::path& stub) {
+    return "libcuda.so.1 was the CUDA toolkit's stub " + stub.string() +
+           " (no NVIDIA driver on this machine): symbols bound, no GPU code ran";
+}
+
 std::string join_paths(const std::vector<std::string>& paths) {
     std::string joined;
     for (const auto& path : paths) joined += (joined.empty() ? "" : ", ") + path;
@@ -206,16 +251,21 @@ std::string join_paths(const std::vector<std::string>& paths) {
 }
 
 std::string absent_reason(const std::string& library) {
+    if (library == kDriver) return "libcuda.so.1 is the NVIDIA driver's: this machine has no driver and no CUDA toolkit stub";
     return library + " is neither in the wheel nor in torch, and this machine has none";
 }
 
+// One line of the loader's: "ok PATH", "stub PATH" (loaded while the driver's
+// stand-in was mapped) or "fail PATH: reason".
 LoadOutcome outcome_of(const std::string& line, const std::map<std::string, std::string>& member_of,
                        const std::filesystem::path& site, const std::filesystem::path& torch_dir,
-                       const std::set<std::string>& wheel_files) {
+                       const std::set<std::string>& wheel_files, const std::string& stand_in) {
     LoadOutcome outcome;
-    if (line.starts_with("ok ")) {
-        outcome.member = member_of.at(line.substr(3));
+    if (line.starts_with("ok ") || line.starts_with("stub ")) {
+        const bool stub = line.starts_with("stub ");
+        outcome.member = member_of.at(line.substr(stub ? 5 : 3));
         outcome.status = LoadOutcome::Status::loaded;
+        if (stub) outcome.stand_in = stand_in;
         return outcome;
     }
     auto rest = line.substr(5);  // "fail PATH: reason"
@@ -261,6 +311,26 @@ std::vector<std::string> lay_out_beside(const std::vector<std::string>& beside, 
 }
 
 
+// The layout with every nvidia/*/lib directory beside torch_dir added to `beside`:
+// what the nvidia-* wheels installed with that torch provide, which repair's
+// RUNPATHs (and torch's own) point at whatever the target names.
+LoadLayout with_nvidia_beside(const LoadLayout& layout) {
+    LoadLayout installed = layout;
+    const auto packages = std::filesystem::absolute(layout.torch_dir).parent_path();
+    std::error_code error;
+    std::vector<std::string> found;
+    for (std::filesystem::directory_iterator it(packages / "nvidia", error), end; !error && it != end; it.increment(error)) {
+        std::error_code ignored;
+        if (std::filesystem::is_directory(it->path() / "lib", ignored))
+            found.push_back("nvidia/" + it->path().filename().string() + "/lib");
+    }
+    std::sort(found.begin(), found.end());
+    for (auto& relative : found)
+        if (std::find(installed.beside.begin(), installed.beside.end(), relative) == installed.beside.end())
+            installed.beside.push_back(std::move(relative));
+    return installed;
+}
+
 // ---- deciding without the loader ------------------------------------------------
 
 std::string file_name_of(std::string_view path) {
@@ -273,8 +343,9 @@ std::string file_name_of(std::string_view path) {
 // its place (unless a member is laid out there, as lay_out_beside skips it).
 class PlannedLayout {
 public:
-    PlannedLayout(const std::vector<LoadMember>& members, const LoadLayout& layout)
-        : torch_dir_(layout.torch_dir), packages_(std::filesystem::absolute(layout.torch_dir).parent_path()) {
+    PlannedLayout(const std::vector<LoadMember>& members, const LoadLayout& layout, bool driver_found)
+        : torch_dir_(layout.torch_dir), packages_(std::filesystem::absolute(layout.torch_dir).parent_path()),
+          driver_found_(driver_found) {
         for (const auto& member : members) installed_.push_back(std::string(wheel::installed_path(member.member)));
         for (const auto& member : members) wheel_files_.insert(file_name_of(member.member));
         std::error_code ignored;
@@ -313,9 +384,11 @@ public:
 
     const std::vector<std::string>& absent_beside() const { return absent_; }
     const std::set<std::string>& wheel_files() const { return wheel_files_; }
+    bool driver_found() const { return driver_found_; }
 
 private:
     std::filesystem::path torch_dir_, packages_;
+    bool driver_found_ = false;
     std::vector<std::string> installed_;
     std::set<std::string> wheel_files_;
     std::vector<std::string> beside_, absent_;
@@ -326,6 +399,7 @@ private:
 // entry is one this cannot place.
 std::optional<bool> found_for(const LoadMember& member, const std::string& name, const PlannedLayout& layout) {
     if (name.find('/') != std::string::npos) return std::nullopt;
+    if (name == kDriver && layout.driver_found()) return true;  // the loader's LD_LIBRARY_PATH, or ld.so's own
     const std::filesystem::path origin = std::filesystem::path(std::string(wheel::installed_path(member.member))).parent_path();
     for (const auto& entry : member.search_path) {
         std::string rest;
@@ -393,7 +467,8 @@ std::vector<LoadOutcome> timed_out(const std::vector<std::string>& load, std::ch
     for (const auto& member : load)
         outcomes.push_back({member, LoadOutcome::Status::failed,
                             "load test timed out (" + std::to_string(limit.count() / 1000) +
-                                " s; an initialiser that hangs, or set WHEELFIX_LOAD_TEST_TIMEOUT)"});
+                                " s; an initialiser that hangs, or set WHEELFIX_LOAD_TEST_TIMEOUT)",
+                            {}});
     return outcomes;
 }
 
@@ -401,11 +476,24 @@ std::vector<LoadOutcome> timed_out(const std::vector<std::string>& load, std::ch
 std::vector<LoadOutcome> run_load(const std::filesystem::path& wheel, const std::vector<std::string>& members,
                                   const std::vector<std::string>& load, const LoadLayout& layout,
                                   const std::vector<std::string>& loader, std::chrono::milliseconds limit,
-                                  const std::set<std::string>& wheel_files) {
+                                  const std::set<std::string>& wheel_files, const DriverLocation& driver) {
     const auto& torch_dir = layout.torch_dir;
     TemporaryDirectory temporary;
     auto site = temporary.path() / "site";
     lay_out(wheel, members, site);
+    std::vector<std::string> environment;  // the driver's directory: libcuda.so.1 alone
+    std::string stand_in;
+    if (driver.kind == DriverLocation::Kind::library_path || driver.kind == DriverLocation::Kind::stub) {
+        const auto directory = temporary.path() / "driver";
+        std::filesystem::create_directories(directory);
+        std::filesystem::create_symlink(driver.file, directory / kDriver);
+        environment.push_back("LD_LIBRARY_PATH=" + directory.string());
+        if (driver.kind == DriverLocation::Kind::stub) {
+            std::error_code ignored;
+            environment.push_back("WHEELFIX_LOAD_TEST_STUB=" + std::filesystem::canonical(driver.file, ignored).string());
+            stand_in = stand_in_note(driver.file);
+        }
+    }
     std::filesystem::create_directory_symlink(std::filesystem::absolute(torch_dir), site / "torch");
     auto absent = lay_out_beside(layout.beside, torch_dir, site);
     std::map<std::string, std::string> member_of;
@@ -415,22 +503,22 @@ std::vector<LoadOutcome> run_load(const std::filesystem::path& wheel, const std:
         member_of[paths.back()] = member;
     }
     std::vector<LoadOutcome> outcomes;
-    auto printed = run_loader(loader, paths, limit);
+    auto printed = run_loader(loader, paths, limit, environment);
     if (!printed) return timed_out(load, limit);
     const std::string& output = *printed;
     for (std::size_t start = 0, end; start < output.size(); start = end + 1) {
         end = output.find('\n', start);
         if (end == std::string::npos) end = output.size();
         auto line = output.substr(start, end - start);
-        if (line.starts_with("ok ") || line.starts_with("fail "))
-            outcomes.push_back(outcome_of(line, member_of, site, torch_dir, wheel_files));
+        if (line.starts_with("ok ") || line.starts_with("stub ") || line.starts_with("fail "))
+            outcomes.push_back(outcome_of(line, member_of, site, torch_dir, wheel_files, stand_in));
     }
     for (auto& outcome : outcomes)  // say what the layout lacked, when the loader missed a library
         if (outcome.status == LoadOutcome::Status::not_tested && !absent.empty())
             outcome.reason += " (not beside the torch given: " + join_paths(absent) + ")";
     for (const auto& member : load) {  // a loader that died half way: the rest failed
         bool seen = std::any_of(outcomes.begin(), outcomes.end(), [&](const LoadOutcome& o) { return o.member == member; });
-        if (!seen) outcomes.push_back({member, LoadOutcome::Status::failed, "the loader process ended before reaching it"});
+        if (!seen) outcomes.push_back({member, LoadOutcome::Status::failed, "the loader process ended before reaching it", {}});
     }
     return outcomes;
 }
@@ -442,14 +530,17 @@ std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std
                                    const std::vector<std::string>& loader, std::chrono::milliseconds limit) {
     const timings::Scope timer(timings::Phase::proofs);
     if (load.empty() || loader.empty()) return {};
-    const PlannedLayout planned(members, layout);
+    const LoadLayout installed = with_nvidia_beside(layout);
+    const DriverLocation driver =
+        members.empty() ? DriverLocation{} : locate_driver(members.front().elf_class, members.front().machine);
+    const PlannedLayout planned(members, installed, driver.found());
     std::map<std::string, LoadOutcome> decided;
     std::vector<std::string> rest;
     for (const auto& name : load) {
         auto member = std::find_if(members.begin(), members.end(), [&](const LoadMember& m) { return m.member == name; });
         if (member == members.end()) throw std::invalid_argument("load_test: no member " + name + " in " + wheel.string());
         if (auto library = decided_absent(*member, planned)) {
-            LoadOutcome outcome{name, LoadOutcome::Status::not_tested, absent_reason(*library)};
+            LoadOutcome outcome{name, LoadOutcome::Status::not_tested, absent_reason(*library), {}};
             if (!planned.absent_beside().empty())
                 outcome.reason += " (not beside the torch given: " + join_paths(planned.absent_beside()) + ")";
             decided.emplace(name, std::move(outcome));
@@ -458,7 +549,8 @@ std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std
         }
     }
     std::vector<LoadOutcome> outcomes;
-    if (!rest.empty()) outcomes = run_load(wheel, needed_closure(members, rest), rest, layout, loader, limit, planned.wheel_files());
+    if (!rest.empty())
+        outcomes = run_load(wheel, needed_closure(members, rest), rest, installed, loader, limit, planned.wheel_files(), driver);
     for (auto& [name, outcome] : decided) outcomes.push_back(std::move(outcome));
     auto place = [&](const LoadOutcome& outcome) {
         return std::find(load.begin(), load.end(), outcome.member) - load.begin();
@@ -466,6 +558,56 @@ std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std
     std::stable_sort(outcomes.begin(), outcomes.end(),
                      [&](const LoadOutcome& a, const LoadOutcome& b) { return place(a) < place(b); });
     return outcomes;
+}
+
+std::vector<std::string> python_loader() {
+    // RTLD_NOW binds every symbol at once; "stub" while the driver's stand-in is mapped
+    // (/proc/self/maps; without /proc a stub offered counts as mapped: the loader
+    // cannot tell, and the note must not be lost).
+    static constexpr const char* script = R"(import ctypes, os, sys
+stub = os.environ.get("WHEELFIX_LOAD_TEST_STUB", "")
+def stub_mapped():
+    if not stub:
+        return False
+    try:
+        with open("/proc/self/maps") as maps:
+            return stub in maps.read()
+    except OSError:
+        return True
+for path in sys.argv[1:]:
+    try:
+        ctypes.CDLL(path, mode=os.RTLD_NOW)
+        print(("stub " if stub_mapped() else "ok ") + path, flush=True)
+    except OSError as error:
+        reason = str(error)
+        if reason.startswith(path + ": "):
+            reason = reason[len(path) + 2:]
+        print("fail " + path + ": " + reason, flush=True)
+)";
+    const char* path = std::getenv("PATH");
+    std::string_view rest = path ? path : "";
+    while (!rest.empty()) {
+        auto colon = rest.find(':');
+        std::filesystem::path candidate = std::filesystem::path(rest.substr(0, colon)) / "python3";
+        if (::access(candidate.c_str(), X_OK) == 0) return {candidate.string(), "-c", script};
+        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+    return {};
+}
+
+std::filesystem::path driver_stand_in() {
+    std::vector<std::filesystem::path> roots;
+    if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home == '/') roots.emplace_back(home);
+    roots.emplace_back("/usr/local/cuda");
+    utsname names{};
+    const std::string machine = ::uname(&names) == 0 ? names.machine : "x86_64";
+    std::error_code ignored;
+    for (const auto& root : roots)
+        for (const auto& relative : {std::filesystem::path("lib64/stubs/libcuda.so"),
+                                     std::filesystem::path("targets") / (machine == "aarch64" ? "sbsa-linux" : machine + "-linux") /
+                                         "lib/stubs/libcuda.so"})
+            if (std::filesystem::is_regular_file(root / relative, ignored)) return root / relative;
+    return {};
 }
 
 }  // namespace wheelfix::repair

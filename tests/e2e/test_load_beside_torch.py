@@ -99,7 +99,7 @@ class LoadTestLaysOutBesideTorch(unittest.TestCase):
             proc = self.repair(self.site, Path(tmp) / "out", check_status=0)
             text = proc.stdout + proc.stderr
             self.assertIn(f"loads {MEMBER} (RTLD_NOW)", text)
-            self.assertNotIn("not tested", text)
+            self.assertNotIn("not proven", text)
             self.assertNotIn("not beside the torch given", text)
             written = list((Path(tmp) / "out").glob("*.whl"))
             self.assertEqual(len(written), 1, text)
@@ -123,7 +123,7 @@ class LoadTestLaysOutBesideTorch(unittest.TestCase):
             proc = self.repair(site, Path(tmp) / "out", check_status=None)
             text = proc.stdout + proc.stderr
             self.assertNotIn(f"loads {MEMBER}", text)
-            self.assertIn(f"not tested {MEMBER}: libnvstand.so.13 is neither in the wheel nor in torch, "
+            self.assertIn(f"not proven {MEMBER}: libnvstand.so.13 is neither in the wheel nor in torch, "
                           "and this machine has none (not beside the torch given: nvidia/cu13/lib, nvidia/nccl/lib)",
                           text)
             doc = wfx.run_json("repair", self.wheel, "--torch", site / "torch", "--target", "cuda13-blackwell",
@@ -201,12 +201,12 @@ class LoadTestDecidedWithoutTheLoader(unittest.TestCase):
     def test_not_tested_with_the_loaders_reason_and_nothing_laid_out(self):
         with tempfile.TemporaryDirectory(prefix="wheelfix-decided-one-") as tmp:
             text, loaded_mb = self.repair(self.absent_only, Path(tmp) / "a")
-            self.assertIn(f"not tested {ABSENT_MEMBER}: libabsent.so.1 is neither in the wheel nor in torch, "
+            self.assertIn(f"not proven {ABSENT_MEMBER}: libabsent.so.1 is neither in the wheel nor in torch, "
                           "and this machine has none (not beside the torch given: nvidia/cu13/lib, nvidia/nccl/lib)",
                           text)
             self.assertNotIn(f"loads {ABSENT_MEMBER}", text)
             plain, plain_mb = self.repair(self.absent_only, Path(tmp) / "b", "--no-load-test")
-            self.assertNotIn("not tested", plain)
+            self.assertNotIn("not proven", plain)
             # 3 MB of blob: a layout would have inflated it once more.
             self.assertGreater(plain_mb, 3.0, plain)
             self.assertEqual(loaded_mb, plain_mb, text)
@@ -214,7 +214,7 @@ class LoadTestDecidedWithoutTheLoader(unittest.TestCase):
     def test_only_the_undecided_member_is_laid_out_and_loaded(self):
         with tempfile.TemporaryDirectory(prefix="wheelfix-decided-two-") as tmp:
             text, loaded_mb = self.repair(self.both, Path(tmp) / "a")
-            self.assertIn(f"not tested {ABSENT_MEMBER}: libabsent.so.1 is neither in the wheel nor in torch", text)
+            self.assertIn(f"not proven {ABSENT_MEMBER}: libabsent.so.1 is neither in the wheel nor in torch", text)
             self.assertIn(f"loads {LOADING_MEMBER} (RTLD_NOW)", text)
             plain, plain_mb = self.repair(self.both, Path(tmp) / "b", "--no-load-test")
             # The 1 MB member laid out once more, the 3 MB one not.

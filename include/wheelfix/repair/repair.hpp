@@ -193,6 +193,14 @@ struct RepairReport {
     bool loads_failed() const {
         return std::any_of(loads.begin(), loads.end(), [](const LoadOutcome& o) { return o.status == LoadOutcome::Status::failed; });
     }
+    // Members the load test could not load (a library absent here): nothing proven
+    // about them; the run exits 1 (--no-load-test asks for no proof).
+    std::size_t not_loaded() const {
+        return static_cast<std::size_t>(std::count_if(loads.begin(), loads.end(), [](const LoadOutcome& o) {
+            return o.status == LoadOutcome::Status::not_tested;
+        }));
+    }
+    bool not_proven() const { return not_loaded() > 0; }
     bool clean() const { return remaining.empty() && stubbed.empty() && shim.not_shimmed.empty() && !loads_failed(); }
 };
 
