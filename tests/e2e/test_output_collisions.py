@@ -97,5 +97,22 @@ class OutputCollisions(unittest.TestCase):
         self.assertIn("already exists; pass --overwrite", proc.stderr)
 
 
+class LongArgumentFiles(unittest.TestCase):
+    """Pipelines pass long lists as @FILE (issue 34): 20,000 wheel paths (1.2 MB, past the
+    old 1 MiB and below any memory worry) run; what is bounded is memory."""
+
+    def test_twenty_thousand_wheels_from_an_argument_file(self):
+        import resource
+        with tempfile.TemporaryDirectory(prefix="wheelfix-argfile-") as tmp:
+            wheel = wfx.SAMPLES / "purepy-1.0.0-py3-none-any.whl"
+            listing = Path(tmp) / "wheels.txt"
+            listing.write_text("\n".join([str(wheel)] * 20000) + "\n")
+            self.assertGreater(listing.stat().st_size, 1 << 20)
+            proc = subprocess.run([wfx.WHEELFIX, "verify", f"@{listing}"], capture_output=True, text=True, timeout=300)
+            self.assertEqual(proc.returncode, 0, proc.stderr[-500:])
+            self.assertEqual(proc.stdout.count(": OK ("), 20000)
+            self.assertLess(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, 512 << 10)  # KiB
+
+
 if __name__ == "__main__":
     unittest.main()
