@@ -223,6 +223,23 @@ std::string human_size(std::uint64_t bytes) {
     return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
 }
 
+std::vector<std::string> once_each(const std::vector<std::string>& lines) {
+    std::vector<std::string> unique;
+    std::vector<std::size_t> counts;
+    for (const auto& line : lines) {
+        const auto seen = std::find(unique.begin(), unique.end(), line);
+        if (seen != unique.end()) {
+            ++counts[static_cast<std::size_t>(seen - unique.begin())];
+            continue;
+        }
+        unique.push_back(line);
+        counts.push_back(1);
+    }
+    for (std::size_t i = 0; i < unique.size(); ++i)
+        if (counts[i] > 1) unique[i] += fmt::format(" ({} symbols of that name: constructor or destructor variants)", counts[i]);
+    return unique;
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
     std::string out;
     for (std::size_t i = 0; i < items.size(); ++i) {

@@ -16,6 +16,10 @@ inline constexpr int kJsonSchemaVersion = 1;
 
 std::string human_size(std::uint64_t bytes);  // "812 KiB", "541.2 MiB"
 std::string join(const std::vector<std::string>& items, std::string_view separator);
+// `lines` with each repeated line kept once, in first-seen order, and marked with how
+// many it stands for: the complete and base constructors (C1, C2) or destructors of
+// one class demangle alike, so a per-symbol list would say the same thing twice.
+std::vector<std::string> once_each(const std::vector<std::string>& lines);
 
 void write_json(JsonWriter& json, const analysis::ElfReport& report);
 // What --target found for one input; profile null when no profile was asked for

@@ -185,8 +185,10 @@ std::vector<std::string> left_lines(const repair::RepairReport& report) {
     auto lines = finding_lines(report.remaining);
     for (const auto& load : report.loads)
         if (load.status == repair::LoadOutcome::Status::failed) lines.push_back("does not load: " + load.member + ": " + load.reason);
-    for (const auto& symbol : report.stubbed) lines.push_back("stub (aborts when called): " + symbol);
-    for (const auto& skipped : report.shim.not_shimmed) lines.push_back("not shimmed: " + skipped.demangled + ": " + skipped.reason);
+    std::vector<std::string> symbols;
+    for (const auto& symbol : report.stubbed) symbols.push_back("stub (aborts when called): " + symbol);
+    for (const auto& skipped : report.shim.not_shimmed) symbols.push_back("not shimmed: " + skipped.demangled + ": " + skipped.reason);
+    for (auto& line : once_each(symbols)) lines.push_back(std::move(line));
     return lines;
 }
 

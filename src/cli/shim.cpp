@@ -70,14 +70,17 @@ void render_text(const repair::ShimResult& result, const GlobalOptions& global) 
     else
         fmt::print("nothing to shim: every torch function the extensions need resolves against torch {}\n",
                    result.torch_version);
+    std::vector<std::string> lines;
     for (const auto& shimmed : result.symbols) {
-        fmt::print("  {}\n", symbol_line(shimmed));
-        if (!global.verbose) continue;
-        fmt::print("      needed by {}\n", join(shimmed.members, ", "));
-        if (shimmed.decision == repair::ShimDecision::forward) fmt::print("      why: {}\n", shimmed.reason);
+        lines.push_back("  " + symbol_line(shimmed));
+        if (!global.verbose) continue;  // with -v each symbol's own details follow it
+        lines.back() += "\n      needed by " + join(shimmed.members, ", ");
+        if (shimmed.decision == repair::ShimDecision::forward) lines.back() += "\n      why: " + shimmed.reason;
     }
     for (const auto& skipped : result.not_shimmed)
-        fmt::print("not shimmed: {}: {} (needed by {})\n", skipped.demangled, skipped.reason, join(skipped.members, ", "));
+        lines.push_back(fmt::format("not shimmed: {}: {} (needed by {})", skipped.demangled, skipped.reason,
+                                    join(skipped.members, ", ")));
+    for (const auto& line : once_each(lines)) fmt::print("{}\n", line);
     for (const auto& library : result.missing_libraries)
         fmt::print("missing: torch {} has no {} (a shim cannot replace a library)\n", result.torch_version, library);
     for (const auto& change : result.changed) {

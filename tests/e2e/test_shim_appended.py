@@ -177,5 +177,57 @@ class AppendedParameterBehaviour(unittest.TestCase):
         self.assertIn("c10::wheelfix_fixture(int) is not provided by torch 2.10.0", proc.stderr)
 
 
+# A class derived from MessageLogger constructs its base through the base-object
+# constructor (C2), a plain use through the complete-object one (C1): both demangle to
+# the same text, and each is forwarded.
+TWO_CONSTRUCTORS = r"""
+namespace c10 {
+class MessageLogger {
+ public:
+  MessageLogger(const char* file, int line, int severity);
+  ~MessageLogger() noexcept(false);
+ private:
+  char storage_[64];
+};
+}
+struct Tagged : c10::MessageLogger {
+  Tagged() : c10::MessageLogger("tagged.cc", 1, 2) {}
+};
+extern "C" int ext_both() {
+  { c10::MessageLogger plain("ext.cc", 7, 2); }
+  { Tagged tagged; }
+  return 0;
+}
+"""
+
+
+class OneLinePerFunction(unittest.TestCase):
+    """Issue 34: the forwarders of MessageLogger's complete and base constructors are one
+    line in the text (the demangled names are the same), with the count; JSON keeps both."""
+
+    def test_constructor_variants_are_named_once(self):
+        if not shutil.which("g++"):
+            self.skipTest("g++ is needed for the stand-in torch libraries")
+        with tempfile.TemporaryDirectory() as name:
+            tmp = Path(name)
+            (tmp / "old").mkdir()
+            (tmp / "new").mkdir()
+            old = gxx(OLD_TORCH, tmp / "old" / "libc10.so", "-Wl,-soname,libc10.so", cwd=tmp / "old")
+            new = gxx(NEW_TORCH, tmp / "new" / "libc10.so", "-Wl,-soname,libc10.so", cwd=tmp / "new")
+            ext = gxx(TWO_CONSTRUCTORS, tmp / "ext.so", f"-L{old.parent}", "-lc10", cwd=tmp)
+            imports = subprocess.run(["nm", "-D", "--undefined-only", str(ext)], capture_output=True, text=True).stdout
+            self.assertIn(OLD_CTOR, imports)
+            self.assertIn(OLD_CTOR.replace("C1E", "C2E"), imports)
+            torch = torch_tree(tmp / "torch-2.10", "2.10.0", {"libc10.so": new})
+            wheel = make_wheel(tmp, "twopkg", "cp311-cp311-linux_x86_64", {"twopkg/ext.so": ext.read_bytes()})
+            text = wfx.run("shim", wheel, "--torch", torch, "-o", tmp / "out").stdout
+            lines = [line for line in text.splitlines() if "c10::MessageLogger::MessageLogger(char const*, int, int)" in line]
+            self.assertEqual(len(lines), 1, text)
+            self.assertIn("(2 symbols of that name: constructor or destructor variants)", lines[0])
+            doc = wfx.run_json("shim", wheel, "--torch", torch, "-o", tmp / "json", check_status=None)
+            forwarded = [s["name"] for s in doc["symbols"] if s["action"] == "forward"]
+            self.assertEqual(sorted(forwarded), sorted([OLD_CTOR, OLD_CTOR.replace("C1E", "C2E")]))
+
+
 if __name__ == "__main__":
     unittest.main()
