@@ -49,6 +49,21 @@ def gcc(source_text, output, *flags, cwd):
     return Path(output)
 
 
+def stand_in_site(tmp, nvidia_dir, library, value):
+    """tmp/site-packages with the sample torch 2.10 and nvidia/<nvidia_dir>/lib/<library>
+    (a gcc-built stand-in returning `value` from <stem>_value), as pip lays out torch and
+    an nvidia-* wheel; returns (build directory, site-packages, that lib directory)."""
+    build = Path(tmp) / "build"
+    build.mkdir()
+    site = Path(tmp) / "site-packages"
+    shutil.copytree(TORCH_210, site / "torch")
+    lib = site / "nvidia" / nvidia_dir / "lib"
+    lib.mkdir(parents=True)
+    stem = library.split(".")[0][3:]
+    gcc(f"int {stem}_value(void) {{ return {value}; }}\n", lib / library, f"-Wl,-soname,{library}", cwd=build)
+    return build, site, lib
+
+
 def dynamic(path):
     return subprocess.run(["readelf", "-dW", str(path)], capture_output=True, text=True, check=True).stdout
 
@@ -59,14 +74,7 @@ class LoadTestLaysOutBesideTorch(unittest.TestCase):
         if not shutil.which("gcc") or sysconfig.get_platform() != "linux-x86_64":
             raise unittest.SkipTest("needs gcc on linux x86_64")
         cls.tmp = Path(tempfile.mkdtemp(prefix="wheelfix-beside-"))
-        build = cls.tmp / "build"
-        build.mkdir()
-        cls.site = cls.tmp / "site-packages"
-        shutil.copytree(TORCH_210, cls.site / "torch")
-        nvidia = cls.site / "nvidia" / "cu13" / "lib"
-        nvidia.mkdir(parents=True)
-        gcc("int nvstand_value(void) { return 13; }\n", nvidia / "libnvstand.so.13",
-            "-Wl,-soname,libnvstand.so.13", cwd=build)
+        build, cls.site, nvidia = stand_in_site(cls.tmp, "cu13", "libnvstand.so.13", 13)
         torch_lib = cls.site / "torch" / "lib"
         gcc("int nvstand_value(void);\nint torch_stand_value(void) { return 100 + nvstand_value(); }\n",
             torch_lib / "libtorch_stand.so", "-Wl,-soname,libtorch_stand.so", f"-L{nvidia}", "-l:libnvstand.so.13",

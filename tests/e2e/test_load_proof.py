@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import wfx  # noqa: E402
-from test_load_beside_torch import TORCH_210, gcc  # noqa: E402
+from test_load_beside_torch import gcc, stand_in_site  # noqa: E402
 from test_shim import make_wheel  # noqa: E402
 
 TAG = f"cp{sys.version_info.major}{sys.version_info.minor}-cp{sys.version_info.major}{sys.version_info.minor}-linux_x86_64"
@@ -50,14 +50,7 @@ class LoadProof(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = Path(tempfile.mkdtemp(prefix="wheelfix-proof-"))
-        build = cls.tmp / "build"
-        build.mkdir()
-        cls.site = cls.tmp / "site-packages"
-        shutil.copytree(TORCH_210, cls.site / "torch")
-        runtime = cls.site / "nvidia" / "cu12rt" / "lib"
-        runtime.mkdir(parents=True)
-        gcc("int cudastand_value(void) { return 12; }\n", runtime / "libcudastand.so.12",
-            "-Wl,-soname,libcudastand.so.12", cwd=build)
+        build, cls.site, runtime = stand_in_site(cls.tmp, "cu12rt", "libcudastand.so.12", 12)
         (runtime / "libcudastand.so").symlink_to("libcudastand.so.12")
         cls.nvidia_member = "nvext/nvext" + SUFFIX
         ext = wfx.build_private_extension(build / "nvext.so", "nvext", "cudastand_value", runtime, "cudastand",

@@ -77,9 +77,8 @@ int wheelfix_fixture(int v, bool flag) { return v + (flag ? 100 : 1); }
 }
 """
 
-EXTENSION = r"""
-#include <exception>
-namespace c10 {
+# The extensions' view of torch 2.9's MessageLogger: the 3-argument constructor.
+OLD_LOGGER = r"""
 class MessageLogger {
  public:
   MessageLogger(const char* file, int line, int severity);
@@ -87,6 +86,12 @@ class MessageLogger {
  private:
   char storage_[64];
 };
+"""
+
+EXTENSION = r"""
+#include <exception>
+namespace c10 {
+""" + OLD_LOGGER + r"""
 int wheelfix_fixture(int v);
 }
 // 0 when the log returned, 1 when it threw; a fatal log with exit_on_fatal aborts.
@@ -182,13 +187,7 @@ class AppendedParameterBehaviour(unittest.TestCase):
 # the same text, and each is forwarded.
 TWO_CONSTRUCTORS = r"""
 namespace c10 {
-class MessageLogger {
- public:
-  MessageLogger(const char* file, int line, int severity);
-  ~MessageLogger() noexcept(false);
- private:
-  char storage_[64];
-};
+""" + OLD_LOGGER + r"""
 }
 struct Tagged : c10::MessageLogger {
   Tagged() : c10::MessageLogger("tagged.cc", 1, 2) {}
