@@ -102,7 +102,10 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     options.strict = args.strict;
     options.dry_run = args.dry_run;
     options.overwrite = args.overwrite;
-    if (!args.no_load_test) options.loader = repair::python_loader();
+    if (!args.no_load_test) {
+        options.loader = repair::python_loader();
+        if (options.loader.empty()) options.no_loader = "no python3 on PATH to load the extensions with";
+    }
     options.load_test_limit = load_test_limit();
     if (!args.torch.empty() && std::filesystem::is_directory(args.torch)) options.torch_dir = args.torch;
     return options;

@@ -281,10 +281,11 @@ void load_edited_extensions(const RepairOptions& options, const std::string& mac
                             const std::vector<LoadMember>& elf_members, const std::filesystem::path& written_path,
                             RepairReport& report) {
     std::error_code ignored;
-    if (options.loader.empty()) report.load_test_skipped = "load test not asked for";
+    if (options.loader.empty()) report.load_test_skipped = options.no_loader.empty() ? "load test not asked for" : options.no_loader;
     else if (!options.torch_dir || !std::filesystem::is_directory(*options.torch_dir, ignored))
-        report.load_test_skipped = options.load_test_unavailable.empty() ? "--torch is not an installed torch directory"
-                                                                         : options.load_test_unavailable;
+        report.load_test_skipped = !options.load_test_unavailable.empty() ? options.load_test_unavailable
+                                   : options.no_torch ? "no --torch: no installed torch to load the extensions beside"
+                                                      : "--torch is not an installed torch directory";
     else if (elf_members.empty()) report.load_test_skipped = "no extension in the wheel";
     else if (machine != host_machine()) report.load_test_skipped = "extensions for " + machine + ", this machine is " + host_machine();
     else if (report.relinked.empty()) report.load_test_skipped = "no extension was edited";

@@ -119,9 +119,51 @@ std::string unknown_wheel_version(const std::filesystem::path& path, const std::
 
 }  // namespace
 
+namespace {
+
+// The file name a wheel's own dist-info and WHEEL Tag lines give it, as a hint for a
+// file whose name is not a wheel's ("in.whl"); "" when they cannot tell.
+std::string name_from_contents(const std::filesystem::path& path, const zip::Archive& archive) {
+    try {
+        const std::string dist_info = find_dist_info(path, archive.members());
+        const auto wheel_file = parse_member(archive, dist_info + "/WHEEL", parse_headers);
+        std::vector<std::string> python, abi, platform;
+        auto add = [](std::vector<std::string>& parts, const std::string& part) {
+            if (std::find(parts.begin(), parts.end(), part) == parts.end()) parts.push_back(part);
+        };
+        for (const auto& tag : wheel_file.all("Tag")) {
+            const std::string text = trimmed(tag);
+            const auto first = text.find('-'), second = text.find('-', first + 1);
+            if (first == std::string::npos || second == std::string::npos) return {};
+            add(python, text.substr(0, first));
+            add(abi, text.substr(first + 1, second - first - 1));
+            add(platform, text.substr(second + 1));
+        }
+        if (python.empty()) return {};
+        auto dotted = [](const std::vector<std::string>& parts) {
+            std::string out;
+            for (const auto& part : parts) out += (out.empty() ? "" : ".") + part;
+            return out;
+        };
+        const std::string stem = dist_info.substr(0, dist_info.size() - std::string_view(".dist-info").size());
+        return printable(stem + "-" + dotted(python) + "-" + dotted(abi) + "-" + dotted(platform) + ".whl");
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+}  // namespace
+
 Wheel Wheel::open(const std::filesystem::path& path, WheelVersion unknown) {
     Wheel wheel(zip::Archive::open(path));
-    wheel.filename_ = parse_wheel_filename(path);
+    try {
+        wheel.filename_ = parse_wheel_filename(path);
+    } catch (const InputError& error) {
+        const std::string name = name_from_contents(path, wheel.archive_);
+        if (name.empty()) throw;
+        throw InputError(error.file(), error.problem() + " (pip refuses such a name too; its dist-info and WHEEL say " +
+                                           name + ")");
+    }
     wheel.dist_info_ = find_dist_info(path, wheel.archive_.members());
     reject_case_folded_duplicates(path, wheel.archive_.members(), wheel.dist_info_);
     wheel.wheel_ = parse_member(wheel.archive_, wheel.dist_info_ + "/WHEEL", parse_headers);

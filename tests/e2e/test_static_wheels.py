@@ -125,13 +125,13 @@ def extract_binary(wheel, directory):
         return target, archive.getinfo(name)
 
 
-def in_empty_root(root, argv):
+def in_empty_root(root, argv, env=None):
     """Runs argv (paths inside root) with root as /, nothing else in it."""
     path = os.environ.get("PATH", "") + ":/usr/sbin:/sbin:/usr/bin:/bin"
     chroot = shutil.which("chroot", path=path)
     prefix = [chroot, str(root)] if os.geteuid() == 0 else [shutil.which("unshare", path=path), "-r", chroot, str(root)]
     return subprocess.run(prefix + argv, capture_output=True, text=True, timeout=300,
-                          env={"SOURCE_DATE_EPOCH": EPOCH, "PATH": "/"})
+                          env=env or {"SOURCE_DATE_EPOCH": EPOCH, "PATH": "/"})
 
 
 class StaticWheels(unittest.TestCase):
@@ -273,6 +273,52 @@ class StaticWheels(unittest.TestCase):
             else:
                 self.assertEqual(member_contents(written[0]), member_contents(reference),
                                  "the static binary writes the content the build under test writes")
+
+    def test_x86_64_binary_inspects_and_repairs_in_a_bare_root(self):
+        """Issue 34: a root holding nothing but the binary, the input and an empty /tmp
+        (no /proc, /dev, /etc, locale or passwd), as distroless and scratch images are,
+        with a user's environment (a UTF-8 locale that does not exist there, HOME,
+        TMPDIR): inspect and repair -w work; repair without -w writes /wheelhouse; with
+        no /tmp either, too. A wheel copied in as /in.whl is refused for its name, in one
+        line that gives the name to use."""
+        wheel = wheel_of(self, "x86_64")
+        path = os.environ.get("PATH", "") + ":/usr/sbin:/sbin:/usr/bin:/bin"
+        if not shutil.which("chroot", path=path) or (os.geteuid() != 0 and not shutil.which("unshare", path=path)):
+            self.skipTest("no chroot (or, not being root, no unshare): cannot make an empty root")
+        env = {"PATH": "/", "LANG": "en_US.UTF-8", "LC_ALL": "en_US.UTF-8", "HOME": "/root", "TMPDIR": "/tmp",
+               "TERM": "xterm-256color", "SOURCE_DATE_EPOCH": EPOCH}
+        with wfx.TempDir() as tmp:
+            root = tmp / "root"
+            root.mkdir()
+            extract_binary(wheel, root)
+            name = wfx.SGL_WHEEL.name
+            shutil.copy(wfx.SGL_WHEEL, root / name)
+            (root / "tmp").mkdir()
+            self.assertEqual(sorted(p.name for p in root.iterdir()), sorted([name, "tmp", "wheelfix"]))
+            inspect = in_empty_root(root, ["/wheelfix", "inspect", "/" + name], env)
+            self.assertEqual(inspect.returncode, 0, inspect.stdout + inspect.stderr)
+            self.assertIn("tag manylinux2014_x86_64 LIES: needs GLIBC_2.34", inspect.stdout)
+            repaired = in_empty_root(root, ["/wheelfix", "repair", "-w", "/out", "/" + name], env)
+            self.assertEqual(repaired.returncode, 0, repaired.stdout + repaired.stderr)
+            [written] = (root / "out").glob("*.whl")
+            wfx.run("verify", written, check_status=0)
+            default = in_empty_root(root, ["/wheelfix", "repair", "/" + name], env)
+            self.assertEqual(default.returncode, 0, default.stdout + default.stderr)
+            self.assertEqual([p.name for p in (root / "wheelhouse").iterdir()], [written.name])
+            self.assertEqual(sorted(p.name for p in (root / "tmp").iterdir()), [])  # nothing left behind
+            # Without /tmp too: nothing the commands do needs it.
+            (root / "tmp").rmdir()
+            bare = in_empty_root(root, ["/wheelfix", "inspect", "/" + name], env)
+            self.assertEqual(bare.returncode, 0, bare.stderr)
+            # What did fail there: a file named in.whl is no wheel file name (pip refuses it
+            # too). One line, naming the name its dist-info and WHEEL give it.
+            (root / name).rename(root / "in.whl")
+            renamed = in_empty_root(root, ["/wheelfix", "inspect", "/in.whl"], env)
+            self.assertEqual(renamed.returncode, 2)
+            self.assertEqual(renamed.stderr.strip().splitlines(),
+                             [f"wheelfix: /in.whl: wheel file name must be name-version[-build]-python-abi-platform.whl, "
+                              f"found 1 '-'-separated parts (pip refuses such a name too; its dist-info and WHEEL say "
+                              f"{name})"])
 
     def test_x86_64_binary_repairs_in_an_empty_root(self):
         self.repair_in_empty_root("x86_64")

@@ -104,6 +104,7 @@ struct RepairOptions {
     // The loader program for the load test (repair/load_test.hpp; empty: none) and
     // the installed torch it loads beside (the --torch directory, when it is one).
     std::vector<std::string> loader;
+    std::string no_loader;  // why `loader` is empty though the load test was asked for ("no python3 on PATH")
     std::optional<std::filesystem::path> torch_dir;
     std::chrono::milliseconds load_test_limit = kDefaultLoadTestLimit;  // then the loader's group is killed
     // The output names the other wheels of this run have taken (repair_wheels sets
