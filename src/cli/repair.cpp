@@ -281,9 +281,10 @@ void write_repair_json(JsonWriter& json, const repair::RepairReport& report) {
         const char* status = load.status == repair::LoadOutcome::Status::loaded   ? "loaded"
                              : load.status == repair::LoadOutcome::Status::failed ? "failed"
                                                                                   : "not_tested";
-        json.begin_object().field("member", load.member).field("status", status).field("reason", load.reason).end_object();
+        json.begin_object().field("member", load.member).field("status", status).field("reason", load.reason)
+            .field("stand_in", load.stand_in).end_object();
     }
-    json.end_array().end_object().end_object();
+    json.end_array().field("proven", !report.loads.empty() && !report.not_proven()).end_object().end_object();
 }
 
 void render_json(const std::vector<Outcome>& outcomes, const repair::RepairOptions& options,

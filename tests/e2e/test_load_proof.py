@@ -76,6 +76,11 @@ class LoadProof(unittest.TestCase):
                           proc.stdout)
             self.assertIn("wrote (not proven: 1 member not loaded; --no-load-test to skip the proof)", proc.stdout)
             self.assertEqual(len(list(Path(out).glob("*.whl"))), 1)  # written: the proof is what is missing
+        with tempfile.TemporaryDirectory(prefix="wheelfix-proof-json-") as out:
+            for site, proven in ((self.site, True), (bare, False)):
+                doc = wfx.json.loads(repair(self.nvidia_wheel, "--torch", site / "torch", "-o", Path(out) / str(proven),
+                                            "--json").stdout)
+                self.assertIs(doc["wheels"][0]["load_test"]["proven"], proven, doc["wheels"][0]["load_test"])
         with tempfile.TemporaryDirectory(prefix="wheelfix-proof-skip-") as out:
             proc = repair(self.nvidia_wheel, "--torch", bare / "torch", "-o", out, "--no-load-test", check_status=0)
             self.assertIn("load test skipped: load test not asked for", proc.stdout)
