@@ -155,7 +155,8 @@ CommandRunner register_check(CLI::App& app, const GlobalOptions& global) {
         ->capture_default_str();
     command->add_option("--junit", args->junit,
                         "Also write the result as JUnit XML to FILE: one test case per extension and torch, "
-                        "failed when it misses symbols or libraries");
+                        "failed when it misses symbols or libraries")
+        ->check(non_empty_path());
     command->add_flag("--overwrite", args->overwrite, "Replace the --junit file if it exists (refused otherwise)");
     return [args, &global] { return run_check(*args, global); };
 }

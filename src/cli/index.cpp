@@ -161,7 +161,8 @@ CommandRunner register_index(CLI::App& app, const GlobalOptions& global) {
         ->check(non_empty_path());
     command->add_option("--atlas", args->atlas,
                         "Add the index of each PATH to this torch atlas (created when missing), for "
-                        "`check --torch FILE` and `--torch-release`");
+                        "`check --torch FILE` and `--torch-release`")
+        ->check(non_empty_path());
     command->add_option("--libs", args->libs,
                         "Index only libraries whose file name matches GLOB, and the libraries of the same source "
                         "they need (repeatable)");

@@ -105,6 +105,11 @@ class WheelhouseByDefault(unittest.TestCase):
             "elf": ["elf", self.input / "x.so", "--set-soname", "x"],
             "index": ["index", TORCH_210],
         }
+        for option, args in (("--junit", ["check", wheel, "--torch", TORCH_210]), ("--atlas", ["index", TORCH_210])):
+            with self.subTest(option=option):  # every option naming a file to write
+                proc = run_in(self.cwd, *args, option, "")
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                self.assertTrue(proc.stderr.startswith(f"wheelfix: {option}: an empty path names nothing"), proc.stderr)
         for name, args in commands.items():
             for spelling in (["-o", ""], ["--output="], ["-w", ""], ["--wheel-dir", ""]) if name not in ("elf", "index") \
                     else (["-o", ""], ["--output="]):
