@@ -311,10 +311,42 @@ std::vector<std::string> lay_out_beside(const std::vector<std::string>& beside, 
 }
 
 
-// The layout with every nvidia/*/lib directory beside torch_dir added to `beside`:
-// what the nvidia-* wheels installed with that torch provide, which repair's
-// RUNPATHs (and torch's own) point at whatever the target names.
-LoadLayout with_nvidia_beside(const LoadLayout& layout) {
+// The directories beside torch_dir that a member's $ORIGIN-relative search path entry
+// names ("$ORIGIN/../nvidia/cu13/lib" from sgl_kernel/x.so: "nvidia/cu13/lib"), when
+// they are there and lie outside what the wheel lays out itself: what repair's
+// RUNPATHs point at, whatever the target names.
+std::vector<std::string> named_by_search_paths(const std::vector<LoadMember>& members,
+                                               const std::filesystem::path& packages) {
+    std::set<std::string> own_tops;  // top-level directories the wheel installs into
+    for (const auto& member : members) {
+        const std::string installed(wheel::installed_path(member.member));
+        own_tops.insert(installed.substr(0, installed.find('/')));
+    }
+    std::vector<std::string> found;
+    for (const auto& member : members) {
+        const auto origin = std::filesystem::path(std::string(wheel::installed_path(member.member))).parent_path();
+        for (const auto& entry : member.search_path) {
+            std::string_view rest;
+            for (std::string_view token : {"$ORIGIN/", "${ORIGIN}/"})
+                if (std::string_view(entry).starts_with(token)) rest = std::string_view(entry).substr(token.size());
+            if (rest.empty()) continue;
+            const std::string relative = (origin / rest).lexically_normal().generic_string();
+            const std::string top = relative.substr(0, relative.find('/'));
+            if (relative.empty() || relative.starts_with("..") || top == "torch" || own_tops.contains(top)) continue;
+            std::error_code ignored;
+            if (std::filesystem::is_directory(packages / relative, ignored) &&
+                std::find(found.begin(), found.end(), relative) == found.end())
+                found.push_back(relative.ends_with("/") ? relative.substr(0, relative.size() - 1) : relative);
+        }
+    }
+    return found;
+}
+
+// The layout with what the installed site provides added to `beside`: every
+// nvidia/*/lib directory beside torch_dir (what the nvidia-* wheels installed with that
+// torch hold, which torch's own RUNPATHs point at) and the directories the members'
+// search paths name there.
+LoadLayout with_installed_beside(const LoadLayout& layout, const std::vector<LoadMember>& members) {
     LoadLayout installed = layout;
     const auto packages = std::filesystem::absolute(layout.torch_dir).parent_path();
     std::error_code error;
@@ -325,6 +357,7 @@ LoadLayout with_nvidia_beside(const LoadLayout& layout) {
             found.push_back("nvidia/" + it->path().filename().string() + "/lib");
     }
     std::sort(found.begin(), found.end());
+    for (auto& relative : named_by_search_paths(members, packages)) found.push_back(std::move(relative));
     for (auto& relative : found)
         if (std::find(installed.beside.begin(), installed.beside.end(), relative) == installed.beside.end())
             installed.beside.push_back(std::move(relative));
@@ -530,7 +563,7 @@ std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std
                                    const std::vector<std::string>& loader, std::chrono::milliseconds limit) {
     const timings::Scope timer(timings::Phase::proofs);
     if (load.empty() || loader.empty()) return {};
-    const LoadLayout installed = with_nvidia_beside(layout);
+    const LoadLayout installed = with_installed_beside(layout, members);
     const DriverLocation driver =
         members.empty() ? DriverLocation{} : locate_driver(members.front().elf_class, members.front().machine);
     const PlannedLayout planned(members, installed, driver.found());

@@ -85,6 +85,25 @@ class LoadProof(unittest.TestCase):
             proc = repair(self.nvidia_wheel, "--torch", bare / "torch", "-o", out, "--no-load-test", check_status=0)
             self.assertIn("load test skipped: load test not asked for", proc.stdout)
 
+    def test_a_directory_the_runpath_names_beside_torch_is_laid_out(self):
+        """Not nvidia/: another wheel's library directory beside torch, reached through the
+        RUNPATH the extension keeps (repair drops only the build tree's entry)."""
+        vendor = self.site / "vendorpkg" / "lib"
+        vendor.mkdir(parents=True, exist_ok=True)
+        gcc("int vendorstand_value(void) { return 3; }\n", vendor / "libvendorstand.so.1",
+            "-Wl,-soname,libvendorstand.so.1", cwd=self.tmp / "build")
+        (vendor / "libvendorstand.so").symlink_to("libvendorstand.so.1")
+        member = "vendext/vendext" + SUFFIX
+        ext = wfx.build_private_extension(self.tmp / "build" / "vendext.so", "vendext", "vendorstand_value", vendor,
+                                          "vendorstand",
+                                          "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../vendorpkg/lib:/build/tree/lib")
+        (self.tmp / "vend").mkdir(exist_ok=True)
+        wheel = make_wheel(self.tmp / "vend", "vendext", TAG, {member: ext.read_bytes()})
+        with tempfile.TemporaryDirectory(prefix="wheelfix-proof-vendor-") as out:
+            proc = repair(wheel, "--torch", self.site / "torch", "-o", out, "--exclude", "libvendorstand.so.1",
+                          check_status=0)
+            self.assertIn(f"loads {member} (RTLD_NOW)", proc.stdout)
+
     @unittest.skipUnless((STUBS / "libcuda.so").exists(), "no CUDA toolkit stub (lib64/stubs/libcuda.so)")
     def test_the_drivers_stub_stands_in_and_the_proof_says_so(self):
         if driver_installed():

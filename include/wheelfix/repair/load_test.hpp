@@ -9,8 +9,9 @@
 // that the target names: "nvidia/cublas/lib") at site/<dir>, linked from the
 // directory holding torch_dir where it is there (the nvidia-* wheels install
 // beside torch), and also every nvidia/*/lib directory beside torch_dir (what the
-// nvidia-* wheels installed with that torch provide, whatever the target names:
-// RUNPATHs repair writes point there); and runs `loader` (a program and its leading
+// nvidia-* wheels installed with that torch provide, whatever the target names) and
+// every directory there that a member's $ORIGIN-relative search path names outside
+// what the wheel itself installs (what the RUNPATHs repair wrote point at); and runs `loader` (a program and its leading
 // arguments: python_loader(), python3 with a ctypes script, since Python extensions
 // need the interpreter's symbols) once with the paths of the `load` members appended,
 // with LD_PRELOAD removed from its environment and LD_LIBRARY_PATH set to one
