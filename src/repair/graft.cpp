@@ -179,8 +179,13 @@ GraftPlan plan_grafts(const wheel::Wheel& wheel, const std::vector<analysis::Elf
         } catch (const std::exception& error) {
             throw InputError(graft.source.string(), std::string("cannot be grafted: ") + error.what());
         }
-        if (options.ask_owner) graft.owner = package_owner(graft.source);
         plan.added.push_back({graft.member, std::move(bytes), 0100755});
+    }
+    if (options.ask_owner && !plan.grafts.empty()) {
+        std::vector<std::filesystem::path> sources;
+        for (const auto& graft : plan.grafts) sources.push_back(graft.source);
+        auto owners = package_owners(sources);
+        for (std::size_t i = 0; i < plan.grafts.size(); ++i) plan.grafts[i].owner = std::move(owners[i]);
     }
     return plan;
 }

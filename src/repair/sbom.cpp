@@ -20,7 +20,7 @@ namespace wheelfix::repair {
 
 namespace {
 
-constexpr std::size_t kMaxOutput = 4096;
+constexpr std::size_t kMaxOutput = 1 << 20;  // a batch of lookups; more is not a package manager's answer
 
 // The first existing program of `candidates`, or "".
 std::string program(std::initializer_list<const char*> candidates) {
@@ -31,7 +31,7 @@ std::string program(std::initializer_list<const char*> candidates) {
 
 // What `argv` prints on stdout (at most kMaxOutput bytes) when it exits 0; nullopt
 // when it cannot run or fails. stderr goes to /dev/null; no shell is involved.
-std::optional<std::string> output_of(const std::vector<std::string>& argv) {
+std::optional<std::string> output_of(const std::vector<std::string>& argv, int accepted_status = 0) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
     posix_spawn_file_actions_t actions;
@@ -52,7 +52,8 @@ std::optional<std::string> output_of(const std::vector<std::string>& argv) {
     ::close(fds[0]);
     int status = 0;
     if (spawned == 0) ::waitpid(pid, &status, 0);
-    if (spawned != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+    if (spawned != 0 || !WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != accepted_status))
+        return std::nullopt;
     return out;
 }
 
@@ -81,20 +82,40 @@ std::string distribution_id() {
     return {};
 }
 
-// dpkg-query -S names the package ("libffi8:amd64: /usr/lib/..."; several owners are
-// "a, b: path"), -W its version and architecture.
-std::optional<PackageOwner> dpkg_owner(const std::string& dpkg_query, const std::string& path) {
-    auto found = output_of({dpkg_query, "-S", path});
-    if (!found) return std::nullopt;
-    const std::string line = first_line(*found);
-    const auto colon_space = line.find(": ");
-    if (colon_space == std::string::npos || line.starts_with("diversion by")) return std::nullopt;
-    std::string package = line.substr(0, std::min(colon_space, line.find(", ")));
-    auto fields = output_of({dpkg_query, "-W", "-f=${Package}\t${Version}\t${Architecture}\n", package});
-    if (!fields) return std::nullopt;
-    auto parts = split(first_line(*fields), '\t');
-    if (parts.size() != 3 || parts[0].empty() || parts[1].empty()) return std::nullopt;
-    return PackageOwner{"deb", distribution_id(), parts[0], parts[1], parts[2], {}};
+// One dpkg-query -S for every path ("libffi8:amd64: /usr/lib/..."; several owners are
+// "a, b: path"; exit status 1 when some path has none) and one -W for the packages
+// found: two processes per wheel, however many files it grafts.
+std::map<std::string, PackageOwner> dpkg_owners(const std::string& dpkg_query, const std::vector<std::string>& paths) {
+    std::vector<std::string> search{dpkg_query, "-S"};
+    search.insert(search.end(), paths.begin(), paths.end());
+    auto found = output_of(search, 1);
+    std::map<std::string, PackageOwner> owners;
+    if (!found) return owners;
+    std::map<std::string, std::string> package_of;  // path -> package
+    for (const auto& line : split(*found, '\n')) {
+        const auto colon_space = line.find(": ");
+        if (colon_space == std::string::npos || line.starts_with("diversion by")) continue;
+        package_of.emplace(line.substr(colon_space + 2), line.substr(0, std::min(colon_space, line.find(", "))));
+    }
+    if (package_of.empty()) return owners;
+    std::vector<std::string> query{dpkg_query, "-W", "-f=${binary:Package}\t${Package}\t${Version}\t${Architecture}\n"};
+    std::set<std::string> packages;
+    for (const auto& [path, package] : package_of)
+        if (packages.insert(package).second) query.push_back(package);
+    auto fields = output_of(query, 1);
+    if (!fields) return owners;
+    std::map<std::string, PackageOwner> by_package;
+    const std::string distro = distribution_id();
+    for (const auto& line : split(*fields, '\n')) {
+        auto parts = split(line, '\t');
+        if (parts.size() != 4 || parts[1].empty() || parts[2].empty()) continue;
+        PackageOwner owner{"deb", distro, parts[1], parts[2], parts[3], {}};
+        by_package.emplace(parts[0], owner);  // "libffi8:amd64", as -S names a multi-arch package
+        by_package.emplace(parts[1], owner);  // "libffi8", as -S names the others
+    }
+    for (const auto& [path, package] : package_of)
+        if (auto owner = by_package.find(package); owner != by_package.end()) owners.emplace(path, owner->second);
+    return owners;
 }
 
 std::optional<PackageOwner> rpm_owner(const std::string& rpm, const std::string& path) {
@@ -156,23 +177,34 @@ std::string PackageOwner::purl() const {
     return text;
 }
 
-std::optional<PackageOwner> package_owner(const std::filesystem::path& file) {
+std::vector<std::optional<PackageOwner>> package_owners(const std::vector<std::filesystem::path>& files) {
     static const std::string dpkg_query = program({"/usr/bin/dpkg-query", "/bin/dpkg-query"});
     static const std::string rpm = program({"/usr/bin/rpm", "/bin/rpm"});
     static const std::string apk = program({"/sbin/apk", "/usr/bin/apk"});
-    std::error_code error;
-    std::vector<std::string> paths{file.string()};
-    const auto canonical = std::filesystem::canonical(file, error);
-    if (!error && canonical != file) paths.push_back(canonical.string());
-    for (const auto& path : paths) {
-        if (!dpkg_query.empty())
-            if (auto owner = dpkg_owner(dpkg_query, path)) return owner;
-        if (!rpm.empty())
-            if (auto owner = rpm_owner(rpm, path)) return owner;
-        if (!apk.empty())
-            if (auto owner = apk_owner(apk, path)) return owner;
+    std::vector<std::vector<std::string>> spellings;  // per file: as found, then as resolved
+    std::vector<std::string> all;
+    for (const auto& file : files) {
+        std::error_code error;
+        std::vector<std::string> paths{file.string()};
+        const auto canonical = std::filesystem::canonical(file, error);
+        if (!error && canonical != file) paths.push_back(canonical.string());
+        all.insert(all.end(), paths.begin(), paths.end());
+        spellings.push_back(std::move(paths));
     }
-    return std::nullopt;
+    const auto debian = dpkg_query.empty() || all.empty() ? std::map<std::string, PackageOwner>{}
+                                                          : dpkg_owners(dpkg_query, all);
+    std::vector<std::optional<PackageOwner>> owners;
+    for (const auto& paths : spellings) {
+        std::optional<PackageOwner> owner;
+        for (const auto& path : paths) {
+            if (auto found = debian.find(path); found != debian.end()) owner = found->second;
+            else if (!rpm.empty()) owner = rpm_owner(rpm, path);
+            else if (!apk.empty()) owner = apk_owner(apk, path);
+            if (owner) break;
+        }
+        owners.push_back(std::move(owner));
+    }
+    return owners;
 }
 
 std::string generic_purl(const std::string& name, const std::string& sha256_hex) {

@@ -18,7 +18,7 @@
 //   member that needs no grafted library; a NEEDED libpython is removed (auditwheel's
 //   rule: the interpreter provides those symbols).
 // The package owning each grafted file is asked of the system's package manager
-// (repair/sbom.hpp package_owner) unless ask_owner is false; the SBOM (sbom.hpp)
+// (repair/sbom.hpp package_owners, one batch per wheel) unless ask_owner is false; the SBOM (sbom.hpp)
 // lists each grafted file with its sha256, owner and package URL.
 // Nothing here writes a file.
 #pragma once
@@ -40,10 +40,10 @@ struct GraftOptions {
     std::vector<std::string> ldpaths;   // --ldpaths (else LD_LIBRARY_PATH, decided by the caller)
     std::vector<std::string> exclude;   // SONAME globs never grafted
     std::filesystem::path root = "/";   // ld.so.conf and default directories below it
-    bool ask_owner = true;              // package_owner() for the SBOM
+    bool ask_owner = true;              // package_owners() for the SBOM
 };
 
-// The installed package a grafted file came from (repair/sbom.hpp package_owner).
+// The installed package a grafted file came from (repair/sbom.hpp package_owners).
 struct PackageOwner {
     std::string type;     // purl type: "deb", "rpm", "apk"
     std::string distro;   // os-release ID: "debian", "ubuntu", "fedora", "alpine"

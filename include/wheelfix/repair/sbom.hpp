@@ -2,14 +2,15 @@
 // in the form vulnerability scanners read: they match components by package URL.
 //
 // Contract:
-// - package_owner(file) asks the system's package manager which installed package
-//   holds `file` (as found, then as resolved: usrmerge spells /lib and /usr/lib both
-//   ways): dpkg-query (Debian, Ubuntu), else rpm -qf (Fedora, RHEL, manylinux
-//   images), else apk (Alpine), each only where its program exists; the namespace is
-//   os-release's ID. nullopt when none answers (a file built by hand, no package
-//   manager, or a program that fails): the SBOM then names the file by its hash.
-//   Only the package manager's own programs run, with no shell; their output is
-//   bounded (4 KiB) and parsed, never trusted to be one line.
+// - package_owners(files) asks the system's package manager which installed package
+//   holds each file (as found, then as resolved: usrmerge spells /lib and /usr/lib
+//   both ways, and dpkg knows one of them): dpkg-query (Debian, Ubuntu; one -S for
+//   every path and one -W for the packages found, two processes however many files),
+//   else rpm -qf (Fedora, RHEL, manylinux images), else apk (Alpine), each only where
+//   its program exists; the namespace is os-release's ID. nullopt for a file none
+//   answers for (built by hand, no package manager, a program that fails): the SBOM
+//   then names the file by its hash. Only the package manager's own programs run,
+//   with no shell; their output is bounded (1 MiB) and parsed line by line.
 // - PackageOwner::purl(): pkg:deb/debian/libffi8@3.4.4-1?arch=amd64,
 //   pkg:rpm/fedora/zlib@1.2.13-3.fc39?arch=x86_64, pkg:apk/alpine/zlib@1.3.1-r0?arch=x86_64
 //   (the purl spec's types; name and version percent-encoded as the spec asks).
@@ -34,7 +35,7 @@
 
 namespace wheelfix::repair {
 
-std::optional<PackageOwner> package_owner(const std::filesystem::path& file);
+std::vector<std::optional<PackageOwner>> package_owners(const std::vector<std::filesystem::path>& files);
 
 std::string generic_purl(const std::string& name, const std::string& sha256_hex);
 std::string pypi_purl(const std::string& name, const std::string& version);
