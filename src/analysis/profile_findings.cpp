@@ -2,6 +2,7 @@
 #include "wheelfix/analysis/profile_findings.hpp"
 
 #include "wheelfix/wheel/wheel.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -18,12 +19,6 @@ using policy::NeededReplacement;
 using policy::PlatformTag;
 using policy::Profile;
 using policy::parse_platform_tag;
-
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-    std::string out;
-    for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
-    return out;
-}
 
 std::string cudart(int major) { return fmt::format("libcudart.so.{}", major); }
 

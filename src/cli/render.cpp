@@ -240,15 +240,6 @@ std::vector<std::string> once_each(const std::vector<std::string>& lines) {
     return unique;
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-    std::string out;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i) out += separator;
-        out += items[i];
-    }
-    return out;
-}
-
 void write_json(JsonWriter& json, const analysis::ElfReport& report) {
     json.begin_object();
     json.field("name", report.name);

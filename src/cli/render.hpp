@@ -7,6 +7,7 @@
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/analysis/profile_findings.hpp"
 #include "wheelfix/util/json.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <string>
 
@@ -15,7 +16,6 @@ namespace wheelfix::cli {
 inline constexpr int kJsonSchemaVersion = 1;
 
 std::string human_size(std::uint64_t bytes);  // "812 KiB", "541.2 MiB"
-std::string join(const std::vector<std::string>& items, std::string_view separator);
 // `lines` with each repeated line kept once, in first-seen order, and marked with how
 // many it stands for: the complete and base constructors (C1, C2) or destructors of
 // one class demangle alike, so a per-symbol list would say the same thing twice.

@@ -8,6 +8,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -24,12 +25,6 @@ std::string hex(std::span<const std::uint8_t> bytes) {
         out += digits[byte >> 4];
         out += digits[byte & 15];
     }
-    return out;
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-    std::string out;
-    for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
     return out;
 }
 

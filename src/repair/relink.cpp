@@ -134,16 +134,6 @@ bool same_links(const RelinkOptions& a, const RelinkOptions& b) {
            a.remove_needed == b.remove_needed;
 }
 
-std::optional<EditedMember> relink_member(const RelinkOptions& options, const std::string& wheel_label,
-                                          const std::string& member, const zip::InflatedMember& inflated, int depth) {
-    if (!is_selected(options, member)) return std::nullopt;
-    auto plan = plan_for(options, wheel_label + ": " + member, inflated.data, depth);
-    if (!plan) return std::nullopt;
-    EditedMember edited{change_record(member, *plan, inflated.size), zip::plan_splice(inflated, plan->edits)};
-    edited.change.recompressed_bytes = edited.data.recompressed_bytes;
-    return edited;
-}
-
 RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkOptions& options,
                           const std::filesystem::path& out_dir) {
     check_options(options);

@@ -13,6 +13,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <elf.h>
 #include <sys/utsname.h>
@@ -48,12 +49,6 @@ struct EarlyMember {
     PendingMember member;   // its own relink, without the shim's or the grafts' links
     RelinkOptions applied;  // with the links it was edited with
 };
-
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-    std::string out;
-    for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
-    return out;
-}
 
 bool excluded(const RepairOptions& options, const std::string& member) { return matches_any(options.skip_member, member); }
 

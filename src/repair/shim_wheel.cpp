@@ -15,6 +15,7 @@
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <elf.h>
 
@@ -39,15 +40,6 @@ struct Need {
     std::vector<std::string> members;
 };
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-    std::string out;
-    for (const auto& item : items) {
-        if (!out.empty()) out += separator;
-        out += item;
-    }
-    return out;
-}
-
 const elf::Symbol* undefined_symbol(const elf::ElfFile& elf, std::string_view name) {
     for (const auto& symbol : elf.dynamic_symbols())
         if (!symbol.defined() && symbol.name == name) return &symbol;
@@ -71,7 +63,7 @@ ShimFit shim_fit(const abi::Unresolved& unresolved, bool imports_function) {
 // What one read of the wheel gathers, member by member.
 class Collector {
 public:
-    Collector(const abi::SymbolIndex& index, std::string wheel_label) : index_(index), label_(std::move(wheel_label)) {}
+    explicit Collector(std::string wheel_label) : label_(std::move(wheel_label)) {}
 
     // Whether the member needs the shim.
     bool take(ShimExamination examined) {
@@ -131,7 +123,6 @@ private:
         return true;
     }
 
-    const abi::SymbolIndex& index_;
     std::string label_;
 };
 
@@ -353,7 +344,7 @@ std::pair<std::string, std::string> parse_symbol_map(std::string_view text) {
 
 struct ShimPlanner::State {
     State(const abi::SymbolIndex& index, std::string label, SymbolMap maps)
-        : index(index), maps(std::move(maps)), collected(index, std::move(label)) {}
+        : index(index), maps(std::move(maps)), collected(std::move(label)) {}
     const abi::SymbolIndex& index;
     SymbolMap maps;
     Collector collected;

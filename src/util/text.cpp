@@ -15,4 +15,13 @@ std::vector<std::string> split_nonempty(std::string_view text, char separator) {
     return parts;
 }
 
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out += separator;
+        out += items[i];
+    }
+    return out;
+}
+
 }  // namespace wheelfix

@@ -8,6 +8,7 @@
 
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/wheel/version.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -36,15 +37,6 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
         if (at == std::string_view::npos) return parts;
         text.remove_prefix(at + 1);
     }
-}
-
-std::string join(const std::vector<std::string>& parts, char separator) {
-    std::string out;
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-        if (i) out += separator;
-        out += parts[i];
-    }
-    return out;
 }
 
 // Collapses runs of -_. into `replacement`, optionally lowercasing.
@@ -111,7 +103,7 @@ WheelFilename parse_filename(std::string_view filename) {
 std::string format_filename(const WheelFilename& name) {
     std::string out = escape_distribution(name.distribution) + "-" + name.version;
     if (!name.build.empty()) out += "-" + name.build;
-    out += "-" + join(name.python_tags, '.') + "-" + join(name.abi_tags, '.') + "-" + join(name.platform_tags, '.');
+    out += "-" + join(name.python_tags, ".") + "-" + join(name.abi_tags, ".") + "-" + join(name.platform_tags, ".");
     return out + ".whl";
 }
 

@@ -3,6 +3,7 @@
 #include "wheelfix/wheel/local_label.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -22,12 +23,6 @@ bool is_cuda_segment(std::string_view segment) { return segment.starts_with("cu"
 
 bool is_torch_head(std::string_view segment) {
     return segment == "torch" || (segment.starts_with("torch") && all_digits(segment.substr(5)));
-}
-
-std::string join(const Segments& segments) {
-    std::string out;
-    for (const auto& segment : segments) out += (out.empty() ? "" : ".") + segment;
-    return out;
 }
 
 std::string join_numbers(const std::vector<std::uint64_t>& numbers, std::string_view separator) {
@@ -125,7 +120,7 @@ Version retag_version(const Version& version, const RetagRequest& request) {
     Segments segments = version.local_segments();
     if (request.cuda) set_cuda(segments, cuda_segment(*request.cuda));
     if (request.torch) set_torch(segments, torch_segments(*request.torch, request.format));
-    std::string text = version.public_part() + (segments.empty() ? "" : "+" + join(segments));
+    std::string text = version.public_part() + (segments.empty() ? "" : "+" + join(segments, "."));
     auto result = Version::try_parse(text);
     if (!result) throw InputError("--torch", "the new version '" + text + "' would not be valid PEP 440");
     return Version::parse(result->normalized());

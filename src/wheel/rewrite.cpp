@@ -1,4 +1,4 @@
-// write_wheel: an output member list from the input's, RECORD rebuilt from the
+// write_wheel_changes: an output member list from the input's, RECORD rebuilt from the
 // original lines, handed to the zip writer.
 #include "wheelfix/wheel/rewrite.hpp"
 
@@ -187,17 +187,6 @@ void refuse_findings(const Wheel& wheel, const std::vector<VerifyFinding>& findi
     if (findings.size() > 1) problem += " and " + std::to_string(findings.size() - 1) + " more; see wheelfix verify";
     if (first->kind == FindingKind::tags) problem += "; retag and repair rewrite WHEEL's Tag lines from the file name";
     throw InputError(wheel.archive().path().string(), problem);
-}
-
-void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
-                 const std::filesystem::path& destination, const WriteOptions& options) {
-    write_wheel_changes(wheel, WheelChanges{std::move(edited), {}, {}}, destination, options);
-}
-
-void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
-                 std::vector<AddedMember> added, const std::filesystem::path& destination,
-                 const WriteOptions& options) {
-    write_wheel_changes(wheel, WheelChanges{std::move(edited), std::move(added), {}}, destination, options);
 }
 
 void write_wheel_changes(const Wheel& wheel, WheelChanges changes, const std::filesystem::path& destination,

@@ -632,7 +632,7 @@ void inflate_stored(const Archive& archive, const Member& member, Delivery& deli
 // How often ISA-L must find a block start: often for a kept member (a splice
 // restarts and resumes at them: measured on 256 MB of libcublasLt, 256 KiB gives
 // one per ~512 KiB with 9% of the input fed in slices; only when a caller asks for
-// ISA-L on a kept member, see kIsalIndexFrom), once per window when streaming with
+// ISA-L on a kept member: index_backend), once per window when streaming with
 // windows, never otherwise.
 std::uint64_t block_every(const InflateOptions& options) {
     if (options.keep) return std::uint64_t(256) << 10;
@@ -640,9 +640,9 @@ std::uint64_t block_every(const InflateOptions& options) {
     return UINT64_MAX;
 }
 
-Backend index_backend(const Member& member, const InflateOptions& options) {
+Backend index_backend(const InflateOptions& options) {
     if (options.backend) return *options.backend;
-    if (options.keep && member.size < kIsalIndexFrom) return Backend::zlib;
+    if (options.keep) return Backend::zlib;
     return default_backend();
 }
 
@@ -655,7 +655,7 @@ InflatedMember inflate_indexed(const Archive& archive, const Member& member, con
     if (member.method == Method::stored)
         inflate_stored(archive, member, deliver);
     else
-        BlockIndexer(archive, member, index_backend(member, options), block_every(options)).run(deliver, result.blocks, result.windows);
+        BlockIndexer(archive, member, index_backend(options), block_every(options)).run(deliver, result.blocks, result.windows);
     deliver.finish(result);
     return result;
 }

@@ -6,7 +6,7 @@
 // zero the two registers the caller filled with garbage, and a stub that must kill
 // a child process with SIGABRT after writing its exact message; a shim of many
 // symbols must let dlsym find every one (GNU hash). Also the pieces shim_wheel
-// adds elsewhere: write_wheel's added members and --map parsing.
+// adds elsewhere: write_wheel_changes' added members and --map parsing.
 #include "wheelfix/abi/shim.hpp"
 #include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/repair/shim_wheel.hpp"
@@ -385,7 +385,7 @@ TEST_CASE("shim: dlsym finds every one of many symbols through the hash tables")
 }
 #endif
 
-TEST_CASE("write_wheel: added members get their mode and a RECORD line; clashes are refused") {
+TEST_CASE("write_wheel_changes: added members get their mode and a RECORD line; clashes are refused") {
     namespace fs = std::filesystem;
     auto source = fs::path(WHEELFIX_TEST_DATA) / ".." / ".." / "sample_wheels" / "dist" / "purepy-1.0.0-py3-none-any.whl";
     auto wheel = wheel::Wheel::open(source);
@@ -393,7 +393,7 @@ TEST_CASE("write_wheel: added members get their mode and a RECORD line; clashes 
     fs::create_directories(directory);
     auto out = directory / source.filename();
     std::vector<std::uint8_t> bytes = {1, 2, 3, 4};
-    wheel::write_wheel(wheel, {}, {wheel::AddedMember{"purepy.libs/libx.so", bytes, 0100755}}, out, {});
+    wheel::write_wheel_changes(wheel, wheel::WheelChanges{{}, {wheel::AddedMember{"purepy.libs/libx.so", bytes, 0100755}}, {}}, out, {});
     {
         auto written = wheel::Wheel::open(out);
         CHECK(wheel::verify_wheel(written).empty());
@@ -408,13 +408,14 @@ TEST_CASE("write_wheel: added members get their mode and a RECORD line; clashes 
         CHECK(line->size == 4u);
     }
     fs::remove(out);
-    CHECK_THROWS_AS(wheel::write_wheel(wheel, {}, {wheel::AddedMember{wheel.record_path(), bytes, 0100644}}, out, {}),
+    CHECK_THROWS_AS(wheel::write_wheel_changes(wheel, wheel::WheelChanges{{}, {wheel::AddedMember{wheel.record_path(), bytes, 0100644}}, {}}, out, {}),
                     InputError);
-    CHECK_THROWS_AS(wheel::write_wheel(wheel, {}, {wheel::AddedMember{wheel.dist_info() + "/extra", bytes, 0100644}},
-                                       out, {}),
+    CHECK_THROWS_AS(wheel::write_wheel_changes(
+                        wheel, wheel::WheelChanges{{}, {wheel::AddedMember{wheel.dist_info() + "/extra", bytes, 0100644}}, {}},
+                        out, {}),
                     InputError);
     auto existing = wheel.archive().members().front().name;
-    CHECK_THROWS_AS(wheel::write_wheel(wheel, {}, {wheel::AddedMember{existing, bytes, 0100644}}, out, {}), InputError);
+    CHECK_THROWS_AS(wheel::write_wheel_changes(wheel, wheel::WheelChanges{{}, {wheel::AddedMember{existing, bytes, 0100644}}, {}}, out, {}), InputError);
     CHECK_FALSE(fs::exists(out));
     fs::remove_all(directory);
 }

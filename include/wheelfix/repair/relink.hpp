@@ -21,8 +21,6 @@
 //   to a temporary file beside it and renamed; permission bits kept).
 // - Option values with NUL or newline characters, and --only patterns that select
 //   no ELF member, are InputErrors; --exclude patterns may match nothing.
-// - relink_member() returns nullopt for a member is_selected() rejects, so every
-//   caller (relink, shim, repair) honours --only and --exclude the same way.
 // - Globs are fnmatch(3) patterns without flags ('*' crosses '/'); a pattern
 //   without '/' is matched against the base name, one with '/' against the path.
 #pragma once
@@ -62,19 +60,6 @@ struct RelinkResult {
     std::size_t elf_members = 0;  // ELF members considered
     std::string plan;             // with dry_run: the plan (plan.hpp describe_plan); nothing written
 };
-
-// One edited wheel member: what changed and its new compressed stream.
-struct EditedMember {
-    MemberChange change;
-    zip::PrecompressedMember data;
-};
-
-// Plans the edits of one inflated ELF member `depth` directories deep and splices
-// them into its stream; nullopt when the member has no dynamic section or nothing
-// changes. Errors are InputErrors naming `wheel_label: member`. Shared by relink
-// and shim, which add the same kind of edits.
-std::optional<EditedMember> relink_member(const RelinkOptions& options, const std::string& wheel_label,
-                                          const std::string& member, const zip::InflatedMember& inflated, int depth);
 
 RelinkResult relink_wheel(const std::filesystem::path& wheel, const RelinkOptions& options,
                           const std::filesystem::path& out_dir);

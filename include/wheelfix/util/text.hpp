@@ -2,7 +2,9 @@
 //
 // Contract: split_nonempty(text, separator) gives the parts of `text` between
 // separators, in order, leaving out empty ones ("a::b:" -> {"a", "b"}), the way
-// ld.so reads a search path and CLI11 lists a validator's set.
+// ld.so reads a search path and CLI11 lists a validator's set. join(items,
+// separator) is its inverse for lists that hold no empty parts: the items with the
+// separator between each two ("a", "b" + ", " -> "a, b").
 #pragma once
 
 #include <string>
@@ -12,5 +14,6 @@
 namespace wheelfix {
 
 std::vector<std::string> split_nonempty(std::string_view text, char separator);
+std::string join(const std::vector<std::string>& items, std::string_view separator);
 
 }  // namespace wheelfix

@@ -1,6 +1,6 @@
 // Writing a changed copy of a wheel: the last step of every command that writes.
 //
-// Contract: write_wheel(wheel, edited, destination, options) writes a new wheel at
+// Contract: write_wheel_changes(wheel, changes, destination, options) writes a new wheel at
 // `destination` (atomically, zip/writer.hpp) in which
 // - members named in `edited` get their new compressed stream as given (never
 //   recompressed again), every other member is copied raw, as stored;
@@ -69,14 +69,8 @@ struct WheelChanges {
     DistInfoChanges dist_info;
 };
 
-// The general form; the two write_wheel overloads are shorthands for it.
 void write_wheel_changes(const Wheel& wheel, WheelChanges changes, const std::filesystem::path& destination,
                          const WriteOptions& options);
-void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
-                 const std::filesystem::path& destination, const WriteOptions& options);
-void write_wheel(const Wheel& wheel, std::map<std::string, zip::PrecompressedMember> edited,
-                 std::vector<AddedMember> added, const std::filesystem::path& destination,
-                 const WriteOptions& options);
 
 // Refuses (InputError naming the wheel, with the first finding) a wheel whose
 // members do not match its RECORD: commands that write never launder a tampered

@@ -8,7 +8,7 @@
 // decodes to). zlib finds every boundary; ISA-L finds one at least every ~1 MiB
 // of output (past that it is fed short slices until it stands at one), so a
 // splice re-deflates a little more around an edit and windows are a little
-// further apart, for an inflate 1.4x faster. index_backend() picks per member. The CRC-32 and size are checked against the central directory; a
+// further apart, for an inflate 1.4x faster. index_backend() picks by what the read keeps. The CRC-32 and size are checked against the central directory; a
 // mismatch, truncated or corrupt data is an InputError naming the archive and
 // member. Stored members have no blocks: their index is empty (plan_splice then
 // deflates the new content whole). Each access point also keeps the compressed
@@ -137,13 +137,10 @@ struct InflateOptions {
 
 // Kept members (the ones a splice re-deflates around edits) are indexed by zlib
 // whatever their size: to find block starts every 256 KiB ISA-L must be fed short
-// slices, each a call that saves its 32 KiB history, and measured on the 541 MB
-// libcublasLt relink that cost more than ISA-L's faster inflate saved (7.7 s
-// against 6.6 s with zlib's exact index, same run: bench/README.md). Streams, with
-// or without windows, are inflated by the default backend. kIsalIndexFrom keeps the
-// size switch for a future ISA-L with a stop-at-block mode.
-inline constexpr std::uint64_t kIsalIndexFrom = UINT64_MAX;
-Backend index_backend(const Member& member, const InflateOptions& options);
+// slices, each a call that saves its 32 KiB history, which costs more than its
+// faster inflate saves (docs/decisions.md, "Compression backends"). Streams, with
+// or without windows, are inflated by the default backend.
+Backend index_backend(const InflateOptions& options);
 
 // Kept members from this size on are digested on a second thread (see above).
 inline constexpr std::uint64_t kFollowedFrom = std::uint64_t(4) << 20;
