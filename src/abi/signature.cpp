@@ -1,5 +1,5 @@
 // parse_signature (on top of itanium_reader) and classify: may a call made with
-// one signature be forwarded to a function with another (DESIGN.md "Torch ABI")?
+// one signature be forwarded to a function with another (docs/decisions.md, "The torch ABI")?
 //
 // The rules, for the SysV x86_64 and AAPCS64 calling conventions, where every
 // integer, bool, pointer and reference argument takes one general-purpose register

@@ -1,5 +1,5 @@
 // wheelfix entry point: builds the command line, runs the chosen command and maps
-// errors to exit statuses (DESIGN.md "CLI contract").
+// errors to exit statuses (docs/decisions.md, "CLI contract").
 #include "commands.hpp"
 #include "options.hpp"
 #include "progress_bar.hpp"

@@ -189,7 +189,7 @@ std::string requirement_text(const std::pair<std::string, std::string>& change) 
 
 // A manylinux/musllinux tag retag keeps: retag reads no binary, so it cannot
 // tell whether their glibc floor contradicts the tag; it says so rather than
-// keep it silently (issue 16).
+// keep it silently.
 std::optional<std::string> unchecked_platform(const RetagArguments& args, const repair::RetagResult& result) {
     if (args.platform) return std::nullopt;
     auto name = wheel::parse_filename(result.file_name.after);

@@ -14,6 +14,7 @@
 // The last stage, strip_symbols (EditRequest::strip_symbols), works on the file
 // the stages before it laid out and is written here, below them.
 #include "editor_internal.hpp"
+#include "elf_parser.hpp"
 #include "wheelfix/util/byte_edit.hpp"
 #include "wheelfix/util/timings.hpp"
 
@@ -259,19 +260,7 @@ StripHeaders read_strip_headers(const ElfFile& elf, const EditedView& view) {
     if (h.shoff == 0) return h;
     if (h.shentsize < (is64 ? 64u : 40u)) throw EditError("e_shentsize is too small to strip");
     auto decode_section = [&](std::span<const std::uint8_t> bytes, std::uint64_t at) {
-        const ElfBytes s(bytes, elf.elf_class(), elf.endian());
-        SectionHeader section;
-        section.name_offset = s.u32(at, "sh_name");
-        section.type = s.u32(at + 4, "sh_type");
-        section.flags = s.word(at + 8, "sh_flags");
-        section.addr = s.word(at + 8 + w, "sh_addr");
-        section.offset = s.word(at + 8 + 2 * w, "sh_offset");
-        section.size = s.word(at + 8 + 3 * w, "sh_size");
-        section.link = s.u32(at + 8 + 4 * w, "sh_link");
-        section.info = s.u32(at + 12 + 4 * w, "sh_info");
-        section.addralign = s.word(at + 16 + 4 * w, "sh_addralign");
-        section.entsize = s.word(at + 16 + 5 * w, "sh_entsize");
-        return section;
+        return read_section_header(ElfBytes(bytes, elf.elf_class(), elf.endian()), at);
     };
     const SectionHeader zero = decode_section(view.read(h.shoff, h.shentsize), 0);
     if (h.shnum == 0) h.shnum = zero.size, h.extended_shnum = true;

@@ -1,5 +1,5 @@
 // The ELF editor's stages (private to src/elf; the contract is in
-// include/wheelfix/elf/editor.hpp, the strategy in DESIGN.md "Editing strategy").
+// include/wheelfix/elf/editor.hpp, the strategy in docs/decisions.md, "Editing strategy").
 //
 // Contract: plan_edits runs these stages, each in its own file:
 //   editor_layout.cpp    where the things an edit touches lie in the input (ELF

@@ -87,21 +87,23 @@ void Parser::read_file_header() {
     shstrndx_ = in_.u16(38 + 3 * w, "e_shstrndx");
 }
 
-SectionHeader Parser::read_section_header(std::uint64_t offset) const {
-    const std::uint64_t w = in_.word_size();
+SectionHeader read_section_header(const ElfBytes& in, std::uint64_t offset) {
+    const std::uint64_t w = in.word_size();
     SectionHeader section;
-    section.name_offset = in_.u32(offset, "sh_name");
-    section.type = in_.u32(offset + 4, "sh_type");
-    section.flags = in_.word(offset + 8, "sh_flags");
-    section.addr = in_.word(offset + 8 + w, "sh_addr");
-    section.offset = in_.word(offset + 8 + 2 * w, "sh_offset");
-    section.size = in_.word(offset + 8 + 3 * w, "sh_size");
-    section.link = in_.u32(offset + 8 + 4 * w, "sh_link");
-    section.info = in_.u32(offset + 12 + 4 * w, "sh_info");
-    section.addralign = in_.word(offset + 16 + 4 * w, "sh_addralign");
-    section.entsize = in_.word(offset + 16 + 5 * w, "sh_entsize");
+    section.name_offset = in.u32(offset, "sh_name");
+    section.type = in.u32(offset + 4, "sh_type");
+    section.flags = in.word(offset + 8, "sh_flags");
+    section.addr = in.word(offset + 8 + w, "sh_addr");
+    section.offset = in.word(offset + 8 + 2 * w, "sh_offset");
+    section.size = in.word(offset + 8 + 3 * w, "sh_size");
+    section.link = in.u32(offset + 8 + 4 * w, "sh_link");
+    section.info = in.u32(offset + 12 + 4 * w, "sh_info");
+    section.addralign = in.word(offset + 16 + 4 * w, "sh_addralign");
+    section.entsize = in.word(offset + 16 + 5 * w, "sh_entsize");
     return section;
 }
+
+SectionHeader Parser::read_section_header(std::uint64_t offset) const { return elf::read_section_header(in_, offset); }
 
 // Section header 0 carries the extended e_shnum / e_phnum / e_shstrndx.
 SectionHeader Parser::section_zero() const {

@@ -40,6 +40,9 @@ struct VersionTableLocation {
     StringTable strings;
 };
 
+// One section header record at `offset` of `in` (the gABI layout of the file's class).
+SectionHeader read_section_header(const ElfBytes& in, std::uint64_t offset);
+
 class Parser {
 public:
     Parser(std::span<const std::uint8_t> bytes, const ByteRanges* present);

@@ -54,14 +54,14 @@ Seen look(const ShimPlanner* planner, const zip::Archive& archive, const zip::Me
     return seen;
 }
 
-std::optional<RelinkOptions> shim_links(const wheel::Wheel& wheel, ShimPlanner& planner, std::vector<Seen>& seen,
-                                        const std::string& runpath) {
+std::optional<Links> foreseen_shim_links(const wheel::Wheel& wheel, ShimPlanner& planner, std::vector<Seen>& seen,
+                                         const std::string& runpath) {
     try {
         for (auto& one : seen)
             if (one.shim) planner.take(std::move(*one.shim));
         ShimResult ignored;
         const auto library = planner.finish(ignored, runpath);
-        if (library) return shim_link_options(wheel, *library);
+        if (library) return shim_links(wheel, *library);
     } catch (const InputError&) {
     }
     return std::nullopt;
@@ -106,7 +106,7 @@ Foresight foresee(const wheel::Wheel& wheel, const ForesightRequest& request) {
     std::atomic<int> tail_reads_left{analysis::kMaxTailReads};
     run_tasks(sizes, [&](std::size_t i) { seen[i] = look(planner ? &*planner : nullptr, archive, *libraries[i], tail_reads_left); });
     Foresight foresight;
-    if (planner) foresight.shim_links = shim_links(wheel, *planner, seen, request.runpath);
+    if (planner) foresight.shim_links = foreseen_shim_links(wheel, *planner, seen, request.runpath);
     if (request.graft) foresight.grafts = grafts(wheel, seen, *request.graft);
     return foresight;
 }

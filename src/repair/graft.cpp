@@ -79,8 +79,8 @@ bool may_need_graft(const analysis::ElfReport& elf, bool musl) {
     });
 }
 
-RelinkOptions GraftPlan::links(const analysis::ElfReport& member) const {
-    RelinkOptions options;
+Links GraftPlan::links(const analysis::ElfReport& member) const {
+    Links options;
     for (const auto& needed : member.needed)
         if (auto renamed = renames.find(needed); renamed != renames.end()) options.replace_needed.emplace_back(needed, renamed->second);
     if (!options.replace_needed.empty()) options.add_rpath.push_back("{root}/" + libs_dir);
@@ -91,7 +91,7 @@ RelinkOptions GraftPlan::links(const analysis::ElfReport& member) const {
     return options;
 }
 
-std::optional<RelinkOptions> early_links(const wheel::Wheel& wheel, const analysis::ElfReport& elf,
+std::optional<Links> early_links(const wheel::Wheel& wheel, const analysis::ElfReport& elf,
                                          const GraftOptions& options, const std::string& libs_dir) {
     std::set<std::string> base_names;
     for (const auto& member : wheel.archive().members()) {

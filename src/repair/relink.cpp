@@ -129,9 +129,22 @@ bool is_selected(const RelinkOptions& options, std::string_view member) {
     return matches_only(options, member) && !matches_any(options.exclude, member);
 }
 
-bool same_links(const RelinkOptions& a, const RelinkOptions& b) {
-    return a.add_needed == b.add_needed && a.add_rpath == b.add_rpath && a.replace_needed == b.replace_needed &&
-           a.remove_needed == b.remove_needed;
+Links& Links::operator+=(const Links& more) {
+    add_needed.insert(add_needed.end(), more.add_needed.begin(), more.add_needed.end());
+    replace_needed.insert(replace_needed.end(), more.replace_needed.begin(), more.replace_needed.end());
+    remove_needed.insert(remove_needed.end(), more.remove_needed.begin(), more.remove_needed.end());
+    add_rpath.insert(add_rpath.end(), more.add_rpath.begin(), more.add_rpath.end());
+    return *this;
+}
+
+RelinkOptions with_links(RelinkOptions options, const Links& links) {
+    options.add_needed.insert(options.add_needed.end(), links.add_needed.begin(), links.add_needed.end());
+    options.replace_needed.insert(options.replace_needed.end(), links.replace_needed.begin(), links.replace_needed.end());
+    options.remove_needed.insert(options.remove_needed.end(), links.remove_needed.begin(), links.remove_needed.end());
+    for (const auto& path : links.add_rpath)
+        if (std::find(options.add_rpath.begin(), options.add_rpath.end(), path) == options.add_rpath.end())
+            options.add_rpath.push_back(path);
+    return options;
 }
 
 RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkOptions& options,

@@ -46,8 +46,8 @@ struct PendingMember {
 // early_links). Checked against the shim and grafts the whole read decides: waits
 // like a PendingMember, and is edited again, when they differ.
 struct EarlyMember {
-    PendingMember member;   // its own relink, without the shim's or the grafts' links
-    RelinkOptions applied;  // with the links it was edited with
+    PendingMember member;  // its own relink, without the shim's or the grafts' links
+    Links applied;         // the links it was edited with
 };
 
 bool excluded(const RepairOptions& options, const std::string& member) { return matches_any(options.skip_member, member); }
@@ -89,18 +89,6 @@ RelinkOptions member_relink(const policy::Profile& profile, const analysis::ElfR
         if (std::find(report.needed.begin(), report.needed.end(), replacement.from) != report.needed.end())
             options.replace_needed.emplace_back(replacement.from, replacement.to);
     return options;
-}
-
-void add_shim_links(RelinkOptions& options, const RelinkOptions& shim_links) {
-    options.add_needed.insert(options.add_needed.end(), shim_links.add_needed.begin(), shim_links.add_needed.end());
-    options.add_rpath.insert(options.add_rpath.end(), shim_links.add_rpath.begin(), shim_links.add_rpath.end());
-}
-
-void add_graft_links(RelinkOptions& options, const RelinkOptions& graft_links) {
-    options.replace_needed.insert(options.replace_needed.end(), graft_links.replace_needed.begin(), graft_links.replace_needed.end());
-    for (const auto& path : graft_links.add_rpath)
-        if (std::find(options.add_rpath.begin(), options.add_rpath.end(), path) == options.add_rpath.end())
-            options.add_rpath.push_back(path);
 }
 
 std::string platform_part(const wheel::Wheel& wheel) { return join(wheel.filename().platform_tags, "."); }
@@ -481,7 +469,7 @@ private:
     // The edits take() will plan for a big member during its read, asked on a parse
     // of its dynamic tables before the read (plan.hpp PlanHooks::speculate), with no
     // effect but the answer: the same relink from the same linkage, with the same
-    // links (early_options); nullopt where take() would keep the member waiting or
+    // links (early_links_of); nullopt where take() would keep the member waiting or
     // plan nothing. A wrong answer costs only the second read it saves.
     std::optional<elf::EditRequest> speculate(const std::string& name, const elf::ElfFile& elf) const {
         if (excluded(options_, name) || !elf.has_dynamic()) return std::nullopt;
@@ -490,28 +478,28 @@ private:
         const bool may_graft = options_.graft_libraries && may_need_graft(report, report.needs.links_musl);
         const bool needs_shim = !options_.no_torch && planner_.examine(name, elf).needs_shim();
         const auto relink = member_relink(options_.profile ? profile_ : wiring_for(profile_, report), report, depth);
-        const auto options = early_options(relink, needs_shim, may_graft, report);
-        if (!options) return std::nullopt;
-        return request_with(*options, depth, request_for(relink, elf, depth).remove_search_path, options_.strip);
+        const auto links = early_links_of(needs_shim, may_graft, report);
+        if (!links) return std::nullopt;
+        return request_with(with_links(relink, *links), depth, request_for(relink, elf, depth).remove_search_path, options_.strip);
     }
 
-    // A member's relink with the links it can be given during the read: the foreseen
-    // shim's when it needs the shim; when it may need a graft, the foreseen grafts',
-    // or else those its own search path gives (early_links); nullopt when one of
-    // them is not known then (its edits wait).
-    std::optional<RelinkOptions> early_options(RelinkOptions options, bool needs_shim, bool may_graft,
-                                               const analysis::ElfReport& report) const {
+    // The links a member can be given during the read: the foreseen shim's when it
+    // needs the shim; when it may need a graft, the foreseen grafts', or else those
+    // its own search path gives (early_links); nullopt when one of them is not known
+    // then (its edits wait).
+    std::optional<Links> early_links_of(bool needs_shim, bool may_graft, const analysis::ElfReport& report) const {
+        Links links;
         if (needs_shim) {
             if (!foresight_.shim_links) return std::nullopt;
-            add_shim_links(options, *foresight_.shim_links);
+            links += *foresight_.shim_links;
         }
         if (may_graft) {
-            auto links = foresight_.grafts ? std::optional(foresight_.grafts->links(report))
-                                           : early_links(wheel_, report, options_.graft, shim_directory(wheel_));
-            if (!links) return std::nullopt;
-            add_graft_links(options, *links);
+            auto grafted = foresight_.grafts ? std::optional(foresight_.grafts->links(report))
+                                             : early_links(wheel_, report, options_.graft, shim_directory(wheel_));
+            if (!grafted) return std::nullopt;
+            links += *grafted;
         }
-        return options;
+        return links;
     }
 
     // One ELF member on the executor's one parse: analysed, checked against torch
@@ -536,8 +524,8 @@ private:
             plan.edit_elf.push_back({name, request_with(relink, depth, dropped, options_.strip)});
             return false;
         }
-        if (auto applied = early_options(relink, needs_shim, may_graft, elves_.back())) {
-            plan.edit_elf.push_back({name, request_with(*applied, depth, dropped, options_.strip)});
+        if (auto applied = early_links_of(needs_shim, may_graft, elves_.back())) {
+            plan.edit_elf.push_back({name, request_with(with_links(relink, *applied), depth, dropped, options_.strip)});
             early_.push_back({{name, depth, std::move(relink), std::move(dropped), needs_shim, elves_.size() - 1}, std::move(*applied)});
             return true;
         }
@@ -549,29 +537,29 @@ private:
     // their edit steps; a member edited early whose links the whole plan does not
     // confirm is planned again (without the edits, when it gets none now).
     void wire_shim_and_grafts(const GraftPlan* grafts, WheelPlan& plan) {
-        std::optional<RelinkOptions> shim_links;
+        std::optional<Links> shim;
         if (!report_.torch_skipped) {
             auto library = planner_.finish(report_.shim, shim_runpath(profile_));
             if (library) {
                 report_.shim.shim_member = shim_directory(wheel_) + "/" + library->file_name;
-                shim_links = shim_link_options(wheel_, *library);
+                shim = shim_links(wheel_, *library);
                 plan.add.push_back({report_.shim.shim_member, std::move(library->bytes), 0100755});
                 library->bytes.clear();
                 report_.shim.shim = std::move(library);
             }
         }
-        // What a member's edits are, the whole wheel read; nullopt: none.
-        auto wanted = [&](const PendingMember& member) -> std::optional<RelinkOptions> {
-            if (member.needs_shim && !shim_links) return std::nullopt;
-            RelinkOptions options = member.options;
-            if (member.needs_shim) add_shim_links(options, *shim_links);
-            if (grafts) add_graft_links(options, grafts->links(wheel_report_->elves.at(member.elf)));
-            return options;
+        // The links a member gets, the whole wheel read; nullopt: it gets no edits.
+        auto wanted = [&](const PendingMember& member) -> std::optional<Links> {
+            if (member.needs_shim && !shim) return std::nullopt;
+            Links links;
+            if (member.needs_shim) links += *shim;
+            if (grafts) links += grafts->links(wheel_report_->elves.at(member.elf));
+            return links;
         };
         std::set<std::string> replanned;
         for (auto& [member, applied] : early_) {
-            auto options = wanted(member);
-            if (options && same_links(*options, applied)) {
+            auto links = wanted(member);
+            if (links && *links == applied) {
                 if (member.needs_shim) shim_members_.insert(member.name);
                 continue;
             }
@@ -582,13 +570,15 @@ private:
         early_.clear();
         for (auto& member : pending_) {
             const bool again = replanned.contains(member.name);
-            auto options = wanted(member);
-            if (!options) {
+            auto links = wanted(member);
+            if (!links) {
                 if (again) plan.edit_elf.push_back({member.name, request_with({}, member.depth, {}, options_.strip), true});  // its early edits undone
                 continue;
             }
             if (member.needs_shim) shim_members_.insert(member.name);
-            plan.edit_elf.push_back({member.name, request_with(*options, member.depth, member.dropped, options_.strip), again});
+            plan.edit_elf.push_back({member.name, request_with(with_links(member.options, *links), member.depth, member.dropped,
+                                                               options_.strip),
+                                     again});
         }
         pending_.clear();
     }

@@ -14,7 +14,7 @@
 // when the end records, a central entry or a local header disagree with what
 // Archive read (entry count; a local header that is missing or names another
 // file than its central entry; stored bytes that would run past the end). It also
-// refuses what CPython's zipfile and pip refuse (issue 16): a local header whose
+// refuses what CPython's zipfile and pip refuse: a local header whose
 // method, CRC or sizes disagree with the central entry (with flag bit 3 the local
 // fields may be zero, and the data descriptor after the data must then agree), and
 // members whose bytes overlap (local header, data and descriptor of each lie

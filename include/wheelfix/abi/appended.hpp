@@ -1,6 +1,6 @@
 // Appended-parameter rules: what a shim forwarder passes for each parameter a newer
-// torch function appends to the one extensions call, and why (issue 16: a forwarder
-// keeps the old behaviour, so no value is guessed).
+// torch function appends to the one extensions call, and why (a forwarder keeps
+// the old behaviour, so no value is guessed: docs/decisions.md, "The torch ABI").
 //
 // Contract: appended_rules() parses src/abi/data/torch_appended.txt, embedded at
 // build time, once; parse_appended_rules() reads the same format from any text and

@@ -1,6 +1,6 @@
 // Shim libraries: generated ELF shared objects that define the symbols an extension
 // needs and a newer torch no longer exports — forwarding to the compatible
-// successor, or failing loudly (DESIGN.md "Shim libraries").
+// successor, or failing loudly (docs/decisions.md, "Shim libraries without a compiler").
 //
 // Contract: build_shim(spec) writes, with no compiler, a minimal ET_DYN for x86_64
 // or aarch64 (ELF64 LE) with .dynsym/.dynstr/.gnu.hash/.hash/.gnu.version/

@@ -1,6 +1,6 @@
 // Function signatures read from Itanium-mangled names, and whether a call made
-// with one signature may be forwarded to a function with another (DESIGN.md
-// "Torch ABI").
+// with one signature may be forwarded to a function with another (docs/decisions.md,
+// "The torch ABI").
 //
 // Contract: parse_signature(mangled) returns the qualified function name
 // ("c10::cuda::c10_cuda_check_implementation") and the parameter types, each with

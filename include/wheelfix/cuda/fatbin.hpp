@@ -1,7 +1,7 @@
 // CUDA fat binaries (.nv_fatbin / __nv_relfatbin sections) as nvcc 12/13 writes them.
 //
 // Layout, verified against nvcc 13.0.88 output (tests/data/fatbin/build.sh builds the
-// evidence; DESIGN.md "Fatbin facts" is corrected here where the data disagreed):
+// evidence; docs/decisions.md, "Fatbin facts", is the summary):
 //
 //   container: u32 magic 0xBA55ED50 @0, u16 version @4 (1), u16 header size @6 (16),
 //              u64 payload size @8; the entries fill the payload.

@@ -1,5 +1,5 @@
-// The ELF editor: dynamic-section changes as byte edits (see DESIGN.md "Editing
-// strategy").
+// The ELF editor: dynamic-section changes as byte edits (why this way:
+// docs/decisions.md, "Editing strategy").
 //
 // Contract: plan_edits(elf, request) computes, without touching the input, the
 // ByteEdits (util/byte_edit.hpp) that turn the file into one with the requested

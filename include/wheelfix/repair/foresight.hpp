@@ -21,7 +21,7 @@
 // - shim_links (with request.index): the members' examinations taken in archive
 //   order by a ShimPlanner of its own, exactly as the pass takes them, give the shim
 //   that planner would build (RUNPATH request.runpath); its links
-//   (shim_link_options: its SONAME as NEEDED, "{root}/<dist>.libs" on the search
+//   (shim_wheel.hpp shim_links: its SONAME as NEEDED, "{root}/<dist>.libs" on the search
 //   path); nullopt when no member needs a shim;
 // - grafts (with request.graft): plan_grafts on the members' linkage (no dpkg owner
 //   asked, the copies' bytes dropped), for GraftPlan::links.
@@ -53,7 +53,7 @@ struct ForesightRequest {
 };
 
 struct Foresight {
-    std::optional<RelinkOptions> shim_links;
+    std::optional<Links> shim_links;
     std::optional<GraftPlan> grafts;
 };
 

@@ -73,7 +73,7 @@ struct GraftPlan {
     policy::NeededVersions needs;                // newest over the grafted libraries
     std::vector<wheel::AddedMember> added;       // the edited copies
 
-    RelinkOptions links(const analysis::ElfReport& member) const;
+    Links links(const analysis::ElfReport& member) const;
 };
 
 // The WheelElf view of the reports (installed paths), and the installed paths of
@@ -88,7 +88,7 @@ GraftPlan plan_grafts(const wheel::Wheel& wheel, const std::vector<analysis::Elf
 // whole plan refuses it). plan_grafts gives the same links for the member unless
 // another member resolved the same NEEDED name first to another file: the caller
 // compares (GraftPlan::links) and edits such a member again.
-std::optional<RelinkOptions> early_links(const wheel::Wheel& wheel, const analysis::ElfReport& elf,
+std::optional<Links> early_links(const wheel::Wheel& wheel, const analysis::ElfReport& elf,
                                          const GraftOptions& options, const std::string& libs_dir);
 
 // Whether a member may need a graft (or a libpython removed): it NEEDs a name the

@@ -54,6 +54,25 @@ struct RelinkOptions {
     bool dry_run = false;           // wheels: plan and describe, write nothing
 };
 
+// The links a member is given from outside its own relink: NEEDED entries added
+// (the shim's SONAME), replaced (a grafted library's hashed name) or removed (a
+// libpython the graft plan drops), and search path entries added (where those
+// libraries live). A value: repair and shim decide a member's links before the
+// read (the foresight) and again after it, and compare the two.
+struct Links {
+    std::vector<std::string> add_needed;
+    std::vector<std::pair<std::string, std::string>> replace_needed;  // old -> new
+    std::vector<std::string> remove_needed;
+    std::vector<std::string> add_rpath;
+
+    bool operator==(const Links&) const = default;
+    Links& operator+=(const Links& more);  // every list appended
+};
+
+// `options` with `links` added: NEEDED entries added, replaced and removed appended
+// in order, search path entries appended unless already there.
+RelinkOptions with_links(RelinkOptions options, const Links& links);
+
 struct RelinkResult {
     std::filesystem::path output;
     std::vector<MemberChange> changed;
@@ -77,8 +96,5 @@ bool matches_only(const RelinkOptions& options, std::string_view member);
 bool matches_any(const std::vector<std::string>& globs, std::string_view member);
 // matches_only() and not matches_any(options.exclude): the members relink may touch.
 bool is_selected(const RelinkOptions& options, std::string_view member);
-// Whether two relinks add the same links: NEEDED added, replaced and removed, search
-// path entries added (repair and shim: were the links foreseen the ones decided?).
-bool same_links(const RelinkOptions& a, const RelinkOptions& b);
 
 }  // namespace wheelfix::repair

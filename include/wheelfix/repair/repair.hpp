@@ -6,7 +6,7 @@
 // match is refused, InputError — except WHEEL Tag lines that disagree with the
 // file name, which repair rewrites), each ELF member parsed once, and from that pass:
 // - analyses every ELF member (analysis/elf_report.hpp) and checks it against the
-//   torch `index` (abi/check.hpp) through a ShimPlanner (repair/shim_wheel.hpp),
+//   torch `index` (abi/check.hpp) through a ShimPlanner (repair/shim_planner.hpp),
 //   both on the executor's one parse;
 // - plans each extension's relink: search path entries that are absolute or climb
 //   out of the wheel are dropped, the profile's rpath directories it does not reach
@@ -44,7 +44,8 @@
 //   architecture, the edited extensions are loaded by the real dynamic loader from a
 //   pip-style layout beside that torch (repair/load_test.hpp); one that fails to
 //   load makes the report unclean. Otherwise load_test_skipped says why not.
-// Members matching options.exclude (globs as relink's --only) are never edited.
+// Members matching options.skip_member (globs as relink's --only) are never edited;
+// options.graft.exclude names SONAMEs never grafted (auditwheel's --exclude).
 // Members are not edited when nothing changes; a wheel with nothing to fix is still
 // retagged when an extension uses torch (links torch's libraries or imports its
 // symbols); a wheel none of whose extensions does keeps its version and

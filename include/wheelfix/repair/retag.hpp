@@ -16,9 +16,9 @@
 //   copied verbatim, so a member tampered without changing its size keeps its
 //   stale hash in the output: retag never launders a wheel into a fresh matching
 //   RECORD, and `wheelfix verify` or `wheel unpack` of the output still fails.
-//   Why: issue 5 wants retag at the cost of one raw copy of the wheel (0.11 s for
-//   the 375 MB bench wheel here), and inflating and hashing every member costs
-//   ~2.5 s there. With `verify` every member is inflated and hashed (scan_members)
+//   Why: retag changes metadata only, so it costs one raw copy of the wheel;
+//   inflating and hashing every member would cost twenty times that (figures in
+//   bench/README.md, retag-big). With `verify` every member is inflated and hashed (scan_members)
 //   and a mismatch is refused, the proof relink makes.
 // - retag_wheel(wheel, digests, options, out_dir): `digests` come from
 //   retag_digests() or from any full read of every member (scan.hpp; --torch auto

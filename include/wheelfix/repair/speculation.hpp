@@ -3,8 +3,7 @@
 // Why: the new content's SHA-256 (for RECORD), and repair's analysis of it for its
 // proof, can be computed while the original streams past only if the edits are
 // known when its first byte passes; planned after the pass, as the executor plans
-// them, they cost a second full inflate of the member (relink of the 541 MB
-// libcublasLt: 1093 MB inflated, not 541). The editor reads little of the file:
+// them, they cost a second full inflate of the member. The editor reads little of the file:
 // the ELF header, the program headers, the dynamic segment and its tables, the
 // section headers. Linkers put some of that at
 // the start and the rest near the end, so it can be read for a fraction of a full
@@ -32,18 +31,15 @@
 // afterwards on the real bytes are these, byte for byte (and the splice's header
 // CRC-32, from the real pass's index, equals the hashed content's: zip/splice.hpp).
 // A wrong speculation costs the second read it was meant to save, never a wrong
-// byte. Cost: one inflate of the head, plus FarReader's: for libcublasLt, 18.6 MB
-// to PT_DYNAMIC and 1.4 MB for the section headers, where a decode to the end to
-// learn where it is took 133 MB and 0.17 s; memory: the head, the kept ranges and
+// byte. Cost: one inflate of the head, plus FarReader's (a few percent of a full
+// inflate on real libraries); memory: the head, the kept ranges and
 // a ring per far read (zip::FarReader::kRing at most). The executor runs it as the
 // pass's sink's start job, on the pass's second thread, while the inflate goes on:
 // the chunks inflated meanwhile queue for the sink, kSpeculationLag bytes at most;
 // then the inflating thread hashes the queued chunks for the input's SHA-256
-// (SinkPipeline's shared job) until the sink takes them. libcublasLt, measured side by side (bench/README.md, round 6): a 64 MiB
-// lag gave 0.99 s, 128 MiB 1.04 s (more fresh memory, 0.1 s more system time), 32 MiB
-// 1.03 s, none (the speculation before the pass) 1.15 s; round 7, with the hashes
-// paired and the far reads that stop: 32, 64, 96 and 128 MiB within the machine's
-// noise (0.81-0.92 s).
+// (SinkPipeline's shared job) until the sink takes them. Why 64 MiB of lag, and
+// what the far reads cost: docs/decisions.md, "Big members: bounded memory and one
+// inflate".
 #pragma once
 
 #include "wheelfix/elf/editor.hpp"

@@ -1,4 +1,4 @@
-// `repair --torch auto`, the deciding part (issue 18), for one wheel: the torch
+// `repair --torch auto`, the deciding part, for one wheel: the torch
 // atlas matrix (analysis/torch_releases.hpp), the newest contiguous range of
 // releases every extension loads against, and the torch the wheel is then repaired
 // (shimmed, relinked, retagged) against.

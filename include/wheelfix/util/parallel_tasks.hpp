@@ -1,5 +1,5 @@
 // Independent tasks run on the thread budget, results kept in the caller's order:
-// how the read-only commands read a wheel's members on both cores (issue 19).
+// how the read-only commands read a wheel's members on every core they may use.
 //
 // Contract: run_tasks(weights, work) calls work(i) once for every i in
 // [0, weights.size()), on the calling thread and on as many helper threads as the

@@ -5,9 +5,8 @@
 // legacy-SSE instruction after that runs slower until something clears them.
 // libisal 2.30 has no VZEROUPPER at all (its AVX-512 CRC-32 and inflate kernels
 // return dirty), and SHA-NI, the SHA-256 instructions, exist only in legacy-SSE
-// form: measured on the 541 MB libcublasLt relink, 1083 MB hashed with SHA-NI
-// took 0.615 s after ISA-L calls against 0.362 s with the registers cleared
-// (OpenSSL's SHA-NI code paid too). So the codec clears them after each call into
+// form, and pay for the transition (docs/decisions.md, "Hashing and vector
+// state", has the figure). So the codec clears them after each call into
 // ISA-L (zip/codec.cpp), and util/sha256_blocks before it hashes.
 //
 // Contract: clear_upper_vector_state() executes VZEROUPPER when the CPU has AVX

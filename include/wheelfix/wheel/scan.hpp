@@ -62,8 +62,8 @@ std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::fun
 // kept, SHA-256 computed on a second thread while it inflates) and handed whole to
 // `on_indexed`, which may keep what it needs (plan a splice, or move the inflated
 // member out to keep it whole) before the next member is read; is_elf is set. Every other member is only hashed, streaming: a member
-// that is not ELF is never held in memory, whatever its size (issue 16: a 7 GiB
-// data member took 7.2 GB).
+// that is not ELF is never held in memory, whatever its size (a wheel may carry
+// gigabytes of data files).
 using IndexedSink = std::function<void(const zip::Member&, zip::InflatedMember&)>;
 std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
                                                const std::function<bool(const zip::Member&)>& wants_index,

@@ -3,15 +3,14 @@
 // Why: relink plans its edits before its one full pass over a member, so that the
 // edited content's SHA-256 is computed in that pass (repair/plan.cpp). The plan
 // needs a few pieces of the ELF file: its head (inflate from the start: cheap), its
-// end (zip/tail_inflate.hpp) and PT_DYNAMIC, which can lie far from both: in the
-// real 541,595,600-byte libcublasLt.so.13 it starts at 427,284,328, with .lrodata
-// and a 96 MB .ldata after it, at compressed offset ~274.9 MB of 374.8 MB (73.3%;
-// the tail is nearly incompressible, so a proportional guess, 78.9%, is too late).
-// Inflating from the start to reach it would be most of a full inflate; this
-// inflates from 71.0% (the guess times kFirstGuessMargin) to the end: 132.7 MB for
-// the 114.3 MB that must be (bench/README.md, "Far reads"), or, with a locator
-// that recognizes the dynamic array (repair/speculation.cpp), to PT_DYNAMIC only:
-// 18.6 MB. A guess that is still too late costs a second decode from further back.
+// end (zip/tail_inflate.hpp) and PT_DYNAMIC, which can lie far from both, with
+// large data after it and a tail that compresses unlike the rest, so that a
+// proportional guess of its compressed offset can be too late. Inflating from the
+// start to reach it would be most of a full inflate; this enters the stream a
+// margin before the guess and decodes to the end, or, with a locator that
+// recognizes the dynamic array (repair/speculation.cpp), to PT_DYNAMIC only
+// (libcublasLt's figures: docs/decisions.md, "Big members: bounded memory and one
+// inflate"). A guess that is still too late costs a second decode from further back.
 //
 // Contract: FarReader::open(archive, member, lowest) returns a reader for the
 // member's content from known_from() <= lowest on, or nullopt when that cannot be
@@ -25,8 +24,7 @@
 //     compressed_size * lowest / size * kFirstGuessMargin, or, when later (near the
 //     end), compressed_size less kTailGuessMargin times the proportional distance
 //     to the end, less kTailGuessSlack (a member's end is often less compressible
-//     than the whole: the section headers of libcublasLt cost 1.4 MB, not the 37
-//     MB the first guess would); the bit offsets from E on
+//     than the whole); the bit offsets from E on
 //     (at most kEntryScanBytes compressed bytes) are tried in order as the start of
 //     a deflate block (zip/block_header: a dynamic header zlib would accept, or a
 //     stored block's LEN/NLEN; fixed-Huffman blocks, which any bits can start, are

@@ -1,4 +1,4 @@
-// Re-deflating only around changed bytes (DESIGN.md "Big members").
+// Re-deflating only around changed bytes (docs/decisions.md, "Big members: the splice").
 //
 // Contract: plan_splice(original, edits) returns the new member's compressed
 // stream as a list of pieces: byte ranges of the ORIGINAL compressed stream
