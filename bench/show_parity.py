@@ -3,8 +3,7 @@
 
     bench/show_parity.py [--wheelfix build/wheelfix] [WHEEL_OR_DIR ...]
 
-With no wheels named it takes every *.whl under tests/data/auditwheel and
-/work/shared/testdata/auditwheel-bundled-wheels (when present), recursively. The peer
+With no wheels named it takes every *.whl under tests/data/auditwheel, recursively. The peer
 is auditwheel from tests/e2e/peers.py (6.8.2 from the package index, in the shared
 test venv under the build directory). Prints a Markdown table:
 
@@ -28,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-DEFAULT_DIRS = [ROOT / "tests" / "data" / "auditwheel", Path("/work/shared/testdata/auditwheel-bundled-wheels")]
+DEFAULT_DIRS = [ROOT / "tests" / "data" / "auditwheel"]
 
 
 def wheels(arguments):

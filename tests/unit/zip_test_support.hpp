@@ -37,12 +37,8 @@ InputError error_from(Action action) {
     return InputError("", "");
 }
 
-// tests/data/auditwheel when it holds wheels, else the shared copy.
-inline fs::path auditwheel_dir() {
-    fs::path in_tree = fs::path(WHEELFIX_TEST_DATA) / "auditwheel";
-    if (fs::exists(in_tree / "testzlib-0.0.1-cp310-cp310-linux_x86_64.whl")) return in_tree;
-    return "/work/shared/testdata/auditwheel-bundled-wheels";
-}
+// tests/data/auditwheel: auditwheel's bundled wheels, committed.
+inline fs::path auditwheel_dir() { return fs::path(WHEELFIX_TEST_DATA) / "auditwheel"; }
 
 // Every *.whl under auditwheel_dir() (top level, glibc/, musllinux_1_2/), sorted.
 inline std::vector<fs::path> auditwheel_wheels() {
