@@ -17,6 +17,8 @@
 //   editor_rename.cpp    renamed dynamic symbols: their fields (stage 2) and the
 //                        rebuilt hash tables, reordered symbols, relocations
 //   editor_overlay.cpp   the new bytes laid over the original, turned into ByteEdits
+//   editor_strip.cpp     --strip: .symtab, .strtab, .debug* dropped from the file the
+//                        stages above laid out, read through their edits
 // No stage writes to the input; every value read from it goes through ElfBytes.
 #pragma once
 
@@ -193,6 +195,10 @@ private:
     std::span<const std::uint8_t> original_;
     std::vector<Write> writes_;
 };
+
+// The strip stage (editor_strip.cpp): `plan` (the dynamic stages' edits of `elf`)
+// extended so that the edited file also lacks its symbol and debug sections.
+void strip_symbols(const ElfFile& elf, EditPlan& plan);
 
 // Writes the edit into the overlay using the appended segment (created, or the
 // earlier one reused); returns the new file size and whether the segment grew.

@@ -102,7 +102,7 @@ struct EditRequest {
     // `repair --strip` (auditwheel's --strip, binutils' strip --strip-all): drop
     // .symtab, .strtab and every .debug*/.zdebug* section after the other edits,
     // moving no mapped byte but as a whole block by a multiple of its alignment (the
-    // strip stage in editor.cpp says how), so a file wheelfix or patchelf edited
+    // strip stage, editor_strip.cpp, says how), so a file wheelfix or patchelf edited
     // before, whose appended segment follows the section headers, strips and loads.
     bool strip_symbols = false;
 
