@@ -77,26 +77,31 @@ unsigned long blob_sum(unsigned long offset, unsigned long count) {
 """
 
 
+def write_fatbin(path, total, entry, filler):
+    """One fatbin container of `total` bytes: entries of `entry` bytes (the last takes
+    the rest), each a 64-byte sm_90 cubin header, a random page, then `filler`'s first
+    bytes (at least two entries' worth)."""
+    entries = (total - 16) // entry
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, total - 16))
+        written = 16
+        for index in range(entries):
+            size = entry if index < entries - 1 else total - written
+            header = struct.pack("<HHIQ", 2, 0x0101, 64, size - 64) + bytes(8) + struct.pack("<HHI", 0, 9, 90)
+            header += bytes(8) + struct.pack("<Q", 0x11) + bytes(16)
+            chunk = header + random.Random(index).randbytes(4096)
+            f.write(chunk)
+            f.write(filler[:size - len(chunk)])
+            written += size
+
+
 def fatbin_blob(path):
     """One fatbin container (magic 0xBA55ED50, version 1, header 16 bytes) filling
     BLOB_MIB MiB: entries of ENTRY bytes (64-byte cubin header, sm_90, flags 0x11;
     the payload a random page, then a filler page repeated). Returns the byte sums
     of SUM_RANGES."""
-    total = BLOB_MIB << 20
-    entries = (total - 16) // ENTRY
     filler = bytes(b | 1 for b in random.Random("filler").randbytes(4096)) * (2 * ENTRY // 4096)  # the last entry takes the rest
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, total - 16))
-        written = 16
-        for index in range(entries):
-            size = ENTRY if index < entries - 1 else total - written
-            header = struct.pack("<HHIQ", 2, 0x0101, 64, size - 64) + bytes(8) + struct.pack("<HHI", 0, 9, 90)
-            header += bytes(8) + struct.pack("<Q", 0x11) + bytes(16)
-            page = random.Random(index).randbytes(4096)
-            chunk = header + page
-            f.write(chunk)
-            f.write(filler[:size - len(chunk)])
-            written += size
+    write_fatbin(path, BLOB_MIB << 20, ENTRY, filler)
     sums = []
     with open(path, "rb") as f:
         for offset, count in SUM_RANGES:

@@ -14,9 +14,7 @@ compiler of the machine that runs it. Run once by hand (gcc, objcopy, python3 he
   (priv-lib/, grafted) and libc10_cuda.so, whose torch 2.9 function
   c10_cuda_check_implementation(..., int, bool) torch 2.10 lacks (shimmed).
 """
-import random
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -26,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "e2e"))
 import wfx  # noqa: E402
 from test_graft import build_extension, build_libraries, graft_wheel  # noqa: E402
+from test_repair_bounded import write_fatbin  # noqa: E402
 from test_shim import FAKE_OLD_TORCH, OLD_CHECK  # noqa: E402
 
 BLOB_MIB = 72
@@ -45,18 +44,7 @@ def gcc(work, output, *args):
 
 
 def fatbin(path):
-    total = BLOB_MIB << 20
-    entries = (total - 16) // ENTRY
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, total - 16))
-        written = 16
-        for index in range(entries):
-            size = ENTRY if index < entries - 1 else total - written
-            header = struct.pack("<HHIQ", 2, 0x0101, 64, size - 64) + bytes(8) + struct.pack("<HHI", 0, 9, 90)
-            header += bytes(8) + struct.pack("<Q", 0x11) + bytes(16)
-            chunk = header + random.Random(index).randbytes(4096)
-            f.write(chunk + bytes(size - len(chunk)))
-            written += size
+    write_fatbin(path, BLOB_MIB << 20, ENTRY, bytes(2 * ENTRY))
 
 
 def build_graft(tmp):
