@@ -8,6 +8,7 @@
 //   --set-rpath X  --add-rpath X  --remove-rpath X  --drop-absolute
 //   --force-rpath  --force-runpath
 //   --add-needed X  --remove-needed X  --replace-needed OLD=NEW  --set-soname X
+//   --strip
 // Exit status 0 on success, 2 with a one-line message on stderr for a usage,
 // parse or edit error.
 #include <wheelfix/elf/editor.hpp>
@@ -54,6 +55,7 @@ std::pair<std::string, std::string> split_pair(const std::string& value) {
 // Applies one option; `value` is the next argument for options that take one.
 bool apply_option(EditRequest& request, const std::string& option, const char* value) {
     if (option == "--drop-absolute") return request.drop_absolute = true, false;
+    if (option == "--strip") return request.strip_symbols = true, false;
     if (option == "--force-rpath") return request.force_kind = SearchPathKind::rpath, false;
     if (option == "--force-runpath") return request.force_kind = SearchPathKind::runpath, false;
     if (value == nullptr) throw std::runtime_error("option " + option + " needs a value or is unknown");
