@@ -2,6 +2,7 @@
 #include "wheelfix/repair/schedule.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/util/thread_budget.hpp"
 #include "wheelfix/wheel/filename.hpp"
 #include "wheelfix/zip/archive.hpp"
@@ -75,13 +76,30 @@ std::string platform_architecture(const std::string& platform) {
 }
 
 // What of an input's file name its output keeps: two inputs with the same key may
-// be written under one name (repair changes the local version and the platform
-// tags, nothing else). Empty for a name that does not parse (its repair refuses it).
+// be written under one name (repair changes the version's local label and the
+// platform tags, nothing else). Empty for a name that does not parse (its repair refuses it).
 std::string output_name_key(const std::string& wheel, const RepairOptions& options) {
     try {
         const auto name = wheel::parse_filename(std::filesystem::path(wheel).filename().string());
-        std::string key = wheel::normalize_project_name(name.distribution) + "-" +
-                          name.version.substr(0, name.version.find('+')) + "-" + name.build;
+        // The version as repair may write it: kept whole without --torch; its public part
+        // with --keep-version; else the local label less its torch segment, which repair
+        // rewrites ("+cu130.torch2.9" and "+cu130.torch2.10" may both become
+        // "+cu130.torch2.10").
+        const auto plus = name.version.find('+');
+        std::string key = wheel::normalize_project_name(name.distribution) + "-";
+        if (options.no_torch) {
+            key += name.version;
+        } else {
+            key += name.version.substr(0, plus);
+            bool in_torch = false;  // "torch2" and the numbers after it: "torch2.10", "torch2.10.0"
+            if (plus != std::string::npos && !options.keep_version)
+                for (const auto& segment : split_nonempty(name.version.substr(plus + 1), '.')) {
+                    const bool number = segment.find_first_not_of("0123456789") == std::string::npos;
+                    in_torch = segment.starts_with("torch") || (in_torch && number);
+                    if (!in_torch) key += "." + segment;
+                }
+        }
+        key += "-" + name.build;
         for (const auto& tag : name.python_tags) key += "-py:" + tag;
         for (const auto& tag : name.abi_tags) key += "-abi:" + tag;
         std::set<std::string> platforms;  // a compressed tag set names its architecture once per tag

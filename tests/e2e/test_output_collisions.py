@@ -90,6 +90,25 @@ class OutputCollisions(unittest.TestCase):
         self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
         self.assertEqual(len(list((self.tmp / "out").iterdir())), 2)
 
+    def test_the_local_label_counts_but_its_torch_segment_does_not(self):
+        def wheel(version, where):
+            (self.tmp / where).mkdir(exist_ok=True)
+            tag = "py3-none-any"
+            return wfx.write_wheel(self.tmp / where / f"labelled-{version}-{tag}.whl",
+                                   {"labelled/__init__.py": b"x = 1\n", **wfx.dist_info_members("labelled", version, tag)})
+        cu128, cu130 = wheel("1.0+cu128", "c"), wheel("1.0+cu130", "d")
+        proc = self.repair(cu128, cu130)
+        self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
+        self.assertEqual(len(list((self.tmp / "out").iterdir())), 2)  # two CUDA builds, two outputs
+        shutil.rmtree(self.tmp / "out")
+        older, newer = wheel("1.0+cu130.torch2.9", "e"), wheel("1.0+cu130.torch2.10", "f")
+        proc = self.repair(older, newer)  # without --torch versions are kept: no collision
+        self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
+        shutil.rmtree(self.tmp / "out")
+        torch = wfx.SAMPLES / "torch-2.10.0" / "torch"  # with it, both may become +cu130.torch2.10
+        self.assert_batch_refused(self.repair(older, newer, "--torch", torch), newer, older)
+        self.assert_batch_refused(self.repair(cu128, cu130, "--torch", torch, "--keep-version"), cu130, cu128)
+
     def test_separate_runs_still_refuse_an_existing_output(self):
         self.assertEqual(self.repair(self.first).returncode, 0)
         proc = self.repair(self.second)

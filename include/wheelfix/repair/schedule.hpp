@@ -38,7 +38,8 @@ using RepairOutcome = std::variant<RepairReport, InputError>;
 
 // Refuses a batch (InputError naming the later input and the earlier one) in which
 // two inputs keep the same part of the file name through repair (distribution,
-// public version, build, Python and ABI tags, the platform's architecture; the
+// version as repair may write it (whole without --torch, public with --keep-version,
+// else less its local torch segment), build, Python and ABI tags, the platform's architecture; the
 // whole platform with no_update_tags) and so may be written under one name: the
 // same wheel named twice, two builds one honest tag turns into one, or an input
 // lying in out_dir that an earlier input's output would replace. Decided from the
