@@ -250,6 +250,9 @@ void tags_from_wheel_name(std::string_view wheel, std::string& arch, std::string
         wheel.remove_prefix(dash + 1);
     }
     if (parts.size() < 5) return;
+    // A PEP 825 variant label follows the platform tag (a sixth part that is not a build tag).
+    if (parts.size() == 7 || (parts.size() == 6 && !(parts[2].size() && parts[2][0] >= '0' && parts[2][0] <= '9')))
+        parts.pop_back();
     const std::string_view abi = parts[parts.size() - 2];
     const std::string_view python = parts[parts.size() - 3];
     python_tag = std::string(abi.starts_with("cp") ? abi : python);

@@ -4,6 +4,8 @@
 // the size of the members.
 #include "wheelfix/analysis/wheel_report.hpp"
 
+#include "wheelfix/analysis/variant.hpp"
+
 #include "wheelfix/cuda/fatbin_scan.hpp"
 #include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/policy/library_classes.hpp"
@@ -135,6 +137,7 @@ WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::Mem
         if (!digest.is_elf && looks_like_shared_library(digest.member->name)) report.not_elf.push_back(digest.member->name);
     report.record_findings = wheel::verify_wheel(wheel, digests);
     judge_platform(report, name.platform_tags);
+    attach_variant(report, wheel);
     return report;
 }
 

@@ -30,6 +30,7 @@ CommandRunner register_index(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_shim(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_retag(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_repair(CLI::App& app, const GlobalOptions& global);
+CommandRunner register_variant(CLI::App& app, const GlobalOptions& global);
 CommandRunner register_elf(CLI::App& app, const GlobalOptions& global);
 // The patchelf-compatible front end (patchelf.cpp): wheelfix run as `patchelf`.
 bool invoked_as_patchelf(const char* argv0);

@@ -72,6 +72,7 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
                 judged.coverage = analysis::sm_coverage(report.modules, report.elves, profile->sms);
             }
             text = render_input(report, judged, format, json, global);
+            found_any = found_any || !report.variant_findings.empty();  // a variant that lies, as a finding
         } else {
             auto report = analysis::inspect_file(input);
             if (profile) {

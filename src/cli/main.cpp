@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
     add(wheelfix::cli::register_shim);
     add(wheelfix::cli::register_retag);
     add(wheelfix::cli::register_repair);
+    add(wheelfix::cli::register_variant);
     add(wheelfix::cli::register_completion);
 
     one_value_per_occurrence(app);

@@ -381,6 +381,29 @@ void write_outside_libraries(JsonWriter& json, const std::vector<analysis::Neede
 
 }  // namespace
 
+// PEP 825: the label, variant.json's schema and properties, and what they claim that the binaries do not hold.
+void write_variant(JsonWriter& json, const analysis::WheelReport& report) {
+    json.key("variant");
+    if (report.variant_label.empty() && !report.variant) {
+        json.null();
+        return;
+    }
+    json.begin_object();
+    json.field("label", report.variant_label.empty() ? std::optional<std::string>() : report.variant_label);
+    json.field("variant_schema", report.variant ? std::optional<std::string>(wheel::variant_schema_name(report.variant->schema))
+                                                : std::optional<std::string>());
+    json.key("properties").begin_object();
+    if (report.variant)
+        for (const auto& [name_space, features] : report.variant->variants.begin()->second) {
+            json.key(name_space).begin_object();
+            for (const auto& [feature, values] : features) json.string_array(feature, values);
+            json.end_object();
+        }
+    json.end_object();
+    json.string_array("findings", report.variant_findings);
+    json.end_object();
+}
+
 void write_json(JsonWriter& json, const analysis::WheelReport& report, const TargetFindings* target) {
     json.begin_object();
     json.field("kind", "wheel");
@@ -416,6 +439,7 @@ void write_json(JsonWriter& json, const analysis::WheelReport& report, const Tar
     }
     json.end_array();
     json.string_array("not_elf", report.not_elf);
+    write_variant(json, report);
     json.key("elf_files").begin_array();
     for (const auto& elf : report.elves) write_json(json, elf);
     json.end_array();
@@ -545,6 +569,14 @@ std::string render_text(const analysis::WheelReport& report, bool verbose, const
             if (claim.lies) out += line("", fmt::format("tag {} {}: needs {}", claim.tag, colour.bad("LIES"), claim.violation));
     }
     for (const auto& name : report.not_elf) out += line("not ELF", name + " is named like a library but is not ELF");
+    if (!report.variant_label.empty() || report.variant) {
+        std::string head = report.variant_label.empty() ? "(no label in the file name)" : "'" + report.variant_label + "'";
+        if (report.variant) head += std::string("  (variant.json schema ") + wheel::variant_schema_name(report.variant->schema) + ")";
+        out += line("variant", head);
+        if (report.variant)
+            for (const auto& text : wheel::property_lines(report.variant->variants.begin()->second)) out += line("", text);
+        for (const auto& finding : report.variant_findings) out += line("", colour.bad("LIES") + ": " + finding);
+    }
     out += line("ELF files", std::to_string(report.elves.size()));
     out += modules_text(report, colour);
     for (const auto& elf : report.elves) out += "\n" + render_text(elf, verbose, colour);

@@ -62,6 +62,9 @@ struct RepairArguments {
     bool dry_run = false;
     bool overwrite = false;
     bool no_load_test = false;
+    std::optional<std::string> variant;     // --variant LABEL|auto
+    std::string variant_schema = wheel::variant_schema_name(wheel::kDefaultVariantSchema);
+    bool variant_requires = false;
     unsigned jobs = 0;  // threads in all; 0: the CPUs this process may use
 };
 
@@ -76,6 +79,19 @@ std::chrono::milliseconds load_test_limit() {
     if (*end != 0 || seconds < 1 || seconds > 3600)
         throw InputError("WHEELFIX_LOAD_TEST_TIMEOUT", "not a number of seconds from 1 to 3600: " + std::string(text));
     return std::chrono::seconds(seconds);
+}
+
+// --variant, --variant-schema, --variant-requires (repair/variant.hpp).
+std::optional<repair::VariantRequest> variant_request(const RepairArguments& args) {
+    if (!args.variant) {
+        if (args.variant_requires) throw InputError("--variant-requires", "needs --variant LABEL|auto");
+        return std::nullopt;
+    }
+    repair::VariantRequest request;
+    request.label = *args.variant;
+    request.schema = wheel::parse_variant_schema(args.variant_schema, "--variant-schema");
+    request.requires_runtime = args.variant_requires;
+    return request;
 }
 
 repair::RepairOptions repair_options(const RepairArguments& args) {
@@ -102,6 +118,7 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     options.strict = args.strict;
     options.dry_run = args.dry_run;
     options.overwrite = args.overwrite;
+    options.variant = variant_request(args);
     if (!args.no_load_test) {
         options.loader = repair::python_loader();
         if (options.loader.empty()) options.no_loader = "no python3 on PATH to load the extensions with";
@@ -168,6 +185,11 @@ std::vector<std::string> done_lines(const repair::RepairReport& report, bool ver
     if (retag.pin_specifier) lines.push_back("Requires-Dist: torch" + *retag.pin_specifier);
     if (report.platform_after != report.platform_before)
         lines.push_back("platform " + report.platform_before + " -> " + report.platform_after);
+    if (report.variant) {
+        lines.push_back("variant '" + report.variant->label + "' (variant.json schema " +
+                        wheel::variant_schema_name(report.variant->schema) + ")");
+        for (auto& line : wheel::property_lines(report.variant->properties)) lines.push_back("  " + line);
+    }
     return lines;
 }
 
@@ -268,7 +290,21 @@ void write_repair_json(JsonWriter& json, const repair::RepairReport& report) {
     json.end_array().string_array("distributions_needed", report.distributions);
     json.key("file_name").begin_object().field("before", retag.file_name.before).field("after", retag.file_name.after).end_object();
     json.key("version").begin_object().field("before", retag.version.before).field("after", retag.version.after).end_object();
-    json.field("torch_pin", retag.pin_specifier).field("platform", report.platform_after).end_object();
+    json.field("torch_pin", retag.pin_specifier).field("platform", report.platform_after);
+    json.key("variant");
+    if (report.variant) {
+        json.begin_object().field("label", report.variant->label);
+        json.field("variant_schema", wheel::variant_schema_name(report.variant->schema)).key("properties").begin_object();
+        for (const auto& [name_space, features] : report.variant->properties) {
+            json.key(name_space).begin_object();
+            for (const auto& [feature, values] : features) json.string_array(feature, values);
+            json.end_object();
+        }
+        json.end_object().end_object();
+    } else {
+        json.null();
+    }
+    json.end_object();
     json.key("left").begin_object();
     write_findings(json, "findings", report.remaining);
     json.string_array("stubs", report.stubbed).key("not_shimmed").begin_array();
@@ -441,6 +477,12 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
     command->add_flag("--strip", args->strip,
                       "Drop the symbol table and debug sections (.symtab, .strtab, .debug*) of every ELF member "
                       "the wheel ships, grafted libraries included (auditwheel's --strip)");
+    command->add_option("--variant", args->variant,
+                        "Label the output as a PEP 825 wheel variant in the same pass: 'auto' (cu{CUDA major}sm{SMs}) "
+                        "or a LABEL matching ^[0-9a-z_.]{1,16}$; variant.json from what the binaries hold");
+    command->add_option("--variant-schema", args->variant_schema, "variant.json schema: 0.0.3 (default) or 0.1.1");
+    command->add_flag("--variant-requires", args->variant_requires,
+                      "With --variant: Requires-Dist for the CUDA runtime package, with a variant marker");
     command->add_flag("--strict", args->strict, "Write nothing when findings would be left");
     command->add_flag("--dry-run", args->dry_run, "Print the plan, write nothing");
     command->add_option("-j,--jobs", args->jobs,

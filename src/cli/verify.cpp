@@ -3,6 +3,7 @@
 #include "render.hpp"
 #include "style.hpp"
 
+#include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/verify.hpp"
 #include "wheelfix/wheel/wheel.hpp"
@@ -13,6 +14,18 @@ namespace wheelfix::cli {
 
 namespace {
 
+// A variant wheel (a label, or a variant.json) is read as inspect reads it, so that its
+// claims are judged against the binaries in the same pass as RECORD; any other only hashed.
+std::vector<wheel::VerifyFinding> variant_findings(const wheel::Wheel& wheel, const std::string& input) {
+    const std::string member = wheel.dist_info() + "/" + wheel::kVariantJsonName;
+    if (wheel.filename().variant_label.empty() && !wheel.archive().find(member))
+        return wheel::verify_wheel(wheel, wheel::scan_members(wheel.archive()));
+    auto report = analysis::inspect_wheel(input);
+    auto findings = std::move(report.record_findings);
+    for (auto& problem : report.variant_findings) findings.push_back({member, "variant " + problem});
+    return findings;
+}
+
 int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& global) {
     JsonWriter json;
     if (global.json) json.begin_object().field("schema", "wheelfix.verify/1").key("wheels").begin_array();
@@ -20,7 +33,7 @@ int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& glob
     const Palette colour = palette(global);
     for (const auto& input : inputs) {
         auto wheel = wheel::Wheel::open(input, wheel::WheelVersion::report);
-        auto findings = wheel::verify_wheel(wheel, wheel::scan_members(wheel.archive()));
+        auto findings = variant_findings(wheel, input);
         all_clean = all_clean && findings.empty();
         if (global.json) {
             json.begin_object().field("path", input).field("ok", findings.empty()).key("findings").begin_array();
@@ -45,7 +58,7 @@ int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& glob
 
 CommandRunner register_verify(CLI::App& app, const GlobalOptions& global) {
     auto* command = app.add_subcommand("verify", "Check RECORD hashes and sizes, member names, version and tag "
-                                                 "agreement; exit 1 on any finding");
+                                                 "agreement, a variant wheel's claims against its binaries; exit 1 on any finding");
     auto inputs = std::make_shared<std::vector<std::string>>();
     command->add_option("wheels", *inputs, "Wheel files")->required();
     return [inputs, &global] { return run_verify(*inputs, global); };

@@ -8,6 +8,9 @@
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
 #include "wheelfix/util/output_file.hpp"
+#include "wheelfix/wheel/filename.hpp"
+#include "wheelfix/wheel/metadata_edit.hpp"
+#include "wheelfix/wheel/variant.hpp"
 #include "wheelfix/zip/splice.hpp"
 
 #include <fmt/format.h>
@@ -125,6 +128,7 @@ public:
         read();
         if (hooks_.after_read) hooks_.after_read(plan_);
         if (hooks_.decide) hooks_.decide(plan_, result_);
+        if (plan_.variant) label_variant();
         if (plan_.output != refused || refused.empty()) refuse_output();
         result_.output = plan_.output;
         for (auto& step : plan_.edit_elf) {
@@ -218,6 +222,23 @@ private:
         if (found->second.edits == edits) known = Speculated{found->second.digest->finish(size), std::move(found->second.reader)};
         speculated_.erase(found);
         return known;
+    }
+
+    // The variant step: the label into the output's name, variant.json into the
+    // dist-info (replacing the input's own), its Requires-Dist into METADATA.
+    void label_variant() {
+        const VariantStep& variant = *plan_.variant;
+        plan_.output = plan_.output.parent_path() / wheel::with_variant_label(plan_.output.filename().string(), variant.label);
+        auto& dist_info = plan_.dist_info;
+        const bool has_own = wheel_.archive().find(wheel_.dist_info() + "/" + wheel::kVariantJsonName) != nullptr;
+        (has_own ? dist_info.replaced : dist_info.added)[wheel::kVariantJsonName] = variant.json;
+        if (variant.requires_dist.empty()) return;
+        auto metadata = dist_info.replaced.find("METADATA");
+        if (metadata == dist_info.replaced.end()) {
+            const auto bytes = wheel_.archive().read(*wheel_.archive().find(wheel_.dist_info() + "/METADATA"));
+            metadata = dist_info.replaced.emplace("METADATA", std::string(bytes.begin(), bytes.end())).first;
+        }
+        metadata->second = wheel::add_requirements(metadata->second, variant.requires_dist);
     }
 
     void refuse_output() const {
@@ -470,6 +491,7 @@ std::string describe_plan(const wheel::Wheel& wheel, const WheelPlan& plan, cons
         for (const auto& line : change->changes) out += "              " + line + "\n";
     }
     for (const auto& added : plan.add) out += fmt::format("  add       {} ({} bytes)\n", added.name, added.bytes.size());
+    if (plan.variant) out += fmt::format("  label     variant '{}'\n", plan.variant->label);
     if (plan.dist_info.rename_to)
         out += fmt::format("  rename    {} -> {}\n", wheel.dist_info(), *plan.dist_info.rename_to);
     for (const auto& [file, text] : plan.dist_info.replaced)

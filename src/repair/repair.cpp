@@ -618,6 +618,7 @@ private:
                                           sbom_json(wheel_.metadata_name(), retag.result.version.after, grafts->grafts));
         report_.retag = retag.result;
         report_.output = retag.result.output;
+        label_variant(plan, retag.result);
         refuse_output_over_input(wheel_, report_.output);
         if (options_.claims) options_.claims->claim(report_.output, report_.input, options_.claim_position);
         plan.output = report_.output;
@@ -625,6 +626,25 @@ private:
         report_.remaining = unfixable(report_.findings_before);
         drop_kept_tags(options_, report_.remaining);
         plan.withhold = options_.strict && !report_.clean();
+    }
+
+    // --variant, or the input's own label kept (its properties derived again, in its schema).
+    void label_variant(WheelPlan& plan, const RetagResult& retag) {
+        std::optional<VariantRequest> request = options_.variant;
+        if (!request && !wheel_.filename().variant_label.empty()) {
+            request.emplace();
+            request->label = wheel_.filename().variant_label;
+            if (wheel_report_->variant) request->schema = wheel_report_->variant->schema;
+        }
+        if (!request) return;
+        std::vector<std::string> torch_minors;
+        if (report_.uses_torch && !options_.no_torch && retag.pin_specifier)
+            torch_minors = analysis::pinned_torch_minors(*retag.pin_specifier, report_.input.string());
+        VariantOutcome outcome;
+        plan.variant = variant_step(*wheel_report_, torch_minors, *request, &outcome);
+        report_.output = report_.output.parent_path() / wheel::with_variant_label(report_.output.filename().string(), outcome.label);
+        outcome.output = report_.output;
+        report_.variant = std::move(outcome);
     }
 
     // The staged output read back and judged, then load-tested; kept only when it

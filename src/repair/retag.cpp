@@ -58,11 +58,16 @@ wheel::WheelFilename new_file_name(const wheel::Wheel& wheel, const wheel::Versi
     wheel::WheelFilename name = wheel.filename();
     name.version = version.normalized();
     if (platform) name.platform_tags = split_tag_set(*platform);
+    wheel::WheelFilename parsed;
     try {
-        return wheel::parse_filename(wheel::format_filename(name));
+        parsed = wheel::parse_filename(wheel::format_filename(name));
     } catch (const InputError& error) {
         throw InputError("--platform", error.problem());
     }
+    // A '-' in the platform would read back as a variant label: the parts must survive.
+    if (parsed.platform_tags != name.platform_tags || parsed.variant_label != name.variant_label)
+        throw InputError("--platform", "invalid platform tag '" + platform.value_or("") + "'");
+    return parsed;
 }
 
 std::vector<std::string> trimmed_tags(const wheel::Wheel& wheel) {

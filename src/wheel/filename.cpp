@@ -1,4 +1,4 @@
-// Wheel file names: {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl
+// Wheel file names: {distribution}-{version}(-{build})?-{python}-{abi}-{platform}(-{label})?.whl
 //
 // The name is split on '-' (escaping guarantees no part contains one), each part is
 // checked against the characters the spec allows, the version must be PEP 440, a
@@ -78,9 +78,13 @@ WheelFilename parse_filename(std::string_view filename) {
     if (filename.size() <= kSuffix.size() || filename.substr(filename.size() - kSuffix.size()) != kSuffix)
         throw fail("not a wheel file name (must end in .whl)");
     auto parts = split(filename.substr(0, filename.size() - kSuffix.size()), '-');
-    if (parts.size() != 5 && parts.size() != 6)
-        throw fail("wheel file name must be name-version[-build]-python-abi-platform.whl, found " +
+    if (parts.size() < 5 || parts.size() > 7)
+        throw fail("wheel file name must be name-version[-build]-python-abi-platform[-label].whl, found " +
                    std::to_string(parts.size()) + " '-'-separated parts");
+    // Six parts: a build tag starts with a digit, a python tag never does.
+    const bool has_build = parts.size() == 7 || (parts.size() == 6 && !parts[2].empty() && parts[2][0] >= '0' &&
+                                                 parts[2][0] <= '9');
+    const bool has_label = parts.size() == 7 || (parts.size() == 6 && !has_build);
 
     WheelFilename name;
     name.distribution = parts[0];
@@ -88,13 +92,24 @@ WheelFilename parse_filename(std::string_view filename) {
     if (!only(name.distribution, distribution_char))
         throw fail("invalid distribution name '" + name.distribution + "' in file name");
     if (!Version::try_parse(name.version)) throw fail("invalid PEP 440 version '" + name.version + "' in file name");
-    if (parts.size() == 6) {
+    if (has_label) {
+        name.variant_label = parts.back();
+        parts.pop_back();
+        if (!valid_variant_label(name.variant_label))
+            throw fail("invalid variant label '" + name.variant_label + "' (must match ^[0-9a-z_.]{1,16}$)");
+    }
+    if (has_build) {
         name.build = parts[2];
         if (!only(name.build, build_char) || !(name.build[0] >= '0' && name.build[0] <= '9'))
             throw fail("invalid build tag '" + name.build + "' (must start with a digit)");
     }
     auto tag_parts = std::span(parts).last(3);
     name.python_tags = expand_tag_set(filename, "python", tag_parts[0]);
+    // Python tags start with a letter (py3, cp310, pp39): what tells a build tag from
+    // a variant label above.
+    for (const auto& tag : name.python_tags)
+        if (!(std::isalpha(static_cast<unsigned char>(tag[0]))))
+            throw fail("invalid python tag '" + std::string(tag_parts[0]) + "'");
     name.abi_tags = expand_tag_set(filename, "abi", tag_parts[1]);
     name.platform_tags = expand_tag_set(filename, "platform", tag_parts[2]);
     return name;
@@ -104,7 +119,21 @@ std::string format_filename(const WheelFilename& name) {
     std::string out = escape_distribution(name.distribution) + "-" + name.version;
     if (!name.build.empty()) out += "-" + name.build;
     out += "-" + join(name.python_tags, ".") + "-" + join(name.abi_tags, ".") + "-" + join(name.platform_tags, ".");
+    if (!name.variant_label.empty()) out += "-" + name.variant_label;
     return out + ".whl";
+}
+
+bool valid_variant_label(std::string_view label) {
+    return !label.empty() && label.size() <= kVariantLabelMax &&
+           std::all_of(label.begin(), label.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '_' || c == '.';
+           });
+}
+
+std::string with_variant_label(std::string_view filename, const std::string& label) {
+    WheelFilename name = parse_filename(filename);
+    name.variant_label = label;
+    return format_filename(name);
 }
 
 std::string escape_distribution(std::string_view name) { return collapse_runs(name, '_', false); }

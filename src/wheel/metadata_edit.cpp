@@ -183,6 +183,25 @@ PinnedTorch pin_torch(std::string_view metadata, std::string_view specifier) {
     return result;
 }
 
+std::string add_requirements(std::string_view metadata, const std::vector<std::string>& requirements) {
+    auto block = header_block(metadata);
+    const Field* last_requirement = nullptr;
+    std::vector<std::string> present;
+    for (const auto& field : block.fields)
+        if (equals_ignoring_case(field.name, "Requires-Dist")) {
+            last_requirement = &field;
+            present.push_back(field.value);
+        }
+    std::string lines;
+    for (const auto& requirement : requirements)
+        if (std::find(present.begin(), present.end(), requirement) == present.end())
+            lines += (lines.empty() ? "" : block.line_end) + header_line("Requires-Dist", requirement, "");
+    if (lines.empty()) return std::string(metadata);
+    std::vector<Replacement> replacements;
+    replacements.push_back(insertion_after(metadata, block, last_requirement ? last_requirement->end : block.end, lines));
+    return applied(metadata, std::move(replacements));
+}
+
 std::string set_tags(std::string_view wheel_file, const std::vector<std::string>& tags) {
     auto block = header_block(wheel_file);
     std::string lines;

@@ -141,6 +141,15 @@ def documents(command, tmp):
                                                       "torch-2.10.0+cu128.index.gz", "-o", tmp / "p3", "--dry-run",
                                                       status=(0, 1))),
                 ("an error", json_of("repair", bad, sgl, "--torch", TORCH["2.10.0"], "-o", tmp / "p4", status=(2,)))]
+    if command == "variant":
+        return [("auto, 0.0.3", json_of("variant", sgl, "-w", tmp / "v1")),
+                ("label, 0.1.1, requires", json_of("variant", sgl, "-w", tmp / "v2", "--label", "blackwell",
+                                                   "--schema", "0.1.1", "--variant-requires")),
+                ("dry run", json_of("variant", sgl, "-w", tmp / "v3", "--dry-run"))]
+    if command == "variant-merge":
+        json_of("variant", sgl, "-w", tmp / "m")
+        json_of("variant", sgl, "-w", tmp / "m", "--label", "other")
+        return [("two labels", json_of("variant", "merge", tmp / "m"))]
     return None
 
 

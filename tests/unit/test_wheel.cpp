@@ -154,8 +154,30 @@ TEST_CASE("wheel file names: compressed tag sets, build tags, round trip") {
     auto pypy = parse_filename("python_snappy-0.5.2-pp260-pypy_41-linux_x86_64.whl");
     CHECK(pypy.abi_tags == std::vector<std::string>{"pypy_41"});
 
-    WheelFilename custom{"My.Odd--name", "2.0", "", {"cp312"}, {"cp312"}, {"linux_aarch64"}};
+    WheelFilename custom{"My.Odd--name", "2.0", "", {"cp312"}, {"cp312"}, {"linux_aarch64"}, ""};
     CHECK(format_filename(custom) == "My_Odd_name-2.0-cp312-cp312-linux_aarch64.whl");
+}
+
+TEST_CASE("wheel file names: PEP 825 variant labels") {
+    auto labelled = parse_filename("sgl_kernel-0.3.21-cp310-abi3-manylinux_2_34_x86_64-cu13sm100.120.whl");
+    CHECK(labelled.build.empty());
+    CHECK(labelled.platform_tags == std::vector<std::string>{"manylinux_2_34_x86_64"});
+    CHECK(labelled.variant_label == "cu13sm100.120");
+    CHECK(format_filename(labelled) == "sgl_kernel-0.3.21-cp310-abi3-manylinux_2_34_x86_64-cu13sm100.120.whl");
+
+    auto both = parse_filename("pkg-1.0-1b-py3-none-any-null.whl");  // build tag and label: seven parts
+    CHECK(both.build == "1b");
+    CHECK(both.variant_label == "null");
+    auto digit_label = parse_filename("pkg-1.0-py3-none-any-13.whl");  // a label may start with a digit
+    CHECK(digit_label.build.empty());
+    CHECK(digit_label.variant_label == "13");
+    CHECK(parse_filename("pkg-1.0-2-py3-none-any.whl").build == "2");  // six parts, third a digit: a build tag
+
+    CHECK(valid_variant_label("abcdefghijklmnop"));  // 16
+    CHECK_FALSE(valid_variant_label("abcdefghijklmnopq"));
+    CHECK_FALSE(valid_variant_label(""));
+    CHECK(with_variant_label("pkg-1.0-py3-none-any.whl", "x1") == "pkg-1.0-py3-none-any-x1.whl");
+    CHECK(with_variant_label("pkg-1.0-py3-none-any-x1.whl", "x1") == "pkg-1.0-py3-none-any-x1.whl");
 }
 
 TEST_CASE("invalid wheel file names") {
@@ -167,8 +189,12 @@ TEST_CASE("invalid wheel file names") {
              Case{"pkg-1.0-py3-none-any.zip", "not a wheel file name"},
              Case{".whl", "not a wheel file name"},
              Case{"pkg-1.0-none-any.whl", "wheel file name must be"},
-             Case{"pkg-1.0-1-2-py3-none-any.whl", "wheel file name must be"},
-             Case{"pkg-1.0-abc-py3-none-any.whl", "invalid build tag 'abc'"},
+             Case{"pkg-1.0-1-2-3-py3-none-any.whl", "wheel file name must be"},
+             Case{"pkg-1.0-1-2-py3-none-any.whl", "invalid python tag '2'"},
+             Case{"pkg-1.0-py3-none-any-Cu13.whl", "invalid variant label 'Cu13'"},
+             Case{"pkg-1.0-py3-none-any-cu13sm90.100.120x.whl", "invalid variant label 'cu13sm90.100.120x'"},
+             Case{"pkg-1.0-1-py3-none-any-a+b.whl", "invalid variant label 'a+b'"},
+             Case{"pkg-1.0-abc-py3-none-any-x.whl", "invalid build tag 'abc'"},
              Case{"pkg-one.two-py3-none-any.whl", "invalid PEP 440 version 'one.two'"},
              Case{"pkg-1.0--none-any.whl", "invalid python tag ''"},
              Case{"pkg-1.0-py3..py2-none-any.whl", "invalid python tag 'py3..py2'"},

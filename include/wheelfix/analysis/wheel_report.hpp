@@ -34,6 +34,7 @@
 #include "wheelfix/analysis/needed_resolution.hpp"
 #include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/wheel/scan.hpp"
+#include "wheelfix/wheel/variant.hpp"
 #include "wheelfix/wheel/verify.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 
@@ -88,6 +89,14 @@ struct WheelReport {
     // The torch releases the extensions load on, from the torch atlas (`inspect` fills it:
     // "torch>=2.7.0,<2.8 (loads on 2.7.0 … 2.7.1 of 18 releases)"); empty when not known.
     std::string torch_range;
+
+    // PEP 825: the file name's variant label ("" when none), its *.dist-info/variant.json
+    // (nullopt when none), and what that claims that the binaries do not hold
+    // (analysis/variant.hpp variant_claim_problems; a label the file does not name,
+    // a label without variant.json): each a lie, as a platform tag's.
+    std::string variant_label;
+    std::optional<wheel::VariantFile> variant;
+    std::vector<std::string> variant_findings;
 };
 
 // Resolves the report's ELF members' NEEDED (the wheel's other members, read from

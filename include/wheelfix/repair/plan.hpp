@@ -8,6 +8,9 @@
 // - add member: a new file (a shim library, a grafted library, an SBOM);
 // - rename member: the .dist-info directory and every member in it;
 // - replace metadata: METADATA, WHEEL (small dist-info files written anew);
+// - label a variant (PEP 825): the output's file name gets the label and the
+//   .dist-info directory its variant.json (added, or replacing the input's), and
+//   METADATA the variant's Requires-Dist lines when it has any (repair/variant.hpp);
 // - copy raw: every member the plan does not name, as stored (never inflated
 //   again for writing).
 // RECORD is regenerated from the original (wheel/rewrite.hpp has the rules).
@@ -112,12 +115,21 @@ struct ElfEditStep {
     bool replan = false;  // edited during the read, edits changed since: planned again (kept member)
 };
 
+// The variant the output is labelled as; the executor applies it after the hooks,
+// to whatever output name and dist-info changes they decided.
+struct VariantStep {
+    std::string label;                  // ^[0-9a-z_.]{1,16}$
+    std::string json;                   // *.dist-info/variant.json
+    std::vector<std::string> requires_dist;  // added to METADATA (`--variant-requires`)
+};
+
 struct WheelPlan {
     std::filesystem::path output;         // the output wheel's path
     bool overwrite = false;               // replace an existing output
     std::vector<ElfEditStep> edit_elf;    // one step per member at most
     std::vector<wheel::AddedMember> add;
     wheel::DistInfoChanges dist_info;     // rename_to: rename member; replaced: replace metadata
+    std::optional<VariantStep> variant;   // label the output as this variant
     bool withhold = false;                // decided after the read: write nothing
 };
 

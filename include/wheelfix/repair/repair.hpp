@@ -72,6 +72,7 @@
 #include "wheelfix/repair/load_test.hpp"
 #include "wheelfix/repair/relink.hpp"
 #include "wheelfix/repair/retag.hpp"
+#include "wheelfix/repair/variant.hpp"
 #include "wheelfix/repair/shim_wheel.hpp"
 
 #include <algorithm>
@@ -121,6 +122,10 @@ struct RepairOptions {
     std::optional<wheel::Version> label_torch;
     std::optional<std::string> pin_specifier;
     std::string load_test_unavailable;
+    // --variant LABEL|auto: the output labelled as a PEP 825 variant in the same pass
+    // (repair/variant.hpp; abi_dependency :: torch from the pin repair writes). An
+    // input already labelled keeps its label, its properties derived again.
+    std::optional<VariantRequest> variant;
 };
 
 // Output paths taken by the inputs of one run, shared by its workers: two inputs
@@ -182,6 +187,7 @@ struct RepairReport {
     std::vector<MemberChange> relinked;
     ShimResult shim;                            // symbols, shim member, not_shimmed
     RetagResult retag;                          // names, version, pin, tags
+    std::optional<VariantOutcome> variant;      // the variant label and properties written
     std::string platform_after;
 
     // What is left (judged on the output when written, else from the plan).

@@ -1,7 +1,9 @@
 // Wheel file names (PEP 427 / PEP 491 / binary distribution format spec).
 //
 // Contract: parse_filename("sgl_kernel-0.3.21+cu130-cp310-abi3-manylinux2014_x86_64.whl")
-// splits {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl and
+// splits {distribution}-{version}(-{build})?-{python}-{abi}-{platform}(-{label})?.whl
+// (the variant label of PEP 825; with six parts, a third part starting with a digit
+// is a build tag, as a python tag never does, else the sixth is a label) and
 // expands compressed tag sets ("py2.py3", "manylinux_2_17_x86_64.manylinux2014_x86_64")
 // into their components. Throws InputError naming the file for any other shape.
 // format_filename() is the exact inverse for names that round-trip, with the
@@ -22,6 +24,7 @@ struct WheelFilename {
     std::vector<std::string> python_tags;
     std::vector<std::string> abi_tags;
     std::vector<std::string> platform_tags;
+    std::string variant_label;  // PEP 825 variant label, empty if none
 
     // Every "python-abi-platform" combination, in file-name order.
     std::vector<std::string> tags() const;
@@ -29,6 +32,13 @@ struct WheelFilename {
 
 WheelFilename parse_filename(std::string_view filename);
 std::string format_filename(const WheelFilename& name);
+
+// PEP 825: a variant label is ^[0-9a-z_.]{1,16}$ ("null" is the null variant).
+inline constexpr std::size_t kVariantLabelMax = 16;
+bool valid_variant_label(std::string_view label);
+// The wheel file name `path` names, with its variant label set to `label` (kept
+// directory; idempotent).
+std::string with_variant_label(std::string_view filename, const std::string& label);
 
 // PEP 427 escaping of a distribution name for file and dist-info names:
 // runs of '-', '_', '.' become one '_'.

@@ -45,5 +45,8 @@ struct PinnedTorch {
 PinnedTorch pin_torch(std::string_view metadata, std::string_view specifier);
 
 std::string set_tags(std::string_view wheel_file, const std::vector<std::string>& tags);
+// Requires-Dist lines added after the last Requires-Dist (else after the last
+// header), each unless a Requires-Dist with exactly that value is there already.
+std::string add_requirements(std::string_view metadata, const std::vector<std::string>& requirements);
 
 }  // namespace wheelfix::wheel

@@ -1,0 +1,81 @@
+// Wheel-variant properties (PEP 817 / PEP 825) derived from what the binaries hold,
+// and a variant.json's claims judged against them. Reads and judges; the writing is
+// repair/variant.hpp's plan step.
+//
+// Contract:
+// - sm_arch_values(report): `nvidia :: sm_arch`. Each CUDA module (modules.hpp)
+//   contributes the union over its alternative builds of X_real for every cubin
+//   sm_X (sm_Xa and sm_Xf too: the provider's values have no 'a'/'f' spelling) and
+//   X_virtual for every PTX compute_X; a value is kept only when every module runs
+//   SM X (cuda/coverage.hpp, the rule inspect uses), so a wheel never lists an SM
+//   one of its modules cannot run. Ordered by SM, real before virtual.
+// - cuda_lower_bound(report): `nvidia :: cuda_version_lower_bound`, the CUDA
+//   version the driver must at least have, the highest of (policy/variant_rules.hpp
+//   tables): the CUDA major each ELF NEEDs (libcudart.so.13 -> 13.0), the toolkit
+//   that first writes each PTX entry's ISA version (PTX ISA 9.0 -> 13.0), and the
+//   first toolkit that targets each cubin's SM (sm_100 -> 12.8; a cubin's header
+//   holds only its format version). `because` names the deciding input. nullopt
+//   when no ELF links the CUDA runtime and none holds device code. A PTX ISA or an
+//   SM the tables do not know is an InputError naming the member (wheelfix is older
+//   than the toolkit: it says so rather than guess low).
+// - derive_variant(report, torch_minors): the properties: the two above and
+//   `abi_dependency :: torch` = torch_minors ("2.9", "2.10"; left out when empty).
+// - auto_variant_label(properties): "cu{M}sm{real SMs '.'-joined}" ("cu13sm90.100.120")
+//   when it fits in 16 characters, "cu{M}" alone without device code; else
+//   "cu{M}_" and the first 8 hex digits of the SHA-256 of the property lines. Stable:
+//   the same properties give the same label.
+// - variant_file(label, properties, schema): the variant.json document: the rules'
+//   namespaces in their order (0.0.3: those with a provider; 0.1.1: those used), the
+//   providers (0.0.3). InputError naming --schema when 0.0.3 would list no namespace.
+// - Torch minors: proven_torch_minors(input, report) resolves the wheel's extensions
+//   against every release of the bundled atlas (`check --torch-release all`,
+//   torch_releases.hpp) and keeps the minors all of whose releases load, narrowed to
+//   those every torch Requires-Dist admits; pinned_torch_minors(specifier, input)
+//   the minors of the atlas's releases for the wheel's arch every one of which the
+//   specifier admits (repair: its own pin). Both empty when nothing applies.
+// - variant_claim_problems(report, claimed): what a variant.json claims that the
+//   binaries do not hold: an sm_arch value whose SM a module cannot run (or, for
+//   X_real, that no cubin for that SM backs), a cuda_version_lower_bound below
+//   what the binaries need; one line each, empty when the claims hold.
+//   (abi_dependency :: torch is not judged here: inspect has no torch proof of its
+//   own beyond the atlas range it prints; `variant` and repair derive it.)
+#pragma once
+
+#include "wheelfix/analysis/wheel_report.hpp"
+#include "wheelfix/wheel/variant.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wheelfix::analysis {
+
+std::vector<std::string> sm_arch_values(const WheelReport& report);
+
+struct CudaFloor {
+    std::string version;  // "13.0"
+    std::string because;  // "libcudart.so.13 (sgl_kernel/sm100/common_ops.abi3.so)"
+};
+std::optional<CudaFloor> cuda_lower_bound(const WheelReport& report);
+
+struct VariantDerivation {
+    wheel::VariantProperties properties;
+    std::optional<CudaFloor> cuda;
+};
+VariantDerivation derive_variant(const WheelReport& report, const std::vector<std::string>& torch_minors);
+
+std::string auto_variant_label(const wheel::VariantProperties& properties);
+wheel::VariantFile variant_file(const std::string& label, const wheel::VariantProperties& properties,
+                                wheel::VariantSchema schema);
+
+std::vector<std::string> proven_torch_minors(const std::string& input, const WheelReport& report);
+std::vector<std::string> pinned_torch_minors(const std::string& specifier, const std::string& input);
+
+std::vector<std::string> variant_claim_problems(const WheelReport& report, const wheel::VariantProperties& claimed);
+// Fills report.variant_label, .variant and .variant_findings from the wheel (after
+// the ELF reports and modules are in): the claims judged, a variant.json naming
+// another label than the file name, a label without variant.json, a variant.json
+// without a label.
+void attach_variant(WheelReport& report, const wheel::Wheel& wheel);
+
+}  // namespace wheelfix::analysis

@@ -1,0 +1,72 @@
+// Labelling wheels as variants (PEP 825): the plan step repair and `wheelfix variant`
+// share, the standalone command's run, and the index-level merge.
+//
+// Contract:
+// - variant_step(report, torch_minors, request, input): the step (plan.hpp
+//   VariantStep) for a wheel whose binaries `report` describes: properties from
+//   analysis/variant.hpp derive_variant, the label request.label ("auto" or empty:
+//   auto_variant_label; otherwise it must match ^[0-9a-z_.]{1,16}$ and not be
+//   "null" for a wheel with properties, else an InputError naming --variant), the
+//   variant.json in request.schema, and with request.requires_runtime a Requires-Dist
+//   for the CUDA runtime package of each CUDA major the ELFs NEED (variants.policy
+//   `runtime`), marked `; 'nvidia' in variant_namespaces` so that only a
+//   variant-aware installer, which selected this wheel for its CUDA, evaluates it.
+// - label_wheel(path, request, out_dir): `wheelfix variant`: one read of the wheel
+//   (analysis::inspect_wheel: every member hashed, RECORD proven, the ELF members
+//   analysed), the torch minors `check --torch-release all` proves
+//   (analysis::proven_torch_minors), then a plan with only the variant step run by
+//   the executor on that read: variant.json added (or replacing the input's), the
+//   file name labelled, RECORD regenerated, every other member copied as stored.
+//   Output over the input, or over an existing file without overwrite, is refused.
+// - merge_variants(dir, overwrite, dry_run): `wheelfix variant merge`: every
+//   variant wheel in dir (a file name with a label) grouped by escaped name and
+//   version; per group the merged {name}-{version}-variants.json
+//   (wheel/variant.hpp merge_variant_files) written atomically into dir. A label
+//   whose properties differ between two wheels, disagreeing schemas or providers:
+//   an InputError naming the wheels' group; nothing is written for any group.
+#pragma once
+
+#include "wheelfix/analysis/variant.hpp"
+#include "wheelfix/analysis/wheel_report.hpp"
+#include "wheelfix/repair/plan.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wheelfix::repair {
+
+struct VariantRequest {
+    std::string label = "auto";            // "auto" or a label
+    wheel::VariantSchema schema = wheel::kDefaultVariantSchema;
+    bool requires_runtime = false;          // --variant-requires
+    bool overwrite = false;
+    bool dry_run = false;
+};
+
+struct VariantOutcome {
+    std::filesystem::path output;
+    std::string label;
+    wheel::VariantProperties properties;
+    std::optional<analysis::CudaFloor> cuda;
+    wheel::VariantSchema schema = wheel::kDefaultVariantSchema;
+    std::vector<std::string> requires_dist;
+    std::string plan;  // with dry_run
+    bool written = false;
+};
+
+VariantStep variant_step(const analysis::WheelReport& report, const std::vector<std::string>& torch_minors,
+                         const VariantRequest& request, VariantOutcome* outcome = nullptr);
+
+VariantOutcome label_wheel(const std::filesystem::path& path, const VariantRequest& request,
+                           const std::filesystem::path& out_dir);
+
+struct MergedIndex {
+    std::filesystem::path path;  // dir/{name}-{version}-variants.json
+    std::vector<std::string> wheels;
+    std::vector<std::string> labels;
+};
+std::vector<MergedIndex> merge_variants(const std::filesystem::path& dir, bool overwrite, bool dry_run);
+
+}  // namespace wheelfix::repair

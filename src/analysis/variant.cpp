@@ -1,0 +1,297 @@
+// Variant properties from the binaries, and variant.json claims judged (analysis/variant.hpp).
+#include "wheelfix/analysis/variant.hpp"
+
+#include "wheelfix/abi/atlas.hpp"
+#include "wheelfix/analysis/modules.hpp"
+#include "wheelfix/analysis/torch_releases.hpp"
+#include "wheelfix/policy/variant_rules.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/sha256.hpp"
+#include "wheelfix/wheel/version.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <tuple>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace wheelfix::analysis {
+
+namespace {
+
+constexpr const char* kNvidia = "nvidia";
+constexpr const char* kSmArch = "sm_arch";
+constexpr const char* kCudaLowerBound = "cuda_version_lower_bound";
+constexpr const char* kAbiDependency = "abi_dependency";
+
+struct SmValue {
+    std::uint32_t sm = 0;
+    bool real = true;
+    bool operator<(const SmValue& other) const { return std::tie(sm, other.real) < std::tie(other.sm, real); }
+    std::string text() const { return std::to_string(sm) + (real ? "_real" : "_virtual"); }
+};
+
+std::optional<SmValue> parse_sm_value(std::string_view text) {
+    SmValue value;
+    std::string_view rest;
+    if (text.ends_with("_real")) rest = text.substr(0, text.size() - 5);
+    else if (text.ends_with("_virtual")) { rest = text.substr(0, text.size() - 8); value.real = false; }
+    else return std::nullopt;
+    auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), value.sm);
+    if (error != std::errc() || end != rest.data() + rest.size() || rest.empty()) return std::nullopt;
+    return value;
+}
+
+// The module's entries, every variant pooled (the union over its alternative builds).
+std::set<SmValue> module_values(const CudaModule& module, const std::vector<ElfReport>& elves) {
+    std::set<SmValue> values;
+    for (auto index : module.variants)
+        for (const auto& entry : elves[index].fatbin) {
+            if (entry.kind == cuda::EntryKind::cubin) values.insert({entry.sm, true});
+            else if (entry.kind == cuda::EntryKind::ptx) values.insert({entry.sm, false});
+        }
+    return values;
+}
+
+bool module_runs(const CudaModule& module, const std::vector<ElfReport>& elves, std::uint32_t sm) {
+    const std::uint32_t sms[] = {sm};
+    return module_support(module, elves, sms).front().runs;
+}
+
+bool every_module_runs(const WheelReport& report, std::uint32_t sm) {
+    return std::all_of(report.modules.begin(), report.modules.end(),
+                       [&](const CudaModule& module) { return module_runs(module, report.elves, sm); });
+}
+
+void raise(std::optional<CudaFloor>& floor, const std::string& version, const std::string& because) {
+    if (!floor || policy::cuda_version_less(floor->version, version)) floor = CudaFloor{version, because};
+}
+
+// "2.9.1+cu128" -> "2.9"
+std::string minor_of(const std::string& torch_version) {
+    const auto version = wheel::Version::try_parse(torch_version.substr(0, torch_version.find('+')));
+    if (!version || version->release().size() < 2) return {};
+    return std::to_string(version->release()[0]) + "." + std::to_string(version->release()[1]);
+}
+
+bool minor_less(const std::string& a, const std::string& b) {
+    return wheel::Version::parse(a) < wheel::Version::parse(b);
+}
+
+// The minors every one of whose releases passes `keep`, in version order.
+std::vector<std::string> whole_minors(const std::vector<std::string>& versions, const std::function<bool(std::size_t)>& keep) {
+    std::map<std::string, bool> all;  // minor -> every release kept
+    for (std::size_t i = 0; i < versions.size(); ++i) {
+        const std::string minor = minor_of(versions[i]);
+        if (minor.empty()) continue;
+        auto [it, fresh] = all.emplace(minor, true);
+        it->second = it->second && keep(i);
+    }
+    std::vector<std::string> minors;
+    for (const auto& [minor, every] : all)
+        if (every) minors.push_back(minor);
+    std::sort(minors.begin(), minors.end(), minor_less);
+    return minors;
+}
+
+// Whether `spec` (a PEP 440 specifier set) admits torch `version`: asked of the atlas
+// selection (torch_matrix.hpp select_releases), which refuses an empty selection.
+bool admits(const std::string& spec, const std::string& version) {
+    if (spec.empty()) return true;
+    try {
+        return !select_releases({abi::AtlasRelease{version, {}, {}, {}, 0}}, spec, "").empty();
+    } catch (const InputError&) {
+        return false;
+    }
+}
+
+std::string strip_name(std::string specifier) {
+    const auto at = specifier.find_first_of("<>=!~");
+    return at == std::string::npos ? std::string() : specifier.substr(at);
+}
+
+}  // namespace
+
+std::vector<std::string> sm_arch_values(const WheelReport& report) {
+    std::set<SmValue> candidates;
+    for (const auto& module : report.modules)
+        for (const SmValue& value : module_values(module, report.elves)) candidates.insert(value);
+    std::vector<std::string> values;
+    for (const SmValue& value : candidates)
+        if (every_module_runs(report, value.sm)) values.push_back(value.text());
+    return values;
+}
+
+std::optional<CudaFloor> cuda_lower_bound(const WheelReport& report) {
+    std::optional<CudaFloor> floor;
+    for (const auto& elf : report.elves) {
+        if (elf.cudart_major) {
+            const std::string cuda = policy::cuda_for_cudart(*elf.cudart_major);
+            if (cuda.empty())
+                throw InputError(report.path + ": " + elf.name, "links libcudart.so." + std::to_string(*elf.cudart_major) +
+                                                                 ", a CUDA major wheelfix's variant rules do not know");
+            raise(floor, cuda, "libcudart.so." + std::to_string(*elf.cudart_major) + " (" + elf.name + ")");
+        }
+        for (const auto& entry : elf.fatbin) {
+            if (entry.kind == cuda::EntryKind::ptx) {
+                const std::string cuda = policy::cuda_for_ptx_isa(entry.version_major, entry.version_minor);
+                const std::string isa = std::to_string(entry.version_major) + "." + std::to_string(entry.version_minor);
+                if (cuda.empty())
+                    throw InputError(report.path + ": " + elf.name, "PTX ISA " + isa + " (" + entry.arch_name() +
+                                                                     "), newer than wheelfix's variant rules know");
+                raise(floor, cuda, "PTX ISA " + isa + " of " + entry.arch_name() + " (" + elf.name + ")");
+            } else if (entry.kind == cuda::EntryKind::cubin) {
+                const std::string cuda = policy::cuda_for_sm(entry.sm);
+                if (cuda.empty())
+                    throw InputError(report.path + ": " + elf.name, "cubin for SM " + std::to_string(entry.sm) +
+                                                                     ", newer than wheelfix's variant rules know");
+                raise(floor, cuda, "cubin " + entry.arch_name() + " (" + elf.name + ")");
+            }
+        }
+    }
+    return floor;
+}
+
+VariantDerivation derive_variant(const WheelReport& report, const std::vector<std::string>& torch_minors) {
+    VariantDerivation derived;
+    derived.cuda = cuda_lower_bound(report);
+    if (derived.cuda) derived.properties[kNvidia][kCudaLowerBound] = {derived.cuda->version};
+    auto sms = sm_arch_values(report);
+    if (!sms.empty()) derived.properties[kNvidia][kSmArch] = std::move(sms);
+    if (!torch_minors.empty()) derived.properties[kAbiDependency]["torch"] = torch_minors;
+    return derived;
+}
+
+std::string auto_variant_label(const wheel::VariantProperties& properties) {
+    std::string cuda_major;
+    std::vector<std::string> reals;
+    if (auto nvidia = properties.find(kNvidia); nvidia != properties.end()) {
+        if (auto bound = nvidia->second.find(kCudaLowerBound); bound != nvidia->second.end() && !bound->second.empty())
+            cuda_major = bound->second.front().substr(0, bound->second.front().find('.'));
+        if (auto sms = nvidia->second.find(kSmArch); sms != nvidia->second.end())
+            for (const auto& value : sms->second)
+                if (auto sm = parse_sm_value(value); sm && sm->real) reals.push_back(std::to_string(sm->sm));
+    }
+    const std::string head = cuda_major.empty() ? "cpu" : "cu" + cuda_major;
+    std::string readable = head;
+    if (!reals.empty()) {
+        readable += "sm";
+        for (std::size_t i = 0; i < reals.size(); ++i) readable += (i ? "." : "") + reals[i];
+    }
+    if (readable.size() <= wheel::kVariantLabelMax) return readable;
+    std::string lines;
+    for (const auto& line : wheel::property_lines(properties)) lines += line + "\n";
+    const auto digest = sha256({reinterpret_cast<const std::uint8_t*>(lines.data()), lines.size()});
+    return head + "_" + hex_digest(digest).substr(0, 8);
+}
+
+wheel::VariantFile variant_file(const std::string& label, const wheel::VariantProperties& properties,
+                                wheel::VariantSchema schema) {
+    const policy::VariantRules& rules = policy::variant_rules();
+    wheel::VariantFile file;
+    file.schema = schema;
+    for (const std::string& name_space : rules.namespaces) {
+        if (!properties.contains(name_space)) continue;
+        auto provider = std::find_if(rules.providers.begin(), rules.providers.end(),
+                                     [&](const policy::VariantProvider& p) { return p.name_space == name_space; });
+        if (schema == wheel::VariantSchema::v0_0_3) {
+            if (provider == rules.providers.end()) continue;
+            file.providers[name_space] = {provider->plugin_api, {provider->requirement}};
+        }
+        file.namespaces.push_back(name_space);
+    }
+    for (const auto& [name_space, features] : properties)
+        if (std::find(rules.namespaces.begin(), rules.namespaces.end(), name_space) == rules.namespaces.end())
+            throw std::logic_error("variant namespace '" + name_space + "' is not in variants.policy");
+    if (file.namespaces.empty())
+        throw InputError("--schema", std::string("schema ") + wheel::variant_schema_name(schema) +
+                                         " needs a namespace with an installer provider (nvidia): this wheel has no CUDA "
+                                         "property; use --schema 0.1.1");
+    file.variants[label] = properties;
+    return file;
+}
+
+std::vector<std::string> proven_torch_minors(const std::string& input, const WheelReport& report) {
+    if (!std::any_of(report.elves.begin(), report.elves.end(), [](const ElfReport& elf) { return uses_torch(elf); }))
+        return {};
+    const Targets targets = read_targets(input);
+    const TorchLoader no_other_torch = [](const std::string& path, const abi::IndexOptions&) -> abi::SymbolIndex {
+        throw std::logic_error("no torch path but the atlas was asked for: " + path);
+    };
+    const ReleaseMatrix run = check_releases(targets, input, release_request("all", {}), no_other_torch);
+    std::vector<std::string> versions;
+    for (const auto& column : run.matrix.columns) versions.push_back(column.torch_version);
+    std::vector<std::string> specifiers;
+    for (const auto& requirement : report.torch_requirements) specifiers.push_back(strip_name(requirement.substr(0, requirement.find(';'))));
+    return whole_minors(versions, [&](std::size_t column) {
+        if (run.matrix.column_verdict(column) != Verdict::ok) return false;
+        return std::all_of(specifiers.begin(), specifiers.end(),
+                           [&](const std::string& spec) { return admits(spec, versions[column]); });
+    });
+}
+
+std::vector<std::string> pinned_torch_minors(const std::string& specifier, const std::string& input) {
+    const abi::Atlas& atlas = abi::Atlas::bundled();
+    const std::string arch = wheel_facts(input).arch;
+    std::vector<std::string> versions;
+    for (const auto& release : atlas.releases())
+        if (release.arch.empty() || release.arch == arch) versions.push_back(release.torch_version);
+    const std::string spec = strip_name(specifier);
+    if (spec.empty()) return {};
+    return whole_minors(versions, [&](std::size_t i) { return admits(spec, versions[i]); });
+}
+
+std::vector<std::string> variant_claim_problems(const WheelReport& report, const wheel::VariantProperties& claimed) {
+    std::vector<std::string> problems;
+    auto nvidia = claimed.find(kNvidia);
+    if (nvidia == claimed.end()) return problems;
+    if (auto sms = nvidia->second.find(kSmArch); sms != nvidia->second.end()) {
+        for (const auto& text : sms->second) {
+            const auto value = parse_sm_value(text);
+            if (!value) {
+                problems.push_back("nvidia :: sm_arch :: " + text + " is not an SM value (X_real or X_virtual)");
+                continue;
+            }
+            if (report.modules.empty()) {
+                problems.push_back("nvidia :: sm_arch :: " + text + " claimed, but no ELF holds device code");
+                continue;
+            }
+            for (const auto& module : report.modules)
+                if (!module_runs(module, report.elves, value->sm)) {
+                    problems.push_back("nvidia :: sm_arch :: " + text + " claimed, but " + module.name + " cannot run SM " +
+                                       std::to_string(value->sm));
+                    break;
+                }
+        }
+    }
+    if (auto bound = nvidia->second.find(kCudaLowerBound); bound != nvidia->second.end()) {
+        const auto needed = cuda_lower_bound(report);
+        for (const auto& text : bound->second)
+            if (needed && policy::cuda_version_less(text, needed->version))
+                problems.push_back("nvidia :: cuda_version_lower_bound :: " + text + " claimed, but the binaries need CUDA " +
+                                   needed->version + " (" + needed->because + ")");
+    }
+    return problems;
+}
+
+void attach_variant(WheelReport& report, const wheel::Wheel& wheel) {
+    report.variant_label = wheel.filename().variant_label;
+    report.variant = wheel::read_variant_json(wheel);
+    const std::string member = wheel.dist_info() + "/" + wheel::kVariantJsonName;
+    if (!report.variant) {
+        if (!report.variant_label.empty())
+            report.variant_findings.push_back("the file name's variant label '" + report.variant_label + "' but no " + member);
+        return;
+    }
+    const auto& [label, properties] = *report.variant->variants.begin();
+    if (report.variant_label.empty())
+        report.variant_findings.push_back(member + " names variant '" + label + "' but the file name has no label");
+    else if (label != report.variant_label)
+        report.variant_findings.push_back(member + " names variant '" + label + "' but the file name's label is '" +
+                                          report.variant_label + "'");
+    for (auto& problem : variant_claim_problems(report, properties)) report.variant_findings.push_back(std::move(problem));
+}
+
+}  // namespace wheelfix::analysis

@@ -1,0 +1,133 @@
+// Variant labelling: the plan step, `wheelfix variant`, and `variant merge` (repair/variant.hpp).
+#include "wheelfix/repair/variant.hpp"
+
+#include "wheelfix/policy/variant_rules.hpp"
+#include "wheelfix/repair/retag.hpp"
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/util/files.hpp"
+#include "wheelfix/wheel/filename.hpp"
+#include "wheelfix/wheel/rewrite.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace wheelfix::repair {
+
+namespace {
+
+std::string checked_label(const std::string& asked, const wheel::VariantProperties& properties) {
+    if (asked.empty() || asked == "auto") return analysis::auto_variant_label(properties);
+    if (!wheel::valid_variant_label(asked))
+        throw InputError("--variant", "label '" + asked + "' must match ^[0-9a-z_.]{1,16}$ (PEP 825: at most " +
+                                          std::to_string(wheel::kVariantLabelMax) + " characters)");
+    if (asked == "null" && !properties.empty())
+        throw InputError("--variant", "'null' is the null variant, which has no properties; this wheel has some");
+    return asked;
+}
+
+std::vector<std::string> runtime_requirements(const analysis::WheelReport& report) {
+    std::set<int> majors;
+    for (const auto& elf : report.elves)
+        if (elf.cudart_major) majors.insert(*elf.cudart_major);
+    std::vector<std::string> lines;
+    for (int major : majors) {
+        const std::string requirement = policy::runtime_requirement(major);
+        if (requirement.empty())
+            throw InputError("--variant-requires", "no CUDA runtime package known for libcudart.so." + std::to_string(major));
+        lines.push_back(requirement + " ; 'nvidia' in variant_namespaces");
+    }
+    return lines;
+}
+
+}  // namespace
+
+VariantStep variant_step(const analysis::WheelReport& report, const std::vector<std::string>& torch_minors,
+                         const VariantRequest& request, VariantOutcome* outcome) {
+    analysis::VariantDerivation derived = analysis::derive_variant(report, torch_minors);
+    VariantStep step;
+    step.label = checked_label(request.label, derived.properties);
+    step.json = wheel::format_variant_json(analysis::variant_file(step.label, derived.properties, request.schema));
+    if (request.requires_runtime) step.requires_dist = runtime_requirements(report);
+    if (outcome) {
+        outcome->label = step.label;
+        outcome->properties = std::move(derived.properties);
+        outcome->cuda = std::move(derived.cuda);
+        outcome->schema = request.schema;
+        outcome->requires_dist = step.requires_dist;
+    }
+    return step;
+}
+
+VariantOutcome label_wheel(const std::filesystem::path& path, const VariantRequest& request,
+                           const std::filesystem::path& out_dir) {
+    auto wheel = wheel::Wheel::open(path);
+    const analysis::WheelReport report = analysis::inspect_wheel(path);
+    wheel::refuse_findings(wheel, report.record_findings);
+    VariantOutcome outcome;
+    WheelPlan plan;
+    plan.output = out_dir / path.filename();
+    plan.overwrite = request.overwrite;
+    plan.variant = variant_step(report, analysis::proven_torch_minors(path.string(), report), request, &outcome);
+    ExecuteOptions execute;
+    execute.dry_run = request.dry_run;
+    // inspect_wheel hashed every member and proved RECORD: the plan copies, it does not read again.
+    execute.digests = retag_digests(wheel, false);
+    execute.check_record = [&](const wheel::Wheel&, const std::vector<wheel::MemberDigest>&) {};
+    auto executed = execute_plan(wheel, plan, {}, execute);
+    outcome.output = executed.output;
+    outcome.written = executed.written;
+    if (request.dry_run) outcome.plan = describe_plan(wheel, plan, executed);
+    return outcome;
+}
+
+std::vector<MergedIndex> merge_variants(const std::filesystem::path& dir, bool overwrite, bool dry_run) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(dir, error)) throw InputError(dir.string(), "not a directory");
+    std::map<std::string, std::vector<std::filesystem::path>> groups;  // "name-version" -> wheels
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.ends_with(".whl") || !entry.is_regular_file()) continue;
+        wheel::WheelFilename parsed;
+        try {
+            parsed = wheel::parse_filename(name);
+        } catch (const InputError&) {
+            continue;  // not a wheel name: not ours to merge
+        }
+        if (parsed.variant_label.empty()) continue;
+        groups[wheel::escape_distribution(parsed.distribution) + "-" + parsed.version].push_back(entry.path());
+    }
+    if (groups.empty()) throw InputError(dir.string(), "holds no variant wheel (a file name with a variant label)");
+    std::vector<MergedIndex> merged;
+    std::vector<std::string> documents;
+    for (auto& [stem, wheels] : groups) {
+        std::sort(wheels.begin(), wheels.end());
+        std::vector<wheel::VariantFile> files;
+        MergedIndex index;
+        index.path = dir / (stem + "-variants.json");
+        for (const auto& path : wheels) {
+            auto wheel = wheel::Wheel::open(path);
+            auto file = wheel::read_variant_json(wheel);
+            if (!file) throw InputError(path.string(), "has a variant label but no " + wheel.dist_info() + "/variant.json");
+            if (file->variants.begin()->first != wheel.filename().variant_label)
+                throw InputError(path.string(), "its variant.json names variant '" + file->variants.begin()->first +
+                                                    "', not the file name's '" + wheel.filename().variant_label + "'");
+            files.push_back(std::move(*file));
+            index.wheels.push_back(path.filename().string());
+        }
+        const wheel::VariantFile all = wheel::merge_variant_files(files, stem + " (" + dir.string() + ")");
+        for (const auto& [label, properties] : all.variants) index.labels.push_back(label);
+        if (!dry_run) refuse_existing_output(index.path, overwrite);
+        documents.push_back(wheel::format_variant_json(all));
+        merged.push_back(std::move(index));
+    }
+    if (dry_run) return merged;
+    using std::filesystem::perms;
+    for (std::size_t i = 0; i < merged.size(); ++i)
+        write_file_atomically(merged[i].path,
+                              {reinterpret_cast<const std::uint8_t*>(documents[i].data()), documents[i].size()},
+                              perms::owner_read | perms::owner_write | perms::group_read | perms::others_read, overwrite);
+    return merged;
+}
+
+}  // namespace wheelfix::repair
