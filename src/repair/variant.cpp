@@ -17,7 +17,7 @@ namespace wheelfix::repair {
 namespace {
 
 std::string checked_label(const std::string& asked, const wheel::VariantProperties& properties) {
-    if (asked.empty() || asked == "auto") return analysis::auto_variant_label(properties);
+    if (asked == "auto") return analysis::auto_variant_label(properties);
     if (!wheel::valid_variant_label(asked))
         throw InputError("--variant", "label '" + asked + "' must match ^[0-9a-z_.]{1,16}$ (PEP 825: at most " +
                                           std::to_string(wheel::kVariantLabelMax) + " characters)");
