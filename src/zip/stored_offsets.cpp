@@ -1,6 +1,7 @@
 // stored_entries: the central directory walked for local header offsets
 // (APPNOTE 4.3.12-4.3.16, 4.5.3) and the DOS times (4.4.6).
 #include "stored_offsets.hpp"
+#include "zip_records.hpp"
 
 #include "wheelfix/util/error.hpp"
 
@@ -13,11 +14,8 @@
 namespace wheelfix::zip {
 namespace {
 
-constexpr std::uint32_t kLocalHeader = 0x04034b50;
-constexpr std::uint32_t kCentralHeader = 0x02014b50;
-constexpr std::uint32_t kZip64EndRecord = 0x06064b50;
-constexpr std::uint32_t kZip64EndLocator = 0x07064b50;
-constexpr std::uint32_t kEndRecord = 0x06054b50;
+using namespace records;  // the record signatures
+
 constexpr std::uint32_t kDescriptor = 0x08074b50;
 constexpr std::size_t kEndRecordSize = 22;
 constexpr std::size_t kLocatorSize = 20;

@@ -7,11 +7,6 @@
 namespace wheelfix::zip::records {
 namespace {
 
-constexpr std::uint32_t kLocalHeader = 0x04034b50;
-constexpr std::uint32_t kCentralHeader = 0x02014b50;
-constexpr std::uint32_t kZip64EndRecord = 0x06064b50;
-constexpr std::uint32_t kZip64EndLocator = 0x07064b50;
-constexpr std::uint32_t kEndRecord = 0x06054b50;
 constexpr std::uint16_t kZip64ExtraId = 0x0001;
 constexpr std::uint32_t kMax32 = 0xFFFFFFFF;
 constexpr std::uint16_t kMax16 = 0xFFFF;

@@ -27,6 +27,13 @@
 
 namespace wheelfix::zip::records {
 
+// The signatures that open each zip record (APPNOTE 4.3).
+inline constexpr std::uint32_t kLocalHeader = 0x04034b50;
+inline constexpr std::uint32_t kCentralHeader = 0x02014b50;
+inline constexpr std::uint32_t kZip64EndRecord = 0x06064b50;
+inline constexpr std::uint32_t kZip64EndLocator = 0x07064b50;
+inline constexpr std::uint32_t kEndRecord = 0x06054b50;
+
 struct DosDateTime {
     std::uint16_t time = 0;
     std::uint16_t date = 0;
