@@ -60,9 +60,27 @@ bool module_runs(const CudaModule& module, const std::vector<ElfReport>& elves, 
     return module_support(module, elves, sms).front().runs;
 }
 
-bool every_module_runs(const WheelReport& report, std::uint32_t sm) {
-    return std::all_of(report.modules.begin(), report.modules.end(),
-                       [&](const CudaModule& module) { return module_runs(module, report.elves, sm); });
+// The GPUs a provider selects a wheel for by this value: the NVIDIA provider takes
+// X_real on any GPU of X's major whose minor is at least X's, and X_virtual on the GPUs
+// of X's major (X ending in 0); so the value holds only if the wheel runs on each known
+// SM (variants.policy `sm`) of that kind. An sm_100a cubin alone runs on sm_100 but not
+// sm_103: 100_real would be wider than the truth.
+std::vector<std::uint32_t> selected_sms(const SmValue& value) {
+    std::vector<std::uint32_t> sms{value.sm};
+    for (const auto& row : policy::variant_rules().sm) {
+        std::uint32_t sm = 0;
+        std::from_chars(row.key.data(), row.key.data() + row.key.size(), sm);
+        if (sm != value.sm && sm / 10 == value.sm / 10 && sm > value.sm) sms.push_back(sm);
+    }
+    return sms;
+}
+
+// Empty when every module runs every SM the value selects, else the first one it does not, with the module.
+std::optional<std::pair<std::uint32_t, std::string>> unrun_selected_sm(const WheelReport& report, const SmValue& value) {
+    for (std::uint32_t sm : selected_sms(value))
+        for (const auto& module : report.modules)
+            if (!module_runs(module, report.elves, sm)) return std::make_pair(sm, module.name);
+    return std::nullopt;
 }
 
 void raise(std::optional<CudaFloor>& floor, const std::string& version, const std::string& because) {
@@ -120,7 +138,7 @@ std::vector<std::string> sm_arch_values(const WheelReport& report) {
         for (const SmValue& value : module_values(module, report.elves)) candidates.insert(value);
     std::vector<std::string> values;
     for (const SmValue& value : candidates)
-        if (every_module_runs(report, value.sm)) values.push_back(value.text());
+        if (!unrun_selected_sm(report, value)) values.push_back(value.text());
     return values;
 }
 
@@ -258,12 +276,12 @@ std::vector<std::string> variant_claim_problems(const WheelReport& report, const
                 problems.push_back("nvidia :: sm_arch :: " + text + " claimed, but no ELF holds device code");
                 continue;
             }
-            for (const auto& module : report.modules)
-                if (!module_runs(module, report.elves, value->sm)) {
-                    problems.push_back("nvidia :: sm_arch :: " + text + " claimed, but " + module.name + " cannot run SM " +
-                                       std::to_string(value->sm));
-                    break;
-                }
+            if (auto unrun = unrun_selected_sm(report, *value)) {
+                std::string problem = "nvidia :: sm_arch :: " + text + " claimed, but " + unrun->second +
+                                      " cannot run SM " + std::to_string(unrun->first);
+                if (unrun->first != value->sm) problem += " (which an installer selects it for by that value)";
+                problems.push_back(std::move(problem));
+            }
         }
     }
     if (auto bound = nvidia->second.find(kCudaLowerBound); bound != nvidia->second.end()) {

@@ -480,7 +480,8 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
     command->add_option("--variant", args->variant,
                         "Label the output as a PEP 825 wheel variant in the same pass: 'auto' (cu{CUDA major}sm{SMs}) "
                         "or a LABEL matching ^[0-9a-z_.]{1,16}$; variant.json from what the binaries hold");
-    command->add_option("--variant-schema", args->variant_schema, "variant.json schema: 0.0.3 (default) or 0.1.1");
+    command->add_option("--variant-schema", args->variant_schema, "variant.json schema: 0.0.3 (default) or 0.1.1")
+        ->check(CLI::IsMember({"0.0.3", "0.1.1"}));
     command->add_flag("--variant-requires", args->variant_requires,
                       "With --variant: Requires-Dist for the CUDA runtime package, with a variant marker");
     command->add_flag("--strict", args->strict, "Write nothing when findings would be left");

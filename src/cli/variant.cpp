@@ -106,7 +106,8 @@ CommandRunner register_variant(CLI::App& app, const GlobalOptions& global) {
                         "matching ^[0-9a-z_.]{1,16}$");
     command->add_option("--schema", args->schema,
                         "variant.json schema: 0.0.3 (default: what variant-aware installers read today) or 0.1.1 "
-                        "(the PEP 825 draft)");
+                        "(the PEP 825 draft)")
+        ->check(CLI::IsMember({"0.0.3", "0.1.1"}));
     command->add_flag("--variant-requires", args->request.requires_runtime,
                       "Add Requires-Dist for the CUDA runtime package the ELFs need, with a variant marker");
     command->add_flag("--overwrite", args->request.overwrite, "Replace an existing output file");

@@ -43,7 +43,7 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "wheelf
 
 # The oracle's own tables (NVIDIA's PTX ISA release notes; the toolkit that first targets an SM).
 PTX_ISA_CUDA = {(9, 0): (13, 0), (8, 8): (12, 9), (8, 7): (12, 8), (8, 6): (12, 7), (8, 5): (12, 5), (8, 0): (12, 0)}
-SM_CUDA = {90: (11, 8), 100: (12, 8), 103: (12, 9), 120: (12, 8), 121: (12, 9)}
+SM_CUDA = {90: (11, 8), 100: (12, 8), 101: (12, 8), 103: (12, 9), 110: (13, 0), 120: (12, 8), 121: (12, 9)}
 
 
 def test_venv():
@@ -193,8 +193,12 @@ def oracle_properties(wheel, tmp):
             for kind, sm, _, isa in entries:
                 cuda_floor = max(cuda_floor, PTX_ISA_CUDA[isa] if kind == "ptx" else SM_CUDA[sm])
     candidates = {(sm, kind == "cubin") for entries in modules.values() for kind, sm, _, _ in entries}
+
+    def selected(sm):  # the GPUs NVIDIA's provider accepts X_real / X_virtual on: X's major, minor >= X's
+        return [sm] + [other for other in SM_CUDA if other // 10 == sm // 10 and other > sm]
+
     kept = sorted((sm, not real) for sm, real in candidates
-                  if all(any(runs(e, sm) for e in entries) for entries in modules.values()))
+                  if all(any(runs(e, gpu) for e in entries) for entries in modules.values() for gpu in selected(sm)))
     sm_arch = [f"{sm}_{'virtual' if virtual else 'real'}" for sm, virtual in kept]
     return sm_arch, f"{cuda_floor[0]}.{cuda_floor[1]}"
 
@@ -276,7 +280,7 @@ class Variants(unittest.TestCase):
                     wheel = labelled(out)
                     label = wheel.stem.split("-")[-1]
                     self.assertRegex(label, LABEL_RE)
-                    self.assertEqual(label, label_args[1] if label_args else "cu13sm90.100.120")
+                    self.assertEqual(label, label_args[1] if label_args else "cu13sm90.120")
                     self.assertEqual(wheel.name, wfx.SGL_WHEEL.stem + "-" + label + ".whl")
                     doc = variant_json(wheel)
                     self.assert_valid(doc, schema_file, tmp)
@@ -295,9 +299,11 @@ class Variants(unittest.TestCase):
     def test_properties_equal_an_independent_derivation(self):
         with wfx.TempDir() as tmp:
             wfx.run("variant", wfx.SGL_WHEEL, "-w", tmp / "out", check_status=0)
-            properties = variant_json(labelled(tmp / "out"))["variants"]["cu13sm90.100.120"]
+            properties = variant_json(labelled(tmp / "out"))["variants"]["cu13sm90.120"]
             sm_arch, floor = oracle_properties(wfx.SGL_WHEEL, tmp)
-            self.assertEqual(sm_arch, ["90_real", "100_real", "120_real", "120_virtual"])  # the build's gencodes
+            # The build's gencodes: sm_90a, sm_100a, sm_120a, compute_120. sm_100a runs on sm_100 only, and
+            # the provider would take 100_real on sm_103 too: no 100_real.
+            self.assertEqual(sm_arch, ["90_real", "120_real", "120_virtual"])
             self.assertEqual(properties["nvidia"]["sm_arch"], sm_arch)
             self.assertEqual(properties["nvidia"]["cuda_version_lower_bound"], [floor])
             minors = proven_torch_minors(wfx.SGL_WHEEL)
@@ -314,11 +320,11 @@ class Variants(unittest.TestCase):
                     doc = wfx.run_json("repair", wfx.SGL_WHEEL, "--torch", TORCH_29, "--target", "cuda13-blackwell",
                                        "--variant", "auto", "--variant-schema", schema, "-w", out, check_status=None)
                     wheel = labelled(out)
-                    self.assertTrue(wheel.name.endswith("-cu13sm90.100.120.whl"), wheel.name)
-                    self.assertEqual(doc["wheels"][0]["done"]["variant"]["label"], "cu13sm90.100.120")
+                    self.assertTrue(wheel.name.endswith("-cu13sm90.120.whl"), wheel.name)
+                    self.assertEqual(doc["wheels"][0]["done"]["variant"]["label"], "cu13sm90.120")
                     written = variant_json(wheel)
                     self.assert_valid(written, schema_file, tmp)
-                    properties = written["variants"]["cu13sm90.100.120"]
+                    properties = written["variants"]["cu13sm90.120"]
                     sm_arch, floor = oracle_properties(wheel, tmp)
                     self.assertEqual(properties["nvidia"]["sm_arch"], sm_arch)
                     self.assertEqual(properties["nvidia"]["cuda_version_lower_bound"], [floor])
@@ -350,8 +356,8 @@ class Variants(unittest.TestCase):
             merged_path = index / "sgl_kernel-0.3.21+cu130-variants.json"
             self.assertEqual([Path(i["path"]) for i in doc["indexes"]], [merged_path])
             merged = json.loads(merged_path.read_text())
-            self.assertEqual(sorted(merged["variants"]), ["cu13sm90.100.120", "other"])
-            self.assertEqual(merged["variants"]["other"], merged["variants"]["cu13sm90.100.120"])
+            self.assertEqual(sorted(merged["variants"]), ["cu13sm90.120", "other"])
+            self.assertEqual(merged["variants"]["other"], merged["variants"]["cu13sm90.120"])
             self.assert_valid(merged, "variant-schema-0.0.3.json", tmp)
             # The same label naming other properties in a third wheel: refused, nothing rewritten.
             before = merged_path.read_bytes()
@@ -369,7 +375,7 @@ class Variants(unittest.TestCase):
         with wfx.TempDir() as tmp:
             wfx.run("variant", wfx.SGL_WHEEL, "-w", tmp / "out", check_status=0)
             honest = labelled(tmp / "out")
-            label = "cu13sm90.100.120"
+            label = "cu13sm90.120"
 
             def lie(d):
                 props = d["variants"][label]

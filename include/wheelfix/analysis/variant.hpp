@@ -7,8 +7,12 @@
 //   contributes the union over its alternative builds of X_real for every cubin
 //   sm_X (sm_Xa and sm_Xf too: the provider's values have no 'a'/'f' spelling) and
 //   X_virtual for every PTX compute_X; a value is kept only when every module runs
-//   SM X (cuda/coverage.hpp, the rule inspect uses), so a wheel never lists an SM
-//   one of its modules cannot run. Ordered by SM, real before virtual.
+//   (cuda/coverage.hpp, the rule inspect uses) every SM an installer selects the wheel
+//   for by that value: the NVIDIA provider takes X_real on each GPU of X's major with
+//   a minor at least X's, X_virtual on each GPU of X's major; the known SMs are
+//   variants.policy's. So a wheel never lists a value that would send it to a GPU one
+//   of its modules cannot run: an sm_100a cubin alone (not on sm_103) gives no
+//   100_real. Ordered by SM, real before virtual.
 // - cuda_lower_bound(report): `nvidia :: cuda_version_lower_bound`, the CUDA
 //   version the driver must at least have, the highest of (policy/variant_rules.hpp
 //   tables): the CUDA major each ELF NEEDs (libcudart.so.13 -> 13.0), the toolkit
@@ -34,8 +38,8 @@
 //   the minors of the atlas's releases for the wheel's arch every one of which the
 //   specifier admits (repair: its own pin). Both empty when nothing applies.
 // - variant_claim_problems(report, claimed): what a variant.json claims that the
-//   binaries do not hold: an sm_arch value whose SM a module cannot run (or, for
-//   X_real, that no cubin for that SM backs), a cuda_version_lower_bound below
+//   binaries do not hold: an sm_arch value selecting an SM a module cannot run
+//   (the rule above), a cuda_version_lower_bound below
 //   what the binaries need; one line each, empty when the claims hold.
 //   (abi_dependency :: torch is not judged here: inspect has no torch proof of its
 //   own beyond the atlas range it prints; `variant` and repair derive it.)
