@@ -392,14 +392,9 @@ void write_variant(JsonWriter& json, const analysis::WheelReport& report) {
     json.field("label", report.variant_label.empty() ? std::optional<std::string>() : report.variant_label);
     json.field("variant_schema", report.variant ? std::optional<std::string>(wheel::variant_schema_name(report.variant->schema))
                                                 : std::optional<std::string>());
-    json.key("properties").begin_object();
-    if (report.variant)
-        for (const auto& [name_space, features] : report.variant->variants.begin()->second) {
-            json.key(name_space).begin_object();
-            for (const auto& [feature, values] : features) json.string_array(feature, values);
-            json.end_object();
-        }
-    json.end_object();
+    json.key("properties");
+    wheel::write_variant_properties(json, report.variant ? report.variant->variants.begin()->second
+                                                         : wheel::VariantProperties{});
     json.string_array("findings", report.variant_findings);
     json.end_object();
 }

@@ -294,13 +294,9 @@ void write_repair_json(JsonWriter& json, const repair::RepairReport& report) {
     json.key("variant");
     if (report.variant) {
         json.begin_object().field("label", report.variant->label);
-        json.field("variant_schema", wheel::variant_schema_name(report.variant->schema)).key("properties").begin_object();
-        for (const auto& [name_space, features] : report.variant->properties) {
-            json.key(name_space).begin_object();
-            for (const auto& [feature, values] : features) json.string_array(feature, values);
-            json.end_object();
-        }
-        json.end_object().end_object();
+        json.field("variant_schema", wheel::variant_schema_name(report.variant->schema)).key("properties");
+        wheel::write_variant_properties(json, report.variant->properties);
+        json.end_object();
     } else {
         json.null();
     }

@@ -23,16 +23,6 @@ struct VariantArguments {
     CLI::App* merge = nullptr;
 };
 
-void write_properties_json(JsonWriter& json, const wheel::VariantProperties& properties) {
-    json.key("properties").begin_object();
-    for (const auto& [name_space, features] : properties) {
-        json.key(name_space).begin_object();
-        for (const auto& [feature, values] : features) json.string_array(feature, values);
-        json.end_object();
-    }
-    json.end_object();
-}
-
 int run_merge(const VariantArguments& args, const GlobalOptions& global) {
     const auto merged = repair::merge_variants(args.merge_dir, args.request.overwrite, args.request.dry_run);
     if (global.json) {
@@ -68,7 +58,8 @@ int run_variant(VariantArguments& args, const GlobalOptions& global) {
             const auto& outcome = outcomes[i];
             json.begin_object().field("input", args.inputs[i]).field("output", outcome.output.string());
             json.field("label", outcome.label).field("variant_schema", wheel::variant_schema_name(outcome.schema));
-            write_properties_json(json, outcome.properties);
+            json.key("properties");
+            wheel::write_variant_properties(json, outcome.properties);
             json.key("cuda_lower_bound_from");
             if (outcome.cuda) json.value(outcome.cuda->because);
             else json.null();

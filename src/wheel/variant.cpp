@@ -46,16 +46,6 @@ bool same_properties(const VariantProperties& a, const VariantProperties& b) {
     return canonical(a) == canonical(b);
 }
 
-void write_properties(JsonWriter& json, const VariantProperties& properties) {
-    json.begin_object();
-    for (const auto& [name_space, features] : properties) {
-        json.key(name_space).begin_object();
-        for (const auto& [feature, values] : features) json.string_array(feature, values);
-        json.end_object();
-    }
-    json.end_object();
-}
-
 const JsonValue& require(const JsonValue& value, JsonValue::Kind kind, const std::string& where, const std::string& what) {
     if (value.kind != kind) {
         const char* expected = kind == JsonValue::Kind::object ? "an object" : kind == JsonValue::Kind::array ? "an array" : "a string";
@@ -109,7 +99,7 @@ std::string format_variant_json(const VariantFile& file) {
     json.key("variants").begin_object();
     for (const auto& [label, properties] : file.variants) {
         json.key(label);
-        write_properties(json, properties);
+        write_variant_properties(json, properties);
     }
     json.end_object();
     json.end_object();
@@ -195,6 +185,16 @@ VariantFile merge_variant_files(const std::vector<VariantFile>& files, const std
         }
     }
     return merged;
+}
+
+void write_variant_properties(JsonWriter& json, const VariantProperties& properties) {
+    json.begin_object();
+    for (const auto& [name_space, features] : properties) {
+        json.key(name_space).begin_object();
+        for (const auto& [feature, values] : features) json.string_array(feature, values);
+        json.end_object();
+    }
+    json.end_object();
 }
 
 std::vector<std::string> property_lines(const VariantProperties& properties) {

@@ -32,6 +32,7 @@
 //   naming `where` and the label.
 #pragma once
 
+#include "wheelfix/util/json.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 
 #include <cstdint>
@@ -73,6 +74,10 @@ std::string format_variant_json(const VariantFile& file);
 VariantFile parse_variant_json(std::string_view text, const std::string& where);
 std::optional<VariantFile> read_variant_json(const Wheel& wheel);
 VariantFile merge_variant_files(const std::vector<VariantFile>& files, const std::string& where);
+
+// The properties as one JSON object {namespace: {feature: [values]}}, the shape
+// variant.json and wheelfix's --json documents share.
+void write_variant_properties(JsonWriter& json, const VariantProperties& properties);
 
 // "nvidia :: sm_arch :: 100_real", one per value, namespaces and features in order.
 std::vector<std::string> property_lines(const VariantProperties& properties);
