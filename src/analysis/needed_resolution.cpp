@@ -2,6 +2,10 @@
 // wheel's installed layout and the file system, then the classes.
 #include "wheelfix/analysis/needed_resolution.hpp"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/files.hpp"
@@ -571,8 +575,54 @@ std::string dst_lib(std::string_view elf_class, std::string_view machine, const 
     return "lib";
 }
 
+namespace {
+
+#if defined(__x86_64__)
+// glibc's ld.so (sysdeps/x86/cpu-features.c, init_cpu_features) replaces the
+// kernel's AT_PLATFORM "x86_64" on Intel CPUs: "xeon_phi" with AVX512CD, ER and PF
+// usable, else "haswell" with AVX2, FMA, BMI1, BMI2, LZCNT, MOVBE and POPCNT usable.
+// "Usable" includes the OS saving the vector state (XCR0), as glibc requires.
+std::string host_x86_64_platform() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return "x86_64";
+    const unsigned max_leaf = eax;
+    const bool intel = ebx == 0x756e6547 && edx == 0x49656e69 && ecx == 0x6c65746e;  // "GenuineIntel"
+    if (!intel || max_leaf < 7) return "x86_64";
+    __get_cpuid(1, &eax, &ebx, &ecx, &edx);
+    const unsigned leaf1_ecx = ecx;
+    const auto bit = [](unsigned word, int n) { return ((word >> n) & 1u) != 0; };
+    unsigned long long xcr0 = 0;
+    if (bit(leaf1_ecx, 27)) {  // OSXSAVE: XGETBV may be executed
+        unsigned lo = 0, hi = 0;
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        xcr0 = (static_cast<unsigned long long>(hi) << 32) | lo;
+    }
+    const bool ymm = (xcr0 & 0x6) == 0x6;            // SSE and AVX state
+    const bool zmm = ymm && (xcr0 & 0xe0) == 0xe0;   // opmask and ZMM state
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    const unsigned leaf7_ebx = ebx;
+    unsigned ext_ecx = 0;
+    if (__get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx)) ext_ecx = ecx;
+    if (zmm && bit(leaf7_ebx, 28) && bit(leaf7_ebx, 27) && bit(leaf7_ebx, 26)) return "xeon_phi";
+    const bool haswell = ymm && bit(leaf7_ebx, 5) /* AVX2 */ && bit(leaf1_ecx, 12) /* FMA */ &&
+                         bit(leaf7_ebx, 3) /* BMI1 */ && bit(leaf7_ebx, 8) /* BMI2 */ &&
+                         bit(ext_ecx, 5) /* LZCNT */ && bit(leaf1_ecx, 22) /* MOVBE */ && bit(leaf1_ecx, 23) /* POPCNT */;
+    return haswell ? "haswell" : "x86_64";
+}
+#endif
+
+}  // namespace
+
 std::string dst_platform(std::string_view machine) {
-    // AT_PLATFORM as the kernel/glibc report it; for these machines it is the machine name.
+#if defined(__x86_64__)
+    // The libraries are looked up on this machine, for its own ld.so: an x86-64
+    // object's $PLATFORM is what this host's glibc makes of its CPU.
+    if (machine == "x86_64") {
+        static const std::string host = host_x86_64_platform();
+        return host;
+    }
+#endif
+    // AT_PLATFORM as the kernel reports it; for the other machines wheels target it is the machine name.
     return std::string(machine);
 }
 

@@ -83,6 +83,15 @@ def outputs(directory):
     return sorted(p.name for p in Path(directory).glob("*")) if Path(directory).exists() else []
 
 
+def ld_so_platform():
+    """$PLATFORM as this machine's ld.so expands it (glibc 2.33+: --list-diagnostics)."""
+    out = subprocess.run(["/lib64/ld-linux-x86-64.so.2", "--list-diagnostics"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.startswith("dl_platform="):
+            return line.split("=", 1)[1].strip('"')
+    raise AssertionError("ld.so --list-diagnostics names no dl_platform")
+
+
 class GraftFixture(unittest.TestCase):
     def setUp(self):
         self.tmp = Path(wfx.tempfile.mkdtemp(prefix="wheelfix-graft-"))
@@ -199,9 +208,11 @@ class GraftFixture(unittest.TestCase):
                          "Debian multiarch x86_64: $LIB is lib/x86_64-linux-gnu there")
     def test_lib_and_platform_tokens_in_rpath_are_expanded_as_ld_so_does(self):
         # $LIB/$PLATFORM in an RPATH: the real loader (ldd) finds libfoo under
-        # P/lib/x86_64-linux-gnu/x86_64; wheelfix grafts both libraries from there.
+        # P/lib/x86_64-linux-gnu/<platform>; wheelfix grafts both libraries from there.
+        # <platform> is the machine's ld.so's own: "x86_64", or "haswell" on an
+        # Intel CPU with AVX2 (glibc replaces the kernel's AT_PLATFORM there).
         tokens = self.tmp / "tokens"
-        platform_dir = tokens / "lib" / "x86_64-linux-gnu" / "x86_64"
+        platform_dir = tokens / "lib" / "x86_64-linux-gnu" / ld_so_platform()
         platform_dir.mkdir(parents=True)
         for name in ("libfoo.so.1", "libbar.so.2"):
             shutil.copy2(self.lib / name, platform_dir / name)

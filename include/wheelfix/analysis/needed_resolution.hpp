@@ -21,7 +21,8 @@
 // (other distributions' files, such as torch/lib, are known by name below). `$LIB`
 // and `$PLATFORM` (and `${LIB}`, `${PLATFORM}`) anywhere in an entry expand as
 // glibc's ld.so expands them for the object's class and machine (dst_lib,
-// dst_platform: on Debian x86_64 `$LIB/$PLATFORM` is `lib/x86_64-linux-gnu/x86_64`);
+// dst_platform: on Debian x86_64 `$LIB/$PLATFORM` is `lib/x86_64-linux-gnu/x86_64`,
+// or `.../haswell` on an Intel CPU with AVX2 where this host's glibc says so);
 // entries with another $ token, relative entries and empty entries are skipped (noted).
 // A NEEDED holding '/' is a path: absolute paths are opened as they are.
 // A candidate of another ELF class or machine is skipped, as ld.so skips it; one
@@ -159,8 +160,9 @@ std::vector<std::string> default_directories(std::string_view elf_class, std::st
 // `root`: Debian's multiarch "lib/<triplet>" where that directory exists, else
 // "lib64" ("lib32") where that is a real directory (Fedora, SUSE), else "lib".
 std::string dst_lib(std::string_view elf_class, std::string_view machine, const std::filesystem::path& root);
-// $PLATFORM: AT_PLATFORM, which for the machines wheels target is the machine name
-// ("x86_64", "aarch64", "i686").
+// $PLATFORM: what this host's ld.so expands it to: for x86_64 glibc's own choice
+// from the CPU ("haswell", "xeon_phi" on Intel CPUs with those features, else
+// "x86_64"); for the other machines AT_PLATFORM, the machine name ("aarch64", "i686").
 std::string dst_platform(std::string_view machine);
 
 }  // namespace wheelfix::analysis
