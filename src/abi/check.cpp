@@ -81,7 +81,7 @@ Unresolved unresolved_entry(const ImportedSymbol& reference, const SymbolIndex& 
     entry.name = reference.name;
     entry.demangled = demangle(reference.name);
     entry.version = reference.version;
-    entry.is_torch = is_torch_namespace(top_namespace(reference.name));
+    entry.is_torch = is_torch_symbol(reference.name);
     if (entry.is_torch) entry.near_misses = detail::near_misses(reference.name, reference.version, index);
     return entry;
 }
@@ -92,6 +92,16 @@ bool is_torch_library(std::string_view file_name) {
     for (std::string_view prefix : {"libc10", "libtorch", "libcaffe2", "libshm"})
         if (file_name.starts_with(prefix)) return true;
     return false;
+}
+
+bool is_stable_abi_symbol(std::string_view name) {
+    return !name.starts_with("_Z") && (name.starts_with("aoti_torch_") || name.starts_with("torch_"));
+}
+
+bool is_torch_symbol(std::string_view name) {
+    if (is_stable_abi_symbol(name)) return true;
+    if (name.starts_with("THP") && !name.starts_with("_Z")) return true;  // libtorch_python's C functions
+    return is_torch_namespace(top_namespace(name));
 }
 
 ElfImports imports_of(const elf::ElfFile& elf) {
@@ -118,7 +128,7 @@ ElfCheck check_imports(std::string member, const ElfImports& imports, const Symb
     }
     const bool outside_libraries = !scope.unknown.empty();
     for (const ImportedSymbol& reference : imports.symbols) {
-        const bool torch = is_torch_namespace(top_namespace(reference.name));
+        const bool torch = is_torch_symbol(reference.name);
         if (resolves(reference, scope)) ++result.resolved;
         else if (versioned_outside(reference, scope)) ++result.system;
         else if (reference.weak) ++result.weak_missing;

@@ -83,7 +83,7 @@ std::vector<TorchImport> torch_imports(const elf::ElfFile& elf, const std::vecto
     std::vector<TorchImport> imports;
     for (const auto& symbol : elf.dynamic_symbols()) {
         if (symbol.defined() || symbol.name.empty()) continue;
-        if (!abi::is_torch_namespace(abi::top_namespace(symbol.name)) && !is_stable_abi_symbol(symbol.name)) continue;
+        if (!abi::is_torch_symbol(symbol.name)) continue;
         TorchImport import;
         import.mangled = std::string(symbol.name);
         import.demangled = abi::demangle(symbol.name);

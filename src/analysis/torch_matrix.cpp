@@ -35,60 +35,12 @@ bool prefix_matches(const std::vector<std::uint64_t>& release, const std::vector
     return std::equal(prefix.begin(), prefix.end(), release.begin());
 }
 
-// One PEP 440 clause (">=2.6", "<2.10", "==2.9.*", "!=2.9.0", "~=2.6") against a release.
-bool clause_matches(std::string_view clause, const wheel::Version& release) {
-    std::size_t op_length = 0;
-    while (op_length < clause.size() && std::string_view("<>=!~").find(clause[op_length]) != std::string_view::npos)
-        ++op_length;
-    const std::string_view op = clause.substr(0, op_length);
-    std::string_view operand = clause.substr(op_length);
-    while (!operand.empty() && operand.front() == ' ') operand.remove_prefix(1);
-    const bool wildcard = operand.ends_with(".*");
-    if (wildcard) operand.remove_suffix(2);
-    auto version = wheel::Version::try_parse(operand);
-    if (!version || (wildcard && op != "==" && op != "!="))
-        throw InputError("--torch-release", "cannot read '" + std::string(clause) + "'");
-    const wheel::Version bare = wheel::Version::parse(release.public_part());
-    if (op == "==") return wildcard ? prefix_matches(bare.release(), version->release()) : bare == *version;
-    if (op == "!=") return wildcard ? !prefix_matches(bare.release(), version->release()) : !(bare == *version);
-    if (op == ">=") return bare >= *version;
-    if (op == "<=") return bare <= *version;
-    if (op == ">") return bare > *version;
-    if (op == "<") return bare < *version;
-    if (op == "~=") {
-        std::vector<std::uint64_t> series = version->release();
-        if (series.size() < 2) throw InputError("--torch-release", "'~=' needs MAJOR.MINOR: '" + std::string(clause) + "'");
-        series.pop_back();
-        return bare >= *version && prefix_matches(bare.release(), series);
-    }
-    throw InputError("--torch-release", "unknown operator in '" + std::string(clause) + "'");
-}
-
 std::string available_list(const std::vector<abi::AtlasRelease>& releases) {
     std::string out;
     std::set<std::string> seen;
     for (const abi::AtlasRelease& release : releases)
         if (seen.insert(release.torch_version).second) out += (out.empty() ? "" : ", ") + release.torch_version;
     return out.empty() ? "(none)" : out;
-}
-
-std::string first_release_text(const std::string& torch_version) {
-    return torch_version.substr(0, torch_version.find('+'));
-}
-
-// "2.10.0" -> "2.10"; "2.9.1" stays.
-std::string bound_text(const std::string& torch_version) {
-    std::string text = first_release_text(torch_version);
-    const auto version = wheel::Version::try_parse(text);
-    if (version && version->release().size() == 3 && version->release()[2] == 0)
-        return std::to_string(version->release()[0]) + "." + std::to_string(version->release()[1]);
-    return text;
-}
-
-std::string next_minor(const std::string& torch_version) {
-    const auto version = wheel::Version::try_parse(first_release_text(torch_version));
-    if (!version || version->release().size() < 2) return {};
-    return std::to_string(version->release()[0]) + "." + std::to_string(version->release()[1] + 1);
 }
 
 }  // namespace
@@ -106,13 +58,10 @@ std::vector<abi::AtlasRelease> select_releases(const std::vector<abi::AtlasRelea
     if (spec == "all") {
         selected = of_arch;
     } else if (specifier) {
-        const auto clauses = split(spec, ',');
-        for (const abi::AtlasRelease& release : of_arch) {
-            const wheel::Version version = release_version(release);
-            if (std::all_of(clauses.begin(), clauses.end(),
-                            [&](std::string_view clause) { return clause_matches(clause, version); }))
-                selected.push_back(release);
-        }
+        const auto set = wheel::SpecifierSet::try_parse(spec);
+        if (!set) throw InputError("--torch-release", "cannot read '" + std::string(spec) + "' as a PEP 440 specifier");
+        for (const abi::AtlasRelease& release : of_arch)
+            if (set->contains(release_version(release))) selected.push_back(release);
     } else {
         for (std::string_view wanted : split(spec, ',')) {
             const auto version = wheel::Version::try_parse(wanted);
@@ -146,6 +95,7 @@ std::string_view verdict_name(Verdict verdict) {
     switch (verdict) {
     case Verdict::ok: return "ok";
     case Verdict::no: return "NO";
+    case Verdict::runtime: return "runtime";
     case Verdict::not_covered: return "not covered";
     }
     return "?";
@@ -189,7 +139,8 @@ Verdict TorchMatrix::column_verdict(std::size_t column) const {
     Verdict worst = Verdict::ok;
     for (const auto& row : cells) {
         if (row[column].verdict == Verdict::no) return Verdict::no;
-        if (row[column].verdict == Verdict::not_covered) worst = Verdict::not_covered;
+        if (row[column].verdict == Verdict::runtime) worst = Verdict::runtime;
+        else if (row[column].verdict == Verdict::not_covered && worst == Verdict::ok) worst = Verdict::not_covered;
     }
     return worst;
 }
@@ -206,87 +157,8 @@ std::string cuda_note(std::string_view wheel_local_cuda, std::string_view column
     for (char c : column_cuda_version)
         if (c != '.') column += c;
     if (column == wheel_local_cuda) return {};
-    return "wheel +" + std::string(wheel_local_cuda) + ", entry " + column + " (same C++ ABI across CUDA builds)";
-}
-
-TorchRequirement requirement_from(const TorchMatrix& matrix, bool open_upper) {
-    TorchRequirement requirement;
-    const std::size_t count = matrix.columns.size();
-    // The newest run of columns that load.
-    std::optional<std::size_t> run_end;
-    for (std::size_t i = count; i-- > 0;)
-        if (matrix.column_verdict(i) == Verdict::ok) {
-            run_end = i;
-            break;
-        }
-    if (!run_end) return requirement;
-    std::size_t run_start = *run_end;
-    while (run_start > 0 && matrix.column_verdict(run_start - 1) == Verdict::ok) --run_start;
-    for (std::size_t i = 0; i < run_start; ++i)
-        if (matrix.column_verdict(i) == Verdict::ok) requirement.contiguous = false;
-    requirement.any = true;
-    requirement.lowest = first_release_text(matrix.columns[run_start].torch_version);
-    requirement.highest = first_release_text(matrix.columns[*run_end].torch_version);
-    requirement.highest_column = *run_end;
-    if (*run_end + 1 < count) {
-        requirement.upper = bound_text(matrix.columns[*run_end + 1].torch_version);
-    } else {
-        requirement.later_unproven = true;
-        if (!open_upper) requirement.upper = next_minor(matrix.columns[*run_end].torch_version);
-    }
-    requirement.specifier = "torch>=" + requirement.lowest + (requirement.upper.empty() ? "" : ",<" + requirement.upper);
-    return requirement;
-}
-
-bool is_stable_abi_symbol(std::string_view name) {
-    if (name.starts_with("_Z")) return false;
-    return name.starts_with("aoti_torch_") || name.starts_with("torch_call_dispatcher") ||
-           name.starts_with("torch_library_") || name.starts_with("torch_new_list_") ||
-           name.starts_with("torch_list_") || name.starts_with("torch_get_") || name.starts_with("torch_set_") ||
-           name.starts_with("torch_parse_") || name.starts_with("torch_stable_") || name.starts_with("torch_dispatcher_");
-}
-
-TorchMatrix quick_matrix(const abi::Atlas& atlas, const std::vector<TorchRangeInput>& members, std::string_view arch,
-                         std::string_view python_tag) {
-    TorchMatrix matrix;
-    for (const TorchRangeInput& member : members)
-        if (!member.torch_symbols.empty()) matrix.members.push_back(member.member);
-    if (matrix.members.empty()) return matrix;
-    std::vector<abi::AtlasRelease> releases;
-    for (const abi::AtlasRelease& release : atlas.releases())
-        if (release.arch == arch || release.arch.empty()) releases.push_back(release);
-    matrix.cells.assign(matrix.members.size(), std::vector<MatrixCell>(releases.size()));
-    for (const abi::AtlasRelease& release : releases)
-        matrix.columns.push_back({release.torch_version, release.cuda_version, release.arch, std::string(python_tag), "", ""});
-    // Every member's names in one pass over the atlas's symbols.
-    std::vector<std::string> names;
-    for (const TorchRangeInput& member : members) names.insert(names.end(), member.torch_symbols.begin(), member.torch_symbols.end());
-    const std::vector<std::vector<std::uint32_t>> all_defining = atlas.nodes_defining(names);
-    std::size_t row = 0;
-    std::size_t first_name = 0;
-    for (const TorchRangeInput& member : members) {
-        if (member.torch_symbols.empty()) continue;
-        const std::vector<std::vector<std::uint32_t>> defining(all_defining.begin() + static_cast<std::ptrdiff_t>(first_name),
-                                                               all_defining.begin() + static_cast<std::ptrdiff_t>(first_name + member.torch_symbols.size()));
-        first_name += member.torch_symbols.size();
-        for (std::size_t column = 0; column < releases.size(); ++column) {
-            std::vector<std::string> not_covered;
-            const auto reached = atlas.reachable_nodes(releases[column], python_tag, member.needed, not_covered);
-            MatrixCell& cell = matrix.cells[row][column];
-            for (std::size_t i = 0; i < defining.size(); ++i) {
-                const bool found = std::any_of(defining[i].begin(), defining[i].end(), [&](std::uint32_t node) {
-                    return std::find(reached.begin(), reached.end(), node) != reached.end();
-                });
-                if (found) continue;
-                if (cell.missing++ == 0) cell.first_missing = member.torch_symbols[i];
-            }
-            if (!not_covered.empty()) cell.verdict = Verdict::not_covered;  // what is missing may be in it
-            else if (cell.missing > 0) cell.verdict = Verdict::no;
-            cell.not_covered = not_covered;
-        }
-        ++row;
-    }
-    return matrix;
+    return "wheel +" + std::string(wheel_local_cuda) + ": verdict from the " + column +
+           " build; builds of one release can export different symbols";
 }
 
 StableAbiUse stable_abi_use(const std::vector<const abi::ElfImports*>& imports) {
@@ -297,12 +169,8 @@ StableAbiUse stable_abi_use(const std::vector<const abi::ElfImports*>& imports) 
                                              [](const std::string& name) { return abi::is_torch_library(name); });
         if (!links_torch) continue;
         for (const abi::ImportedSymbol& symbol : elf->symbols) {
-            if (is_stable_abi_symbol(symbol.name)) stable.insert(symbol.name);
-            else if (symbol.name.starts_with("_ZN3c10") || symbol.name.starts_with("_ZN2at") ||
-                     symbol.name.starts_with("_ZN5torch") || symbol.name.starts_with("_ZNK3c10") ||
-                     symbol.name.starts_with("_ZNK2at") || symbol.name.starts_with("_ZNK5torch") ||
-                     symbol.name.starts_with("_ZN6caffe2") || symbol.name.starts_with("_ZNK6caffe2"))
-                cpp.insert(symbol.name);
+            if (abi::is_stable_abi_symbol(symbol.name)) stable.insert(symbol.name);
+            else if (abi::is_torch_symbol(symbol.name)) cpp.insert(symbol.name);
         }
     }
     return {{stable.begin(), stable.end()}, {cpp.begin(), cpp.end()}};

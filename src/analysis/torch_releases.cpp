@@ -2,11 +2,13 @@
 #include "wheelfix/analysis/torch_releases.hpp"
 
 #include "wheelfix/abi/atlas.hpp"
+#include "wheelfix/analysis/torch_verdict.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/wheel/filename.hpp"
 #include "wheelfix/wheel/version.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
@@ -57,42 +59,89 @@ ReleaseRequest release_request(const std::string& spec, const std::vector<std::s
     return request;
 }
 
+namespace {
+
+// The libraries a wheel provides beside torch: its own (the bundled index) and those of
+// the distributions it declares (nvidia-cuda-runtime-cu12 ships libcudart.so.12).
+// A declared distribution named for a CUDA major ("tensorrt-cu13-libs", "nvidia-cublas-cu12")
+// depends on that major's runtime: it provides the runtime's libraries beside torch.
+bool runtime_provided(const CudaRuntimeNeed& need, const Targets& targets, const TorchClaims& claims) {
+    if (targets.bundled.find_library(need.library) != nullptr) return true;
+    const std::string suffix = "-cu" + std::to_string(need.major);
+    return std::any_of(claims.requires_dist.begin(), claims.requires_dist.end(), [&](const std::string& name) {
+        return name == need.distribution || name.ends_with(suffix) || name.find(suffix + "-") != std::string::npos;
+    });
+}
+
+int cuda_major(const std::string& cuda_version) {
+    if (cuda_version.empty()) return 0;
+    return std::atoi(cuda_version.c_str());
+}
+
+// What the loader needs beside the symbols: the CUDA runtime majors the member NEEDs
+// against the release build's, and a CPython build of the release for the wheel's tag.
+void judge_install(MatrixCell& cell, const Target& target, const abi::AtlasRelease& release, const Targets& targets,
+                   const TorchClaims& claims, const std::string& python_tag) {
+    if (cell.verdict == Verdict::no) return;
+    const std::string version = release.torch_version;
+    if (!python_tag.empty() &&
+        std::find(release.python_tags.begin(), release.python_tags.end(), python_tag) == release.python_tags.end()) {
+        cell.verdict = Verdict::runtime;
+        cell.first_missing = "no " + python_tag;
+        cell.runtime_note = "torch " + version + " ships no " + python_tag + " build";
+        return;
+    }
+    const int major = cuda_major(release.cuda_version);
+    for (const CudaRuntimeNeed& need : cuda_runtime_needs(target.imports.needed)) {
+        if (need.major == major || runtime_provided(need, targets, claims)) continue;
+        cell.verdict = Verdict::runtime;
+        cell.first_missing = "cu" + std::to_string(need.major) + " runtime";
+        cell.runtime_note = "needs " + need.distribution + " beside torch " + version + " (" +
+                            (major == 0 ? std::string("a CPU build") : "a CUDA " + release.cuda_version + " build") +
+                            ": no " + need.library + ")";
+        return;
+    }
+}
+
+std::string public_of(const std::string& torch_version) { return torch_version.substr(0, torch_version.find('+')); }
+
+std::string build_of(const abi::AtlasRelease& release) {
+    const auto plus = release.torch_version.find('+');
+    if (plus != std::string::npos) return release.torch_version.substr(plus + 1);
+    if (release.cuda_version.empty()) return "cpu";
+    std::string build = "cu";
+    for (char c : release.cuda_version)
+        if (c != '.') build += c;
+    return build;
+}
+
+}  // namespace
+
 std::string torch_range_of(const WheelReport& report, const std::string& input) {
     const bool references_torch = std::any_of(report.elves.begin(), report.elves.end(),
                                               [](const ElfReport& elf) { return !elf.torch_imports.empty(); });
     if (!references_torch) return {};  // the atlas is not even loaded
-    const abi::Atlas& atlas = abi::Atlas::bundled();
-    if (atlas.empty()) return {};
-    std::vector<TorchRangeInput> members;
-    std::vector<abi::ElfImports> imports;
-    for (const ElfReport& elf : report.elves) {
-        TorchRangeInput member{elf.name, elf.needed, {}};
-        abi::ElfImports used{elf.needed, {}};
-        for (const TorchImport& import : elf.torch_imports) {
-            member.torch_symbols.push_back(import.mangled);
-            used.symbols.push_back({import.mangled, "", "", false});
-        }
-        members.push_back(std::move(member));
-        imports.push_back(std::move(used));
-    }
-    const WheelFacts facts = wheel_facts(input);
-    const TorchMatrix matrix = quick_matrix(atlas, members, facts.arch, facts.python_tag);
+    if (abi::Atlas::bundled().empty()) return {};
+    // The members as check reads them (their loader views: the dynamic tables alone), so
+    // the range is check's, to the symbol.
+    const Targets targets = read_targets(input);
+    ReleaseRequest request;
+    const ReleaseMatrix run = check_releases(targets, input, request, {});
+    const TorchRequirement& requirement = run.requirement;
+    const TorchMatrix& matrix = run.matrix;
     if (matrix.members.empty() || matrix.columns.empty()) return {};
-    std::vector<const abi::ElfImports*> pointers;
-    for (const abi::ElfImports& one : imports) pointers.push_back(&one);
-    const StableAbiUse stable = stable_abi_use(pointers);
-    const TorchRequirement requirement = requirement_from(matrix, stable.stable_only());
     const auto first = matrix.columns.front().torch_version, last = matrix.columns.back().torch_version;
-    const std::string atlas_span = std::to_string(matrix.columns.size()) + " releases " +
-                                   first.substr(0, first.find('+')) + " … " + last.substr(0, last.find('+')) + " " +
-                                   facts.arch;
-    std::string text = requirement.any ? requirement.specifier + " (loads on " + requirement.lowest +
-                                             (requirement.lowest == requirement.highest ? "" : " … " + requirement.highest) +
-                                             " of " + atlas_span + (requirement.later_unproven ? "; later unproven" : "") +
-                                             (requirement.contiguous ? "" : "; not contiguous") + ")"
-                                       : "loads on none of " + atlas_span + " (wheelfix check --torch-release all)";
-    if (stable.stable_only()) text += "; stable C ABI only";
-    else if (stable.uses_stable()) text += "; stable C ABI and C++ symbols: judged by the C++ ones";
+    const std::string atlas_span = std::to_string(matrix.columns.size()) + " releases " + public_of(first) + " … " +
+                                   public_of(last) + " " + matrix.columns.front().arch;
+    std::string text = requirement.any
+                           ? requirement.specifier + " (symbols resolve on " + requirement.lowest +
+                                 (requirement.lowest == requirement.highest ? "" : " … " + requirement.highest) +
+                                 " of " + atlas_span + (requirement.later_unproven ? "; later unproven" : "") +
+                                 (requirement.contiguous ? "" : "; not contiguous") + ")"
+                           : "none: " + requirement.finding + " (" + atlas_span + "; wheelfix check --torch-release all)";
+    if (requirement.kind == "stable") text += "; stable C ABI only";
+    else if (!requirement.built_for.empty())
+        text += "; C++ ABI: built for torch " + requirement.built_for + " (" + requirement.built_for_source + ")";
     return text;
 }
 
@@ -107,19 +156,26 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     if (request.with_bundled && !abi::Atlas::bundled().empty()) atlases.push_back(&abi::Atlas::bundled());
     if (atlases.empty()) throw InputError("--torch-release", "no torch atlas: none is bundled with this build; give one (or torch indexes) "
                                                   "with --torch (check) or --torch-from (retag)");
+    const WheelFacts facts = wheel_facts(input);
+    const TorchClaims claims = torch_claims_of(input);
 
+    // One build per release and arch: the one the wheel names (+cu126), else the first
+    // atlas's (a user atlas before the bundled one), else the first in the atlas.
     std::vector<abi::AtlasRelease> available;
     std::vector<const abi::Atlas*> owner;
     for (const abi::Atlas* atlas : atlases)
         for (abi::AtlasRelease& release : atlas->releases()) {
-            bool shadowed = false;  // a user atlas's entry of the same release wins
-            const auto public_part = [](const std::string& v) { return v.substr(0, v.find('+')); };
-            for (const abi::AtlasRelease& seen : available)
-                shadowed = shadowed || (public_part(seen.torch_version) == public_part(release.torch_version) &&
-                                        (seen.arch == release.arch || seen.arch.empty() || release.arch.empty()));
-            if (shadowed) continue;
-            available.push_back(std::move(release));
-            owner.push_back(atlas);
+            auto same = std::find_if(available.begin(), available.end(), [&](const abi::AtlasRelease& seen) {
+                return public_of(seen.torch_version) == public_of(release.torch_version) &&
+                       (seen.arch == release.arch || seen.arch.empty() || release.arch.empty());
+            });
+            if (same == available.end()) {
+                available.push_back(std::move(release));
+                owner.push_back(atlas);
+            } else if (!facts.cuda.empty() && build_of(*same) != facts.cuda && build_of(release) == facts.cuda) {
+                owner[static_cast<std::size_t>(same - available.begin())] = atlas;
+                *same = std::move(release);
+            }
         }
     std::vector<std::size_t> order(available.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -133,12 +189,12 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
         sorted_owner.push_back(owner[i]);
     }
 
-    const WheelFacts facts = wheel_facts(input);
     const std::vector<abi::AtlasRelease> selected = select_releases(sorted, request.spec, facts.arch);
     abi::IndexOptions options;
     options.roots = needed_roots(targets);
     ReleaseMatrix result;
     result.report.input = input;
+    result.roots = options.roots;
     std::vector<MatrixColumn> columns;
     std::vector<std::vector<abi::ElfCheck>> checks;
     std::vector<std::size_t> sorted_at;  // per release column: its place in `sorted`
@@ -165,10 +221,15 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
         result.report.torches.push_back(std::move(torch));
     }
     result.matrix = build_matrix(std::move(columns), checks);
+    for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
+    for (std::size_t column = 0; column < selected.size(); ++column)
+        for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row)
+            judge_install(result.matrix.cells[row][column], targets.elves[row], selected[column], targets, claims,
+                          facts.python_tag);
     std::vector<const abi::ElfImports*> imports;
     for (const Target& target : targets.elves) imports.push_back(&target.imports);
     result.stable = stable_abi_use(imports);
-    result.requirement = requirement_from(result.matrix, result.stable.stable_only());
+    result.requirement = torch_verdict(result.matrix, result.stable, claims, request.pin_mode);
     if (keep_newest && result.requirement.any && result.requirement.highest_column < sorted_at.size()) {
         const std::size_t at = sorted_at[result.requirement.highest_column];
         result.newest = sorted_owner[at]->index_for(sorted[at], facts.python_tag, options);

@@ -182,7 +182,8 @@ std::vector<std::string> done_lines(const repair::RepairReport& report, bool ver
                                               : ": no extension links or imports torch"));
     else
         lines.push_back("version " + retag.version.before + " -> " + retag.version.after);
-    if (retag.pin_specifier) lines.push_back("Requires-Dist: torch" + *retag.pin_specifier);
+    for (const auto& [before, after] : retag.requirements)
+        lines.push_back("Requires-Dist: " + (before.empty() ? after + " (added)" : before + " -> " + after));
     if (report.platform_after != report.platform_before)
         lines.push_back("platform " + report.platform_before + " -> " + report.platform_after);
     if (report.variant) {
@@ -290,7 +291,8 @@ void write_repair_json(JsonWriter& json, const repair::RepairReport& report) {
     json.end_array().string_array("distributions_needed", report.distributions);
     json.key("file_name").begin_object().field("before", retag.file_name.before).field("after", retag.file_name.after).end_object();
     json.key("version").begin_object().field("before", retag.version.before).field("after", retag.version.after).end_object();
-    json.field("torch_pin", retag.pin_specifier).field("platform", report.platform_after);
+    json.field("torch_pin", retag.pin_specifier ? std::optional<std::string>(retag.pin_specifier->text()) : std::nullopt);
+    json.field("platform", report.platform_after);
     json.key("variant");
     if (report.variant) {
         json.begin_object().field("label", report.variant->label);
@@ -327,6 +329,10 @@ void render_json(const std::vector<Outcome>& outcomes, const repair::RepairOptio
     json.key("wheels").begin_array();
     for (const auto& outcome : outcomes)
         if (const auto* report = std::get_if<repair::RepairReport>(&outcome)) write_repair_json(json, *report);
+    json.end_array().key("not_repaired").begin_array();
+    for (const auto& outcome : outcomes)
+        if (const auto* skipped = std::get_if<repair::NotRepaired>(&outcome))
+            json.begin_object().field("input", skipped->wheel).field("why", skipped->why).end_object();
     json.end_array().key("errors").begin_array();
     for (const auto& outcome : outcomes)
         if (const auto* error = std::get_if<InputError>(&outcome))
@@ -341,6 +347,10 @@ int exit_status(const std::vector<Outcome>& outcomes) {
     int status = 0;
     for (const auto& outcome : outcomes) {
         if (std::holds_alternative<InputError>(outcome)) return 2;
+        if (std::holds_alternative<repair::NotRepaired>(outcome)) {
+            status = 1;
+            continue;
+        }
         const auto& report = std::get<repair::RepairReport>(outcome);
         if (!report.clean() || report.not_proven()) status = 1;
     }
@@ -358,8 +368,8 @@ std::vector<std::string> real_torch_candidates(const RepairArguments& args) {
 std::string auto_torch_text(const repair::TorchAutoPlan& run, const GlobalOptions& global) {
     std::string text = run.input + ":\n" + render_matrix_text(run.releases.matrix, palette(global)) +
                        torch_requirement_text(run.releases.requirement, run.releases.stable);
-    if (run.unloadable()) return text + "no torch release this wheel loads against: nothing written\n";
-    return text + fmt::format("torch {}, the newest release of the range: shimmed against {}{}\n",
+    if (run.unloadable()) return text;
+    return text + fmt::format("torch {}, the newest release of the pin: shimmed against {}{}\n",
                               run.releases.requirement.highest, run.against,
                               run.installed ? " (installed: the load test runs against it)" : "");
 }
@@ -375,51 +385,58 @@ void write_auto_json(JsonWriter& json, const std::vector<repair::TorchAutoPlan>&
     json.end_array();
 }
 
-int run_repair_auto(const RepairArguments& args, const GlobalOptions& global) {
-    require_output_directory(args.output);
-    const repair::RepairOptions base = repair_options(args);
-    std::vector<Outcome> outcomes;
-    std::vector<repair::TorchAutoPlan> runs;
-    bool unloadable = false;
-    for (const std::string& wheel : args.wheels) {
-        try {
-            repair::TorchAutoPlan run = repair::plan_torch_auto(wheel, args.torch_from, real_torch_candidates(args),
-                                                                args.pin != "none", base, torch_loader(global.verbose));
-            if (!global.json && !global.quiet) fmt::print("{}", auto_torch_text(run, global));
-            if (run.unloadable()) {
-                unloadable = true;
-            } else {
-                auto one = repair::repair_wheels({wheel}, run.index, run.options, args.output, args.jobs);
-                if (!global.json)
-                    if (const auto* report = std::get_if<repair::RepairReport>(&one.front()))
-                        render_text(*report, run.options, global);
-                outcomes.push_back(std::move(one.front()));
-                run.index = abi::SymbolIndex{};  // the report keeps the matrix, not the torch
-            }
-            runs.push_back(std::move(run));
-        } catch (const InputError& error) {
-            outcomes.emplace_back(error);
+// One wheel's --torch auto plan (repair/torch_auto.hpp), made on the worker that repairs it.
+repair::WheelSetup auto_setup(const RepairArguments& args, const repair::RepairOptions& base,
+                              std::vector<std::optional<repair::TorchAutoPlan>>& plans, const GlobalOptions& global) {
+    return [&args, &base, &plans, &global](std::size_t i) -> std::variant<repair::WheelJob, repair::NotRepaired> {
+        const auto mode = args.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth;
+        repair::TorchAutoPlan plan = repair::plan_torch_auto(args.wheels[i], args.torch_from, real_torch_candidates(args),
+                                                             mode, args.pin != "none", base, torch_loader(global.verbose));
+        if (plan.unloadable()) {
+            const std::string why = plan.releases.requirement.finding;
+            plans[i] = std::move(plan);
+            return repair::NotRepaired{args.wheels[i], why};
         }
-    }
-    if (global.json) render_json(outcomes, base, [&](JsonWriter& json) { write_auto_json(json, runs); });
-    for (const auto& outcome : outcomes)
-        if (const auto* error = std::get_if<InputError>(&outcome)) fmt::print(stderr, "wheelfix: {}\n", error->what());
-    const int status = exit_status(outcomes);
-    return status == 0 && unloadable ? 1 : status;
+        auto index = std::make_shared<const abi::SymbolIndex>(std::move(plan.index));
+        repair::RepairOptions options = plan.options;
+        plan.index = abi::SymbolIndex{};  // the report keeps the matrix, not the torch
+        plans[i] = std::move(plan);
+        return repair::WheelJob{std::move(index), std::move(options)};
+    };
+}
+
+void print_outcome(const Outcome& outcome, const repair::RepairOptions& options, const GlobalOptions& global) {
+    if (const auto* report = std::get_if<repair::RepairReport>(&outcome)) render_text(*report, options, global);
+    else if (const auto* skipped = std::get_if<repair::NotRepaired>(&outcome))
+        fmt::print("{}  not written: {}\n", skipped->wheel, skipped->why);
 }
 
 int run_repair(const RepairArguments& args, const GlobalOptions& global) {
-    if (args.torch == kTorchAuto) return run_repair_auto(args, global);
     require_output_directory(args.output);
     auto options = repair_options(args);
-    auto index = args.torch.empty() ? abi::SymbolIndex{} : abi::load_index(args.torch);
-    print_notes(index);
-    auto outcomes = repair::repair_wheels(args.wheels, index, options, args.output, args.jobs);
-    if (global.json) {
-        render_json(outcomes, options);
+    const bool automatic = args.torch == kTorchAuto;
+    std::vector<std::optional<repair::TorchAutoPlan>> plans(args.wheels.size());
+    std::vector<Outcome> outcomes;
+    if (automatic) {
+        outcomes = repair::repair_wheels(args.wheels, auto_setup(args, options, plans, global), options, args.output,
+                                         args.jobs);
     } else {
-        for (const auto& outcome : outcomes)
-            if (const auto* report = std::get_if<repair::RepairReport>(&outcome)) render_text(*report, options, global);
+        auto index = args.torch.empty() ? abi::SymbolIndex{} : abi::load_index(args.torch);
+        print_notes(index);
+        outcomes = repair::repair_wheels(args.wheels, index, options, args.output, args.jobs);
+    }
+    if (global.json) {
+        std::vector<repair::TorchAutoPlan> runs;
+        for (auto& plan : plans)
+            if (plan) runs.push_back(std::move(*plan));
+        std::function<void(JsonWriter&)> extra;
+        if (automatic) extra = [&](JsonWriter& json) { write_auto_json(json, runs); };
+        render_json(outcomes, options, extra);
+    } else {
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
+            if (plans[i] && !global.quiet) fmt::print("{}", auto_torch_text(*plans[i], global));
+            print_outcome(outcomes[i], plans[i] ? plans[i]->options : options, global);
+        }
     }
     for (const auto& outcome : outcomes)
         if (const auto* error = std::get_if<InputError>(&outcome)) fmt::print(stderr, "wheelfix: {}\n", error->what());

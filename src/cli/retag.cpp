@@ -12,13 +12,16 @@
 // the one retagged for. Exit 0 when written, 1 when --torch auto found no torch the
 // wheel loads against (nothing written), 2 on usage or input errors.
 //
-// --torch auto without --torch-from, or with atlases among them, checks every
-// release of the torch atlas (analysis/torch_releases.hpp) and derives the requirement from
-// the matrix (analysis/torch_matrix.hpp): METADATA gets the newest contiguous range
-// that loads (`torch>=2.9.0,<2.10`), the local label names its lowest release
-// (`+torch2.9`: a label must stay short and PEP 440, and the lowest release is the
-// one the build needs; the range itself is in METADATA). --pin range|SPECIFIER is
-// the range form of --pin (range: the derived one; '>=2.9,<2.11': as written).
+// --torch auto without --torch-from, or with atlases among them, is
+// repair/torch_auto.hpp's (the one `--torch auto`, repair's too): the extensions'
+// loader views against every release of the torch atlas, and the torch verdict
+// (analysis/torch_verdict.hpp): METADATA gets its pin (a C++ extension's one minor, a
+// stable-ABI one's linkable range, either within the author's Requires-Dist), the
+// local label names the pin's lowest release (`+torch2.9`). No pin (nothing
+// resolves, or the author's range and the linkable one do not meet): exit 1, nothing
+// written. --pin range widens the pin to every release whose symbols resolve (said
+// to be symbol-level only); --pin SPECIFIER writes that, within the author's.
+// Every pin is intersected with the author's torch requirement, never wider.
 #include "check_report.hpp"
 #include "commands.hpp"
 #include "options.hpp"
@@ -30,6 +33,7 @@
 #include "wheelfix/analysis/torch_check.hpp"
 #include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/repair/retag.hpp"
+#include "wheelfix/repair/torch_auto.hpp"
 #include "wheelfix/wheel/filename.hpp"
 #include "wheelfix/util/error.hpp"
 
@@ -64,26 +68,6 @@ struct AutoPick {
 
 bool is_specifier(const std::string& pin) { return !pin.empty() && std::string_view("<>=!~").find(pin[0]) != std::string_view::npos; }
 
-// A PEP 440 specifier set: clauses "<op><version>" separated by commas.
-bool valid_specifier(std::string_view text) {
-    while (true) {
-        const std::size_t comma = text.find(',');
-        std::string_view clause = text.substr(0, comma);
-        while (!clause.empty() && clause.front() == ' ') clause.remove_prefix(1);
-        std::size_t op = 0;
-        while (op < clause.size() && std::string_view("<>=!~").find(clause[op]) != std::string_view::npos) ++op;
-        const std::string_view oper = clause.substr(0, op);
-        std::string_view version = clause.substr(op);
-        while (!version.empty() && version.front() == ' ') version.remove_prefix(1);
-        if (version.ends_with(".*") && (oper == "==" || oper == "!=")) version.remove_suffix(2);
-        const bool known = oper == "==" || oper == "!=" || oper == ">=" || oper == "<=" || oper == ">" || oper == "<" ||
-                           oper == "~=";
-        if (!known || !wheel::Version::try_parse(version)) return false;
-        if (comma == std::string_view::npos) return true;
-        text.remove_prefix(comma + 1);
-    }
-}
-
 // --torch auto checks the atlas's releases unless every --torch-from is a plain torch.
 bool against_atlas(const RetagArguments& args) {
     return args.torch == "auto" && (args.torch_from.empty() || !analysis::release_request("all", args.torch_from).atlases.empty());
@@ -100,7 +84,7 @@ void check_arguments(const RetagArguments& args) {
     if (!automatic && !args.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
     if (!args.pin.empty() && !is_specifier(args.pin) && args.pin != "range" && !wheel::parse_torch_pin(args.pin))
         throw InputError("--pin", "expected minor, exact, none, range or a specifier like '>=2.9,<2.11', got '" + args.pin + "'");
-    if (is_specifier(args.pin) && !valid_specifier(args.pin))
+    if (is_specifier(args.pin) && !wheel::SpecifierSet::try_parse(args.pin))
         throw InputError("--pin", "'" + args.pin + "' is not a PEP 440 specifier like '>=2.9,<2.11'");
     if (args.pin == "range" && !against_atlas(args))
         throw InputError("--pin range", "needs --torch auto against the torch atlas (or give the range: --pin '>=2.9,<2.11')");
@@ -108,19 +92,20 @@ void check_arguments(const RetagArguments& args) {
     if (args.cuda) wheel::cuda_segment(*args.cuda);
 }
 
-AutoPick pick_from_atlas(const analysis::Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
+AutoPick pick_from_atlas(const RetagArguments& args, const GlobalOptions& global) {
     AutoPick pick;
-    pick.releases = analysis::check_releases(targets, args.wheel, analysis::release_request("", args.torch_from),
-                                             torch_loader(global.verbose));
+    pick.releases = repair::auto_releases(args.wheel, analysis::release_request("", args.torch_from).atlases,
+                                          args.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth,
+                                          false, torch_loader(global.verbose));
     pick.report = pick.releases->report;
     pick.requirement = pick.releases->requirement;
     if (pick.requirement.any) pick.torch = wheel::Version::parse(pick.requirement.lowest);
     return pick;
 }
 
-AutoPick pick_torch(const analysis::Targets& targets, const RetagArguments& args, const GlobalOptions& global) {
-    if (targets.elves.empty()) throw InputError(args.wheel, "holds no ELF extensions: --torch auto has nothing to check");
-    if (against_atlas(args)) return pick_from_atlas(targets, args, global);
+AutoPick pick_torch(const RetagArguments& args, const GlobalOptions& global) {
+    if (against_atlas(args)) return pick_from_atlas(args, global);
+    const analysis::Targets targets = analysis::read_targets(args.wheel);
     auto newest = analysis::pick_newest_torch(targets, args.wheel, args.torch_from, torch_loader(global.verbose));
     AutoPick pick;
     pick.report = std::move(newest.report);
@@ -146,7 +131,8 @@ void write_change(JsonWriter& json, std::string_view name, const repair::Change<
 }
 
 void write_pin(JsonWriter& json, const repair::RetagResult& result, const std::string& mode) {
-    json.key("pin").begin_object().field("mode", mode).field("specifier", result.pin_specifier);
+    json.key("pin").begin_object().field("mode", mode);
+    json.field("specifier", result.pin_specifier ? std::optional<std::string>(result.pin_specifier->text()) : std::nullopt);
     json.key("requirements").begin_array();
     for (const auto& [before, after] : result.requirements) {
         json.begin_object().key("before");
@@ -234,8 +220,8 @@ repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Vers
     const bool range = args.pin == "range" || (args.pin.empty() && pick && pick->releases);
     options.pin = range || is_specifier(args.pin) ? wheel::TorchPin::minor
                                                   : *wheel::parse_torch_pin(args.pin.empty() ? "minor" : args.pin);
-    if (range) options.pin_specifier = pick->requirement.specifier.substr(std::string_view("torch").size());
-    if (is_specifier(args.pin)) options.pin_specifier = args.pin;
+    if (range) options.pin_specifier = pick->requirement.pin;
+    if (is_specifier(args.pin)) options.pin_specifier = wheel::SpecifierSet::parse(args.pin);
     options.platform = args.platform;
     options.fix_version = args.fix_version;
     options.overwrite = args.overwrite;
@@ -250,24 +236,20 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     repair::require_agreeing_versions(wheel, args.fix_version);
     if (args.platform) repair::require_plausible_platform(wheel, *args.platform);
     bool automatic = args.torch == kTorchAuto;
-    analysis::Targets targets;
-    auto collect = [&](const zip::Member& member, std::span<const std::uint8_t> bytes) {
-        analysis::add_wheel_member(targets, args.wheel, member.name, bytes);
-    };
-    auto digests = automatic ? wheel::scan_members(wheel.archive(), collect) : repair::retag_digests(wheel, args.verify);
-
     std::optional<AutoPick> pick;
     if (automatic) {
-        pick = pick_torch(targets, args, global);
+        pick = pick_torch(args, global);
         if (!pick->torch) {
             if (global.json) render_json(args, pick, nullptr);
             else if (pick->releases)
-                fmt::print("{}no torch release this wheel loads against: nothing written\n",
-                           render_matrix_text(pick->releases->matrix, palette(global)));
+                fmt::print("{}{}nothing written\n", render_matrix_text(pick->releases->matrix, palette(global)),
+                           torch_requirement_text(pick->requirement, pick->releases->stable));
             else fmt::print("{}no torch this wheel loads against: nothing written\n", matrix_text(pick->report));
             return 1;
         }
     }
+    // The extensions were read through their loader views; the copy is retag's own read.
+    const auto digests = repair::retag_digests(wheel, args.verify);
     auto torch = pick ? *pick->torch : torch_version_option(args.torch);
     auto result = repair::retag_wheel(wheel, digests, retag_options(args, torch, pick), args.output);
     if (global.json) render_json(args, pick, &result);

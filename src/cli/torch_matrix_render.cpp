@@ -24,13 +24,14 @@ std::string header(const analysis::MatrixColumn& column) {
 
 std::string cell_text(const MatrixCell& cell) {
     if (cell.verdict == Verdict::no) return "NO " + std::to_string(cell.missing);
+    if (cell.verdict == Verdict::runtime) return "NO " + cell.first_missing;
     return std::string(analysis::verdict_name(cell.verdict));
 }
 
 std::string coloured(const MatrixCell& cell, const Palette& colour) {
     const std::string text = cell_text(cell);
     if (cell.verdict == Verdict::ok) return colour.good(text);
-    if (cell.verdict == Verdict::no) return colour.bad(text);
+    if (cell.verdict == Verdict::no || cell.verdict == Verdict::runtime) return colour.bad(text);
     return colour.warn(text);
 }
 
@@ -69,7 +70,8 @@ std::vector<std::pair<Detail, std::vector<std::string>>> details(const TorchMatr
         for (std::size_t column = 0; column < matrix.columns.size(); ++column) {
             const MatrixCell& cell = matrix.cells[row][column];
             if (cell.verdict == Verdict::ok) continue;
-            Detail detail{matrix.members[row], cell.verdict, cell.first_missing, cell.near_miss};
+            Detail detail{matrix.members[row], cell.verdict,
+                          cell.verdict == Verdict::runtime ? cell.runtime_note : cell.first_missing, cell.near_miss};
             auto [found, inserted] = grouped.try_emplace(detail);
             if (inserted) order.push_back(detail);
             found->second.push_back(column);
@@ -114,7 +116,12 @@ std::string render_matrix_text(const TorchMatrix& matrix, const Palette& colour)
     for (std::size_t column = 0; column < matrix.columns.size(); ++column) {
         MatrixCell summary;
         summary.verdict = matrix.column_verdict(column);
-        for (const auto& row : matrix.cells) summary.missing += row[column].missing;
+        if (column < matrix.wheel_missing.size()) summary.missing = matrix.wheel_missing[column];
+        else
+            for (const auto& row : matrix.cells) summary.missing += row[column].missing;
+        if (summary.verdict == Verdict::runtime)
+            for (const auto& row : matrix.cells)
+                if (row[column].verdict == Verdict::runtime) summary.first_missing = row[column].first_missing;
         verdicts.push_back(coloured(summary, colour));
     }
     table.add_row(verdicts);
@@ -124,6 +131,11 @@ std::string render_matrix_text(const TorchMatrix& matrix, const Palette& colour)
         if (detail.verdict == Verdict::not_covered) {
             out += fmt::format("{} on {}: {} (the atlas lacks it for this python tag)\n", detail.member,
                                releases_text(releases), colour.warn("not covered: " + detail.first_missing));
+            continue;
+        }
+        if (detail.verdict == Verdict::runtime) {
+            out += fmt::format("{} on {}: {} {}\n", detail.member, releases_text(releases), colour.bad("NO"),
+                               detail.first_missing);
             continue;
         }
         out += fmt::format("{} on {}: {} first missing {}\n", detail.member, releases_text(releases),
@@ -159,6 +171,8 @@ void write_matrix_json(JsonWriter& json, const TorchMatrix& matrix) {
         json.begin_object().field("torch_version", info.torch_version).field("cuda_version", info.cuda_version);
         json.field("arch", info.arch).field("python_tag", info.python_tag).field("source", info.source);
         json.field("verdict", analysis::verdict_name(matrix.column_verdict(column)));
+        if (column < matrix.wheel_missing.size())
+            json.field("missing", static_cast<std::uint64_t>(matrix.wheel_missing[column]));
         json.field("cuda_note", info.cuda_note).end_object();
     }
     json.end_array().key("members").begin_array();
@@ -168,6 +182,7 @@ void write_matrix_json(JsonWriter& json, const TorchMatrix& matrix) {
             json.begin_object().field("verdict", analysis::verdict_name(cell.verdict));
             json.field("missing", static_cast<std::uint64_t>(cell.missing));
             json.field("first_missing", cell.first_missing).field("near_miss", cell.near_miss);
+            json.field("runtime_note", cell.runtime_note);
             json.string_array("not_covered", cell.not_covered).end_object();
         }
         json.end_array().end_object();
@@ -179,18 +194,27 @@ std::string torch_requirement_text(const analysis::TorchRequirement& requirement
     std::string out;
     if (stable.uses_stable())
         out += stable.stable_only()
-                   ? fmt::format("stable ABI  only torch's stable C functions ({}, e.g. {}): no upper bound\n",
+                   ? fmt::format("stable ABI  only torch's stable C functions ({}, e.g. {}): the range runs from the "
+                                 "newest release that introduced one to where the CUDA runtime changes\n",
                                  stable.stable.size(), stable.stable.front())
-                   : fmt::format("stable ABI  {} stable C functions, but also {} C++ symbols: judged by the C++ "
-                                 "ones\n", stable.stable.size(), stable.cpp.size());
-    if (!requirement.any) return out + "no release of the matrix loads it\n";
-    out += fmt::format("requirement {}  (loads on {}", requirement.specifier,
+                   : fmt::format("stable ABI  {} stable C functions, but also {} C++ symbols: judged as C++\n",
+                                 stable.stable.size(), stable.cpp.size());
+    if (!requirement.built_for.empty())
+        out += fmt::format("built for   torch {} ({}): a C++ extension is pinned to that minor; class layouts and "
+                           "inline code change between minors without a symbol changing\n",
+                           requirement.built_for, requirement.built_for_source);
+    if (!requirement.author.empty()) out += "author      torch" + requirement.author + " (METADATA): never widened\n";
+    if (!requirement.any) return out + "no pin      " + requirement.finding + "\n";
+    out += fmt::format("requirement {}  (symbols resolve on {}", requirement.specifier,
                        requirement.lowest == requirement.highest ? requirement.lowest
                                                                  : requirement.lowest + " … " + requirement.highest);
     if (requirement.later_unproven) out += "; releases after " + requirement.highest + " are unproven";
     out += ")\n";
+    if (requirement.symbol_level_only)
+        out += "            --pin range: symbol-level only; symbols resolving does not prove the extension works "
+               "on every release of it\n";
     if (!requirement.contiguous)
-        out += "            not contiguous: older releases load too, separated by one that does not; pinned the "
+        out += "            not contiguous: older releases resolve too, separated by one that does not; pinned the "
                "newest contiguous range\n";
     return out;
 }
@@ -200,6 +224,18 @@ void write_requirement_json(JsonWriter& json, const analysis::TorchRequirement& 
     json.key("requirement").begin_object().field("any", requirement.any).field("specifier", requirement.specifier);
     json.field("lowest", requirement.lowest).field("highest", requirement.highest).field("upper", requirement.upper);
     json.field("later_unproven", requirement.later_unproven).field("contiguous", requirement.contiguous);
+    json.field("kind", requirement.kind).field("built_for", requirement.built_for);
+    json.field("built_for_source", requirement.built_for_source).field("author", requirement.author);
+    json.field("symbol_level_only", requirement.symbol_level_only).field("finding", requirement.finding);
+    json.key("pin");
+    if (requirement.pin) {
+        json.begin_object().field("name", "torch").field("specifier", requirement.pin->text()).key("clauses").begin_array();
+        for (const wheel::SpecifierClause& clause : requirement.pin->clauses())
+            json.begin_object().field("op", clause.op).field("version", clause.text().substr(clause.op.size())).end_object();
+        json.end_array().end_object();
+    } else {
+        json.null();
+    }
     json.field("stable_abi_only", stable.stable_only()).string_array("stable_abi_symbols", stable.stable);
     json.field("cpp_symbols", static_cast<std::uint64_t>(stable.cpp.size())).end_object();
 }

@@ -92,7 +92,7 @@ std::string new_metadata(const wheel::Wheel& wheel, const RetagOptions& options,
     if (options.pin_specifier) result.pin_specifier = options.pin_specifier;
     else if (options.request.torch) result.pin_specifier = wheel::torch_pin_specifier(*options.request.torch, options.pin);
     if (!result.pin_specifier) return text;
-    auto pinned = wheel::pin_torch(text, *result.pin_specifier);
+    auto pinned = wheel::pin_torch(text, *result.pin_specifier, options.pin_write);
     result.requirements = std::move(pinned.changes);
     return pinned.text;
 }

@@ -144,7 +144,15 @@ void refuse_colliding_batch(const std::vector<std::string>& wheels, const Repair
 std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels, const abi::SymbolIndex& index,
                                          const RepairOptions& options, const std::filesystem::path& out_dir,
                                          unsigned jobs) {
-    refuse_colliding_batch(wheels, options, out_dir);
+    const std::shared_ptr<const abi::SymbolIndex> shared(&index, [](const abi::SymbolIndex*) {});
+    return repair_wheels(wheels, [&](std::size_t) -> std::variant<WheelJob, NotRepaired> { return WheelJob{shared, options}; },
+                         options, out_dir, jobs);
+}
+
+std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels, const WheelSetup& setup,
+                                         const RepairOptions& batch, const std::filesystem::path& out_dir,
+                                         unsigned jobs) {
+    refuse_colliding_batch(wheels, batch, out_dir);
     if (jobs == 0) jobs = usable_cpus();
     set_thread_budget(jobs);
     std::vector<std::optional<RepairOutcome>> outcomes(wheels.size());
@@ -156,16 +164,22 @@ std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels,
     auto work = [&] {
         for (std::size_t taken; (taken = next.fetch_add(1)) < wheels.size();) {
             const std::size_t i = order.empty() ? taken : order[taken];
-            RepairOptions claiming = options;
-            claiming.claims = &claims;
-            claiming.claim_position = i;
             struct Ended {  // however the repair ends, later inputs of its group stop waiting for it
                 OutputClaims& claims;
                 std::size_t position;
                 ~Ended() { claims.ended(position); }
             } ended{claims, i};
             try {
-                outcomes[i] = repair_wheel(wheels[i], index, claiming, out_dir);
+                auto job = setup(i);
+                if (auto* skipped = std::get_if<NotRepaired>(&job)) {
+                    outcomes[i] = std::move(*skipped);
+                    continue;
+                }
+                WheelJob& wheel_job = std::get<WheelJob>(job);
+                RepairOptions claiming = std::move(wheel_job.options);
+                claiming.claims = &claims;
+                claiming.claim_position = i;
+                outcomes[i] = repair_wheel(wheels[i], *wheel_job.index, claiming, out_dir);
             } catch (const InputError& error) {
                 outcomes[i] = error;
             } catch (const std::filesystem::filesystem_error& error) {

@@ -7,22 +7,28 @@
 
 namespace wheelfix::repair {
 
-TorchAutoPlan plan_torch_auto(const std::string& wheel, const std::vector<std::string>& atlases,
-                              const std::vector<std::string>& real_torches, bool write_pin, const RepairOptions& base,
-                              const analysis::TorchLoader& load) {
-    TorchAutoPlan plan;
-    plan.input = wheel;
-    plan.options = base;
+analysis::ReleaseMatrix auto_releases(const std::string& wheel, const std::vector<std::string>& atlases,
+                                      analysis::PinMode mode, bool keep_newest, const analysis::TorchLoader& load) {
     const analysis::Targets targets = analysis::read_targets(wheel);
     analysis::ReleaseRequest request = analysis::release_request("", atlases);
     request.torches.clear();  // real torches are what the range's newest release is tested on, not columns
-    plan.releases = analysis::check_releases(targets, wheel, request, load, true);
+    request.pin_mode = mode;
+    return analysis::check_releases(targets, wheel, request, load, keep_newest);
+}
+
+TorchAutoPlan plan_torch_auto(const std::string& wheel, const std::vector<std::string>& atlases,
+                              const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
+                              const RepairOptions& base, const analysis::TorchLoader& load) {
+    TorchAutoPlan plan;
+    plan.input = wheel;
+    plan.options = base;
+    plan.releases = auto_releases(wheel, atlases, mode, true, load);
     const analysis::TorchRequirement& requirement = plan.releases.requirement;
     if (!requirement.any) return plan;
     plan.options.label_torch = wheel::Version::parse(requirement.lowest);
-    if (write_pin) plan.options.pin_specifier = requirement.specifier.substr(std::string_view("torch").size());
+    if (write_pin) plan.options.pin_specifier = requirement.pin;
     abi::IndexOptions roots;
-    roots.roots = analysis::needed_roots(targets);
+    roots.roots = plan.releases.roots;
     auto real = analysis::release_torch(real_torches, requirement.highest, roots, load);
     std::error_code ignored;
     if (real && std::filesystem::is_directory(real->path, ignored)) {

@@ -138,13 +138,13 @@ std::optional<TorchPin> parse_torch_pin(std::string_view name) {
     return std::nullopt;
 }
 
-std::optional<std::string> torch_pin_specifier(const Version& torch, TorchPin pin) {
+std::optional<SpecifierSet> torch_pin_specifier(const Version& torch, TorchPin pin) {
     if (pin == TorchPin::none) return std::nullopt;
     if (torch.release().size() < 2)
         throw InputError("--torch", "needs at least MAJOR.MINOR, got '" + torch.original() + "'");
-    if (pin == TorchPin::exact) return "==" + torch.public_part();
+    if (pin == TorchPin::exact) return SpecifierSet::parse("==" + torch.public_part());
     std::string minor = std::to_string(torch.release()[0]) + "." + std::to_string(torch.release()[1]);
-    return ">=" + minor + ",<" + next_minor(torch);
+    return SpecifierSet::range(minor, next_minor(torch));
 }
 
 std::string set_version(std::string_view metadata, std::string_view version) {
@@ -156,7 +156,8 @@ std::string set_version(std::string_view metadata, std::string_view version) {
                                header_line(field->name, version, line_end_of(metadata, *field, block))}});
 }
 
-PinnedTorch pin_torch(std::string_view metadata, std::string_view specifier) {
+PinnedTorch pin_torch(std::string_view metadata, const SpecifierSet& pin, PinWrite write) {
+    const std::string specifier = pin.text();
     auto block = header_block(metadata);
     PinnedTorch result;
     std::vector<Replacement> replacements;
@@ -169,7 +170,17 @@ PinnedTorch pin_torch(std::string_view metadata, std::string_view specifier) {
         if (!is_torch(requirement)) continue;
         found = true;
         if (!requirement.url.empty()) continue;
-        auto pinned = pinned_requirement(requirement, specifier);
+        std::string written = specifier;
+        if (write == PinWrite::within_author) {
+            const auto own = SpecifierSet::try_parse(requirement.specifier);
+            if (!own) throw InputError("METADATA", "cannot read the author's Requires-Dist: " + field.value);
+            const auto meet = pin.intersect(*own);
+            if (!meet)
+                throw InputError("METADATA", "Requires-Dist: " + field.value + " excludes torch" + specifier +
+                                                 ": wheelfix never loosens an author's pin");
+            written = meet->text();
+        }
+        auto pinned = pinned_requirement(requirement, written);
         result.changes.emplace_back(field.value, pinned);
         replacements.push_back({field.begin, field.end, header_line(field.name, pinned, line_end_of(metadata, field, block))});
     }

@@ -242,4 +242,174 @@ std::strong_ordering Version::operator<=>(const Version& other) const {
     return compare_local(local_, other.local_);
 }
 
+namespace {
+
+bool release_prefix(const std::vector<std::uint64_t>& release, const std::vector<std::uint64_t>& prefix) {
+    for (std::size_t i = 0; i < prefix.size(); ++i)
+        if ((i < release.size() ? release[i] : 0) != prefix[i]) return false;
+    return true;
+}
+
+// "2.9" -> "2.10": the first version after every 2.9.x (the upper end of "==2.9.*" / "~=2.9.1").
+Version after_series(std::vector<std::uint64_t> series) {
+    if (series.empty()) series.push_back(0);
+    ++series.back();
+    std::string text;
+    for (std::size_t i = 0; i < series.size(); ++i) text += (i ? "." : "") + std::to_string(series[i]);
+    return Version::parse(text);
+}
+
+// A clause as bounds: lower (inclusive or not), upper (inclusive or not).
+struct Bounds {
+    std::optional<Version> low, high;
+    bool low_inclusive = true, high_inclusive = false;
+};
+
+Bounds bounds_of(const SpecifierClause& clause) {
+    Bounds bounds;
+    const Version& v = clause.version;
+    if (clause.op == ">=") bounds.low = v;
+    else if (clause.op == ">") bounds.low = v, bounds.low_inclusive = false;
+    else if (clause.op == "<") bounds.high = v;
+    else if (clause.op == "<=") bounds.high = v, bounds.high_inclusive = true;
+    else if (clause.op == "==" && !clause.wildcard) bounds.low = v, bounds.high = v, bounds.high_inclusive = true;
+    else if (clause.op == "==") bounds.low = v, bounds.high = after_series(v.release());
+    else if (clause.op == "~=") {
+        std::vector<std::uint64_t> series = v.release();
+        series.pop_back();
+        bounds.low = v;
+        bounds.high = after_series(series);
+    }
+    return bounds;
+}
+
+// Whether `strong` alone implies `weak` (every version `strong` admits, `weak` admits).
+bool implies(const SpecifierClause& strong, const SpecifierClause& weak) {
+    if (strong.text() == weak.text()) return true;
+    if (strong.op == "==" && !strong.wildcard) return weak.matches(strong.version);
+    if (weak.op == "!=" || weak.op == "~=" || weak.op == "==" || strong.op == "!=") return false;
+    const Bounds s = bounds_of(strong), w = bounds_of(weak);
+    if (w.low) {
+        if (!s.low) return false;
+        const auto order = *s.low <=> *w.low;
+        return order > 0 || (order == 0 && (w.low_inclusive || !s.low_inclusive));
+    }
+    if (w.high) {
+        if (!s.high) return false;
+        const auto order = *s.high <=> *w.high;
+        return order < 0 || (order == 0 && (w.high_inclusive || !s.high_inclusive));
+    }
+    return false;
+}
+
+}  // namespace
+
+bool SpecifierClause::matches(const Version& candidate) const {
+    const Version bare = Version::parse(candidate.public_part());
+    if (op == "==") return wildcard ? release_prefix(bare.release(), version.release()) : bare == version;
+    if (op == "!=") return wildcard ? !release_prefix(bare.release(), version.release()) : !(bare == version);
+    if (op == ">=") return bare >= version;
+    if (op == "<=") return bare <= version;
+    if (op == ">") return bare > version;
+    if (op == "<") return bare < version;
+    if (op == "~=") {
+        std::vector<std::uint64_t> series = version.release();
+        series.pop_back();
+        return bare >= version && release_prefix(bare.release(), series);
+    }
+    return false;
+}
+
+std::string SpecifierClause::text() const { return op + version.normalized() + (wildcard ? ".*" : ""); }
+
+std::optional<SpecifierSet> SpecifierSet::try_parse(std::string_view text) {
+    SpecifierSet set;
+    auto trim = [](std::string_view part) {
+        while (!part.empty() && (part.front() == ' ' || part.front() == '\t')) part.remove_prefix(1);
+        while (!part.empty() && (part.back() == ' ' || part.back() == '\t')) part.remove_suffix(1);
+        return part;
+    };
+    text = trim(text);
+    if (text.empty()) return set;
+    while (true) {
+        const std::size_t comma = text.find(',');
+        const std::string_view clause = trim(text.substr(0, comma));
+        std::size_t op = 0;
+        while (op < clause.size() && std::string_view("<>=!~").find(clause[op]) != std::string_view::npos) ++op;
+        const std::string oper(clause.substr(0, op));
+        std::string_view operand = trim(clause.substr(op));
+        const bool wildcard = operand.ends_with(".*");
+        if (wildcard) operand.remove_suffix(2);
+        const bool known = oper == "==" || oper == "!=" || oper == ">=" || oper == "<=" || oper == ">" || oper == "<" ||
+                           oper == "~=";
+        auto version = Version::try_parse(operand);
+        if (!known || !version || (wildcard && oper != "==" && oper != "!=")) return std::nullopt;
+        if (oper == "~=" && version->release().size() < 2) return std::nullopt;
+        set.clauses_.push_back({oper, *version, wildcard});
+        if (comma == std::string_view::npos) return set;
+        text.remove_prefix(comma + 1);
+    }
+}
+
+SpecifierSet SpecifierSet::parse(std::string_view text) {
+    auto set = try_parse(text);
+    if (!set) throw InputError("", "'" + std::string(text) + "' is not a PEP 440 specifier like '>=2.9,<2.11'");
+    return *set;
+}
+
+SpecifierSet SpecifierSet::range(std::string_view low, std::string_view high) {
+    SpecifierSet set;
+    if (!low.empty()) set.clauses_.push_back({">=", Version::parse(low), false});
+    if (!high.empty()) set.clauses_.push_back({"<", Version::parse(high), false});
+    return set;
+}
+
+bool SpecifierSet::contains(const Version& candidate) const {
+    return std::all_of(clauses_.begin(), clauses_.end(), [&](const SpecifierClause& c) { return c.matches(candidate); });
+}
+
+std::optional<SpecifierSet> SpecifierSet::intersect(const SpecifierSet& other) const {
+    std::vector<SpecifierClause> all = clauses_;
+    all.insert(all.end(), other.clauses_.begin(), other.clauses_.end());
+    // Do the bounds meet?
+    Bounds meet;
+    for (const SpecifierClause& clause : all) {
+        const Bounds b = bounds_of(clause);
+        if (b.low) {
+            const bool tighter = !meet.low || *b.low > *meet.low || (*b.low == *meet.low && !b.low_inclusive);
+            if (tighter) meet.low = b.low, meet.low_inclusive = b.low_inclusive;
+        }
+        if (b.high) {
+            const bool tighter = !meet.high || *b.high < *meet.high || (*b.high == *meet.high && !b.high_inclusive);
+            if (tighter) meet.high = b.high, meet.high_inclusive = b.high_inclusive;
+        }
+    }
+    if (meet.low && meet.high) {
+        const auto order = *meet.low <=> *meet.high;
+        if (order > 0 || (order == 0 && !(meet.low_inclusive && meet.high_inclusive))) return std::nullopt;
+    }
+    for (const SpecifierClause& clause : all)
+        if (clause.op == "==" && !clause.wildcard &&
+            !std::all_of(all.begin(), all.end(), [&](const SpecifierClause& c) { return c.matches(clause.version); }))
+            return std::nullopt;
+    // Keep a clause unless an earlier kept one, or a later one, implies it.
+    SpecifierSet result;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        bool implied = false;
+        for (std::size_t j = 0; j < all.size() && !implied; ++j) {
+            if (i == j) continue;
+            const bool same = all[j].text() == all[i].text();
+            implied = same ? j < i : implies(all[j], all[i]) && !(implies(all[i], all[j]) && j > i);
+        }
+        if (!implied) result.clauses_.push_back(all[i]);
+    }
+    return result;
+}
+
+std::string SpecifierSet::text() const {
+    std::string out;
+    for (const SpecifierClause& clause : clauses_) out += (out.empty() ? "" : ",") + clause.text();
+    return out;
+}
+
 }  // namespace wheelfix::wheel

@@ -4,6 +4,7 @@
 #include "wheelfix/abi/atlas.hpp"
 #include "wheelfix/abi/check.hpp"
 #include "wheelfix/analysis/torch_matrix.hpp"
+#include "wheelfix/analysis/torch_verdict.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/zip/archive.hpp"
 
@@ -169,15 +170,113 @@ TEST_CASE("the sample extension's matrix: loads on 2.9 only, so auto pins >=2.9.
     CHECK(matrix.column_verdict(2) == analysis::Verdict::no);
     CHECK(matrix.cells[0][1].first_missing.find("c10_cuda_check_implementation") != std::string::npos);
     CHECK(matrix.cells[0][1].near_miss.find("unsigned int") != std::string::npos);
-    const analysis::TorchRequirement requirement = analysis::requirement_from(matrix, false);
+    const analysis::StableAbiUse cpp{{}, {"_ZN3c10..."}};
+    const analysis::StableAbiUse stable{{"aoti_torch_abi_version"}, {}};
+    const analysis::TorchRequirement requirement = analysis::torch_verdict(matrix, cpp, {});
     CHECK(requirement.specifier == "torch>=2.9.0,<2.10");
+    CHECK(requirement.built_for == "2.9.0");
     CHECK_FALSE(requirement.later_unproven);
     CHECK(requirement.contiguous);
     // Stable-ABI style: an open upper bound when the newest loads.
     const analysis::TorchMatrix newest_only = analysis::build_matrix({columns[2]}, {{abi::ElfCheck{}}});
-    CHECK(analysis::requirement_from(newest_only, true).specifier == "torch>=2.11.0");
-    CHECK(analysis::requirement_from(newest_only, false).specifier == "torch>=2.11.0,<2.12");
-    CHECK(analysis::requirement_from(newest_only, false).later_unproven);
+    CHECK(analysis::torch_verdict(newest_only, stable, {}).specifier == "torch>=2.11.0");
+    CHECK(analysis::torch_verdict(newest_only, cpp, {}).specifier == "torch>=2.11.0,<2.12");
+    CHECK(analysis::torch_verdict(newest_only, cpp, {}).later_unproven);
+}
+
+TEST_CASE("the verdict: a C++ extension gets its one minor, a stable one its linkable range, both within the author's") {
+    // Five releases; every column's symbols resolve.
+    std::vector<analysis::MatrixColumn> columns;
+    std::vector<std::vector<abi::ElfCheck>> checks;
+    for (const char* version : {"2.8.0+cu128", "2.9.0+cu128", "2.9.1+cu128", "2.10.0+cu128", "2.11.0+cu130"}) {
+        columns.push_back({version, "12.8", "x86_64", "", "", ""});
+        checks.push_back({abi::ElfCheck{}});
+    }
+    const analysis::TorchMatrix matrix = analysis::build_matrix(columns, checks);
+    const analysis::StableAbiUse cpp{{}, {"_ZN3c10..."}};
+    const analysis::StableAbiUse stable{{"torch_library_impl"}, {}};
+    analysis::TorchClaims claims;
+    // C++: the lowest release that resolves names the minor.
+    CHECK(analysis::torch_verdict(matrix, cpp, claims).specifier == "torch>=2.8.0,<2.9");
+    // ... or the local version does.
+    claims.built_for = wheel::Version::parse("2.9.1");
+    CHECK(analysis::torch_verdict(matrix, cpp, claims).specifier == "torch>=2.9.0,<2.10");
+    // The author's exact pin is kept, never widened.
+    claims.author = wheel::SpecifierSet::parse("==2.9.1");
+    CHECK(analysis::torch_verdict(matrix, cpp, claims).specifier == "torch==2.9.1");
+    // --pin range widens to the symbol level, still within the author's range.
+    claims.author = wheel::SpecifierSet::parse(">=2.9");
+    const auto range = analysis::torch_verdict(matrix, cpp, claims, analysis::PinMode::range);
+    CHECK(range.specifier == "torch>=2.9.0,<2.12");
+    CHECK(range.symbol_level_only);
+    // Stable ABI: the linkable range, floored by the author's.
+    claims = {};
+    claims.author = wheel::SpecifierSet::parse(">=2.10");
+    CHECK(analysis::torch_verdict(matrix, stable, claims).specifier == "torch>=2.10.0");
+    // The author's range and the linkable range do not meet: a finding, no pin.
+    claims.author = wheel::SpecifierSet::parse("==2.5.0");
+    const auto none = analysis::torch_verdict(matrix, stable, claims);
+    CHECK_FALSE(none.any);
+    CHECK_FALSE(none.pin);
+    CHECK(none.finding.find("do not meet") != std::string::npos);
+    // Built for a minor none of whose releases resolve: a finding too.
+    claims = {};
+    claims.built_for = wheel::Version::parse("2.7.0");
+    CHECK_FALSE(analysis::torch_verdict(matrix, cpp, claims).any);
+}
+
+TEST_CASE("a CUDA runtime major the release's build does not bring bounds the range") {
+    std::vector<analysis::MatrixColumn> columns;
+    std::vector<std::vector<abi::ElfCheck>> checks;
+    for (const char* version : {"2.10.0+cu128", "2.11.0+cu130"}) {
+        columns.push_back({version, "", "x86_64", "", "", ""});
+        checks.push_back({abi::ElfCheck{}});
+    }
+    analysis::TorchMatrix matrix = analysis::build_matrix(columns, checks);
+    matrix.cells[0][1].verdict = analysis::Verdict::runtime;  // what check_releases sets for libcudart.so.12 on cu130
+    const analysis::StableAbiUse stable{{"torch_library_impl"}, {}};
+    CHECK(analysis::torch_verdict(matrix, stable, {}).specifier == "torch>=2.10.0,<2.11");
+    const auto needs = analysis::cuda_runtime_needs({"libc.so.6", "libcudart.so.12", "libnvrtc.so.13", "libcufft.so.11"});
+    REQUIRE(needs.size() == 2);
+    CHECK(needs[0].distribution == "nvidia-cuda-runtime-cu12");
+    CHECK(needs[1].major == 13);
+}
+
+TEST_CASE("the torch a local version names") {
+    auto local = [](const char* version) {
+        auto named = analysis::torch_from_local(wheel::Version::parse(version).local_segments());
+        return named ? named->public_part() : std::string("-");
+    };
+    CHECK(local("0.3.21+cu130.torch2.10") == "2.10");
+    CHECK(local("1.0+torch2.9.1") == "2.9.1");
+    CHECK(local("1.0+pt29cu128") == "2.9");
+    CHECK(local("1.0+cu128torch2.8") == "2.8");
+    CHECK(local("1.0+pt29") == "2.9");
+    CHECK(local("1.0+pt210") == "2.10");
+    CHECK(local("1.0+cu128") == "-");
+}
+
+TEST_CASE("PEP 440 specifier sets: parse, match, intersect without widening") {
+    using wheel::SpecifierSet;
+    using wheel::Version;
+    CHECK_FALSE(SpecifierSet::try_parse(">=2.9,<"));
+    CHECK_FALSE(SpecifierSet::try_parse(">=2.*"));
+    CHECK_FALSE(SpecifierSet::try_parse("~=2"));
+    CHECK(SpecifierSet::parse(">=2.9, <2.10").text() == ">=2.9,<2.10");
+    CHECK(SpecifierSet::parse("==2.9.*").contains(Version::parse("2.9.1+cu128")));
+    CHECK_FALSE(SpecifierSet::parse("~=2.9.0").contains(Version::parse("2.10.0")));
+    auto meet = [](const char* a, const char* b) {
+        auto both = SpecifierSet::parse(a).intersect(SpecifierSet::parse(b));
+        return both ? both->text() : std::string("(none)");
+    };
+    CHECK(meet(">=2.4.0", ">=2.10") == ">=2.10");
+    CHECK(meet(">=2.9.0,<2.10", "==2.9.1") == "==2.9.1");
+    CHECK(meet(">=2.7.0,<2.13", "==2.9.1") == "==2.9.1");
+    CHECK(meet(">=2.4.0,<2.7", "==2.5.0") == "==2.5.0");
+    CHECK(meet(">=2.10.0", "<2.10") == "(none)");
+    CHECK(meet(">=2.9,<2.10", "==2.10.0") == "(none)");
+    CHECK(meet(">=2.9,<2.10", "!=2.9.0") == ">=2.9,<2.10,!=2.9.0");
+    CHECK(meet(">=2.9", "") == ">=2.9");
 }
 
 TEST_CASE("release selection: all, ranges, lists; what the atlas lacks is named") {

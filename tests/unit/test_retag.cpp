@@ -117,10 +117,10 @@ TEST_CASE("the torch segment spellings, and what they refuse") {
 // ---- torch pin and METADATA / WHEEL edits ---------------------------------------------------
 
 TEST_CASE("torch_pin_specifier: minor series, exact release, none") {
-    CHECK(torch_pin_specifier(Version::parse("2.10"), TorchPin::minor) == ">=2.10,<2.11");
-    CHECK(torch_pin_specifier(Version::parse("2.10.1+cu130"), TorchPin::minor) == ">=2.10,<2.11");
-    CHECK(torch_pin_specifier(Version::parse("2.9.0+cu130"), TorchPin::exact) == "==2.9.0");
-    CHECK(torch_pin_specifier(Version::parse("2.10"), TorchPin::exact) == "==2.10");
+    CHECK(torch_pin_specifier(Version::parse("2.10"), TorchPin::minor)->text() == ">=2.10,<2.11");
+    CHECK(torch_pin_specifier(Version::parse("2.10.1+cu130"), TorchPin::minor)->text() == ">=2.10,<2.11");
+    CHECK(torch_pin_specifier(Version::parse("2.9.0+cu130"), TorchPin::exact)->text() == "==2.9.0");
+    CHECK(torch_pin_specifier(Version::parse("2.10"), TorchPin::exact)->text() == "==2.10");
     CHECK_FALSE(torch_pin_specifier(Version::parse("2.10"), TorchPin::none));
     CHECK(parse_torch_pin("exact") == TorchPin::exact);
     CHECK_FALSE(parse_torch_pin("major"));
@@ -153,6 +153,14 @@ TEST_CASE("pin_torch replaces torch requirements keeping extras and markers, or 
     CHECK(pin_torch("Name: x\r\nSummary: s\r\n\r\nbody", "==2.10").text ==
           "Name: x\r\nSummary: s\r\nRequires-Dist: torch==2.10\r\n\r\nbody");
     CHECK(pin_torch("Name: x\nSummary: s", "==2.10").text == "Name: x\nSummary: s\nRequires-Dist: torch==2.10");
+
+    // Never wider than the author's: an exact pin stays exact; one that excludes the torch is refused.
+    CHECK(pin_torch("Name: x\nRequires-Dist: torch==2.10.1\n", ">=2.10,<2.11").text ==
+          "Name: x\nRequires-Dist: torch==2.10.1\n");
+    CHECK(pin_torch("Name: x\nRequires-Dist: torch>=2.10\n", ">=2.4.0").text == "Name: x\nRequires-Dist: torch>=2.10\n");
+    CHECK_THROWS_AS(pin_torch("Name: x\nRequires-Dist: torch==2.9.1\n", ">=2.10,<2.11"), InputError);
+    CHECK(pin_torch("Name: x\nRequires-Dist: torch>=2.9,<2.10\n", SpecifierSet::parse(">=2.10,<2.11"), PinWrite::replace)
+              .text == "Name: x\nRequires-Dist: torch>=2.10,<2.11\n");
 
     auto url = pin_torch("Name: x\nRequires-Dist: torch @ https://example.org/torch.whl\n\n", "==2.10");
     CHECK(url.text == "Name: x\nRequires-Dist: torch @ https://example.org/torch.whl\n\n");
@@ -224,7 +232,7 @@ TEST_CASE("retag_wheel: new names, pinned METADATA, and a wheel that verifies") 
     CHECK(result.file_name.after == "demo_pkg-1.0+cu130.torch2.10-cp310-cp310-linux_x86_64.whl");
     CHECK(result.version.after == "1.0+cu130.torch2.10");
     CHECK(result.dist_info.after == "demo_pkg-1.0+cu130.torch2.10.dist-info");
-    CHECK(result.pin_specifier == ">=2.10,<2.11");
+    CHECK(result.pin_specifier->text() == ">=2.10,<2.11");
     auto output = Wheel::open(result.output);
     CHECK(problems(verify_wheel(output)) == "");
     CHECK(member_text(output, output.dist_info() + "/METADATA") ==

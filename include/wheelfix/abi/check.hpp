@@ -84,5 +84,11 @@ ElfCheck check_elf(std::string member, const elf::ElfFile& elf, const SymbolInde
 
 // True for file names of torch's own libraries: libc10*, libtorch*, libcaffe2*, libshm*.
 bool is_torch_library(std::string_view file_name);
+// torch's stable C ABI: unmangled aoti_torch_* and torch_* functions.
+bool is_stable_abi_symbol(std::string_view name);
+// Every name torch defines for extensions: mangled C++ of torch's namespaces (c10,
+// at, torch, caffe2, c10d), the stable C functions, libtorch_python's THP*
+// functions. An unresolved one is always "missing", never "system".
+bool is_torch_symbol(std::string_view name);
 
 }  // namespace wheelfix::abi

@@ -12,29 +12,39 @@
 //   --torch-release`) or no atlas is (`--torch auto` alone).
 // - check_releases() resolves the targets against every release the spec selects
 //   (torch_matrix.hpp) from the user atlases given and the bundled one (unless
-//   with_bundled is false; a release both have is taken from the user's), for the
-//   wheel's arch and CPython ABI tag (abi3/none take each release's primary
-//   libtorch_python), then against each other torch path (loaded by `load`) as a
-//   column of its own. Each release is materialised only as far as the targets'
-//   NEEDED closure reaches, one release at a time, so memory stays near one
-//   release's libraries. The requirement (requirement_from, stable C ABI wheels
-//   open above) is derived from the matrix. With keep_newest, `newest` holds the
-//   index of the newest release of that requirement (what `repair --torch auto`
-//   shims against), materialised the same way. An atlas that has no release
-//   matching is an InputError naming --torch-release; no atlas at all (none
-//   bundled, none given) too.
+//   with_bundled is false), for the wheel's arch and CPython ABI tag (abi3/none take
+//   each release's primary libtorch_python), then against each other torch path
+//   (loaded by `load`) as a column of its own. An atlas may hold several builds of a
+//   release (2.6.0+cu124 and +cu126): one column per release, from the build the
+//   wheel's +cuXYZ names, else the first atlas's (a user atlas before the bundled
+//   one); a column from another build than the wheel names says so (cuda_note).
+//   Beside the symbols each cell judges what the loader needs from the install: a
+//   CPython build of the release for a cpXY wheel, and the CUDA runtime majors the
+//   member NEEDs (torch_verdict.hpp cuda_runtime_needs) against the build's, unless
+//   the wheel ships the library or declares a distribution that brings it
+//   (nvidia-cuda-runtime-cu12, or any "*-cu12*" distribution for CUDA 12): else
+//   Verdict::runtime, "needs nvidia-cuda-runtime-cu12 beside torch 2.11.0". Each
+//   release is materialised only as far as the targets' NEEDED closure reaches, one
+//   release at a time, so memory stays near one release's libraries. The verdict
+//   (torch_verdict(), with the wheel's own claims: torch_claims_of(input), and
+//   request.pin_mode) is derived from the matrix. With keep_newest, `newest` holds the
+//   index of the newest release of the pin (what `repair --torch auto` shims
+//   against), materialised the same way. An atlas that has no release matching is an
+//   InputError naming --torch-release; no atlas at all (none bundled, none given) too.
 // - release_torch(paths, release, options, load): the first of `paths` (installed
 //   torch directories, torch wheels, index files; each loaded by `load` with
 //   `options`) whose torch version's public part is `release` ("2.9.0"): the real
 //   torch `repair --torch auto` shims and load-tests against; nullopt when none is.
-// - torch_range_of(report, input): inspect's "torch range" line: the requirement the
-//   bundled atlas gives for the wheel's extensions, found by symbol name alone
-//   (quick_matrix); empty when no extension references torch or no atlas is bundled.
+// - torch_range_of(report, input): inspect's "torch range" line: check_releases()
+//   over the bundled atlas on the wheel's targets (read_targets, as check reads
+//   them), so it is check's verdict; empty when no extension references torch or no
+//   atlas is bundled.
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/analysis/torch_check.hpp"
 #include "wheelfix/analysis/torch_matrix.hpp"
+#include "wheelfix/analysis/torch_verdict.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 
 #include <optional>
@@ -55,6 +65,7 @@ struct ReleaseRequest {
     std::vector<std::string> atlases;  // user atlas files, beside the bundled atlas
     std::vector<std::string> torches;  // other torch paths: one column each, after the releases
     bool with_bundled = true;          // false: only the atlases given (`check --torch ATLAS` alone)
+    PinMode pin_mode = PinMode::truth; // range: `--pin range`, symbol level only
 };
 ReleaseRequest release_request(const std::string& spec, const std::vector<std::string>& torch_paths);
 
@@ -64,6 +75,7 @@ struct ReleaseMatrix {
     StableAbiUse stable;
     TorchRequirement requirement;
     std::optional<abi::SymbolIndex> newest;  // with keep_newest and a requirement: its newest release
+    std::vector<std::string> roots;          // what the targets NEED (abi::IndexOptions::roots)
 };
 
 ReleaseMatrix check_releases(const Targets& targets, const std::string& input, const ReleaseRequest& request,

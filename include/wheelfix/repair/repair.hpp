@@ -120,7 +120,7 @@ struct RepairOptions {
     // torch, METADATA gets pin_specifier (">=2.9.0,<2.10") instead of what `pin` makes of it, and
     // load_test_unavailable (when set and torch_dir is not) is why no load test ran.
     std::optional<wheel::Version> label_torch;
-    std::optional<std::string> pin_specifier;
+    std::optional<wheel::SpecifierSet> pin_specifier;
     std::string load_test_unavailable;
     // --variant LABEL|auto: the output labelled as a PEP 825 variant in the same pass
     // (repair/variant.hpp; abi_dependency :: torch from the pin repair writes). An

@@ -65,7 +65,10 @@ struct RetagOptions {
     wheel::TorchPin pin = wheel::TorchPin::minor;
     // A range pin (">=2.9.0,<2.10", from `--torch auto`'s matrix or `--pin '>=…'`): written as
     // given, in place of what `pin` would make of the torch version.
-    std::optional<std::string> pin_specifier;
+    std::optional<wheel::SpecifierSet> pin_specifier;
+    // within_author: intersected with each torch requirement the author wrote (never wider);
+    // replace: the pin of the torch the wheel was shimmed for supersedes the old one.
+    wheel::PinWrite pin_write = wheel::PinWrite::within_author;
     std::optional<std::string> platform;   // nullopt keeps the platform tags
     bool fix_version = false;
     bool keep_version = false;             // no local label: the version stays, the torch pin is still written
@@ -88,7 +91,7 @@ struct RetagResult {
     bool wheel_tags_rewritten = false;         // WHEEL's Tag lines disagreed with the file name: rewritten from it
     std::optional<std::string> fixed_file_name_version;  // what the file name said, when --fix-version fixed it
     std::string torch;                         // the torch version retagged for (public part); "" when none
-    std::optional<std::string> pin_specifier;  // ">=2.10,<2.11"; nullopt with --pin none
+    std::optional<wheel::SpecifierSet> pin_specifier;  // ">=2.10,<2.11" as asked; nullopt with --pin none
     std::vector<std::pair<std::string, std::string>> requirements;  // Requires-Dist before -> after ("" = added)
     std::string plan;                          // with dry_run: the plan (plan.hpp describe_plan); nothing written
 };

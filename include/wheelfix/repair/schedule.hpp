@@ -21,6 +21,10 @@
 // given (in the places the size order gave them), and shares no worker needs go to the helpers of the wheels
 // still running. With one job the wheels run in the order given. An archive that
 // does not open counts as empty for the order: its repair reports the error.
+// The overload with a WheelSetup asks it, on the worker, for each wheel's torch and
+// options before its repair (`repair --torch auto`: each wheel its own torch, -j
+// alike); a setup that returns NotRepaired (the verdict found no pin) gives that
+// outcome and no repair.
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
@@ -28,13 +32,21 @@
 #include "wheelfix/util/error.hpp"
 
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
 
 namespace wheelfix::repair {
 
-using RepairOutcome = std::variant<RepairReport, InputError>;
+// A wheel the setup decided not to repair (a finding, exit 1): why.
+struct NotRepaired {
+    std::string wheel;
+    std::string why;
+};
+
+using RepairOutcome = std::variant<RepairReport, InputError, NotRepaired>;
 
 // Refuses a batch (InputError naming the later input and the earlier one) in which
 // two inputs keep the same part of the file name through repair (distribution,
@@ -49,6 +61,16 @@ void refuse_colliding_batch(const std::vector<std::string>& wheels, const Repair
 
 std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels, const abi::SymbolIndex& index,
                                          const RepairOptions& options, const std::filesystem::path& out_dir,
+                                         unsigned jobs);
+
+struct WheelJob {
+    std::shared_ptr<const abi::SymbolIndex> index;
+    RepairOptions options;
+};
+using WheelSetup = std::function<std::variant<WheelJob, NotRepaired>(std::size_t wheel)>;
+// `batch`: the options the batch's output names are judged by (refuse_colliding_batch).
+std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels, const WheelSetup& setup,
+                                         const RepairOptions& batch, const std::filesystem::path& out_dir,
                                          unsigned jobs);
 
 }  // namespace wheelfix::repair

@@ -1,9 +1,14 @@
-// `repair --torch auto`, the deciding part, for one wheel: the torch
-// atlas matrix (analysis/torch_releases.hpp), the newest contiguous range of
-// releases every extension loads against, and the torch the wheel is then repaired
-// (shimmed, relinked, retagged) against.
+// `--torch auto`, for retag and repair alike, for one wheel: the torch atlas matrix
+// (analysis/torch_releases.hpp), the torch verdict (analysis/torch_verdict.hpp: the
+// pin, never wider than the truth or the author's), and for repair the torch the
+// wheel is then repaired (shimmed, relinked, retagged) against.
 //
-// Contract: plan_torch_auto(wheel, atlases, real_torches, write_pin, base, load)
+// Contract: auto_releases(wheel, atlases, mode, keep_newest, load) reads the wheel's
+// extensions as far as their loader view needs (analysis::read_targets: bounded
+// memory whatever the wheel's size) and gives the matrix and the verdict over the
+// bundled atlas and `atlases` (user atlases and index files: columns); what `retag
+// --torch auto` writes.
+// plan_torch_auto(wheel, atlases, real_torches, mode, write_pin, base, load)
 // reads the wheel's extensions, builds the matrix over the bundled atlas and
 // `atlases` (user atlases and index files: columns), and derives the requirement as
 // `retag --torch auto` does. When no release loads, plan.unloadable() is true and
@@ -36,8 +41,11 @@ struct TorchAutoPlan {
     bool unloadable() const { return !releases.requirement.any; }
 };
 
+analysis::ReleaseMatrix auto_releases(const std::string& wheel, const std::vector<std::string>& atlases,
+                                      analysis::PinMode mode, bool keep_newest, const analysis::TorchLoader& load);
+
 TorchAutoPlan plan_torch_auto(const std::string& wheel, const std::vector<std::string>& atlases,
-                              const std::vector<std::string>& real_torches, bool write_pin, const RepairOptions& base,
-                              const analysis::TorchLoader& load);
+                              const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
+                              const RepairOptions& base, const analysis::TorchLoader& load);
 
 }  // namespace wheelfix::repair

@@ -8,8 +8,13 @@
 // body after the blank line are kept byte for byte.
 // - set_version(): the Version header's value (InputError when there is none).
 // - pin_torch(): every Requires-Dist on torch (any spelling of the name) gets the
-//   specifier in place of its own, keeping the name as written, its extras and its
-//   environment marker: "torch[cuda]>=2.10,<2.11; extra == \"gpu\"". A URL
+//   pin intersected with its own specifier (SpecifierSet::intersect: never wider than
+//   what the author wrote), keeping the name as written, its extras and its
+//   environment marker: "torch[cuda]>=2.10,<2.11; extra == \"gpu\"". A pin the
+//   author's specifier excludes is an InputError naming METADATA (wheelfix never
+//   loosens an author's pin), as is an author's specifier it cannot read. With
+//   PinWrite::replace (shim: the pin of the torch the wheel was shimmed for, which
+//   supersedes the one an earlier retag wrote) the pin replaces the specifier. A URL
 //   requirement ("torch @ https://…") is left alone. Without a torch requirement,
 //   "Requires-Dist: torch<specifier>" is added after the last Requires-Dist, else
 //   after the last header. Returns the new text and each requirement before/after
@@ -34,7 +39,7 @@ enum class TorchPin { minor, exact, none };
 
 // "minor" / "exact" / "none"; nullopt for anything else.
 std::optional<TorchPin> parse_torch_pin(std::string_view name);
-std::optional<std::string> torch_pin_specifier(const Version& torch, TorchPin pin);
+std::optional<SpecifierSet> torch_pin_specifier(const Version& torch, TorchPin pin);
 
 std::string set_version(std::string_view metadata, std::string_view version);
 
@@ -42,7 +47,11 @@ struct PinnedTorch {
     std::string text;                                          // the new METADATA
     std::vector<std::pair<std::string, std::string>> changes;  // requirement before -> after
 };
-PinnedTorch pin_torch(std::string_view metadata, std::string_view specifier);
+enum class PinWrite { within_author, replace };
+PinnedTorch pin_torch(std::string_view metadata, const SpecifierSet& pin, PinWrite write = PinWrite::within_author);
+inline PinnedTorch pin_torch(std::string_view metadata, std::string_view pin) {
+    return pin_torch(metadata, SpecifierSet::parse(pin));
+}
 
 std::string set_tags(std::string_view wheel_file, const std::vector<std::string>& tags);
 // Requires-Dist lines added after the last Requires-Dist (else after the last

@@ -7,6 +7,15 @@
 // "0.3.21+cu130"); operator<=> orders as PEP 440 does (local labels compared
 // segment by segment, numbers above strings). public_part() is the version
 // without its local label; local_segments() the label split on '.', '-' or '_'.
+//
+// SpecifierSet is a PEP 440 version specifier set (">=2.9,<2.10", "==2.9.*",
+// "~=2.6", "!=2.9.0"): clauses joined by ',' (all must hold). parse() throws
+// InputError("", …) on anything else; try_parse() gives nullopt. contains() matches a
+// version's public part (the local label is ignored, as pip does for a requirement
+// without one). intersect() is both sets at once, without clauses another already
+// implies (">=2.10" beside ">=2.4" keeps ">=2.10"; "==2.9.1" beside ">=2.9,<2.10"
+// keeps "==2.9.1"); nullopt when their bounds cannot meet. An empty set is "any
+// version"; text() is the clauses joined by ','.
 #pragma once
 
 #include <compare>
@@ -44,6 +53,33 @@ private:
     std::optional<std::uint64_t> post_;
     std::optional<std::uint64_t> dev_;
     std::vector<std::string> local_;  // lowercased
+};
+
+struct SpecifierClause {
+    std::string op;  // "==", "!=", ">=", "<=", ">", "<", "~="
+    Version version;
+    bool wildcard = false;  // "==2.9.*"
+    bool matches(const Version& candidate) const;
+    std::string text() const;
+};
+
+class SpecifierSet {
+public:
+    SpecifierSet() = default;
+    static SpecifierSet parse(std::string_view text);
+    static std::optional<SpecifierSet> try_parse(std::string_view text);
+    // ">=LOW,<HIGH" (either may be empty: open on that side).
+    static SpecifierSet range(std::string_view low, std::string_view high);
+
+    bool any() const { return clauses_.empty(); }
+    bool contains(const Version& candidate) const;
+    std::optional<SpecifierSet> intersect(const SpecifierSet& other) const;
+    std::string text() const;
+    const std::vector<SpecifierClause>& clauses() const { return clauses_; }
+    bool operator==(const SpecifierSet& other) const { return text() == other.text(); }
+
+private:
+    std::vector<SpecifierClause> clauses_;
 };
 
 }  // namespace wheelfix::wheel

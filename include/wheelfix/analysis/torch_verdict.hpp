@@ -1,0 +1,75 @@
+// The torch verdict: from a wheel's release matrix and what the wheel itself says,
+// which torch it needs — the one function behind inspect's torch range, `check
+// --torch-release`, `retag --torch auto` and `repair --torch auto`.
+//
+// Contract:
+// - torch_claims(wheel) reads what the wheel says of its torch: the torch named by
+//   its local version ("+torch2.9", "+torch29", "+pt29", "+cu128torch2.9" style) or,
+//   else, by an unconditional Requires-Dist on torch that names one minor
+//   ("torch==2.9.1", "torch==2.9.*", "torch~=2.9.0") — `built_for`; the author's
+//   range (every unconditional Requires-Dist on torch, intersected; `author_meets` is
+//   false when they cannot meet); the names of every Requires-Dist (normalised),
+//   which provide libraries beside torch (nvidia-cuda-runtime-cu12 → libcudart.so.12).
+//   torch_claims_of(path) does that for a wheel path, and gives empty claims for an
+//   ELF file.
+// - cuda_runtime_needs(needed) are the CUDA libraries a member NEEDs whose SONAME
+//   major is the CUDA major (libcudart, libnvrtc, libcublas, libcublasLt,
+//   libnvJitLink), with the distribution that ships them beside torch.
+// - torch_verdict(matrix, stable, claims, mode): per column the matrix cell says
+//   whether the symbols resolve and the release's CUDA runtime and CPython match
+//   (torch_releases.cpp fills them); the verdict admits the columns that are ok and
+//   * for a C++-ABI extension (any mangled torch symbol or THP* function): only the
+//     minor it was built for — `built_for`, else the minor of the lowest release
+//     whose symbols all resolve — because class layouts, inline code and schemas
+//     change between minors without a symbol changing;
+//   * for a stable-ABI-only extension: every release that is ok (floor from the
+//     functions it uses, ceiling where the CUDA runtime major changes);
+//   * with mode range (`--pin range`, asked by name): every release that is ok, and
+//     `symbol_level_only` says so;
+//   then only those the author's range admits. The pin is the newest contiguous run
+//   of admitted columns: ">=lowest", "<" the first release after the run (or the next
+//   minor for a C++ extension, nothing for a stable-ABI one, when the run reaches the
+//   newest column), intersected with the author's range. No admitted column is a
+//   finding (`any` false, `finding` says why: nothing resolves, the built-for minor
+//   does not, or the author's range and the linkable one do not meet), never a pin.
+#pragma once
+
+#include "wheelfix/analysis/torch_matrix.hpp"
+#include "wheelfix/wheel/version.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wheelfix::wheel {
+class Wheel;
+}
+
+namespace wheelfix::analysis {
+
+struct TorchClaims {
+    std::optional<wheel::Version> built_for;  // the torch release (or minor) the wheel names
+    std::string built_for_source;             // "local version +torch2.9", "METADATA torch==2.9.1"
+    wheel::SpecifierSet author;               // unconditional Requires-Dist: torch, intersected
+    std::vector<std::string> author_lines;    // as written
+    bool author_meets = true;                 // false: the author's own clauses cannot meet
+    std::vector<std::string> requires_dist;   // normalised names of every Requires-Dist
+};
+TorchClaims torch_claims(const wheel::Wheel& wheel);
+TorchClaims torch_claims_of(const std::string& path);
+// The torch a local version label names ("torch2.9", "torch29", "pt29", "torch2.9.1"); nullopt when none.
+std::optional<wheel::Version> torch_from_local(const std::vector<std::string>& local_segments);
+
+struct CudaRuntimeNeed {
+    std::string library;       // "libcudart.so.12"
+    int major = 0;             // 12
+    std::string distribution;  // "nvidia-cuda-runtime-cu12"
+};
+std::vector<CudaRuntimeNeed> cuda_runtime_needs(const std::vector<std::string>& needed);
+
+enum class PinMode { truth, range };
+
+TorchRequirement torch_verdict(const TorchMatrix& matrix, const StableAbiUse& stable, const TorchClaims& claims,
+                               PinMode mode = PinMode::truth);
+
+}  // namespace wheelfix::analysis

@@ -1,0 +1,232 @@
+// The torch verdict (torch_verdict.hpp has the contract).
+#include "wheelfix/analysis/torch_verdict.hpp"
+
+#include "wheelfix/util/error.hpp"
+#include "wheelfix/wheel/metadata.hpp"
+#include "wheelfix/wheel/filename.hpp"
+#include "wheelfix/wheel/wheel.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace wheelfix::analysis {
+
+namespace {
+
+bool all_digits(std::string_view text) {
+    return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+std::string public_of(const std::string& torch_version) { return torch_version.substr(0, torch_version.find('+')); }
+
+std::optional<wheel::Version> column_version(const MatrixColumn& column) {
+    return wheel::Version::try_parse(public_of(column.torch_version));
+}
+
+bool same_minor(const wheel::Version& a, const wheel::Version& b) {
+    return a.release().size() >= 2 && b.release().size() >= 2 && a.release()[0] == b.release()[0] &&
+           a.release()[1] == b.release()[1];
+}
+
+std::string minor_text(const wheel::Version& version) {
+    return std::to_string(version.release()[0]) + "." + std::to_string(version.release().size() > 1 ? version.release()[1] : 0);
+}
+
+std::string next_minor_text(const wheel::Version& version) {
+    return std::to_string(version.release()[0]) + "." +
+           std::to_string((version.release().size() > 1 ? version.release()[1] : 0) + 1);
+}
+
+// "2.10.0" -> "2.10"; "2.9.1" stays: the bound written for the first release after a run.
+std::string bound_text(const wheel::Version& version) {
+    const auto& release = version.release();
+    if (release.size() == 3 && release[2] == 0) return minor_text(version);
+    return version.public_part();
+}
+
+// The one minor a specifier set names, when its clauses pin one ("==2.9.1", "==2.9.*", "~=2.9.0").
+std::optional<wheel::Version> one_minor(const wheel::SpecifierSet& set) {
+    for (const wheel::SpecifierClause& clause : set.clauses()) {
+        if (clause.version.release().size() < 2) continue;
+        if (clause.op == "==") return clause.version;
+        if (clause.op == "~=" && clause.version.release().size() >= 3) return clause.version;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<wheel::Version> torch_from_local(const std::vector<std::string>& segments) {
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+        std::string_view segment = segments[i];
+        // "cu128torch2" carries both: the torch part is what follows "torch".
+        std::size_t at = segment.find("torch");
+        std::string_view digits;
+        if (at != std::string_view::npos) {
+            digits = segment.substr(at + 5);
+        } else if (segment.starts_with("pt") && segment.size() > 2) {
+            digits = segment.substr(2);
+        } else {
+            continue;
+        }
+        // "pt29cu128": the digits up to the CUDA part.
+        const std::size_t end = std::min(digits.size(), digits.find_first_not_of("0123456789"));
+        if (end == 0 || (end < digits.size() && !digits.substr(end).starts_with("cu"))) continue;
+        const bool joined = end < digits.size();
+        digits = digits.substr(0, end);
+        std::vector<std::string> parts{std::string(digits)};
+        for (std::size_t j = i + 1; !joined && j < segments.size() && all_digits(segments[j]) && parts.size() < 3; ++j)
+            parts.push_back(segments[j]);
+        std::string text;
+        if (parts.size() == 1 && parts[0].size() >= 2) {
+            text = parts[0].substr(0, 1) + "." + parts[0].substr(1);  // "29" -> 2.9, "210" -> 2.10
+        } else if (parts.size() >= 2) {
+            for (std::size_t k = 0; k < parts.size(); ++k) text += (k ? "." : "") + parts[k];
+        } else {
+            continue;
+        }
+        if (auto version = wheel::Version::try_parse(text)) return version;
+    }
+    return std::nullopt;
+}
+
+TorchClaims torch_claims(const wheel::Wheel& wheel) {
+    TorchClaims claims;
+    for (const std::string& value : wheel.metadata().all("Requires-Dist")) {
+        const wheel::Requirement requirement = wheel::parse_requirement(value);
+        const std::string project = wheel::normalize_project_name(requirement.name);
+        claims.requires_dist.push_back(project);
+        if (project != "torch" || !requirement.marker.empty() || !requirement.url.empty()) continue;
+        claims.author_lines.push_back(value);
+        const auto set = wheel::SpecifierSet::try_parse(requirement.specifier);
+        if (!set) continue;  // unreadable: it stays as the author wrote it, and bounds nothing we write
+        const auto meet = claims.author.intersect(*set);
+        if (meet) claims.author = *meet;
+        else claims.author_meets = false;
+    }
+    if (const auto version = wheel::Version::try_parse(wheel.metadata_version()))
+        if (auto local = torch_from_local(version->local_segments())) {
+            claims.built_for = local;
+            claims.built_for_source = "local version +" + version->local();
+        }
+    if (!claims.built_for)
+        if (auto named = one_minor(claims.author)) {
+            claims.built_for = named;
+            claims.built_for_source = "METADATA torch" + claims.author.text();
+        }
+    return claims;
+}
+
+TorchClaims torch_claims_of(const std::string& path) {
+    if (!path.ends_with(".whl")) return {};
+    return torch_claims(wheel::Wheel::open(path));
+}
+
+std::vector<CudaRuntimeNeed> cuda_runtime_needs(const std::vector<std::string>& needed) {
+    static constexpr std::pair<std::string_view, std::string_view> kRuntimes[] = {
+        {"libcudart.so.", "nvidia-cuda-runtime-cu"}, {"libnvrtc.so.", "nvidia-cuda-nvrtc-cu"},
+        {"libcublas.so.", "nvidia-cublas-cu"},       {"libcublasLt.so.", "nvidia-cublas-cu"},
+        {"libnvJitLink.so.", "nvidia-nvjitlink-cu"},
+    };
+    std::vector<CudaRuntimeNeed> needs;
+    for (const std::string& library : needed)
+        for (const auto& [prefix, distribution] : kRuntimes) {
+            if (!library.starts_with(prefix)) continue;
+            const std::string_view rest = std::string_view(library).substr(prefix.size());
+            const std::string_view major = rest.substr(0, rest.find('.'));
+            if (!all_digits(major) || major.size() > 3) continue;
+            const int number = std::stoi(std::string(major));
+            needs.push_back({library, number, std::string(distribution) + std::to_string(number)});
+        }
+    return needs;
+}
+
+TorchRequirement torch_verdict(const TorchMatrix& matrix, const StableAbiUse& stable, const TorchClaims& claims,
+                               PinMode mode) {
+    TorchRequirement verdict;
+    verdict.kind = stable.stable_only() ? "stable" : (stable.cpp.empty() ? "none" : "c++");
+    verdict.author = claims.author.text();
+    verdict.symbol_level_only = mode == PinMode::range;
+    const std::size_t count = matrix.columns.size();
+    std::vector<std::optional<wheel::Version>> versions;
+    for (const MatrixColumn& column : matrix.columns) versions.push_back(column_version(column));
+    std::vector<bool> resolves(count);
+    for (std::size_t i = 0; i < count; ++i) resolves[i] = matrix.column_verdict(i) == Verdict::ok && versions[i];
+    if (std::none_of(resolves.begin(), resolves.end(), [](bool ok) { return ok; })) {
+        verdict.finding = "no release of the matrix loads it (see the misses above)";
+        return verdict;
+    }
+    if (!claims.author_meets) {
+        verdict.finding = "the author's own Requires-Dist on torch cannot all hold";
+        return verdict;
+    }
+    // A C++-ABI extension is pinned to the minor it was built for.
+    std::optional<wheel::Version> built_for;
+    if (verdict.kind == "c++" && mode == PinMode::truth) {
+        if (claims.built_for) {
+            built_for = claims.built_for;
+            verdict.built_for_source = claims.built_for_source;
+        } else {
+            for (std::size_t i = 0; i < count && !built_for; ++i)
+                if (resolves[i]) built_for = versions[i];
+            verdict.built_for_source = "the lowest release where all its symbols resolve";
+        }
+        verdict.built_for = built_for->public_part();
+    }
+    std::vector<bool> admitted(count);
+    bool any_in_minor = false;
+    bool any_by_author = false;
+    for (std::size_t i = 0; i < count; ++i) {
+        if (!resolves[i]) continue;
+        const bool in_minor = !built_for || same_minor(*versions[i], *built_for);
+        any_in_minor = any_in_minor || in_minor;
+        const bool by_author = claims.author.contains(*versions[i]);
+        any_by_author = any_by_author || by_author;
+        admitted[i] = in_minor && by_author;
+    }
+    std::optional<std::size_t> run_end;
+    for (std::size_t i = count; i-- > 0;)
+        if (admitted[i]) {
+            run_end = i;
+            break;
+        }
+    if (!run_end) {
+        if (!any_in_minor)
+            verdict.finding = "built for torch " + minor_text(*built_for) + " (" + verdict.built_for_source +
+                              "), but its symbols resolve on no " + minor_text(*built_for) + ".x release of the matrix";
+        else if (!any_by_author)
+            verdict.finding = "the author's range torch" + claims.author.text() +
+                              " and the releases whose symbols resolve do not meet";
+        else
+            verdict.finding = "the author's range torch" + claims.author.text() + " and torch " +
+                              minor_text(*built_for) + " (" + verdict.built_for_source + ") do not meet";
+        return verdict;
+    }
+    std::size_t run_start = *run_end;
+    while (run_start > 0 && admitted[run_start - 1]) --run_start;
+    for (std::size_t i = 0; i < run_start; ++i)
+        if (admitted[i]) verdict.contiguous = false;
+    verdict.any = true;
+    verdict.lowest = versions[run_start]->public_part();
+    verdict.highest = versions[*run_end]->public_part();
+    verdict.highest_column = *run_end;
+    if (*run_end + 1 < count) {
+        verdict.upper = bound_text(*versions[*run_end + 1]);
+        if (built_for && !same_minor(*versions[*run_end + 1], *built_for)) verdict.upper = next_minor_text(*built_for);
+    } else {
+        verdict.later_unproven = true;
+        if (verdict.kind != "stable") verdict.upper = next_minor_text(*versions[*run_end]);
+    }
+    const auto pin = wheel::SpecifierSet::range(verdict.lowest, verdict.upper).intersect(claims.author);
+    if (!pin) {  // cannot happen: the run's releases are in the author's range
+        verdict.any = false;
+        verdict.finding = "the author's range torch" + claims.author.text() + " and torch>=" + verdict.lowest +
+                          " do not meet";
+        return verdict;
+    }
+    verdict.pin = pin;
+    verdict.specifier = "torch" + pin->text();
+    return verdict;
+}
+
+}  // namespace wheelfix::analysis
