@@ -80,11 +80,13 @@ int cuda_major(const std::string& cuda_version) {
 
 // What the loader needs beside the symbols: the CUDA runtime majors the member NEEDs
 // against the release build's, and a CPython build of the release for the wheel's tag.
+// The bundled atlas holds every CPython tag each release ships (data/README.md), so a tag
+// it lacks is one the release does not ship; a user atlas may be partial ("not covered").
 void judge_install(MatrixCell& cell, const Target& target, const abi::AtlasRelease& release, const Targets& targets,
-                   const TorchClaims& claims, const std::string& python_tag) {
+                   const TorchClaims& claims, const std::string& python_tag, bool every_tag) {
     if (cell.verdict == Verdict::no) return;
     const std::string version = release.torch_version;
-    if (!python_tag.empty() &&
+    if (every_tag && !python_tag.empty() &&
         std::find(release.python_tags.begin(), release.python_tags.end(), python_tag) == release.python_tags.end()) {
         cell.verdict = Verdict::runtime;
         cell.first_missing = "no " + python_tag;
@@ -225,7 +227,7 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     for (std::size_t column = 0; column < selected.size(); ++column)
         for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row)
             judge_install(result.matrix.cells[row][column], targets.elves[row], selected[column], targets, claims,
-                          facts.python_tag);
+                          facts.python_tag, sorted_owner[sorted_at[column]] == &abi::Atlas::bundled());
     std::vector<const abi::ElfImports*> imports;
     for (const Target& target : targets.elves) imports.push_back(&target.imports);
     result.stable = stable_abi_use(imports);

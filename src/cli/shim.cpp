@@ -87,6 +87,8 @@ void render_text(const repair::ShimResult& result, const GlobalOptions& global) 
         fmt::print("{}\n", change.member);
         for (const auto& line : change.changes) fmt::print("  {}\n", line);
     }
+    for (const auto& [before, after] : result.requirements)
+        fmt::print("torch pin  {}{}\n", before.empty() ? "(none) -> " : before + " -> ", after);
     if (!result.plan.empty()) fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
     else if (!global.quiet) fmt::print("wrote {}\n", result.output.string());
     if (!fully_repaired(result)) fmt::print("{}\n", unrepaired_summary(result));
@@ -132,6 +134,13 @@ void render_json(const repair::ShimResult& result) {
     for (const auto& change : result.changed)
         json.begin_object().field("member", change.member).string_array("changes", change.changes)
             .field("recompressed_bytes", change.recompressed_bytes).end_object();
+    json.end_array().key("requirements").begin_array();
+    for (const auto& [before, after] : result.requirements) {
+        json.begin_object().key("before");
+        if (before.empty()) json.null();
+        else json.value(before);
+        json.field("after", after).end_object();
+    }
     json.end_array().field("fully_repaired", fully_repaired(result)).end_object();
     fmt::print("{}", json.str());
 }

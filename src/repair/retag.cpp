@@ -2,6 +2,8 @@
 // metadata texts are computed and run as a plan of dist-info changes (plan.hpp).
 #include "wheelfix/repair/retag.hpp"
 
+#include "wheelfix/analysis/torch_verdict.hpp"
+
 #include "wheelfix/repair/plan.hpp"
 
 #include "wheelfix/policy/manylinux.hpp"
@@ -86,13 +88,21 @@ void require_record(const wheel::Wheel& wheel, const std::vector<wheel::MemberDi
     wheel::refuse_findings(wheel, findings);
 }
 
+// The pin an earlier retag wrote for the torch the current local version names: superseded.
+std::optional<wheel::SpecifierSet> earlier_pin(const wheel::Wheel& wheel) {
+    if (const auto current = wheel::Version::try_parse(wheel.metadata_version()))
+        if (const auto named = analysis::torch_from_local(current->local_segments()); named && named->release().size() >= 2)
+            return wheel::torch_pin_specifier(*named, wheel::TorchPin::minor);
+    return std::nullopt;
+}
+
 // METADATA with the new Version and the torch pin; records the requirement changes.
 std::string new_metadata(const wheel::Wheel& wheel, const RetagOptions& options, RetagResult& result) {
     std::string text = wheel::set_version(member_text(wheel, "METADATA"), result.version.after);
     if (options.pin_specifier) result.pin_specifier = options.pin_specifier;
     else if (options.request.torch) result.pin_specifier = wheel::torch_pin_specifier(*options.request.torch, options.pin);
     if (!result.pin_specifier) return text;
-    auto pinned = wheel::pin_torch(text, *result.pin_specifier, options.pin_write);
+    auto pinned = wheel::pin_torch(text, *result.pin_specifier, options.pin_write, earlier_pin(wheel));
     result.requirements = std::move(pinned.changes);
     return pinned.text;
 }
@@ -153,6 +163,11 @@ void require_plausible_platform(const wheel::Wheel& wheel, const std::string& pl
 void refuse_output_over_input(const wheel::Wheel& wheel, const std::filesystem::path& output) {
     if (same_file(wheel.archive().path(), output))
         throw InputError(output.string(), "output would overwrite the input wheel; choose another -o directory");
+}
+
+wheel::PinnedTorch pin_for_torch(const wheel::Wheel& wheel, const wheel::Version& torch) {
+    return wheel::pin_torch(member_text(wheel, "METADATA"), *wheel::torch_pin_specifier(torch, wheel::TorchPin::minor),
+                            wheel::PinWrite::within_author, earlier_pin(wheel));
 }
 
 std::vector<wheel::MemberDigest> retag_digests(const wheel::Wheel& wheel, bool verify) {

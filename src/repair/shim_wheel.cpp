@@ -2,6 +2,7 @@
 // one read of the wheel, then the NEEDED/RUNPATH edits of the extensions that need
 // the shim planned and the wheel written once.
 #include "wheelfix/repair/shim_wheel.hpp"
+#include "wheelfix/repair/retag.hpp"
 
 #include "wheelfix/repair/foresight.hpp"
 #include "wheelfix/util/error.hpp"
@@ -71,6 +72,9 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
         steps.add.push_back({result.shim_member, std::move(library->bytes), 0100755});
         library->bytes.clear();
         result.shim = std::move(library);
+        auto pinned = pin_for_torch(wheel, wheel::Version::parse(index.torch_version));
+        steps.dist_info.replaced["METADATA"] = std::move(pinned.text);
+        result.requirements = std::move(pinned.changes);
     };
     ExecuteOptions execute;
     execute.dry_run = dry_run;

@@ -156,7 +156,8 @@ std::string set_version(std::string_view metadata, std::string_view version) {
                                header_line(field->name, version, line_end_of(metadata, *field, block))}});
 }
 
-PinnedTorch pin_torch(std::string_view metadata, const SpecifierSet& pin, PinWrite write) {
+PinnedTorch pin_torch(std::string_view metadata, const SpecifierSet& pin, PinWrite write,
+                      const std::optional<SpecifierSet>& earlier) {
     const std::string specifier = pin.text();
     auto block = header_block(metadata);
     PinnedTorch result;
@@ -171,8 +172,9 @@ PinnedTorch pin_torch(std::string_view metadata, const SpecifierSet& pin, PinWri
         found = true;
         if (!requirement.url.empty()) continue;
         std::string written = specifier;
-        if (write == PinWrite::within_author) {
-            const auto own = SpecifierSet::try_parse(requirement.specifier);
+        const auto own = SpecifierSet::try_parse(requirement.specifier);
+        const bool ours = own && earlier && !own->any() && own->same_as(*earlier);
+        if (write == PinWrite::within_author && !ours) {
             if (!own) throw InputError("METADATA", "cannot read the author's Requires-Dist: " + field.value);
             const auto meet = pin.intersect(*own);
             if (!meet)

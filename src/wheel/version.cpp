@@ -406,6 +406,15 @@ std::optional<SpecifierSet> SpecifierSet::intersect(const SpecifierSet& other) c
     return result;
 }
 
+bool SpecifierSet::same_as(const SpecifierSet& other) const {
+    if (clauses_.size() != other.clauses_.size()) return false;
+    for (std::size_t i = 0; i < clauses_.size(); ++i)
+        if (clauses_[i].op != other.clauses_[i].op || clauses_[i].wildcard != other.clauses_[i].wildcard ||
+            !(clauses_[i].version == other.clauses_[i].version))
+            return false;
+    return true;
+}
+
 std::string SpecifierSet::text() const {
     std::string out;
     for (const SpecifierClause& clause : clauses_) out += (out.empty() ? "" : ",") + clause.text();

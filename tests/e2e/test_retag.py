@@ -312,7 +312,7 @@ class TorchAuto(unittest.TestCase):
         with wfx.TempDir() as tmp:
             proc = retag(wfx.SAMPLES / "purepy-1.0.0-py3-none-any.whl", "--torch", "auto",
                          "--torch-from", STANDINS[0], "-o", tmp / "out", check_status=2)
-            self.assertIn("no ELF extensions", proc.stderr)
+            self.assertIn("no ELF shared objects", proc.stderr)
 
 
 if __name__ == "__main__":

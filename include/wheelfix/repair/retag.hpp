@@ -112,6 +112,12 @@ struct RetagPlan {
 RetagPlan plan_retag(const wheel::Wheel& wheel, const RetagOptions& options, const std::filesystem::path& out_dir);
 void refuse_output_over_input(const wheel::Wheel& wheel, const std::filesystem::path& output);
 
+// METADATA with the torch requirement pinned to `torch`'s minor series, as shim writes it
+// for the torch it shimmed for: within the author's requirement (an author's pin that
+// excludes it is an InputError naming METADATA), superseding the pin an earlier retag
+// wrote for the torch the local version names.
+wheel::PinnedTorch pin_for_torch(const wheel::Wheel& wheel, const wheel::Version& torch);
+
 std::vector<wheel::MemberDigest> retag_digests(const wheel::Wheel& wheel, bool verify);
 
 RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,

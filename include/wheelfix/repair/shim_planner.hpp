@@ -64,6 +64,7 @@ struct ShimResult {
     std::vector<ShimmedSymbol> symbols;    // sorted by name
     std::vector<NotShimmed> not_shimmed;
     std::vector<std::string> missing_libraries;  // NEEDED torch libraries the torch lacks
+    std::vector<std::pair<std::string, std::string>> requirements;  // shim: Requires-Dist before -> after ("" = added)
     std::vector<MemberChange> changed;
     std::size_t elf_members = 0;
     std::string plan;                      // with dry_run: the plan (plan.hpp describe_plan); nothing written

@@ -13,6 +13,9 @@
 // extension gets an edit step: the shim's SONAME appended to NEEDED and
 // "{root}/<dist>.libs" to its search path (relink's request_for); the wheel is written to out_dir/<same name>
 // with RECORD lines for the edited and the added member (wheel/rewrite.hpp).
+// METADATA's torch requirement becomes the shimmed torch's minor series (retag.hpp
+// pin_for_torch: within the author's, superseding an earlier retag's pin), so pip
+// installs the wheel beside the torch it was shimmed for; `requirements` lists the change.
 // When nothing needs a shim, the wheel is copied unchanged (RECORD kept).
 // The shim is foreseen before the read (repair/foresight.hpp, as repair does): the
 // extensions that need it are edited as they are read, with the foreseen shim's

@@ -13,8 +13,10 @@
 //   environment marker: "torch[cuda]>=2.10,<2.11; extra == \"gpu\"". A pin the
 //   author's specifier excludes is an InputError naming METADATA (wheelfix never
 //   loosens an author's pin), as is an author's specifier it cannot read. With
-//   PinWrite::replace (shim: the pin of the torch the wheel was shimmed for, which
-//   supersedes the one an earlier retag wrote) the pin replaces the specifier. A URL
+//   PinWrite::replace the pin replaces the specifier; so does it, in any mode, for a
+//   requirement whose specifier is `earlier` (same_as: the pin an earlier retag wrote
+//   for the torch the local version names — wheelfix's own, which a new retag or shim
+//   supersedes). A URL
 //   requirement ("torch @ https://…") is left alone. Without a torch requirement,
 //   "Requires-Dist: torch<specifier>" is added after the last Requires-Dist, else
 //   after the last header. Returns the new text and each requirement before/after
@@ -48,7 +50,8 @@ struct PinnedTorch {
     std::vector<std::pair<std::string, std::string>> changes;  // requirement before -> after
 };
 enum class PinWrite { within_author, replace };
-PinnedTorch pin_torch(std::string_view metadata, const SpecifierSet& pin, PinWrite write = PinWrite::within_author);
+PinnedTorch pin_torch(std::string_view metadata, const SpecifierSet& pin, PinWrite write = PinWrite::within_author,
+                      const std::optional<SpecifierSet>& earlier = std::nullopt);
 inline PinnedTorch pin_torch(std::string_view metadata, std::string_view pin) {
     return pin_torch(metadata, SpecifierSet::parse(pin));
 }

@@ -77,6 +77,8 @@ public:
     std::string text() const;
     const std::vector<SpecifierClause>& clauses() const { return clauses_; }
     bool operator==(const SpecifierSet& other) const { return text() == other.text(); }
+    // The same clauses, versions compared as versions (">=2.10.0,<2.11" is ">=2.10,<2.11").
+    bool same_as(const SpecifierSet& other) const;
 
 private:
     std::vector<SpecifierClause> clauses_;
