@@ -85,12 +85,11 @@ int cuda_major(const std::string& cuda_version) {
 void judge_install(MatrixCell& cell, const Target& target, const abi::AtlasRelease& release, const Targets& targets,
                    const TorchClaims& claims, const std::string& python_tag, bool every_tag) {
     if (cell.verdict == Verdict::no) return;
-    const std::string version = release.torch_version;
     if (every_tag && !python_tag.empty() &&
         std::find(release.python_tags.begin(), release.python_tags.end(), python_tag) == release.python_tags.end()) {
         cell.verdict = Verdict::runtime;
         cell.first_missing = "no " + python_tag;
-        cell.runtime_note = "torch " + version + " ships no " + python_tag + " build";
+        cell.runtime_note = "the release ships no " + python_tag + " build";
         return;
     }
     const int major = cuda_major(release.cuda_version);
@@ -98,9 +97,9 @@ void judge_install(MatrixCell& cell, const Target& target, const abi::AtlasRelea
         if (need.major == major || runtime_provided(need, targets, claims)) continue;
         cell.verdict = Verdict::runtime;
         cell.first_missing = "cu" + std::to_string(need.major) + " runtime";
-        cell.runtime_note = "needs " + need.distribution + " beside torch " + version + " (" +
+        cell.runtime_note = "needs " + need.distribution + " beside torch (" +
                             (major == 0 ? std::string("a CPU build") : "a CUDA " + release.cuda_version + " build") +
-                            ": no " + need.library + ")";
+                            ": no " + need.library + "; symbols resolve)";
         return;
     }
 }

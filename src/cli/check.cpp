@@ -18,9 +18,12 @@
 //
 // `--torch-release all|'>=2.6'|2.9.1,2.10.0` checks against releases of the torch
 // atlas (the bundled one, and user atlases given with --torch) and prints the matrix
-// (analysis/torch_releases.hpp, torch_matrix_render.hpp); a --torch PATH that is an atlas asks
-// for the same with `all` by default. Exit 0 when the wheel loads on every release
-// asked, 1 when not on some (or a release does not cover a library it needs).
+// (analysis/torch_releases.hpp, torch_matrix_render.hpp), then every miss per release
+// range as a torch directory's check explains it (near misses, forwardable drifts,
+// known-drift notes), then the torch verdict; several inputs get a matrix each (JSON:
+// check/2 with each input's matrix and requirement). A --torch PATH that is an atlas
+// asks for the same with `all` by default. Exit 0 when every input's symbols resolve on
+// every release asked, 1 when not on some (or a release does not cover a library it needs).
 #include "check_report.hpp"
 #include "commands.hpp"
 #include "junit.hpp"
@@ -86,23 +89,40 @@ std::string render_checks_text(const std::vector<CheckReport>& reports, const st
     return out + render_checks_summary(reports, nothing_to_check, global);
 }
 
-int run_release_matrix(const CheckArguments& args, const analysis::Targets& targets, const GlobalOptions& global) {
-    const std::string& input = args.inputs.front();
-    const analysis::ReleaseMatrix run =
-        analysis::check_releases(targets, input, analysis::release_request(args.torch_release, args.torches),
-                                 torch_loader(global.verbose));
-    if (!args.junit.empty()) write_junit({run.report}, args.junit, args.overwrite);
-    if (global.json || args.format == "json")
-        fmt::print("{}", write_check_json(run.report, [&](JsonWriter& json) {
-                       write_matrix_json(json, run.matrix);
-                       write_requirement_json(json, run.requirement, run.stable);
-                   }));
-    else if (args.format == "markdown")
-        fmt::print("{}", render_matrix_markdown(run.matrix, input));
-    else if (!global.quiet)
-        fmt::print("{}{}", render_matrix_text(run.matrix, palette(global)),
-                   torch_requirement_text(run.requirement, run.stable));
-    return run.matrix.loads_everywhere() ? 0 : 1;
+// Each input against the releases; one document (check/1 for one input, check/2 for several).
+int run_release_matrix(const CheckArguments& args, const std::vector<analysis::Targets>& inputs, const GlobalOptions& global) {
+    std::vector<analysis::ReleaseMatrix> runs;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        runs.push_back(analysis::check_releases(inputs[i], args.inputs[i],
+                                                analysis::release_request(args.torch_release, args.torches),
+                                                torch_loader(global.verbose)));
+    std::vector<CheckReport> reports;
+    for (const analysis::ReleaseMatrix& run : runs) reports.push_back(run.report);
+    if (!args.junit.empty()) write_junit(reports, args.junit, args.overwrite);
+    std::vector<std::function<void(JsonWriter&)>> extras;
+    for (const analysis::ReleaseMatrix& run : runs)
+        extras.push_back([&run](JsonWriter& json) {
+            write_matrix_json(json, run.matrix);
+            write_requirement_json(json, run.requirement, run.stable);
+        });
+    if (global.json || args.format == "json") {
+        fmt::print("{}", runs.size() == 1 ? write_check_json(runs.front().report, extras.front())
+                                          : write_checks_json(reports, extras));
+    } else if (!global.quiet) {
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const analysis::ReleaseMatrix& run = runs[i];
+            if (args.format == "markdown") {
+                fmt::print("{}", render_matrix_markdown(run.matrix, args.inputs[i]));
+                continue;
+            }
+            if (runs.size() > 1) fmt::print("{}{}:\n", i == 0 ? "" : "\n", args.inputs[i]);
+            fmt::print("{}{}{}", render_matrix_text(run.matrix, palette(global)), explain_releases_text(run, global),
+                       torch_requirement_text(run.requirement, run.stable));
+        }
+    }
+    const bool all = std::all_of(runs.begin(), runs.end(),
+                                 [](const analysis::ReleaseMatrix& run) { return run.matrix.loads_everywhere(); });
+    return all ? 0 : 1;
 }
 
 int run_check(const CheckArguments& args, const GlobalOptions& global) {
@@ -110,13 +130,11 @@ int run_check(const CheckArguments& args, const GlobalOptions& global) {
         throw InputError("check", "needs --torch PATH or --torch-release RELEASES");
     if (!args.junit.empty()) refuse_existing_output(args.junit, args.overwrite);
     const bool matrix = !args.torch_release.empty() || !analysis::release_request("all", args.torches).atlases.empty();
-    if (matrix && args.inputs.size() != 1)
-        throw InputError("--torch-release", "checks one wheel or ELF file at a time (a matrix per input)");
     // A --torch that cannot be loaded is refused before the inputs are read (seconds for a big wheel).
     for (const std::string& torch : args.torches) abi::require_index_source(torch);
     std::vector<analysis::Targets> inputs;
     for (const std::string& input : args.inputs) inputs.push_back(analysis::read_targets(input, args.inputs.size() == 1));
-    if (matrix) return run_release_matrix(args, inputs.front(), global);
+    if (matrix) return run_release_matrix(args, inputs, global);
     abi::IndexOptions options;
     options.roots = all_needed_roots(inputs);
     std::vector<CheckReport> reports(inputs.size());

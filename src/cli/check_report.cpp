@@ -52,14 +52,17 @@ std::string near_miss_text(const GroupedSymbol& group, const abi::NearMiss& miss
     return out;
 }
 
-std::string unresolved_text(const GroupedSymbol& group, const GlobalOptions& global, const Palette& colour) {
+std::string unresolved_text(const GroupedSymbol& group, const GlobalOptions& global, const Palette& colour,
+                            const std::string& first_in = {}) {
     std::string out = fmt::format("  {}{}: {}\n", colour.bad("unresolved"), group.symbol.is_torch ? "" : " (not torch)",
                                   group.symbol.demangled);
     if (group.symbol.demangled != group.symbol.name || global.verbose)
         out += fmt::format("    symbol: {}{}\n", group.symbol.name,
                            group.symbol.version.empty() ? "" : "@" + group.symbol.version);
     out += "    needed by: " + join(group.needed_by, ", ") + "\n";
-    if (group.symbol.near_misses.empty() && group.symbol.is_torch)
+    if (!first_in.empty())
+        out += "    not in this torch yet: first exported by torch " + first_in + "\n";
+    else if (group.symbol.near_misses.empty() && group.symbol.is_torch)
         out += "    no export of this torch has the same name: removed or renamed\n";
     for (const abi::NearMiss& miss : group.symbol.near_misses) out += near_miss_text(group, miss);
     return out;
@@ -160,17 +163,56 @@ std::string write_check_json(const CheckReport& report, const std::function<void
     return json.str();
 }
 
-std::string write_checks_json(const std::vector<CheckReport>& reports) {
+std::string write_checks_json(const std::vector<CheckReport>& reports,
+                              const std::vector<std::function<void(JsonWriter&)>>& extras) {
     JsonWriter json;
     json.begin_object().field("schema", "wheelfix.check/2").field("loads_everywhere", all_load(reports));
     json.key("inputs").begin_array();
-    for (const CheckReport& report : reports) {
+    for (std::size_t i = 0; i < reports.size(); ++i) {
         json.begin_object();
-        write_report_fields(json, report);
+        write_report_fields(json, reports[i]);
+        if (i < extras.size() && extras[i]) extras[i](json);
         json.end_object();
     }
     json.end_array().end_object();
     return json.str();
+}
+
+std::string explain_releases_text(const analysis::ReleaseMatrix& run, const GlobalOptions& global) {
+    const Palette colour = palette(global);
+    // Releases in column order, grouped while they miss the same symbols and libraries.
+    auto key = [](const TorchResult& torch) {
+        std::string text;
+        for (const GroupedLibrary& library : torch.missing_libraries) text += "L" + library.name + "\n";
+        for (const GroupedSymbol& group : torch.unresolved) text += group.symbol.name + "@" + group.symbol.version + "\n";
+        return text;
+    };
+    std::string out;
+    const auto& torches = run.report.torches;
+    // Where a missing symbol first resolves among the later releases: the floor it sets.
+    auto first_in = [&](std::size_t from, const GroupedSymbol& group) -> std::string {
+        for (std::size_t k = from + 1; k < torches.size(); ++k) {
+            const bool missing = std::any_of(torches[k].unresolved.begin(), torches[k].unresolved.end(),
+                                             [&](const GroupedSymbol& other) { return other.symbol.name == group.symbol.name; });
+            if (!missing) return torches[k].label;
+        }
+        return {};
+    };
+    for (std::size_t i = 0; i < torches.size();) {
+        std::size_t j = i;
+        while (j + 1 < torches.size() && key(torches[j + 1]) == key(torches[i])) ++j;
+        if (!torches[i].loads()) {
+            const std::string releases = torches[i].label + (j == i ? "" : " … " + torches[j].label);
+            out += fmt::format("{} ({} missing, each once):\n", colour.strong("torch " + releases), torches[i].missing());
+            for (const GroupedLibrary& library : torches[i].missing_libraries)
+                out += fmt::format("  {}: {} (needed by {})\n", colour.bad("missing library"), library.name,
+                                   join(library.needed_by, ", "));
+            for (const GroupedSymbol& group : torches[i].unresolved)
+                out += unresolved_text(group, global, colour, group.symbol.near_misses.empty() ? first_in(j, group) : "");
+        }
+        i = j + 1;
+    }
+    return out;
 }
 
 std::string render_checks_summary(const std::vector<CheckReport>& reports, std::size_t nothing_to_check,

@@ -15,6 +15,8 @@
 // "schema" key, in order, under "inputs"; one input is always written as check/1.
 #pragma once
 
+#include "wheelfix/analysis/torch_releases.hpp"
+
 #include "commands.hpp"
 #include "style.hpp"
 
@@ -39,6 +41,12 @@ std::string matrix_text(const CheckReport& report, const Palette& colour = Palet
 std::string write_check_json(const CheckReport& report, const std::function<void(JsonWriter&)>& extra = {});
 std::string render_checks_summary(const std::vector<CheckReport>& reports, std::size_t nothing_to_check,
                                   const GlobalOptions& global);
-std::string write_checks_json(const std::vector<CheckReport>& reports);
+// `extras[i]`, when given, writes further keys of input i (its release matrix).
+std::string write_checks_json(const std::vector<CheckReport>& reports,
+                              const std::vector<std::function<void(JsonWriter&)>>& extras = {});
+// The misses of every release of a matrix run, grouped over the releases that miss the
+// same (every symbol with the members needing it, its near misses, forwardable drifts and
+// known-drift notes, as render_check_text gives them for one torch).
+std::string explain_releases_text(const analysis::ReleaseMatrix& run, const GlobalOptions& global);
 
 }  // namespace wheelfix::cli

@@ -464,8 +464,9 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
     add_target_option(*command, args->target,
                       "Target profile: cuda13-blackwell, cuda13-blackwell-all, cuda12-hopper, or a profile file");
     command->add_option("--pin", args->pin,
-                        "Requires-Dist torch pin: minor (>=2.10,<2.11), exact (==the torch version as given), "
-                        "none (left as it is); with --torch auto the range found (>=2.9.0,<2.10) unless none")
+                        "Requires-Dist torch pin, always within the author's: minor (>=2.10,<2.11), exact (==the "
+                        "torch version as given), none (left as it is); with --torch auto the verdict's pin unless "
+                        "none, range: every release whose symbols resolve (symbol-level only)")
         ->check(CLI::IsMember({"minor", "exact", "none", "range"}))
         ->capture_default_str();
     command->add_option("--local-format", args->local_format,

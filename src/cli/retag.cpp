@@ -278,9 +278,11 @@ CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
     command->add_option("--platform", args->platform,
                         "New platform tag or compressed tag set (manylinux_2_17_x86_64.manylinux2014_x86_64)");
     command->add_option("--pin", args->pin,
-                        "Requires-Dist torch pin: minor (>=2.10,<2.11; the default), exact (==the torch version as "
-                        "given), none (left as it is), range (the range --torch auto found in the atlas; its "
-                        "default), or a specifier as written ('>=2.9,<2.11')")
+                        "Requires-Dist torch pin, always within the author's: minor (>=2.10,<2.11; the default), "
+                        "exact (==the torch version as given), none (left as it is), range (with --torch auto: every "
+                        "release whose symbols resolve; symbol-level only), or a specifier ('>=2.9,<2.11'); --torch "
+                        "auto's default is the verdict's pin (a C++ extension's built-for minor, a stable-ABI one's "
+                        "linkable range)")
         ->type_name("TEXT:{minor,exact,none,range}");  // the words completion offers; a specifier is free text
     command->add_option("--local-format", args->local_format,
                         "Torch segment spelling: dotted (torch2.10), compact (torch210), full (torch2.10.0)")

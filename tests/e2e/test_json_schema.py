@@ -196,6 +196,10 @@ class JsonSchemas(unittest.TestCase):
         self.assertEqual(doc["schema"], "wheelfix.check/2")
         self.assertEqual(len(doc["inputs"]), 2)
         self.assertEqual(self.validate(schema, [("two inputs, three torches", doc)]), [])
+        # Several inputs against the atlas's releases: each input carries its matrix and requirement.
+        doc = json_of("check", wfx.SGL_WHEEL, wfx.SGL_WHEEL, "--torch-release", "2.9.1,2.10.0", status=(1,))
+        self.assertEqual([("matrix" in one, "requirement" in one) for one in doc["inputs"]], [(True, True)] * 2)
+        self.assertEqual(self.validate(schema, [("two inputs, two releases", doc)]), [])
 
     def test_the_strict_check_can_fail(self):
         schema = json.loads((SCHEMAS / "wheelfix.verify-1.schema.json").read_text())
