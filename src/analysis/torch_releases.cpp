@@ -63,14 +63,13 @@ namespace {
 
 // The libraries a wheel provides beside torch: its own (the bundled index) and those of
 // the distributions it declares (nvidia-cuda-runtime-cu12 ships libcudart.so.12).
-// A declared distribution named for a CUDA major ("tensorrt-cu13-libs", "nvidia-cublas-cu12")
-// depends on that major's runtime: it provides the runtime's libraries beside torch.
+// The wheel ships the library, or declares the distribution that does
+// (nvidia-cuda-runtime-cu12 for libcudart.so.12). What a declared distribution's own
+// dependencies bring is not known here, so it does not count.
 bool runtime_provided(const CudaRuntimeNeed& need, const Targets& targets, const TorchClaims& claims) {
     if (targets.bundled.find_library(need.library) != nullptr) return true;
-    const std::string suffix = "-cu" + std::to_string(need.major);
-    return std::any_of(claims.requires_dist.begin(), claims.requires_dist.end(), [&](const std::string& name) {
-        return name == need.distribution || name.ends_with(suffix) || name.find(suffix + "-") != std::string::npos;
-    });
+    return std::find(claims.requires_dist.begin(), claims.requires_dist.end(), need.distribution) !=
+           claims.requires_dist.end();
 }
 
 int cuda_major(const std::string& cuda_version) {
@@ -224,9 +223,13 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     result.matrix = build_matrix(std::move(columns), checks);
     for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
     for (std::size_t column = 0; column < selected.size(); ++column)
-        for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row)
-            judge_install(result.matrix.cells[row][column], targets.elves[row], selected[column], targets, claims,
-                          facts.python_tag, sorted_owner[sorted_at[column]] == &abi::Atlas::bundled());
+        for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row) {
+            MatrixCell& cell = result.matrix.cells[row][column];
+            judge_install(cell, targets.elves[row], selected[column], targets, claims, facts.python_tag,
+                          sorted_owner[sorted_at[column]] == &abi::Atlas::bundled());
+            if (cell.verdict == Verdict::runtime)
+                result.report.torches[column].install_notes.push_back(targets.elves[row].member + ": " + cell.runtime_note);
+        }
     std::vector<const abi::ElfImports*> imports;
     for (const Target& target : targets.elves) imports.push_back(&target.imports);
     result.stable = stable_abi_use(imports);

@@ -112,6 +112,7 @@ void write_torch(JsonWriter& json, const TorchResult& torch) {
     json.begin_object().field("source", torch.source).field("torch_version", torch.torch_version);
     json.field("cuda_version", torch.cuda_version).field("loads", torch.loads());
     json.field("missing", static_cast<std::uint64_t>(torch.missing()));
+    json.string_array("install_notes", torch.install_notes);
     json.key("missing_libraries").begin_array();
     for (const GroupedLibrary& library : torch.missing_libraries)
         json.begin_object().field("name", library.name).string_array("needed_by", library.needed_by).end_object();
@@ -129,7 +130,7 @@ std::string matrix_text(const CheckReport& report, const Palette& colour) {
     for (const TorchResult& torch : report.torches)
         cells.push_back(torch.loads() ? torch.label + " " + colour.good("yes")
                                       : fmt::format("{} {} ({} missing)", torch.label, colour.bad("NO"), torch.missing()));
-    return "loads against: " + join(cells, ", ") + "\n";
+    return "symbols resolve against: " + join(cells, ", ") + "\n";
 }
 
 std::string render_check_text(const CheckReport& report, const GlobalOptions& global) {

@@ -104,12 +104,12 @@ class CheckAgainstTrees(unittest.TestCase):
     def test_matrix_of_three(self):
         proc = wfx.run("check", wfx.SGL_WHEEL, "--torch", *TREES.values(), check_status=1)
         self.assertEqual(proc.stdout.splitlines()[-1],
-                         "loads against: 2.9.0+cu130 yes, 2.10.0+cu130 NO (1 missing), 2.11.0+cu130 NO (2 missing)")
+                         "symbols resolve against: 2.9.0+cu130 yes, 2.10.0+cu130 NO (1 missing), 2.11.0+cu130 NO (2 missing)")
         doc = check_json(*TREES.values(), status=1)
         self.assertEqual([t["loads"] for t in doc["torches"]], [True, False, False])
         self.assertFalse(doc["loads_everywhere"])
         quiet = wfx.run("-q", "check", wfx.SGL_WHEEL, "--torch", TREES["2.9.0"], check_status=0).stdout
-        self.assertEqual(quiet.splitlines()[-1], "loads against: 2.9.0+cu130 yes")
+        self.assertEqual(quiet.splitlines()[-1], "symbols resolve against: 2.9.0+cu130 yes")
 
     def test_a_bare_elf_gives_the_member_answer(self):
         with wfx.TempDir() as tmp, zipfile.ZipFile(wfx.SGL_WHEEL) as wheel:

@@ -241,7 +241,7 @@ class Colour(unittest.TestCase):
             status, terminal, _ = run_on_terminal(*args, *self.ARGS, env=env)
             self.assertEqual(status, 1)
             self.assertNotIn(ESC, terminal, (env, args))
-            self.assertIn("loads against", terminal)
+            self.assertIn("symbols resolve against", terminal)
         _, terminal, _ = run_on_terminal(*self.ARGS, env={"NO_COLOR": ""})
         self.assertIn(ESC, terminal, "an empty NO_COLOR does not count (no-color.org)")
 

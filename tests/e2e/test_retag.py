@@ -281,7 +281,7 @@ class TorchAuto(unittest.TestCase):
         self.assertEqual(list(verdicts.values()), [True, False, False], "the sample is built against 2.9 only")
         with wfx.TempDir() as tmp:
             proc = retag(wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", *STANDINS, "-o", tmp)
-            self.assertIn("loads against: 2.9.0+cu130 yes, 2.10.0+cu130 NO (1 missing), 2.11.0+cu130 NO", proc.stdout)
+            self.assertIn("symbols resolve against: 2.9.0+cu130 yes, 2.10.0+cu130 NO (1 missing), 2.11.0+cu130 NO", proc.stdout)
             self.assertIn("torch 2.9.0+cu130: the newest that loads", proc.stdout)
             out = tmp / "sgl_kernel-0.3.21+cu130.torch2.9-cp310-abi3-manylinux2014_x86_64.whl"
             wfx.run("verify", out, check_status=0)

@@ -72,9 +72,13 @@ struct TorchResult {
     std::vector<abi::ElfCheck> members;
     std::vector<GroupedSymbol> unresolved;
     std::vector<GroupedLibrary> missing_libraries;
+    // What the install lacks beside the symbols ("member: needs nvidia-cuda-runtime-cu12 beside
+    // torch (…)"), judged against an atlas release (torch_releases.hpp); empty otherwise.
+    std::vector<std::string> install_notes;
 
     std::size_t missing() const { return unresolved.size() + missing_libraries.size(); }
-    bool loads() const { return missing() == 0; }
+    // Every symbol resolves and the install brings what the members need: not a load test.
+    bool loads() const { return missing() == 0 && install_notes.empty(); }
 };
 
 struct CheckReport {
