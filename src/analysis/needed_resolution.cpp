@@ -360,6 +360,7 @@ private:
                 return;
             case policy::NamedClass::none: break;
         }
+        if (!found && shipped_elsewhere_in_wheel(need)) return;
         if (!found) {
             need.library_class = LibraryClass::missing;
             if (need.problem.empty()) {
@@ -373,6 +374,24 @@ private:
         }
         need.library_class = LibraryClass::graft;
         take_graft(need, who, chain, out);
+    }
+
+    // A library the wheel ships that the member's search path does not reach: the
+    // package loads it first (an import, ctypes), and ld.so reuses a loaded object of
+    // that SONAME. In the wheel, not missing; `via` says it is reached by import.
+    bool shipped_elsewhere_in_wheel(ResolvedNeed& need) const {
+        for (const auto& [path, elf] : members_) {
+            const auto slash = path.rfind('/');
+            const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+            const auto& soname = elf->report->soname;
+            if (base != need.name && !(soname && *soname == need.name)) continue;
+            need.library_class = LibraryClass::in_wheel;
+            need.location = path;
+            need.via = "import (loaded by the package first; not on the search path)";
+            need.problem.clear();
+            return true;
+        }
+        return false;
     }
 
     std::optional<int> cuda_major_of(const std::string& name) const {

@@ -1,6 +1,7 @@
 // The torch verdict (torch_verdict.hpp has the contract).
 #include "wheelfix/analysis/torch_verdict.hpp"
 
+#include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/wheel/metadata.hpp"
 #include "wheelfix/wheel/filename.hpp"
@@ -136,7 +137,11 @@ std::vector<CudaRuntimeNeed> cuda_runtime_needs(const std::vector<std::string>& 
             const std::string_view major = rest.substr(0, rest.find('.'));
             if (!all_digits(major) || major.size() > 3) continue;
             const int number = std::stoi(std::string(major));
-            needs.push_back({library, number, std::string(distribution) + std::to_string(number)});
+            // The distribution NVIDIA ships it in for that major (policy data: CUDA 13's drop "-cu13").
+            std::string ships = std::string(distribution) + std::to_string(number);
+            const auto named = policy::classify_name(policy::library_classes(), library, false);
+            if (named.named == policy::NamedClass::nvidia && named.rule) ships = policy::distribution(*named.rule, number);
+            needs.push_back({library, number, ships});
         }
     return needs;
 }

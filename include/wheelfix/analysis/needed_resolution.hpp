@@ -32,7 +32,9 @@
 // header"): the need is `missing` with that problem.
 //
 // Classes, decided in this order once the search is done:
-//   in-wheel  found as a member of the wheel;
+//   in-wheel  found as a member of the wheel; or, not found on the search path, a
+//             member of that name or SONAME that the package loads first (by import
+//             or ctypes: ld.so reuses a loaded object of that SONAME), via "import";
 //   excluded  the name matches a context.exclude glob (auditwheel's --exclude);
 //   system    the policy's allowed list for the wheel's libc family (musl: musllinux);
 //   libpython an extension's NEEDED libpython: repair removes it, as auditwheel does;
