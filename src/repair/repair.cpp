@@ -639,7 +639,7 @@ private:
         if (!request) return;
         std::vector<std::string> torch_minors;
         if (report_.uses_torch && !options_.no_torch && retag.pin_specifier)
-            torch_minors = analysis::pinned_torch_minors(*retag.pin_specifier, report_.input.string());
+            torch_minors = analysis::pinned_torch_minors(retag.pin_specifier->text(), report_.input.string());
         VariantOutcome outcome;
         plan.variant = variant_step(*wheel_report_, torch_minors, *request, &outcome);
         report_.output = report_.output.parent_path() / wheel::with_variant_label(report_.output.filename().string(), outcome.label);
