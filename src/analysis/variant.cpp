@@ -245,6 +245,9 @@ std::vector<std::string> proven_torch_minors(const std::string& input, const Whe
     for (const auto& requirement : report.torch_requirements) specifiers.push_back(strip_name(requirement.substr(0, requirement.find(';'))));
     return whole_minors(versions, [&](std::size_t column) {
         if (run.matrix.column_verdict(column) != Verdict::ok) return false;
+        // Only what the torch verdict pins (torch_verdict.hpp): a C++ extension's built-for minor.
+        const auto version = wheel::Version::try_parse(versions[column].substr(0, versions[column].find('+')));
+        if (!run.requirement.pin || !version || !run.requirement.pin->contains(*version)) return false;
         return std::all_of(specifiers.begin(), specifiers.end(),
                            [&](const std::string& spec) { return admits(spec, versions[column]); });
     });

@@ -287,7 +287,7 @@ class BundledAtlas(unittest.TestCase):
         self.assertEqual([r["verdict"] for r in matrix["releases"]], ["runtime", "NO", "NO"])
         cells = matrix["members"][0]["cells"]
         self.assertEqual(cells[0]["missing"], 0)
-        self.assertIn("needs nvidia-cuda-runtime-cu13 beside torch (a CUDA 12.6 build", cells[0]["runtime_note"])
+        self.assertIn("needs nvidia-cuda-runtime beside torch (a CUDA 12.6 build: no libcudart.so.13", cells[0]["runtime_note"])
         self.assertEqual(cells[1]["first_missing"], "c10::cuda::SetDevice(signed char)")
         self.assertEqual(cells[1]["near_miss"], "c10::cuda::SetDevice(signed char, bool)")
         self.assertIn("wheel +cu130: verdict from the cu128 build; builds of one release can export different symbols",
