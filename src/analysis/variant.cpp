@@ -114,15 +114,13 @@ std::vector<std::string> whole_minors(const std::vector<std::string>& versions, 
     return minors;
 }
 
-// Whether `spec` (a PEP 440 specifier set) admits torch `version`: asked of the atlas
-// selection (torch_matrix.hpp select_releases), which refuses an empty selection.
+// Whether `spec` (a PEP 440 specifier set) admits torch `version`, its local label
+// ("+cu128") left out as PEP 440 matches a public specifier; an unreadable one admits nothing.
 bool admits(const std::string& spec, const std::string& version) {
     if (spec.empty()) return true;
-    try {
-        return !select_releases({abi::AtlasRelease{version, {}, {}, {}, 0}}, spec, "").empty();
-    } catch (const InputError&) {
-        return false;
-    }
+    const auto set = wheel::SpecifierSet::try_parse(spec);
+    const auto candidate = wheel::Version::try_parse(version.substr(0, version.find('+')));
+    return set && candidate && set->contains(*candidate);
 }
 
 std::string strip_name(std::string specifier) {
