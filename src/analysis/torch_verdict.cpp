@@ -1,6 +1,7 @@
 // The torch verdict (torch_verdict.hpp has the contract).
 #include "wheelfix/analysis/torch_verdict.hpp"
 
+#include "wheelfix/abi/stable_versions.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/wheel/metadata.hpp"
@@ -165,6 +166,19 @@ TorchRequirement torch_verdict(const TorchMatrix& matrix, const StableAbiUse& st
         verdict.finding = "the author's own Requires-Dist on torch cannot all hold";
         return verdict;
     }
+    // torch's own version list states from which release each stable function may be
+    // used; where it states a later release than the atlas exports it from, the later one
+    // bounds the floor (narrower, never wider).
+    std::optional<wheel::Version> stated_floor;
+    for (const std::string& function : stable.stable) {
+        const auto since = abi::stable_abi_since(function);
+        const auto version = since ? wheel::Version::try_parse(*since) : std::nullopt;
+        if (version && (!stated_floor || *stated_floor < *version)) {
+            stated_floor = version;
+            verdict.stable_floor = *since;
+            verdict.stable_floor_function = function;
+        }
+    }
     // A C++-ABI extension is pinned to the minor it was built for.
     std::optional<wheel::Version> built_for;
     if (verdict.kind == "c++" && mode == PinMode::truth) {
@@ -181,13 +195,16 @@ TorchRequirement torch_verdict(const TorchMatrix& matrix, const StableAbiUse& st
     std::vector<bool> admitted(count);
     bool any_in_minor = false;
     bool any_by_author = false;
+    bool any_above_stated = false;
     for (std::size_t i = 0; i < count; ++i) {
         if (!resolves[i]) continue;
         const bool in_minor = !built_for || same_minor(*versions[i], *built_for);
         any_in_minor = any_in_minor || in_minor;
         const bool by_author = claims.author.contains(*versions[i]);
         any_by_author = any_by_author || by_author;
-        admitted[i] = in_minor && by_author;
+        const bool above_stated = !stated_floor || !(*versions[i] < *stated_floor);
+        any_above_stated = any_above_stated || above_stated;
+        admitted[i] = in_minor && by_author && above_stated;
     }
     std::optional<std::size_t> run_end;
     for (std::size_t i = count; i-- > 0;)
@@ -199,6 +216,9 @@ TorchRequirement torch_verdict(const TorchMatrix& matrix, const StableAbiUse& st
         if (!any_in_minor)
             verdict.finding = "built for torch " + minor_text(*built_for) + " (" + verdict.built_for_source +
                               "), but its symbols resolve on no " + minor_text(*built_for) + ".x release of the matrix";
+        else if (!any_above_stated)
+            verdict.finding = verdict.stable_floor_function + " is stable from torch " + verdict.stable_floor +
+                              " (torch's stable ABI version list), but its symbols resolve on no release from it";
         else if (!any_by_author)
             verdict.finding = "the author's range torch" + claims.author.text() +
                               " and the releases whose symbols resolve do not meet";

@@ -199,6 +199,9 @@ std::string torch_requirement_text(const analysis::TorchRequirement& requirement
                                  stable.stable.size(), stable.stable.front())
                    : fmt::format("stable ABI  {} stable C functions, but also {} C++ symbols: judged as C++\n",
                                  stable.stable.size(), stable.cpp.size());
+    if (!requirement.stable_floor.empty())
+        out += fmt::format("stable from torch {}: {} by torch's own stable ABI version list; never below it\n",
+                           requirement.stable_floor, requirement.stable_floor_function);
     if (!requirement.built_for.empty())
         out += fmt::format("built for   torch {} ({}): a C++ extension is pinned to that minor; class layouts and "
                            "inline code change between minors without a symbol changing\n",
@@ -236,6 +239,7 @@ void write_requirement_json(JsonWriter& json, const analysis::TorchRequirement& 
     } else {
         json.null();
     }
+    json.field("stable_floor", requirement.stable_floor).field("stable_floor_function", requirement.stable_floor_function);
     json.field("stable_abi_only", stable.stable_only()).string_array("stable_abi_symbols", stable.stable);
     json.field("cpp_symbols", static_cast<std::uint64_t>(stable.cpp.size())).end_object();
 }

@@ -206,13 +206,6 @@ def build_wheel(directory, name, version, tag, members):
     return wheel
 
 
-def gcc(directory, name, source, *flags):
-    (directory / f"{name}.c").write_text(source)
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(directory / name), str(directory / f"{name}.c"), *flags],
-                   check=True, capture_output=True, text=True)
-    return directory / name
-
-
 @unittest.skipUnless(shutil.which("gcc"), "needs gcc")
 class PythonTags(unittest.TestCase):
     """libtorch_python differs per CPython ABI tag: two torch 2.9.0 wheels (cp312, cp313;
@@ -228,7 +221,7 @@ class PythonTags(unittest.TestCase):
         torches = []
         for tag in ("cp312", "cp313"):
             (tmp / tag).mkdir()
-            python = gcc(tmp / tag, "libtorch_python.so",
+            python = wfx.gcc_library(tmp / tag, "libtorch_python.so",
                          f"int wf_thp_common(void) {{ return 1; }}\nint wf_thp_{tag[2:]}(void) {{ return 2; }}\n",
                          "-Wl,-soname,libtorch_python.so")
             members = {f"torch/lib/{p.name}": p.read_bytes() for p in lib.iterdir()}
@@ -238,7 +231,7 @@ class PythonTags(unittest.TestCase):
         cls.atlas = tmp / "atlas.gz"
         wfx.run("index", *torches, "--atlas", cls.atlas, check_status=0)
         # An extension built against cp313's libtorch_python: it needs wf_thp_313.
-        extension = gcc(tmp, "_C.so", "int wf_thp_common(void); int wf_thp_313(void);\n"
+        extension = wfx.gcc_library(tmp, "_C.so", "int wf_thp_common(void); int wf_thp_313(void);\n"
                                       "int f(void) { return wf_thp_common() + wf_thp_313(); }\n",
                         f"-L{tmp / 'cp313'}", "-ltorch_python")
         cls.wheels = {tag: build_wheel(tmp, "ext", "1.0", f"{tag}-{tag}-linux_x86_64",

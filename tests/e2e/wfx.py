@@ -188,6 +188,15 @@ def write_wheel(path, members, compresslevel=None):
     return path
 
 
+def gcc_library(directory, name, source, *flags):
+    """directory/name, a shared library gcc builds from the C `source` (written beside it)."""
+    directory = Path(directory)
+    (directory / f"{name}.c").write_text(source)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(directory / name), str(directory / f"{name}.c"),
+                    *map(str, flags)], check=True, capture_output=True, text=True)
+    return directory / name
+
+
 class TempDir:
     def __enter__(self):
         self.path = Path(tempfile.mkdtemp(prefix="wheelfix-e2e-"))

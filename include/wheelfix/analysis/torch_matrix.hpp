@@ -94,6 +94,8 @@ struct TorchRequirement {
     bool symbol_level_only = false;  // --pin range: widened to every release whose symbols resolve
     std::string built_for;       // the minor a C++ extension is pinned to ("2.9.1"), empty otherwise
     std::string built_for_source;
+    std::string stable_floor;    // the newest release torch's stable ABI version list states for a
+    std::string stable_floor_function;  // stable function it imports (that function); empty: none listed
     std::string author;          // the author's range (empty: none)
     std::optional<wheel::SpecifierSet> pin;  // the pin, intersected with the author's
     std::string specifier;       // "torch>=2.9.0,<2.10" (pin's text)

@@ -26,12 +26,17 @@
 //     functions it uses, ceiling where the CUDA runtime major changes);
 //   * with mode range (`--pin range`, asked by name): every release that is ok, and
 //     `symbol_level_only` says so;
-//   then only those the author's range admits. The pin is the newest contiguous run
+//   then only those the author's range admits and, whatever the kind and mode, none
+//   older than the newest release torch's own stable ABI version list
+//   (abi/stable_versions.hpp) states for a stable function the wheel imports
+//   (`stable_floor`, `stable_floor_function`): where the list states a later release
+//   than the one the atlas first exports a function from, the later one holds. The pin is the newest contiguous run
 //   of admitted columns: ">=lowest", "<" the first release after the run (or the next
 //   minor for a C++ extension, nothing for a stable-ABI one, when the run reaches the
 //   newest column), intersected with the author's range. No admitted column is a
 //   finding (`any` false, `finding` says why: nothing resolves, the built-for minor
-//   does not, or the author's range and the linkable one do not meet), never a pin.
+//   does not, none from the stated floor does, or the author's range and the
+//   linkable one do not meet), never a pin.
 #pragma once
 
 #include "wheelfix/analysis/torch_matrix.hpp"
