@@ -9,6 +9,7 @@
 #include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -72,18 +73,6 @@ std::string_view parent_of(std::string_view path) {
     return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
 }
 
-std::vector<std::string> split_search_path(std::string_view text) {
-    std::vector<std::string> entries;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        auto colon = text.find(':', start);
-        if (colon == std::string_view::npos) colon = text.size();
-        entries.emplace_back(text.substr(start, colon - start));
-        start = colon + 1;
-    }
-    return entries;
-}
-
 // One RPATH/RUNPATH entry of `who` as a directory; nullopt (with a note) when it
 // names nothing ld.so would search here.
 std::optional<SearchDir> expand_entry(const Requester& who, const std::string& entry, const std::string& via,
@@ -144,7 +133,7 @@ std::string expand_lib_and_platform(const Requester& who, const std::string& ent
 
 void add_entries(const Requester& who, const std::string& value, const std::string& via, std::vector<SearchDir>& dirs,
                  std::vector<std::string>& notes, const std::filesystem::path& root) {
-    for (const auto& entry : split_search_path(value))
+    for (const auto& entry : split(value, ':'))
         if (auto dir = expand_entry(who, expand_lib_and_platform(who, entry, root), via, notes)) dirs.push_back(std::move(*dir));
 }
 

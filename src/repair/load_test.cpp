@@ -5,17 +5,13 @@
 #include "wheelfix/util/cleanup.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/output_file.hpp"
+#include "wheelfix/util/process.hpp"
 #include "wheelfix/util/timings.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 #include "wheelfix/zip/archive.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,8 +23,6 @@
 #include <cstring>
 #include <map>
 #include <set>
-
-extern char** environ;
 
 namespace wheelfix::repair {
 namespace {
@@ -83,98 +77,20 @@ void lay_out(const std::filesystem::path& wheel, const std::vector<std::string>&
     }
 }
 
-// The caller's environment without LD_LIBRARY_PATH and LD_PRELOAD, plus `extra`
-// ("NAME=value" entries that outlive the spawn).
-std::vector<char*> child_environment(const std::vector<std::string>& extra) {
-    std::vector<char*> environment;
-    for (char** entry = environ; *entry; ++entry)
-        if (std::strncmp(*entry, "LD_LIBRARY_PATH=", 16) != 0 && std::strncmp(*entry, "LD_PRELOAD=", 11) != 0 &&
-            std::strncmp(*entry, "WHEELFIX_LOAD_TEST_STUB=", 24) != 0)
-            environment.push_back(*entry);
-    for (const auto& entry : extra) environment.push_back(const_cast<char*>(entry.c_str()));
-    environment.push_back(nullptr);
-    return environment;
-}
-
-// The loader's process: its own process group (so the time limit and our
-// signals reach whatever it forks), stdin from /dev/null, stdout into `pipe`,
-// stderr kept, no other descriptor inherited.
-pid_t spawn_loader(std::vector<char*>& argv, int pipe_write, int pipe_read, const std::vector<std::string>& extra) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, pipe_write, STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, pipe_read);
-    posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    auto environment = child_environment(extra);
-    pid_t pid = 0;
-    int status = ::posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environment.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (status != 0) throw InputError(argv[0], std::string("cannot run: ") + std::strerror(status));
-    return pid;
-}
-
-// What the loader printed before it ended (with everything it started: the
-// group is killed once the loader is gone) or before the time limit (the group
-// killed; timed_out set).
-std::string collect_output(pid_t pid, int pipe_read, std::chrono::milliseconds limit, bool& timed_out) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    std::string output;
-    char buffer[4096];
-    bool reaped = false, open = true;
-    while (open && !reaped) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            timed_out = true;
-            break;
-        }
-        pollfd ready{pipe_read, POLLIN, 0};
-        int polled = ::poll(&ready, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 100)));
-        if (polled > 0) {
-            ssize_t got = ::read(pipe_read, buffer, sizeof buffer);
-            if (got > 0) output.append(buffer, static_cast<std::size_t>(got));
-            else if (got == 0 || errno != EINTR) open = false;
-        }
-        int wait_status = 0;
-        if (::waitpid(pid, &wait_status, WNOHANG) == pid) reaped = true;
-    }
-    ::kill(-pid, SIGKILL);  // what it forked, or all of it at the limit
-    if (!reaped) while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
-    ::fcntl(pipe_read, F_SETFL, O_NONBLOCK);  // what is left in the pipe, without waiting for a writer
-    for (ssize_t got; (got = ::read(pipe_read, buffer, sizeof buffer)) > 0;) output.append(buffer, static_cast<std::size_t>(got));
-    return output;
-}
-
-// Runs the loader and returns what it printed; nullopt when it ran out of time.
+// Runs the loader and returns what it printed; nullopt when it ran out of time. The
+// child gets the caller's environment without LD_LIBRARY_PATH and LD_PRELOAD, plus
+// `extra` ("NAME=value").
 std::optional<std::string> run_loader(const std::vector<std::string>& loader, const std::vector<std::string>& paths,
                                       std::chrono::milliseconds limit, const std::vector<std::string>& extra) {
     std::vector<std::string> arguments = loader;
     arguments.insert(arguments.end(), paths.begin(), paths.end());
-    std::vector<char*> argv;
-    for (auto& argument : arguments) argv.push_back(argument.data());
-    argv.push_back(nullptr);
-    int pipe_fds[2];
-    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw InputError(loader.front(), std::string("cannot run: ") + std::strerror(errno));
-    pid_t pid = -1;
-    try {
-        pid = spawn_loader(argv, pipe_fds[1], pipe_fds[0], extra);
-    } catch (...) {
-        ::close(pipe_fds[0]);
-        ::close(pipe_fds[1]);
-        throw;
-    }
-    ProcessGroupOnSignal group(pid);
-    ::close(pipe_fds[1]);
-    bool timed_out = false;
-    std::string output = collect_output(pid, pipe_fds[0], limit, timed_out);
-    ::close(pipe_fds[0]);
-    if (timed_out) return std::nullopt;
-    return output;
+    ProcessOptions options;
+    options.limit = limit;
+    options.drop_environment = {"LD_LIBRARY_PATH", "LD_PRELOAD", "WHEELFIX_LOAD_TEST_STUB"};
+    options.add_environment = extra;
+    ProcessResult result = run_process(arguments, options);
+    if (result.timed_out) return std::nullopt;
+    return std::move(result.output);
 }
 
 // Whether a library the loader could not open is one the wheel or torch provides:

@@ -9,6 +9,7 @@
 #include "wheelfix/policy/manylinux.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/wheel/filename.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/verify.hpp"
@@ -44,22 +45,12 @@ std::string member_text(const wheel::Wheel& wheel, const std::string& file) {
     return std::string(bytes.begin(), bytes.end());
 }
 
-std::vector<std::string> split_tag_set(const std::string& tags) {
-    std::vector<std::string> parts;
-    for (std::size_t start = 0;;) {
-        auto dot = tags.find('.', start);
-        parts.push_back(tags.substr(start, dot - start));
-        if (dot == std::string::npos) return parts;
-        start = dot + 1;
-    }
-}
-
 // The new file name, proven by parsing it back (that checks the platform tags).
 wheel::WheelFilename new_file_name(const wheel::Wheel& wheel, const wheel::Version& version,
                                    const std::optional<std::string>& platform) {
     wheel::WheelFilename name = wheel.filename();
     name.version = version.normalized();
-    if (platform) name.platform_tags = split_tag_set(*platform);
+    if (platform) name.platform_tags = split(*platform, '.');
     wheel::WheelFilename parsed;
     try {
         parsed = wheel::parse_filename(wheel::format_filename(name));
@@ -156,7 +147,7 @@ RetagPlan plan_retag(const wheel::Wheel& wheel, const RetagOptions& options, con
 }
 
 void require_plausible_platform(const wheel::Wheel& wheel, const std::string& platform) {
-    auto problem = policy::platform_change_problem(wheel.filename().platform_tags, split_tag_set(platform));
+    auto problem = policy::platform_change_problem(wheel.filename().platform_tags, split(platform, '.'));
     if (!problem.empty()) throw InputError("--platform", problem);
 }
 

@@ -1,12 +1,12 @@
 // Package owners and the CycloneDX SBOM of a graft (repair/sbom.hpp has the contract).
 #include "wheelfix/repair/sbom.hpp"
 
+#include "wheelfix/util/error.hpp"
 #include "wheelfix/util/json.hpp"
+#include "wheelfix/util/process.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/wheel/filename.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,13 +14,14 @@
 #include <map>
 #include <set>
 
-extern char** environ;
-
 namespace wheelfix::repair {
 
 namespace {
 
 constexpr std::size_t kMaxOutput = 1 << 20;  // a batch of lookups; more is not a package manager's answer
+// A package manager's batch of lookups takes well under a second; one that hangs
+// (a locked database) leaves the owner unknown rather than the repair waiting.
+constexpr std::chrono::seconds kQueryLimit{30};
 
 // The first existing program of `candidates`, or "".
 std::string program(std::initializer_list<const char*> candidates) {
@@ -29,44 +30,25 @@ std::string program(std::initializer_list<const char*> candidates) {
     return {};
 }
 
-// What `argv` prints on stdout (at most kMaxOutput bytes) when it exits 0; nullopt
-// when it cannot run or fails. stderr goes to /dev/null; no shell is involved.
+// What `argv` prints on stdout (at most kMaxOutput bytes) when it exits 0 (or
+// `accepted_status`) within kQueryLimit; nullopt when it cannot run, fails or hangs.
+// stderr goes to /dev/null; no shell is involved.
 std::optional<std::string> output_of(const std::vector<std::string>& argv, int accepted_status = 0) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    std::vector<char*> args;
-    for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    const int spawned = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(fds[1]);
-    std::string out;
-    char buffer[512];
-    for (ssize_t got; spawned == 0 && (got = ::read(fds[0], buffer, sizeof buffer)) > 0;)
-        if (out.size() < kMaxOutput) out.append(buffer, static_cast<std::size_t>(got));  // drain, keep the head
-    ::close(fds[0]);
-    int status = 0;
-    if (spawned == 0) ::waitpid(pid, &status, 0);
-    if (spawned != 0 || !WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != accepted_status))
+    ProcessOptions options;
+    options.limit = kQueryLimit;
+    options.discard_stderr = true;
+    options.max_output = kMaxOutput;
+    ProcessResult result;
+    try {
+        result = run_process(argv, options);
+    } catch (const InputError&) {
         return std::nullopt;
-    return out;
+    }
+    if (!result.exit_status || (*result.exit_status != 0 && *result.exit_status != accepted_status)) return std::nullopt;
+    return std::move(result.output);
 }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-std::vector<std::string> split(const std::string& text, char separator) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    for (std::size_t at; (at = text.find(separator, start)) != std::string::npos; start = at + 1)
-        parts.push_back(text.substr(start, at - start));
-    parts.push_back(text.substr(start));
-    return parts;
-}
 
 // os-release's ID ("debian"), the purl namespace of a distribution's packages.
 std::string distribution_id() {

@@ -3,15 +3,21 @@
 
 namespace wheelfix {
 
-std::vector<std::string> split_nonempty(std::string_view text, char separator) {
+std::vector<std::string> split(std::string_view text, char separator) {
     std::vector<std::string> parts;
     std::size_t start = 0;
     while (start <= text.size()) {
         std::size_t end = text.find(separator, start);
         if (end == std::string_view::npos) end = text.size();
-        if (end > start) parts.emplace_back(text.substr(start, end - start));
+        parts.emplace_back(text.substr(start, end - start));
         start = end + 1;
     }
+    return parts;
+}
+
+std::vector<std::string> split_nonempty(std::string_view text, char separator) {
+    std::vector<std::string> parts = split(text, separator);
+    std::erase_if(parts, [](const std::string& part) { return part.empty(); });
     return parts;
 }
 

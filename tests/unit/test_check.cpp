@@ -80,10 +80,16 @@ void write_gzip(const fs::path& path, const std::string& text) {
 abi::SymbolIndex two_library_index(std::vector<abi::ExportedSymbol> b_symbols) {
     abi::SymbolIndex index;
     index.source = "test";
-    index.libraries.push_back({"libA.so", "libA.so", {"libB.so"}, {}});
+    abi::LibraryExports a;
+    a.file_name = a.soname = "libA.so";
+    a.needed = {"libB.so"};
+    index.libraries.push_back(std::move(a));
     std::sort(b_symbols.begin(), b_symbols.end(),
               [](const abi::ExportedSymbol& x, const abi::ExportedSymbol& y) { return x.name < y.name; });
-    index.libraries.push_back({"libB.so", "libB.so", {}, std::move(b_symbols)});
+    abi::LibraryExports b;
+    b.file_name = b.soname = "libB.so";
+    b.symbols = std::move(b_symbols);
+    index.libraries.push_back(std::move(b));
     return index;
 }
 

@@ -60,7 +60,9 @@ TEST_CASE("versioned zlib and libatomic imports cost the tag as auditwheel's pol
     needs.zlib.clear();
     needs.libatomic = "1.2";
     CHECK(policy::lowest_manylinux_tag(needs, "x86_64")->tag == "manylinux_2_24");
-    CHECK(policy::newest(needs, policy::NeededVersions{.zlib = "1.2.2"}).zlib == "1.2.2");
+    policy::NeededVersions older_zlib;
+    older_zlib.zlib = "1.2.2";
+    CHECK(policy::newest(needs, older_zlib).zlib == "1.2.2");
 }
 
 TEST_CASE("the lowest honest manylinux tag follows glibc and libstdc++ needs") {

@@ -5,6 +5,7 @@
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/text.hpp"
 #include "wheelfix/util/parallel_tasks.hpp"
+#include "wheelfix/util/process.hpp"
 #include "wheelfix/util/thread_budget.hpp"
 
 #include "scoped_thread_budget.hpp"
@@ -189,6 +190,51 @@ TEST_CASE("split_nonempty: the parts between separators, empty ones left out") {
     CHECK(split_nonempty("", ':').empty());
     CHECK(split_nonempty(":::", ':').empty());
     CHECK(split_nonempty("one", '/') == std::vector<std::string>{"one"});
+}
+
+TEST_CASE("split: every part between separators, empty ones kept") {
+    CHECK(split("a::b:", ':') == std::vector<std::string>{"a", "", "b", ""});
+    CHECK(split("manylinux_2_17_x86_64.manylinux2014_x86_64", '.') ==
+          std::vector<std::string>{"manylinux_2_17_x86_64", "manylinux2014_x86_64"});
+    CHECK(split("", ':') == std::vector<std::string>{""});
+    CHECK(split("one", '/') == std::vector<std::string>{"one"});
+}
+
+TEST_CASE("run_process: stdout collected, exit status, environment, cap, time limit, group killed") {
+    using namespace std::chrono_literals;
+    ProcessOptions quiet;
+    quiet.discard_stderr = true;
+    ProcessResult echoed = run_process({"/bin/sh", "-c", "printf 'a\\nb'; echo oops >&2; exit 3"}, quiet);
+    CHECK(echoed.output == "a\nb");
+    CHECK(echoed.exit_status == 3);
+    CHECK_FALSE(echoed.timed_out);
+
+    ::setenv("WHEELFIX_TEST_DROPPED", "x", 1);
+    ProcessOptions changed;
+    changed.drop_environment = {"WHEELFIX_TEST_DROPPED"};
+    changed.add_environment = {"WHEELFIX_TEST_ADDED=y"};
+    ProcessResult environment =
+        run_process({"/bin/sh", "-c", "echo \"${WHEELFIX_TEST_DROPPED-unset} $WHEELFIX_TEST_ADDED\""}, changed);
+    ::unsetenv("WHEELFIX_TEST_DROPPED");
+    CHECK(environment.output == "unset y\n");
+
+    ProcessOptions small;
+    small.max_output = 10;
+    ProcessResult capped = run_process({"/bin/sh", "-c", "head -c 100000 /dev/zero"}, small);
+    CHECK(capped.output.size() == 10);
+    CHECK(capped.exit_status == 0);  // the rest was read and dropped: the writer never blocked
+
+    // The child forks a grandchild that holds stdout open: both are killed at the limit.
+    const auto start = std::chrono::steady_clock::now();
+    ProcessOptions brief;
+    brief.limit = 300ms;
+    ProcessResult slow = run_process({"/bin/sh", "-c", "echo started; sleep 30 & sleep 30"}, brief);
+    CHECK(slow.timed_out);
+    CHECK_FALSE(slow.exit_status);
+    CHECK(slow.output == "started\n");
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
+
+    CHECK_THROWS_AS(run_process({"/nonexistent/program"}), InputError);
 }
 
 TEST_CASE("thread budget: helpers get the shares nobody holds, workers always get theirs") {

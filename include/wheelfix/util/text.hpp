@@ -1,6 +1,9 @@
 // Small text helpers shared by modules that parse lists out of strings.
 //
-// Contract: split_nonempty(text, separator) gives the parts of `text` between
+// Contract: split(text, separator) gives every part of `text` between separators,
+// in order, empty ones included ("a::b:" -> {"a", "", "b", ""}; "" -> {""}), the way
+// ld.so reads an RPATH entry list and a compressed tag set is spelled.
+// split_nonempty(text, separator) gives the parts of `text` between
 // separators, in order, leaving out empty ones ("a::b:" -> {"a", "b"}), the way
 // ld.so reads a search path and CLI11 lists a validator's set. join(items,
 // separator) is its inverse for lists that hold no empty parts: the items with the
@@ -13,6 +16,7 @@
 
 namespace wheelfix {
 
+std::vector<std::string> split(std::string_view text, char separator);
 std::vector<std::string> split_nonempty(std::string_view text, char separator);
 std::string join(const std::vector<std::string>& items, std::string_view separator);
 
