@@ -2,6 +2,7 @@
 #include "wheelfix/analysis/elf_report.hpp"
 
 #include "wheelfix/abi/demangle.hpp"
+#include "wheelfix/analysis/abi_rules.hpp"
 #include "wheelfix/analysis/torch_matrix.hpp"
 #include "wheelfix/cuda/coverage.hpp"
 #include "wheelfix/elf/elf_file.hpp"
@@ -132,7 +133,7 @@ void fill_linkage(ElfReport& report, const elf::ElfFile& elf, std::optional<int>
 bool named_for_musl(std::string_view name) { return name.find("-linux-musl") != std::string_view::npos; }
 
 void fill_policy(ElfReport& report, const elf::ElfFile& elf) {
-    report.needs = policy::needed_versions(elf);
+    report.needs = needs_of(elf);
     if (named_for_musl(report.name)) report.needs.links_musl = true;
     report.honest_tag = policy::honest_tag(report.needs, report.machine);
     if (report.needs.links_musl) return;

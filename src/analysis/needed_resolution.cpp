@@ -6,6 +6,7 @@
 #include <cpuid.h>
 #endif
 
+#include "wheelfix/analysis/abi_rules.hpp"
 #include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/files.hpp"
@@ -419,7 +420,7 @@ private:
             for (auto name : elf.needed()) graft.needed.emplace_back(name);
             graft.elf_class = elf.elf_class() == elf::Class::elf64 ? "ELF64" : "ELF32";
             graft.machine = machine_of(elf.machine(), elf.elf_class(), elf.endian());
-            graft.needs = policy::needed_versions(elf);
+            graft.needs = needs_of(elf);
         } catch (const std::exception& error) {
             need.library_class = LibraryClass::missing;
             need.problem = need.location + ": cannot be read as a library (" + error.what() + ")";

@@ -1,6 +1,8 @@
 // profile_findings: a wheel report against a target profile, one small rule a concern.
 #include "wheelfix/analysis/profile_findings.hpp"
 
+#include "wheelfix/analysis/abi_rules.hpp"
+
 #include "wheelfix/wheel/wheel.hpp"
 #include "wheelfix/util/text.hpp"
 
@@ -12,9 +14,7 @@ namespace wheelfix::analysis {
 
 namespace {
 
-using policy::AbiConcern;
 using policy::Family;
-using policy::abi_concerns;
 using policy::NeededReplacement;
 using policy::PlatformTag;
 using policy::Profile;

@@ -35,9 +35,9 @@ std::string needs_text(const policy::NeededVersions& needs) {
     return parts.empty() ? "no versioned libc/libstdc++ symbols" : join(parts, " ");
 }
 
-std::vector<policy::AbiConcern> abi_concerns(const analysis::ElfReport& report) {
+std::vector<analysis::AbiConcern> abi_concerns(const analysis::ElfReport& report) {
     const auto family = report.needs.links_musl ? policy::Family::musllinux : policy::Family::manylinux;
-    return policy::abi_concerns(report.needs.abi, family, report.machine);
+    return analysis::abi_concerns(report.needs.abi, family, report.machine);
 }
 
 std::string search_path_text(const analysis::ElfReport& report) {
@@ -188,10 +188,10 @@ void write_needs(JsonWriter& json, const policy::NeededVersions& needs) {
 
 // The "abi_concerns" array: per concern its kind, what, message and lowest_tag;
 // with the member's name when `member` is set (the wheel's list).
-void write_abi_concerns(JsonWriter& json, const std::vector<policy::AbiConcern>& concerns, const std::string* member) {
+void write_abi_concerns(JsonWriter& json, const std::vector<analysis::AbiConcern>& concerns, const std::string* member) {
     for (const auto& concern : concerns) {
         json.begin_object();
-        json.field("kind", policy::kind_name(concern.kind));
+        json.field("kind", analysis::kind_name(concern.kind));
         if (member) json.field("member", *member);
         json.field("what", concern.what);
         json.field("message", concern.message);

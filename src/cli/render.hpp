@@ -4,6 +4,7 @@
 
 #include "style.hpp"
 
+#include "wheelfix/analysis/abi_rules.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/analysis/profile_findings.hpp"
 #include "wheelfix/util/json.hpp"
@@ -45,9 +46,9 @@ std::vector<std::vector<std::string>> library_rows(const analysis::NeededResolut
 
 // The phrases the text renderings are made of, for other renderings (Markdown).
 std::string needs_text(const policy::NeededVersions& needs);            // "GLIBC_2.34 GLIBCXX_3.4.29"
-// What the file's imports and ISA note cost its platform tag (policy/abi_rules.hpp),
+// What the file's imports and ISA note cost its platform tag (analysis/abi_rules.hpp),
 // judged in its libc family on its architecture.
-std::vector<policy::AbiConcern> abi_concerns(const analysis::ElfReport& report);
+std::vector<analysis::AbiConcern> abi_concerns(const analysis::ElfReport& report);
 std::string search_path_text(const analysis::ElfReport& report);        // entries with [absolute] marks
 std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries);  // "cubin sm_100a x12, PTX sm_90"
 std::string blackwell_text(const std::vector<analysis::GpuSupport>& support, const Palette& colour = Palette(false));

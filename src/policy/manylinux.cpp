@@ -200,7 +200,6 @@ NeededVersions needed_versions(const elf::ElfFile& elf) {
             needs.musl = function->first;
             needs.musl_reason = function->second;
         }
-    needs.abi = abi_facts(elf);
     return needs;
 }
 

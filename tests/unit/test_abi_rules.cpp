@@ -2,7 +2,7 @@
 // both classes and byte orders, truncated and oversized sizes included; the
 // abi_rules costs (blacklist, PyFPE, UCS2, x86-64 level) on the honest tag.
 #include "wheelfix/elf/gnu_property.hpp"
-#include "wheelfix/policy/abi_rules.hpp"
+#include "wheelfix/analysis/abi_rules.hpp"
 #include "wheelfix/policy/manylinux.hpp"
 
 #include <doctest/doctest.h>
@@ -176,19 +176,19 @@ TEST_CASE("abi rules: a blacklisted zlib import costs the tags the data names") 
     needs.abi.blacklisted_imports = {{"libz.so.1", "_tr_init"}};  // every manylinux tag
     CHECK(policy::lowest_manylinux_tag(needs, "x86_64") == nullptr);
     CHECK(policy::honest_tag(needs, "x86_64").empty());
-    auto concerns = policy::abi_concerns(needs.abi, policy::Family::manylinux, "x86_64");
+    auto concerns = analysis::abi_concerns(needs.abi, policy::Family::manylinux, "x86_64");
     REQUIRE(concerns.size() == 1);
-    CHECK(concerns[0].kind == policy::AbiConcern::Kind::blacklist);
+    CHECK(concerns[0].kind == analysis::AbiConcern::Kind::blacklist);
     CHECK(concerns[0].what == "libz.so.1: _tr_init");
     CHECK(concerns[0].lowest_tag.empty());
 
     needs.abi.blacklisted_imports = {{"libc.so.6", "__cxa_thread_atexit_impl"}};  // 2_5 .. 2_17
-    concerns = policy::abi_concerns(needs.abi, policy::Family::manylinux, "x86_64");
+    concerns = analysis::abi_concerns(needs.abi, policy::Family::manylinux, "x86_64");
     REQUIRE(concerns.size() == 1);
     CHECK(concerns[0].lowest_tag == "manylinux_2_24");
     CHECK(policy::honest_tag(needs, "x86_64") == "manylinux_2_24");
     // glibc's blacklist is manylinux's only: a musl binary importing it is not judged by it
-    CHECK(policy::abi_concerns(needs.abi, policy::Family::musllinux, "x86_64").empty());
+    CHECK(analysis::abi_concerns(needs.abi, policy::Family::musllinux, "x86_64").empty());
 }
 
 TEST_CASE("abi rules: musllinux has its own blacklist") {
@@ -208,7 +208,7 @@ TEST_CASE("abi rules: PyFPE, UCS2 and an x86-64 level above the baseline cost ev
         needs.glibc = "2.17";
         set(needs.abi);
         CHECK(policy::honest_tag(needs, "x86_64").empty());
-        auto concerns = policy::abi_concerns(needs.abi, policy::Family::manylinux, "x86_64");
+        auto concerns = analysis::abi_concerns(needs.abi, policy::Family::manylinux, "x86_64");
         REQUIRE(concerns.size() == 1);
         CHECK(concerns[0].lowest_tag.empty());
         CHECK(concerns[0].message.find("no manylinux tag fits") != std::string::npos);
@@ -220,7 +220,7 @@ TEST_CASE("abi rules: PyFPE, UCS2 and an x86-64 level above the baseline cost ev
     policy::NeededVersions needs;
     needs.abi.x86_64_level = 4;
     CHECK(policy::honest_tag(needs, "i686") == "manylinux_2_5");
-    CHECK(policy::abi_concerns(needs.abi, policy::Family::manylinux, "i686").empty());
+    CHECK(analysis::abi_concerns(needs.abi, policy::Family::manylinux, "i686").empty());
 }
 
 TEST_CASE("abi rules: facts of two files merge") {

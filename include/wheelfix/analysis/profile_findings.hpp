@@ -14,7 +14,7 @@
 //   per cuda/coverage.hpp); one finding per module naming every missing SM and the
 //   code the module does have. Files without fatbins are not CUDA modules.
 // - blacklist, pyfpe, ucs2, isa: an ELF file whose imports or ISA note cost it
-//   platform tags (policy/abi_rules.hpp: a blacklisted symbol, PyFPE_jbuf, a UCS2
+//   platform tags (analysis/abi_rules.hpp: a blacklisted symbol, PyFPE_jbuf, a UCS2
 //   import, an x86-64 level above the baseline), one finding per fact, naming the
 //   lowest tag the fact allows or that none does; in a wheel, a fact some tag
 //   allows is a finding only while a tag of the file name is older than that

@@ -17,8 +17,9 @@
 //   tag whose musl covers that. A file links musl when it NEEDs libc.musl-*, its
 //   interpreter is ld-musl-*, or (nothing in it speaking for glibc) its .comment
 //   names an Alpine toolchain.
-// - NeededVersions::abi holds what costs tags beyond versions (policy/abi_rules.hpp:
-//   blacklisted imports, PyFPE_jbuf, UCS2, the x86-64 ISA level); first_violation,
+// - NeededVersions::abi holds what costs tags beyond versions (policy/abi_costs.hpp:
+//   blacklisted imports, PyFPE_jbuf, UCS2, the x86-64 ISA level; needed_versions
+//   leaves it empty, analysis/abi_rules.hpp's needs_of reads it); first_violation,
 //   lowest_manylinux_tag and lowest_musllinux_tag judge it with the versions, so a
 //   tag it rules out is never the honest one. first_musl_violation(needs, tag) is
 //   first_violation's musllinux twin (musl 1.2 time64, then those rules).
@@ -30,7 +31,7 @@
 #pragma once
 
 #include "wheelfix/elf/elf_file.hpp"
-#include "wheelfix/policy/abi_rules.hpp"
+#include "wheelfix/policy/abi_costs.hpp"
 
 #include <string>
 #include <string_view>
@@ -50,7 +51,7 @@ struct NeededVersions {
     std::string musl;     // "1.2" (time64 entry points), "1.2.2" (reallocarray ...), else empty
     std::string musl_reason;  // why: "64-bit time_t", or the function ("reallocarray")
     bool links_musl = false;  // NEEDED libc.musl-* or libc.so, a musl interpreter or an Alpine toolchain
-    AbiFacts abi;             // blacklisted imports, PyFPE, UCS2, x86-64 level (abi_rules.hpp)
+    AbiFacts abi;             // blacklisted imports, PyFPE, UCS2, x86-64 level (abi_costs.hpp)
 };
 
 NeededVersions needed_versions(const elf::ElfFile& elf);
@@ -68,7 +69,7 @@ struct ManylinuxTag {
 const std::vector<ManylinuxTag>& manylinux_policy();
 const ManylinuxTag* lowest_manylinux_tag(const NeededVersions& needs, std::string_view arch);
 // The newest symbol version that `needs` has and `tag` does not allow, as
-// "GLIBC_2.34" (the first reason a tag is too old), else the first abi_rules
+// "GLIBC_2.34" (the first reason a tag is too old), else the first abi_costs
 // violation; empty when the tag allows all.
 std::string first_violation(const NeededVersions& needs, const ManylinuxTag& tag);
 
