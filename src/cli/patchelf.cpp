@@ -8,9 +8,8 @@
 //   "patchelf 0.19.3" (auditwheel parses it); no argument prints the syntax to
 //   stderr with status 1, `--help` with status 0.
 // - Per file, in patchelf's order: the --print-* answers from the input (byte for
-//   byte, stdout), then the edits, applied with patchelf's rules (editor.hpp
-//   EditRequest::patchelf_rules), written in place (atomically, mode and owner
-//   kept) or to --output (always written, as patchelf does).
+//   byte, stdout), then the edits (elf/patchelf_command.hpp: patchelf's rules for
+//   answering and editing).
 // - Every error is one line "patchelf: <what>" on stderr and status 1, as patchelf.
 // - --rename-dynamic-symbols reads its map while parsing, with patchelf's checks
 //   and messages (elf::read_rename_map).
@@ -21,22 +20,22 @@
 //   without effect: --no-sort, --no-clobber-old-sections, --debug.
 #include "commands.hpp"
 
-#include "wheelfix/elf/file_editor.hpp"
+#include "wheelfix/elf/patchelf_command.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 
-#include <elf.h>
 #include <fmt/format.h>
 
 #include <fstream>
-#include <map>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
 namespace wheelfix::cli {
 
 namespace {
+
+using elf::PatchelfError;
+using Command = elf::PatchelfCommand;
 
 constexpr const char* kPatchelfVersion = "patchelf 0.19.3";
 
@@ -73,30 +72,6 @@ constexpr const char* kSyntax =
     "  [--debug]\n"
     "  [--version]\n"
     "  FILENAME...\n";
-
-// patchelf's error(): one line, status 1.
-class PatchelfError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-struct Command {
-    bool print_interpreter = false, print_os_abi = false, print_soname = false, print_rpath = false;
-    bool print_needed = false, print_execstack = false;
-    std::optional<std::string> os_abi;
-    bool shrink_rpath = false, remove_rpath = false, force_rpath = false;
-    std::optional<std::string> set_rpath, add_rpath;
-    std::vector<std::string> allowed_prefixes;
-    std::set<std::string> remove_needed, add_needed, clear_version;
-    std::map<std::string, std::string> replace_needed;
-    std::optional<std::string> soname, interpreter;
-    bool no_default_lib = false, debug_tag = false, clear_execstack = false, set_execstack = false;
-    elf::SymbolRenames rename_symbols;
-    std::optional<std::uint64_t> page_size;
-    bool resolution_cache = false;
-    std::string output;
-    std::vector<std::string> files;
-};
 
 std::string read_whole(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -183,81 +158,6 @@ Parsed parse(int argc, char** argv, Command& command) {
     return Parsed::run;
 }
 
-bool wants_dynamic_edit(const Command& command) {
-    return command.shrink_rpath || command.remove_rpath || command.set_rpath || command.add_rpath ||
-           !command.remove_needed.empty() || !command.replace_needed.empty() || !command.add_needed.empty() ||
-           command.no_default_lib || command.debug_tag || !command.clear_version.empty() ||
-           !command.rename_symbols.empty();
-}
-
-// What patchelf says when it looks for .dynamic in a statically linked file.
-void require_dynamic(const elf::ElfFile& file) {
-    if (!file.has_dynamic() && !file.section(".dynamic"))
-        throw PatchelfError("cannot find section '.dynamic'. The input file is most likely statically linked");
-}
-
-bool is_debug_only(const elf::ElfFile& file) {
-    const elf::SectionHeader* dynamic = file.section(".dynamic");
-    return dynamic && dynamic->type == SHT_NOBITS;
-}
-
-void print_answers(const Command& command, const elf::ElfFile& file) {
-    std::string out;
-    if (command.print_interpreter) out += elf::interpreter_of(file) + "\n";
-    if (command.print_os_abi) out += elf::os_abi_name(file.os_abi()) + "\n";
-    if (command.print_soname && file.type() == ET_DYN) {
-        require_dynamic(file);
-        if (const auto soname = elf::soname_of(file)) out += *soname + "\n";
-    }
-    if (command.print_rpath) {
-        require_dynamic(file);
-        if (!is_debug_only(file)) out += elf::search_path_of(file) + "\n";
-    }
-    if (command.print_execstack) out += fmt::format("execstack: {}\n", elf::execstack_of(file));
-    fmt::print("{}", out);
-    if (command.print_needed) {
-        require_dynamic(file);
-        for (const std::string& name : elf::needed_of(file)) fmt::print("{}\n", name);
-    }
-}
-
-elf::FileEdit edit_for(const Command& command, const elf::ElfFile& file) {
-    elf::FileEdit edit;
-    elf::EditRequest& request = edit.dynamic;
-    request.patchelf_rules = true;
-    if (command.os_abi) {
-        edit.headers.os_abi = elf::os_abi_from_name(*command.os_abi);
-        if (!edit.headers.os_abi) throw PatchelfError("unrecognized OS ABI");
-    }
-    if (command.soname && file.type() == ET_DYN) request.set_soname = command.soname;
-    request.interpreter = command.interpreter;
-    if (!command.print_execstack && (command.clear_execstack || command.set_execstack))
-        edit.headers.executable_stack = !command.clear_execstack;
-    if (command.force_rpath) request.force_kind = elf::SearchPathKind::rpath;
-    const bool debug_only = is_debug_only(file);
-    if (!debug_only) {
-        if (command.shrink_rpath) {
-            edit.shrink_search_path = true;
-            edit.allowed_prefixes = command.allowed_prefixes;
-        } else if (command.remove_rpath) {
-            request.remove_all_search_paths = true;
-        } else if (command.set_rpath) {
-            request.set_search_path = command.set_rpath;
-        } else if (command.add_rpath) {
-            edit.append_search_path = command.add_rpath;
-        }
-    }
-    request.remove_needed.assign(command.remove_needed.begin(), command.remove_needed.end());
-    request.replace_needed.assign(command.replace_needed.begin(), command.replace_needed.end());
-    request.add_needed.assign(command.add_needed.begin(), command.add_needed.end());
-    edit.headers.clear_symbol_version.assign(command.clear_version.begin(), command.clear_version.end());
-    if (command.no_default_lib) request.add_flags_1 = DF_1_NODEFLIB;
-    request.add_debug = command.debug_tag;
-    request.rename_symbols = command.rename_symbols;
-    request.page_size = command.page_size;
-    return edit;
-}
-
 void patch_file(const Command& command, const std::string& path) {
     std::optional<MappedFile> mapped;
     try {
@@ -267,11 +167,9 @@ void patch_file(const Command& command, const std::string& path) {
     }
     if (!elf::is_elf(mapped->bytes())) throw PatchelfError("not an ELF executable");
     const elf::ElfFile file = elf::ElfFile::parse(mapped->bytes());
-    print_answers(command, file);
-    if (wants_dynamic_edit(command) && !is_debug_only(file)) require_dynamic(file);
-    const elf::FileEdit edit = edit_for(command, file);
-    const std::string output = command.output.empty() ? path : command.output;
-    (void)elf::edit_elf_file(path, output, edit, !command.output.empty());
+    fmt::print("{}", elf::patchelf_answers(command, file));
+    for (const std::string& name : elf::patchelf_needed(command, file)) fmt::print("{}\n", name);
+    elf::patch_elf_file(command, path, file);
 }
 
 }  // namespace
