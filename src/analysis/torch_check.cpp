@@ -116,6 +116,40 @@ std::vector<std::string> needed_roots(const Targets& targets) {
     return {names.begin(), names.end()};
 }
 
+std::vector<std::string> needed_roots(const std::vector<Targets>& inputs) {
+    std::set<std::string> names;
+    for (const Targets& targets : inputs)
+        for (std::string& root : needed_roots(targets)) names.insert(std::move(root));
+    return {names.begin(), names.end()};
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> CheckReport::same_miss_runs() const {
+    auto key = [](const TorchResult& torch) {
+        std::string text;
+        for (const GroupedLibrary& library : torch.missing_libraries) text += "L" + library.name + "\n";
+        for (const GroupedSymbol& group : torch.unresolved) text += group.symbol.name + "@" + group.symbol.version + "\n";
+        return text;
+    };
+    std::vector<std::pair<std::size_t, std::size_t>> runs;
+    for (std::size_t i = 0; i < torches.size();) {
+        std::size_t j = i;
+        while (j + 1 < torches.size() && key(torches[j + 1]) == key(torches[i])) ++j;
+        runs.emplace_back(i, j);
+        i = j + 1;
+    }
+    return runs;
+}
+
+std::string CheckReport::first_resolving(std::size_t from, const std::string& symbol) const {
+    for (std::size_t k = from + 1; k < torches.size(); ++k) {
+        const auto& unresolved = torches[k].unresolved;
+        if (std::none_of(unresolved.begin(), unresolved.end(),
+                         [&](const GroupedSymbol& other) { return other.symbol.name == symbol; }))
+            return torches[k].label;
+    }
+    return {};
+}
+
 TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index) {
     std::vector<abi::ElfCheck> checks;
     for (const Target& target : targets.elves)

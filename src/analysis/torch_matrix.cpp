@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <tuple>
 
 namespace wheelfix::analysis {
 
@@ -143,6 +144,47 @@ Verdict TorchMatrix::column_verdict(std::size_t column) const {
         else if (row[column].verdict == Verdict::not_covered && worst == Verdict::ok) worst = Verdict::not_covered;
     }
     return worst;
+}
+
+MatrixCell TorchMatrix::column_summary(std::size_t column) const {
+    MatrixCell summary;
+    summary.verdict = column_verdict(column);
+    if (column < wheel_missing.size()) summary.missing = wheel_missing[column];
+    else
+        for (const auto& row : cells) summary.missing += row[column].missing;
+    if (summary.verdict == Verdict::runtime)
+        for (const auto& row : cells)
+            if (row[column].verdict == Verdict::runtime) summary.first_missing = row[column].first_missing;
+    return summary;
+}
+
+std::vector<TorchMatrix::Miss> TorchMatrix::misses() const {
+    std::vector<Miss> found;
+    for (std::size_t row = 0; row < members.size(); ++row)
+        for (std::size_t column = 0; column < columns.size(); ++column) {
+            const MatrixCell& cell = cells[row][column];
+            if (cell.verdict == Verdict::ok) continue;
+            Miss miss{members[row], cell.verdict,
+                      cell.verdict == Verdict::runtime ? cell.runtime_note : cell.first_missing, cell.near_miss, {}};
+            auto same = std::find_if(found.begin(), found.end(), [&](const Miss& other) {
+                return std::tie(other.member, other.verdict, other.what, other.near_miss) ==
+                       std::tie(miss.member, miss.verdict, miss.what, miss.near_miss);
+            });
+            if (same == found.end()) same = found.insert(found.end(), std::move(miss));
+            same->columns.push_back(column);
+        }
+    return found;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> adjacent_runs(const std::vector<std::size_t>& columns) {
+    std::vector<std::pair<std::size_t, std::size_t>> runs;
+    for (std::size_t i = 0; i < columns.size();) {
+        std::size_t j = i;
+        while (j + 1 < columns.size() && columns[j + 1] == columns[j] + 1) ++j;
+        runs.emplace_back(columns[i], columns[j]);
+        i = j + 1;
+    }
+    return runs;
 }
 
 bool TorchMatrix::loads_everywhere() const {

@@ -63,16 +63,6 @@ void write_junit(const std::vector<CheckReport>& reports, const std::string& pat
                           perms::owner_read | perms::owner_write | perms::group_read | perms::others_read, overwrite);
 }
 
-// What every input needs, so each torch is loaded once for all of them.
-std::vector<std::string> all_needed_roots(const std::vector<analysis::Targets>& inputs) {
-    std::vector<std::string> roots;
-    for (const analysis::Targets& targets : inputs)
-        for (std::string& root : analysis::needed_roots(targets)) roots.push_back(std::move(root));
-    std::sort(roots.begin(), roots.end());
-    roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
-    return roots;
-}
-
 std::string render_checks_text(const std::vector<CheckReport>& reports, const std::vector<analysis::Targets>& inputs,
                                const GlobalOptions& global) {
     if (reports.size() == 1) return render_check_text(reports.front(), global);
@@ -136,7 +126,7 @@ int run_check(const CheckArguments& args, const GlobalOptions& global) {
     for (const std::string& input : args.inputs) inputs.push_back(analysis::read_targets(input, args.inputs.size() == 1));
     if (matrix) return run_release_matrix(args, inputs, global);
     abi::IndexOptions options;
-    options.roots = all_needed_roots(inputs);
+    options.roots = analysis::needed_roots(inputs);  // each torch loaded once for all inputs
     std::vector<CheckReport> reports(inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) reports[i].input = args.inputs[i];
     for (const std::string& torch : args.torches) {

@@ -181,37 +181,18 @@ std::string write_checks_json(const std::vector<CheckReport>& reports,
 
 std::string explain_releases_text(const analysis::ReleaseMatrix& run, const GlobalOptions& global) {
     const Palette colour = palette(global);
-    // Releases in column order, grouped while they miss the same symbols and libraries.
-    auto key = [](const TorchResult& torch) {
-        std::string text;
-        for (const GroupedLibrary& library : torch.missing_libraries) text += "L" + library.name + "\n";
-        for (const GroupedSymbol& group : torch.unresolved) text += group.symbol.name + "@" + group.symbol.version + "\n";
-        return text;
-    };
-    std::string out;
     const auto& torches = run.report.torches;
-    // Where a missing symbol first resolves among the later releases: the floor it sets.
-    auto first_in = [&](std::size_t from, const GroupedSymbol& group) -> std::string {
-        for (std::size_t k = from + 1; k < torches.size(); ++k) {
-            const bool missing = std::any_of(torches[k].unresolved.begin(), torches[k].unresolved.end(),
-                                             [&](const GroupedSymbol& other) { return other.symbol.name == group.symbol.name; });
-            if (!missing) return torches[k].label;
-        }
-        return {};
-    };
-    for (std::size_t i = 0; i < torches.size();) {
-        std::size_t j = i;
-        while (j + 1 < torches.size() && key(torches[j + 1]) == key(torches[i])) ++j;
-        if (!torches[i].loads()) {
-            const std::string releases = torches[i].label + (j == i ? "" : " … " + torches[j].label);
-            out += fmt::format("{} ({} missing, each once):\n", colour.strong("torch " + releases), torches[i].missing());
-            for (const GroupedLibrary& library : torches[i].missing_libraries)
-                out += fmt::format("  {}: {} (needed by {})\n", colour.bad("missing library"), library.name,
-                                   join(library.needed_by, ", "));
-            for (const GroupedSymbol& group : torches[i].unresolved)
-                out += unresolved_text(group, global, colour, group.symbol.near_misses.empty() ? first_in(j, group) : "");
-        }
-        i = j + 1;
+    std::string out;
+    for (const auto& [i, j] : run.report.same_miss_runs()) {
+        if (torches[i].loads()) continue;
+        const std::string releases = torches[i].label + (j == i ? "" : " … " + torches[j].label);
+        out += fmt::format("{} ({} missing, each once):\n", colour.strong("torch " + releases), torches[i].missing());
+        for (const GroupedLibrary& library : torches[i].missing_libraries)
+            out += fmt::format("  {}: {} (needed by {})\n", colour.bad("missing library"), library.name,
+                               join(library.needed_by, ", "));
+        for (const GroupedSymbol& group : torches[i].unresolved)
+            out += unresolved_text(group, global, colour,
+                                   group.symbol.near_misses.empty() ? run.report.first_resolving(j, group.symbol.name) : "");
     }
     return out;
 }

@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
-#include <tuple>
 
 namespace wheelfix::cli {
 
@@ -35,49 +33,16 @@ std::string coloured(const MatrixCell& cell, const Palette& colour) {
     return colour.warn(text);
 }
 
-// One line per distinct (member, verdict, first miss, near miss), naming its releases.
-struct Detail {
-    std::string member;
-    Verdict verdict;
-    std::string first_missing;
-    std::string near_miss;
-    bool operator<(const Detail& other) const {
-        return std::tie(member, verdict, first_missing, near_miss) <
-               std::tie(other.member, other.verdict, other.first_missing, other.near_miss);
-    }
-};
-
 // Column indexes as releases: runs of three or more adjacent columns as "first … last".
 std::vector<std::string> runs_text(const TorchMatrix& matrix, const std::vector<std::size_t>& columns) {
     std::vector<std::string> out;
-    for (std::size_t i = 0; i < columns.size();) {
-        std::size_t j = i;
-        while (j + 1 < columns.size() && columns[j + 1] == columns[j] + 1) ++j;
-        if (j - i >= 2) {
-            out.push_back(header(matrix.columns[columns[i]]) + " … " + header(matrix.columns[columns[j]]));
+    for (const auto& [first, last] : analysis::adjacent_runs(columns)) {
+        if (last - first >= 2) {
+            out.push_back(header(matrix.columns[first]) + " … " + header(matrix.columns[last]));
         } else {
-            for (std::size_t k = i; k <= j; ++k) out.push_back(header(matrix.columns[columns[k]]));
+            for (std::size_t k = first; k <= last; ++k) out.push_back(header(matrix.columns[k]));
         }
-        i = j + 1;
     }
-    return out;
-}
-
-std::vector<std::pair<Detail, std::vector<std::string>>> details(const TorchMatrix& matrix) {
-    std::map<Detail, std::vector<std::size_t>> grouped;
-    std::vector<Detail> order;
-    for (std::size_t row = 0; row < matrix.members.size(); ++row)
-        for (std::size_t column = 0; column < matrix.columns.size(); ++column) {
-            const MatrixCell& cell = matrix.cells[row][column];
-            if (cell.verdict == Verdict::ok) continue;
-            Detail detail{matrix.members[row], cell.verdict,
-                          cell.verdict == Verdict::runtime ? cell.runtime_note : cell.first_missing, cell.near_miss};
-            auto [found, inserted] = grouped.try_emplace(detail);
-            if (inserted) order.push_back(detail);
-            found->second.push_back(column);
-        }
-    std::vector<std::pair<Detail, std::vector<std::string>>> out;
-    for (const Detail& detail : order) out.emplace_back(detail, runs_text(matrix, grouped[detail]));
     return out;
 }
 
@@ -113,34 +78,24 @@ std::string render_matrix_text(const TorchMatrix& matrix, const Palette& colour)
         table.add_row(cells);
     }
     std::vector<std::string> verdicts{"(wheel)"};
-    for (std::size_t column = 0; column < matrix.columns.size(); ++column) {
-        MatrixCell summary;
-        summary.verdict = matrix.column_verdict(column);
-        if (column < matrix.wheel_missing.size()) summary.missing = matrix.wheel_missing[column];
-        else
-            for (const auto& row : matrix.cells) summary.missing += row[column].missing;
-        if (summary.verdict == Verdict::runtime)
-            for (const auto& row : matrix.cells)
-                if (row[column].verdict == Verdict::runtime) summary.first_missing = row[column].first_missing;
-        verdicts.push_back(coloured(summary, colour));
-    }
+    for (std::size_t column = 0; column < matrix.columns.size(); ++column)
+        verdicts.push_back(coloured(matrix.column_summary(column), colour));
     table.add_row(verdicts);
     std::string out = table.render_text();
     out += "builds:\n" + builds_text(matrix);
-    for (const auto& [detail, releases] : details(matrix)) {
-        if (detail.verdict == Verdict::not_covered) {
-            out += fmt::format("{} on {}: {} (the atlas lacks it for this python tag)\n", detail.member,
-                               releases_text(releases), colour.warn("not covered: " + detail.first_missing));
+    for (const TorchMatrix::Miss& miss : matrix.misses()) {
+        const std::string releases = releases_text(runs_text(matrix, miss.columns));
+        if (miss.verdict == Verdict::not_covered) {
+            out += fmt::format("{} on {}: {} (the atlas lacks it for this python tag)\n", miss.member, releases,
+                               colour.warn("not covered: " + miss.what));
             continue;
         }
-        if (detail.verdict == Verdict::runtime) {
-            out += fmt::format("{} on {}: {} {}\n", detail.member, releases_text(releases), colour.bad("NO"),
-                               detail.first_missing);
+        if (miss.verdict == Verdict::runtime) {
+            out += fmt::format("{} on {}: {} {}\n", miss.member, releases, colour.bad("NO"), miss.what);
             continue;
         }
-        out += fmt::format("{} on {}: {} first missing {}\n", detail.member, releases_text(releases),
-                           colour.bad("NO"), detail.first_missing);
-        if (!detail.near_miss.empty()) out += fmt::format("    near miss {}\n", detail.near_miss);
+        out += fmt::format("{} on {}: {} first missing {}\n", miss.member, releases, colour.bad("NO"), miss.what);
+        if (!miss.near_miss.empty()) out += fmt::format("    near miss {}\n", miss.near_miss);
     }
     return out;
 }
@@ -156,11 +111,11 @@ std::string render_matrix_markdown(const TorchMatrix& matrix, const std::string&
         table.add_row(cells);
     }
     std::string out = "### `" + input + "` against torch releases\n\n" + table.render_markdown() + "\n";
-    for (const auto& [detail, releases] : details(matrix))
-        out += "- `" + detail.member + "` on " + releases_text(releases) + ": " +
-               (detail.verdict == Verdict::not_covered ? "not covered: " : "NO, first missing `") + detail.first_missing +
-               (detail.verdict == Verdict::not_covered ? "" : "`") +
-               (detail.near_miss.empty() ? "" : ", near miss `" + detail.near_miss + "`") + "\n";
+    for (const TorchMatrix::Miss& miss : matrix.misses())
+        out += "- `" + miss.member + "` on " + releases_text(runs_text(matrix, miss.columns)) + ": " +
+               (miss.verdict == Verdict::not_covered ? "not covered: " : "NO, first missing `") + miss.what +
+               (miss.verdict == Verdict::not_covered ? "" : "`") +
+               (miss.near_miss.empty() ? "" : ", near miss `" + miss.near_miss + "`") + "\n";
     return out;
 }
 

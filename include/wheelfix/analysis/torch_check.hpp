@@ -41,6 +41,7 @@
 #include <span>
 #include <string>
 #include <vector>
+#include <utility>
 
 namespace wheelfix::analysis {
 
@@ -86,12 +87,19 @@ struct CheckReport {
     std::vector<TorchResult> torches;
 
     bool loads_everywhere() const;
+    // The torches, in order, as runs that miss the same symbols (name and version) and
+    // libraries: {first, last} index of each run.
+    std::vector<std::pair<std::size_t, std::size_t>> same_miss_runs() const;
+    // The label of the first torch after torches[from] that does not miss `symbol`
+    // (by name): where a missing symbol first resolves; "" when no later one does.
+    std::string first_resolving(std::size_t from, const std::string& symbol) const;
 };
 
 void add_wheel_member(Targets& targets, const std::string& wheel, const std::string& member,
                       std::span<const std::uint8_t> bytes);
 Targets read_targets(const std::string& path, bool refuse_empty = true);
 std::vector<std::string> needed_roots(const Targets& targets);
+std::vector<std::string> needed_roots(const std::vector<Targets>& inputs);  // of all, sorted, once each
 
 abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options,
                             abi::WheelReadStats* stats = nullptr);

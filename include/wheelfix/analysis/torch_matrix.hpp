@@ -72,8 +72,28 @@ struct TorchMatrix {
     std::vector<std::size_t> wheel_missing;
 
     Verdict column_verdict(std::size_t column) const;
+    // The column as one cell for the wheel: its verdict, what the wheel misses
+    // (wheel_missing, else the sum of the cells'), and for a runtime column the
+    // runtime a member needs (a runtime cell's first_missing).
+    MatrixCell column_summary(std::size_t column) const;
     bool loads_everywhere() const;
+    // Every distinct miss of the cells that are not ok, in first-seen order (members
+    // in row order, then columns): the member, the cell's verdict, what it misses
+    // (first_missing; the runtime note for a runtime cell), its near miss, and the
+    // columns where that same miss holds, ascending.
+    struct Miss {
+        std::string member;
+        Verdict verdict = Verdict::ok;
+        std::string what;
+        std::string near_miss;
+        std::vector<std::size_t> columns;
+    };
+    std::vector<Miss> misses() const;
 };
+
+// Ascending column indexes as runs of adjacent ones: {first, last} each ({0,1,2,5} ->
+// {0,2}, {5,5}).
+std::vector<std::pair<std::size_t, std::size_t>> adjacent_runs(const std::vector<std::size_t>& columns);
 
 MatrixCell cell_of(const abi::ElfCheck& check);
 // checks[column][member], the members in the same order in every column.
