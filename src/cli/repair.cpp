@@ -385,26 +385,6 @@ void write_auto_json(JsonWriter& json, const std::vector<repair::TorchAutoPlan>&
     json.end_array();
 }
 
-// One wheel's --torch auto plan (repair/torch_auto.hpp), made on the worker that repairs it.
-repair::WheelSetup auto_setup(const RepairArguments& args, const repair::RepairOptions& base,
-                              std::vector<std::optional<repair::TorchAutoPlan>>& plans, const GlobalOptions& global) {
-    return [&args, &base, &plans, &global](std::size_t i) -> std::variant<repair::WheelJob, repair::NotRepaired> {
-        const auto mode = args.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth;
-        repair::TorchAutoPlan plan = repair::plan_torch_auto(args.wheels[i], args.torch_from, real_torch_candidates(args),
-                                                             mode, args.pin != "none", base, torch_loader(global.verbose));
-        if (plan.unloadable()) {
-            const std::string why = plan.releases.requirement.finding;
-            plans[i] = std::move(plan);
-            return repair::NotRepaired{args.wheels[i], why};
-        }
-        auto index = std::make_shared<const abi::SymbolIndex>(std::move(plan.index));
-        repair::RepairOptions options = plan.options;
-        plan.index = abi::SymbolIndex{};  // the report keeps the matrix, not the torch
-        plans[i] = std::move(plan);
-        return repair::WheelJob{std::move(index), std::move(options)};
-    };
-}
-
 void print_outcome(const Outcome& outcome, const repair::RepairOptions& options, const GlobalOptions& global) {
     if (const auto* report = std::get_if<repair::RepairReport>(&outcome)) render_text(*report, options, global);
     else if (const auto* skipped = std::get_if<repair::NotRepaired>(&outcome))
@@ -418,8 +398,10 @@ int run_repair(const RepairArguments& args, const GlobalOptions& global) {
     std::vector<std::optional<repair::TorchAutoPlan>> plans(args.wheels.size());
     std::vector<Outcome> outcomes;
     if (automatic) {
-        outcomes = repair::repair_wheels(args.wheels, auto_setup(args, options, plans, global), options, args.output,
-                                         args.jobs);
+        const auto mode = args.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth;
+        auto setup = repair::auto_setup(args.wheels, args.torch_from, real_torch_candidates(args), mode,
+                                        args.pin != "none", options, torch_loader(global.verbose), plans);
+        outcomes = repair::repair_wheels(args.wheels, setup, options, args.output, args.jobs);
     } else {
         auto index = args.torch.empty() ? abi::SymbolIndex{} : abi::load_index(args.torch);
         print_notes(index);

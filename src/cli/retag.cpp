@@ -58,20 +58,7 @@ struct RetagArguments {
     bool dry_run = false;
 };
 
-// The torch picked by --torch auto: the newest release the wheel loads against.
-struct AutoPick {
-    CheckReport report;
-    std::optional<wheel::Version> torch;
-    std::optional<analysis::ReleaseMatrix> releases;  // against the atlas: the matrix
-    analysis::TorchRequirement requirement;
-};
-
 bool is_specifier(const std::string& pin) { return !pin.empty() && std::string_view("<>=!~").find(pin[0]) != std::string_view::npos; }
-
-// --torch auto checks the atlas's releases unless every --torch-from is a plain torch.
-bool against_atlas(const RetagArguments& args) {
-    return args.torch == "auto" && (args.torch_from.empty() || !analysis::release_request("all", args.torch_from).atlases.empty());
-}
 
 wheel::Version torch_version_option(const std::string& text) {
     auto version = wheel::Version::try_parse(text);
@@ -86,34 +73,13 @@ void check_arguments(const RetagArguments& args) {
         throw InputError("--pin", "expected minor, exact, none, range or a specifier like '>=2.9,<2.11', got '" + args.pin + "'");
     if (is_specifier(args.pin) && !wheel::SpecifierSet::try_parse(args.pin))
         throw InputError("--pin", "'" + args.pin + "' is not a PEP 440 specifier like '>=2.9,<2.11'");
-    if (args.pin == "range" && !against_atlas(args))
+    if (args.pin == "range" && !(args.torch == kTorchAuto && repair::retag_against_atlas(args.torch_from)))
         throw InputError("--pin range", "needs --torch auto against the torch atlas (or give the range: --pin '>=2.9,<2.11')");
     if (!automatic) torch_version_option(args.torch);
     if (args.cuda) wheel::cuda_segment(*args.cuda);
 }
 
-AutoPick pick_from_atlas(const RetagArguments& args, const GlobalOptions& global) {
-    AutoPick pick;
-    pick.releases = repair::auto_releases(args.wheel, analysis::release_request("", args.torch_from).atlases,
-                                          args.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth,
-                                          false, torch_loader(global.verbose));
-    pick.report = pick.releases->report;
-    pick.requirement = pick.releases->requirement;
-    if (pick.requirement.any) pick.torch = wheel::Version::parse(pick.requirement.lowest);
-    return pick;
-}
-
-AutoPick pick_torch(const RetagArguments& args, const GlobalOptions& global) {
-    if (against_atlas(args)) return pick_from_atlas(args, global);
-    const analysis::Targets targets = analysis::read_targets(args.wheel);
-    auto newest = analysis::pick_newest_torch(targets, args.wheel, args.torch_from, torch_loader(global.verbose));
-    AutoPick pick;
-    pick.report = std::move(newest.report);
-    pick.torch = std::move(newest.torch);
-    return pick;
-}
-
-void write_candidates(JsonWriter& json, const std::optional<AutoPick>& pick) {
+void write_candidates(JsonWriter& json, const std::optional<repair::RetagPick>& pick) {
     json.key("candidates").begin_array();
     if (pick)
         for (const TorchResult& torch : pick->report.torches)
@@ -143,7 +109,7 @@ void write_pin(JsonWriter& json, const repair::RetagResult& result, const std::s
     json.end_array().end_object();
 }
 
-void render_json(const RetagArguments& args, const std::optional<AutoPick>& pick, const repair::RetagResult* result) {
+void render_json(const RetagArguments& args, const std::optional<repair::RetagPick>& pick, const repair::RetagResult* result) {
     JsonWriter json;
     json.begin_object().field("schema", "wheelfix.retag/1").field("input", args.wheel);
     json.key("output");
@@ -188,7 +154,7 @@ std::optional<std::string> unchecked_platform(const RetagArguments& args, const 
            "deserve, --platform sets it, `wheelfix repair` sets it from them";
 }
 
-void render_text(const RetagArguments& args, const std::optional<AutoPick>& pick, const repair::RetagResult& result,
+void render_text(const RetagArguments& args, const std::optional<repair::RetagPick>& pick, const repair::RetagResult& result,
                  const GlobalOptions& global) {
     if (global.quiet && result.plan.empty()) return;
     if (pick && pick->releases)
@@ -214,7 +180,7 @@ void render_text(const RetagArguments& args, const std::optional<AutoPick>& pick
 }
 
 repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Version& torch,
-                                   const std::optional<AutoPick>& pick) {
+                                   const std::optional<repair::RetagPick>& pick) {
     repair::RetagOptions options;
     options.request = {torch, args.cuda, *wheel::parse_local_format(args.local_format)};
     const bool range = args.pin == "range" || (args.pin.empty() && pick && pick->releases);
@@ -236,9 +202,11 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     repair::require_agreeing_versions(wheel, args.fix_version);
     if (args.platform) repair::require_plausible_platform(wheel, *args.platform);
     bool automatic = args.torch == kTorchAuto;
-    std::optional<AutoPick> pick;
+    std::optional<repair::RetagPick> pick;
     if (automatic) {
-        pick = pick_torch(args, global);
+        pick = repair::pick_retag_torch(args.wheel, args.torch_from,
+                                        args.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth,
+                                        torch_loader(global.verbose));
         if (!pick->torch) {
             if (global.json) render_json(args, pick, nullptr);
             else if (pick->releases)

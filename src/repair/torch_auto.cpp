@@ -3,6 +3,7 @@
 #include "wheelfix/repair/torch_auto.hpp"
 
 #include <filesystem>
+#include <memory>
 #include <string_view>
 
 namespace wheelfix::repair {
@@ -50,6 +51,47 @@ TorchAutoPlan plan_torch_auto(const std::string& wheel, const std::vector<std::s
         plan.index = std::move(*plan.releases.newest);
     }
     return plan;
+}
+
+WheelSetup auto_setup(const std::vector<std::string>& wheels, const std::vector<std::string>& atlases,
+                      const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
+                      const RepairOptions& base, const analysis::TorchLoader& load,
+                      std::vector<std::optional<TorchAutoPlan>>& plans) {
+    return [&wheels, &atlases, real_torches, mode, write_pin, &base, load,
+            &plans](std::size_t i) -> std::variant<WheelJob, NotRepaired> {
+        TorchAutoPlan plan = plan_torch_auto(wheels[i], atlases, real_torches, mode, write_pin, base, load);
+        if (plan.unloadable()) {
+            const std::string why = plan.releases.requirement.finding;
+            plans[i] = std::move(plan);
+            return NotRepaired{wheels[i], why};
+        }
+        auto index = std::make_shared<const abi::SymbolIndex>(std::move(plan.index));
+        RepairOptions options = plan.options;
+        plan.index = abi::SymbolIndex{};  // the report keeps the matrix, not the torch
+        plans[i] = std::move(plan);
+        return WheelJob{std::move(index), std::move(options)};
+    };
+}
+
+bool retag_against_atlas(const std::vector<std::string>& torches) {
+    return torches.empty() || !analysis::release_request("all", torches).atlases.empty();
+}
+
+RetagPick pick_retag_torch(const std::string& wheel, const std::vector<std::string>& torches, analysis::PinMode mode,
+                           const analysis::TorchLoader& load) {
+    RetagPick pick;
+    if (retag_against_atlas(torches)) {
+        pick.releases = auto_releases(wheel, analysis::release_request("", torches).atlases, mode, false, load);
+        pick.report = pick.releases->report;
+        pick.requirement = pick.releases->requirement;
+        if (pick.requirement.any) pick.torch = wheel::Version::parse(pick.requirement.lowest);
+        return pick;
+    }
+    const analysis::Targets targets = analysis::read_targets(wheel);
+    auto newest = analysis::pick_newest_torch(targets, wheel, torches, load);
+    pick.report = std::move(newest.report);
+    pick.torch = std::move(newest.torch);
+    return pick;
 }
 
 }  // namespace wheelfix::repair

@@ -20,12 +20,24 @@
 // holds it, with options.load_test_unavailable saying why no load test runs.
 // plan.against names that torch for the report. Throws InputError for an
 // unreadable wheel, atlas or torch.
+// auto_setup(wheels, atlases, real_torches, mode, write_pin, base, load, plans) is
+// repair_wheels' WheelSetup (schedule.hpp) for `repair --torch auto`: on the worker,
+// plan_torch_auto for wheel i, kept in plans[i] (without its torch); NotRepaired with
+// the verdict's finding when no release loads, else the job against the plan's torch.
+// `plans` must hold one entry per wheel and outlive the run.
+// pick_retag_torch(wheel, torches, mode, load) is `retag --torch auto`'s choice: with
+// no `torches`, or atlases among them (retag_against_atlas), the matrix and verdict
+// of auto_releases (torch: the pin's lowest release); otherwise the newest of the
+// plain torches the wheel loads against (analysis::pick_newest_torch). torch is
+// nullopt when nothing loads.
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/repair/repair.hpp"
+#include "wheelfix/repair/schedule.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,5 +59,21 @@ analysis::ReleaseMatrix auto_releases(const std::string& wheel, const std::vecto
 TorchAutoPlan plan_torch_auto(const std::string& wheel, const std::vector<std::string>& atlases,
                               const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
                               const RepairOptions& base, const analysis::TorchLoader& load);
+
+WheelSetup auto_setup(const std::vector<std::string>& wheels, const std::vector<std::string>& atlases,
+                      const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
+                      const RepairOptions& base, const analysis::TorchLoader& load,
+                      std::vector<std::optional<TorchAutoPlan>>& plans);
+
+struct RetagPick {
+    analysis::CheckReport report;
+    std::optional<wheel::Version> torch;
+    std::optional<analysis::ReleaseMatrix> releases;  // against the atlas: the matrix and verdict
+    analysis::TorchRequirement requirement;
+};
+
+bool retag_against_atlas(const std::vector<std::string>& torches);
+RetagPick pick_retag_torch(const std::string& wheel, const std::vector<std::string>& torches, analysis::PinMode mode,
+                           const analysis::TorchLoader& load);
 
 }  // namespace wheelfix::repair
