@@ -52,6 +52,12 @@ std::vector<const Drift*> drifts_for(std::string_view symbol) {
     return matches;
 }
 
+const Drift* known_drift(std::string_view symbol, std::string_view successor) {
+    for (const Drift* drift : drifts_for(symbol))
+        if (drift->successor == successor) return drift;
+    return nullptr;
+}
+
 std::vector<Drift> load_drifts(const std::filesystem::path& path) {
     return parse_drifts(read_regular_file(path, kMaxDriftsFile), path.string());
 }

@@ -139,4 +139,9 @@ std::vector<AbiConcern> abi_concerns(const policy::AbiFacts& facts, Family famil
     return concerns;
 }
 
+std::vector<AbiConcern> abi_concerns(const ElfReport& report) {
+    const auto family = report.needs.links_musl ? Family::musllinux : Family::manylinux;
+    return abi_concerns(report.needs.abi, family, report.machine);
+}
+
 }  // namespace wheelfix::analysis

@@ -28,7 +28,7 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
 }
 
 wheel::Version release_version(const abi::AtlasRelease& release) {
-    return wheel::Version::parse(release.torch_version.substr(0, release.torch_version.find('+')));
+    return wheel::Version::parse(public_version(release.torch_version));
 }
 
 bool prefix_matches(const std::vector<std::uint64_t>& release, const std::vector<std::uint64_t>& prefix) {
@@ -134,6 +134,10 @@ TorchMatrix build_matrix(std::vector<MatrixColumn> columns, const std::vector<st
         for (std::size_t row = 0; row < checks[column].size() && row < matrix.members.size(); ++row)
             matrix.cells[row][column] = cell_of(checks[column][row]);
     return matrix;
+}
+
+std::string public_version(std::string_view torch_version) {
+    return std::string(torch_version.substr(0, torch_version.find('+')));
 }
 
 Verdict TorchMatrix::column_verdict(std::size_t column) const {

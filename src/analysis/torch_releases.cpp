@@ -103,8 +103,6 @@ void judge_install(MatrixCell& cell, const Target& target, const abi::AtlasRelea
     }
 }
 
-std::string public_of(const std::string& torch_version) { return torch_version.substr(0, torch_version.find('+')); }
-
 std::string build_of(const abi::AtlasRelease& release) {
     const auto plus = release.torch_version.find('+');
     if (plus != std::string::npos) return release.torch_version.substr(plus + 1);
@@ -131,8 +129,8 @@ std::string torch_range_of(const WheelReport& report, const std::string& input) 
     const TorchMatrix& matrix = run.matrix;
     if (matrix.members.empty() || matrix.columns.empty()) return {};
     const auto first = matrix.columns.front().torch_version, last = matrix.columns.back().torch_version;
-    const std::string atlas_span = std::to_string(matrix.columns.size()) + " releases " + public_of(first) + " … " +
-                                   public_of(last) + " " + matrix.columns.front().arch;
+    const std::string atlas_span = std::to_string(matrix.columns.size()) + " releases " + public_version(first) + " … " +
+                                   public_version(last) + " " + matrix.columns.front().arch;
     std::string text = requirement.any
                            ? requirement.specifier + " (symbols resolve on " + requirement.lowest +
                                  (requirement.lowest == requirement.highest ? "" : " … " + requirement.highest) +
@@ -166,7 +164,7 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     for (const abi::Atlas* atlas : atlases)
         for (abi::AtlasRelease& release : atlas->releases()) {
             auto same = std::find_if(available.begin(), available.end(), [&](const abi::AtlasRelease& seen) {
-                return public_of(seen.torch_version) == public_of(release.torch_version) &&
+                return public_version(seen.torch_version) == public_version(release.torch_version) &&
                        (seen.arch == release.arch || seen.arch.empty() || release.arch.empty());
             });
             if (same == available.end()) {
@@ -245,7 +243,7 @@ std::optional<ReleaseTorch> release_torch(const std::vector<std::string>& paths,
                                           const abi::IndexOptions& options, const TorchLoader& load) {
     for (const std::string& path : paths) {
         abi::SymbolIndex index = load(path, options);
-        const std::string version = index.torch_version.substr(0, index.torch_version.find('+'));
+        const std::string version = public_version(index.torch_version);
         if (!version.empty() && wheel::Version::try_parse(version) && wheel::Version::try_parse(release) &&
             *wheel::Version::try_parse(version) == *wheel::Version::try_parse(release))
             return ReleaseTorch{path, std::move(index)};

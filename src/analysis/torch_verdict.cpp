@@ -19,10 +19,8 @@ bool all_digits(std::string_view text) {
     return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
-std::string public_of(const std::string& torch_version) { return torch_version.substr(0, torch_version.find('+')); }
-
 std::optional<wheel::Version> column_version(const MatrixColumn& column) {
-    return wheel::Version::try_parse(public_of(column.torch_version));
+    return wheel::Version::try_parse(public_version(column.torch_version));
 }
 
 bool same_minor(const wheel::Version& a, const wheel::Version& b) {

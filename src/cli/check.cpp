@@ -14,7 +14,7 @@
 // torch is loaded only as far as the members' NEEDED closure reaches, so a torch
 // wheel has only those libraries inflated, once each. Exit 0 when everything
 // resolves against every torch, 1 when anything is missing, 2 on error. --junit FILE
-// also writes the report as JUnit XML (junit.hpp) for CI test reports.
+// also writes the report as JUnit XML (analysis/check_junit.hpp) for CI test reports.
 //
 // `--torch-release all|'>=2.6'|2.9.1,2.10.0` checks against releases of the torch
 // atlas (the bundled one, and user atlases given with --torch) and prints the matrix
@@ -26,7 +26,6 @@
 // every release asked, 1 when not on some (or a release does not cover a library it needs).
 #include "check_report.hpp"
 #include "commands.hpp"
-#include "junit.hpp"
 #include "options.hpp"
 #include "render.hpp"
 #include "torch_input.hpp"
@@ -34,6 +33,8 @@
 #include "style.hpp"
 
 #include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/analysis/check_junit.hpp"
+#include "wheelfix/analysis/report_json.hpp"
 #include "wheelfix/analysis/torch_check.hpp"
 #include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/util/error.hpp"
@@ -57,7 +58,7 @@ struct CheckArguments {
 };
 
 void write_junit(const std::vector<CheckReport>& reports, const std::string& path, bool overwrite) {
-    std::string xml = write_check_junit(reports);
+    std::string xml = analysis::check_junit(reports);
     using std::filesystem::perms;
     write_file_atomically(path, {reinterpret_cast<const std::uint8_t*>(xml.data()), xml.size()},
                           perms::owner_read | perms::owner_write | perms::group_read | perms::others_read, overwrite);
@@ -92,12 +93,12 @@ int run_release_matrix(const CheckArguments& args, const std::vector<analysis::T
     std::vector<std::function<void(JsonWriter&)>> extras;
     for (const analysis::ReleaseMatrix& run : runs)
         extras.push_back([&run](JsonWriter& json) {
-            write_matrix_json(json, run.matrix);
-            write_requirement_json(json, run.requirement, run.stable);
+            analysis::write_matrix_json(json, run.matrix);
+            analysis::write_requirement_json(json, run.requirement, run.stable);
         });
     if (global.json || args.format == "json") {
-        fmt::print("{}", runs.size() == 1 ? write_check_json(runs.front().report, extras.front())
-                                          : write_checks_json(reports, extras));
+        fmt::print("{}", runs.size() == 1 ? analysis::check_json(runs.front().report, extras.front())
+                                          : analysis::checks_json(reports, extras));
     } else if (!global.quiet) {
         for (std::size_t i = 0; i < runs.size(); ++i) {
             const analysis::ReleaseMatrix& run = runs[i];
@@ -135,7 +136,7 @@ int run_check(const CheckArguments& args, const GlobalOptions& global) {
     }
     if (!args.junit.empty()) write_junit(reports, args.junit, args.overwrite);
     if (global.json || args.format == "json")
-        fmt::print("{}", reports.size() == 1 ? write_check_json(reports.front()) : write_checks_json(reports));
+        fmt::print("{}", reports.size() == 1 ? analysis::check_json(reports.front()) : analysis::checks_json(reports));
     else
         fmt::print("{}", render_checks_text(reports, inputs, global));
     bool loads = std::all_of(reports.begin(), reports.end(), [](const CheckReport& r) { return r.loads_everywhere(); });

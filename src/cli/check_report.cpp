@@ -15,12 +15,6 @@ namespace wheelfix::cli {
 
 namespace {
 
-const abi::Drift* known_drift(const std::string& symbol, const std::string& successor) {
-    for (const abi::Drift* drift : abi::drifts_for(symbol))
-        if (drift->successor == successor) return drift;
-    return nullptr;
-}
-
 bool member_fails(const abi::ElfCheck& check) { return !check.unresolved.empty() || !check.missing_libraries.empty(); }
 
 // The members' counts, one row each: all with -v, the failing ones otherwise.
@@ -47,7 +41,7 @@ std::string member_table(const TorchResult& torch, const GlobalOptions& global, 
 std::string near_miss_text(const GroupedSymbol& group, const abi::NearMiss& miss) {
     std::string out = fmt::format("    near miss: {}  [{}]\n      {}\n", miss.demangled, miss.library,
                                   miss.compatibility.reason);
-    if (const abi::Drift* drift = known_drift(group.symbol.name, miss.name))
+    if (const abi::Drift* drift = abi::known_drift(group.symbol.name, miss.name))
         out += fmt::format("      known drift (torch {}): {}\n", drift->since, drift->source);
     return out;
 }
@@ -79,49 +73,9 @@ std::string torch_text(const TorchResult& torch, const GlobalOptions& global, co
     return out;
 }
 
-void write_near_miss(JsonWriter& json, const GroupedSymbol& group, const abi::NearMiss& miss) {
-    json.begin_object().field("name", miss.name).field("demangled", miss.demangled).field("library", miss.library);
-    json.field("forwardable", miss.compatibility.forwardable);
-    json.field("appended_zero_params", static_cast<std::uint64_t>(miss.compatibility.appended_zero_params));
-    json.field("reason", miss.compatibility.reason).key("known_drift");
-    if (const abi::Drift* drift = known_drift(group.symbol.name, miss.name))
-        json.begin_object().field("since", drift->since).field("source", drift->source).end_object();
-    else
-        json.null();
-    json.end_object();
-}
 
-void write_unresolved(JsonWriter& json, const GroupedSymbol& group) {
-    json.begin_object().field("name", group.symbol.name).field("demangled", group.symbol.demangled);
-    json.field("version", group.symbol.version).field("torch", group.symbol.is_torch);
-    json.string_array("needed_by", group.needed_by).key("near_misses").begin_array();
-    for (const abi::NearMiss& miss : group.symbol.near_misses) write_near_miss(json, group, miss);
-    json.end_array().end_object();
-}
 
-void write_member(JsonWriter& json, const abi::ElfCheck& check) {
-    json.begin_object().field("member", check.member);
-    json.field("resolved", static_cast<std::uint64_t>(check.resolved));
-    json.field("system", static_cast<std::uint64_t>(check.system));
-    json.field("weak_missing", static_cast<std::uint64_t>(check.weak_missing));
-    json.field("unresolved", static_cast<std::uint64_t>(check.unresolved.size()));
-    json.string_array("missing_libraries", check.missing_libraries).end_object();
-}
 
-void write_torch(JsonWriter& json, const TorchResult& torch) {
-    json.begin_object().field("source", torch.source).field("torch_version", torch.torch_version);
-    json.field("cuda_version", torch.cuda_version).field("loads", torch.loads());
-    json.field("missing", static_cast<std::uint64_t>(torch.missing()));
-    json.string_array("install_notes", torch.install_notes);
-    json.key("missing_libraries").begin_array();
-    for (const GroupedLibrary& library : torch.missing_libraries)
-        json.begin_object().field("name", library.name).string_array("needed_by", library.needed_by).end_object();
-    json.end_array().key("unresolved").begin_array();
-    for (const GroupedSymbol& group : torch.unresolved) write_unresolved(json, group);
-    json.end_array().key("members").begin_array();
-    for (const abi::ElfCheck& check : torch.members) write_member(json, check);
-    json.end_array().end_object();
-}
 
 }  // namespace
 
@@ -140,44 +94,6 @@ std::string render_check_text(const CheckReport& report, const GlobalOptions& gl
     return out + matrix_text(report, colour);
 }
 
-namespace {
-
-void write_report_fields(JsonWriter& json, const CheckReport& report) {
-    json.field("input", report.input);
-    json.field("loads_everywhere", report.loads_everywhere()).key("torches").begin_array();
-    for (const TorchResult& torch : report.torches) write_torch(json, torch);
-    json.end_array();
-}
-
-bool all_load(const std::vector<CheckReport>& reports) {
-    return std::all_of(reports.begin(), reports.end(), [](const CheckReport& r) { return r.loads_everywhere(); });
-}
-
-}  // namespace
-
-std::string write_check_json(const CheckReport& report, const std::function<void(JsonWriter&)>& extra) {
-    JsonWriter json;
-    json.begin_object().field("schema", "wheelfix.check/1");
-    write_report_fields(json, report);
-    if (extra) extra(json);
-    json.end_object();
-    return json.str();
-}
-
-std::string write_checks_json(const std::vector<CheckReport>& reports,
-                              const std::vector<std::function<void(JsonWriter&)>>& extras) {
-    JsonWriter json;
-    json.begin_object().field("schema", "wheelfix.check/2").field("loads_everywhere", all_load(reports));
-    json.key("inputs").begin_array();
-    for (std::size_t i = 0; i < reports.size(); ++i) {
-        json.begin_object();
-        write_report_fields(json, reports[i]);
-        if (i < extras.size() && extras[i]) extras[i](json);
-        json.end_object();
-    }
-    json.end_array().end_object();
-    return json.str();
-}
 
 std::string explain_releases_text(const analysis::ReleaseMatrix& run, const GlobalOptions& global) {
     const Palette colour = palette(global);

@@ -1,18 +1,15 @@
 // `wheelfix check`'s report (analysis/torch_check.hpp: per torch, the members'
-// resolution and the misses grouped across members) in its two renderings (text
-// for people, JSON with schema "wheelfix.check/1").
+// resolution and the misses grouped across members) as text for people; its JSON
+// documents (check/1, check/2) are analysis/report_json.hpp's.
 //
 // Contract: render_check_text() prints, per torch, a table of the members' counts (all with
 // -v, the ones with misses otherwise, none with -q), each miss with the members needing it and its near
 // misses with their classification (and the known drift when the knowledge base
 // has one), then the matrix "loads against: 2.9.0+cu130 yes, 2.10.0+cu130 NO (1 missing)".
 // matrix_text() is that last line alone (retag --torch auto prints it).
-// write_check_json() writes the same content; keys are only ever added within
-// schema version 1. Several inputs (`check dist/*.whl`): render_checks_summary() is
-// the closing summary of their texts (inputs without ELF shared objects count as
-// loading and are also counted on their own), and write_checks_json() one document of
-// schema "wheelfix.check/2" (docs/schema): each input's check/1 content without its
-// "schema" key, in order, under "inputs"; one input is always written as check/1.
+// Several inputs (`check dist/*.whl`): render_checks_summary() is the closing
+// summary of their texts (inputs without ELF shared objects count as loading and
+// are also counted on their own).
 #pragma once
 
 #include "wheelfix/analysis/torch_releases.hpp"
@@ -21,9 +18,6 @@
 #include "style.hpp"
 
 #include "wheelfix/analysis/torch_check.hpp"
-#include "wheelfix/util/json.hpp"
-
-#include <functional>
 
 #include <string>
 #include <vector>
@@ -37,13 +31,8 @@ using analysis::TorchResult;
 
 std::string render_check_text(const CheckReport& report, const GlobalOptions& global);
 std::string matrix_text(const CheckReport& report, const Palette& colour = Palette(false));
-// `extra` writes further keys of the document (the release matrix).
-std::string write_check_json(const CheckReport& report, const std::function<void(JsonWriter&)>& extra = {});
 std::string render_checks_summary(const std::vector<CheckReport>& reports, std::size_t nothing_to_check,
                                   const GlobalOptions& global);
-// `extras[i]`, when given, writes further keys of input i (its release matrix).
-std::string write_checks_json(const std::vector<CheckReport>& reports,
-                              const std::vector<std::function<void(JsonWriter&)>>& extras = {});
 // The misses of every release of a matrix run, grouped over the releases that miss the
 // same (every symbol with the members needing it, its near misses, forwardable drifts and
 // known-drift notes, as render_check_text gives them for one torch).

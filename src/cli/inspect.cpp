@@ -7,6 +7,8 @@
 #include "options.hpp"
 #include "render.hpp"
 
+#include "wheelfix/analysis/report_json.hpp"
+
 #include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/text.hpp"
@@ -38,11 +40,11 @@ std::string render_input(const Report& report, const TargetFindings& judged, For
     if (format == Format::markdown) return render_markdown(report, judged);
     if (format == Format::text) return render_text(report, global.verbose, palette(global)) + render_text(judged, palette(global));
     if constexpr (std::is_same_v<Report, analysis::WheelReport>) {
-        write_json(json, report, &judged);
+        analysis::write_json(json, report, &judged);
     } else {
         json.begin_object().field("kind", "elf").key("file");
-        write_json(json, report);
-        write_json(json, judged);
+        analysis::write_json(json, report);
+        analysis::write_json(json, judged);
         json.end_object();
     }
     return {};

@@ -5,6 +5,7 @@
 #include "render.hpp"
 
 #include "wheelfix/repair/relink.hpp"
+#include "wheelfix/repair/report_json.hpp"
 #include "wheelfix/util/error.hpp"
 
 #include <fmt/format.h>
@@ -35,20 +36,6 @@ void finish_options(RelinkArguments& args) {
     if (args.force_runpath) args.options.force_kind = elf::SearchPathKind::runpath;
 }
 
-void render_json(const repair::RelinkResult& result) {
-    JsonWriter json;
-    json.begin_object().field("schema", "wheelfix.relink/1").field("output", result.output.string());
-    json.field("dry_run", !result.plan.empty());
-    json.field("elf_members", static_cast<std::uint64_t>(result.elf_members));
-    json.key("changed").begin_array();
-    for (const auto& change : result.changed) {
-        json.begin_object().field("member", change.member).string_array("changes", change.changes);
-        json.field("size_before", change.size_before).field("size_after", change.size_after);
-        json.field("grew", change.grew).field("recompressed_bytes", change.recompressed_bytes).end_object();
-    }
-    json.end_array().end_object();
-    fmt::print("{}", json.str());
-}
 
 void render_text(const repair::RelinkResult& result, const GlobalOptions& global) {
     if (!result.plan.empty()) {
@@ -80,7 +67,7 @@ int run_relink(RelinkArguments& args, const GlobalOptions& global) {
     }
     auto result = is_wheel ? repair::relink_wheel(args.input, args.options, args.output)
                            : repair::relink_file(args.input, args.options, args.output);
-    if (global.json) render_json(result);
+    if (global.json) fmt::print("{}", repair::relink_json(result));
     else render_text(result, global);
     return 0;
 }

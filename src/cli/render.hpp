@@ -1,5 +1,5 @@
-// Rendering helpers shared by the commands: JSON for the report structures
-// (schema "wheelfix.<command>/1") and text formatting for people.
+// Rendering helpers shared by the commands: text for people. The JSON documents
+// of the reports are analysis/report_json.hpp's.
 #pragma once
 
 #include "style.hpp"
@@ -7,14 +7,11 @@
 #include "wheelfix/analysis/abi_rules.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/analysis/profile_findings.hpp"
-#include "wheelfix/util/json.hpp"
 #include "wheelfix/util/text.hpp"
 
 #include <string>
 
 namespace wheelfix::cli {
-
-inline constexpr int kJsonSchemaVersion = 1;
 
 std::string human_size(std::uint64_t bytes);  // "812 KiB", "541.2 MiB"
 // `lines` with each repeated line kept once, in first-seen order, and marked with how
@@ -22,18 +19,7 @@ std::string human_size(std::uint64_t bytes);  // "812 KiB", "541.2 MiB"
 // one class demangle alike, so a per-symbol list would say the same thing twice.
 std::vector<std::string> once_each(const std::vector<std::string>& lines);
 
-void write_json(JsonWriter& json, const analysis::ElfReport& report);
-// What --target found for one input; profile null when no profile was asked for
-// (then the functions below write nothing).
-struct TargetFindings {
-    const policy::Profile* profile = nullptr;
-    std::vector<analysis::Finding> findings;
-    std::vector<analysis::CoverageRow> coverage;  // the profile's SMs per module and variant
-};
-// A wheel report; with a target, also its "target" field.
-void write_json(JsonWriter& json, const analysis::WheelReport& report, const TargetFindings* target = nullptr);
-void write_json(JsonWriter& json, const TargetFindings& target);  // the "target" key and its object
-void write_json(JsonWriter& json, const wheel::VerifyFinding& finding);
+using analysis::TargetFindings;
 
 // Text for people; `colour` marks what fails and passes (style.hpp), off by default.
 std::string render_text(const analysis::ElfReport& report, bool verbose, const Palette& colour = Palette(false));
@@ -46,9 +32,7 @@ std::vector<std::vector<std::string>> library_rows(const analysis::NeededResolut
 
 // The phrases the text renderings are made of, for other renderings (Markdown).
 std::string needs_text(const policy::NeededVersions& needs);            // "GLIBC_2.34 GLIBCXX_3.4.29"
-// What the file's imports and ISA note cost its platform tag (analysis/abi_rules.hpp),
-// judged in its libc family on its architecture.
-std::vector<analysis::AbiConcern> abi_concerns(const analysis::ElfReport& report);
+using analysis::abi_concerns;  // what the file's imports and ISA note cost its platform tag
 std::string search_path_text(const analysis::ElfReport& report);        // entries with [absolute] marks
 std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries);  // "cubin sm_100a x12, PTX sm_90"
 std::string blackwell_text(const std::vector<analysis::GpuSupport>& support, const Palette& colour = Palette(false));

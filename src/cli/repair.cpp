@@ -17,6 +17,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "render.hpp"
+
 #include "style.hpp"
 #include "torch_input.hpp"
 #include "torch_matrix_render.hpp"
@@ -24,6 +25,7 @@
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/repair/repair.hpp"
+#include "wheelfix/repair/report_json.hpp"
 #include "wheelfix/repair/schedule.hpp"
 #include "wheelfix/repair/torch_auto.hpp"
 #include "wheelfix/util/error.hpp"
@@ -253,95 +255,8 @@ void render_text(const repair::RepairReport& report, const repair::RepairOptions
     fmt::print("  {}\n", verdict(report, options));
 }
 
-void write_findings(JsonWriter& json, std::string_view key, const std::vector<analysis::Finding>& findings) {
-    json.key(key).begin_array();
-    for (const auto& finding : findings)
-        json.begin_object().field("kind", analysis::kind_name(finding.kind)).field("member", finding.member)
-            .field("message", finding.message).field("repair_fixes", finding.repair_fixes).end_object();
-    json.end_array();
-}
 
-void write_repair_json(JsonWriter& json, const repair::RepairReport& report) {
-    json.begin_object().field("input", report.input.string()).field("output", report.output.string());
-    json.field("written", report.written).field("torch_checked", !report.torch_skipped).field("torch_version", report.torch_version)
-        .field("uses_torch", report.uses_torch).field("clean", report.clean());
-    json.key("wrong").begin_object();
-    write_findings(json, "findings", report.findings_before);
-    json.field("unresolved_torch_symbols", static_cast<std::uint64_t>(report.unresolved_torch_symbols));
-    json.string_array("outside_search_path_entries", report.absolute_rpath_entries);
-    json.field("platform", report.platform_before).field("platform_lied", report.platform_lied);
-    json.field("wheel_tags_disagreed", report.retag.wheel_tags_rewritten).end_object();
-    json.key("done").begin_object().key("relinked").begin_array();
-    for (const auto& change : report.relinked)
-        json.begin_object().field("member", change.member).string_array("changes", change.changes)
-            .field("recompressed_bytes", change.recompressed_bytes).end_object();
-    json.end_array().key("shim");
-    if (report.shim.shim)
-        json.begin_object().field("member", report.shim.shim_member).field("soname", report.shim.shim->soname)
-            .field("symbols", static_cast<std::uint64_t>(report.shim.symbols.size()))
-            .field("stubs", static_cast<std::uint64_t>(report.stubbed.size())).end_object();
-    else
-        json.null();
-    const auto& retag = report.retag;
-    json.key("grafted").begin_array();
-    for (const auto& graft : report.grafted)
-        json.begin_object().field("needed", graft.needed_name).field("member", graft.member)
-            .field("source", graft.source.string()).field("sha256", graft.sha256).field("owner", graft.owner ? graft.owner->purl() : std::string())
-            .string_array("needed_by", graft.needed_by).end_object();
-    json.end_array().string_array("distributions_needed", report.distributions);
-    json.key("file_name").begin_object().field("before", retag.file_name.before).field("after", retag.file_name.after).end_object();
-    json.key("version").begin_object().field("before", retag.version.before).field("after", retag.version.after).end_object();
-    json.field("torch_pin", retag.pin_specifier ? std::optional<std::string>(retag.pin_specifier->text()) : std::nullopt);
-    json.field("platform", report.platform_after);
-    json.key("variant");
-    if (report.variant) {
-        json.begin_object().field("label", report.variant->label);
-        json.field("variant_schema", wheel::variant_schema_name(report.variant->schema)).key("properties");
-        wheel::write_variant_properties(json, report.variant->properties);
-        json.end_object();
-    } else {
-        json.null();
-    }
-    json.end_object();
-    json.key("left").begin_object();
-    write_findings(json, "findings", report.remaining);
-    json.string_array("stubs", report.stubbed).key("not_shimmed").begin_array();
-    for (const auto& skipped : report.shim.not_shimmed)
-        json.begin_object().field("name", skipped.name).field("demangled", skipped.demangled)
-            .field("reason", skipped.reason).end_object();
-    json.end_array().end_object().key("load_test").begin_object().field("skipped", report.load_test_skipped);
-    json.key("results").begin_array();
-    for (const auto& load : report.loads) {
-        const char* status = load.status == repair::LoadOutcome::Status::loaded   ? "loaded"
-                             : load.status == repair::LoadOutcome::Status::failed ? "failed"
-                                                                                  : "not_tested";
-        json.begin_object().field("member", load.member).field("status", status).field("reason", load.reason)
-            .field("stand_in", load.stand_in).end_object();
-    }
-    json.end_array().field("proven", !report.loads.empty() && !report.not_proven()).end_object().end_object();
-}
 
-void render_json(const std::vector<Outcome>& outcomes, const repair::RepairOptions& options,
-                 const std::function<void(JsonWriter&)>& extra = {}) {
-    JsonWriter json;
-    json.begin_object().field("schema", "wheelfix.repair/1").field("dry_run", options.dry_run);
-    json.field("target", options.profile ? std::optional<std::string>(options.profile->name) : std::nullopt);
-    json.key("wheels").begin_array();
-    for (const auto& outcome : outcomes)
-        if (const auto* report = std::get_if<repair::RepairReport>(&outcome)) write_repair_json(json, *report);
-    json.end_array().key("not_repaired").begin_array();
-    for (const auto& outcome : outcomes)
-        if (const auto* skipped = std::get_if<repair::NotRepaired>(&outcome))
-            json.begin_object().field("input", skipped->wheel).field("why", skipped->why).end_object();
-    json.end_array().key("errors").begin_array();
-    for (const auto& outcome : outcomes)
-        if (const auto* error = std::get_if<InputError>(&outcome))
-            json.begin_object().field("file", error->file()).field("problem", error->problem()).end_object();
-    json.end_array();
-    if (extra) extra(json);
-    json.end_object();
-    fmt::print("{}", json.str());
-}
 
 int exit_status(const std::vector<Outcome>& outcomes) {
     int status = 0;
@@ -374,16 +289,6 @@ std::string auto_torch_text(const repair::TorchAutoPlan& run, const GlobalOption
                               run.installed ? " (installed: the load test runs against it)" : "");
 }
 
-void write_auto_json(JsonWriter& json, const std::vector<repair::TorchAutoPlan>& runs) {
-    json.key("torch_auto").begin_array();
-    for (const repair::TorchAutoPlan& run : runs) {
-        json.begin_object().field("input", run.input);
-        write_matrix_json(json, run.releases.matrix);
-        write_requirement_json(json, run.releases.requirement, run.releases.stable);
-        json.field("against", run.against).field("installed", run.installed).end_object();
-    }
-    json.end_array();
-}
 
 void print_outcome(const Outcome& outcome, const repair::RepairOptions& options, const GlobalOptions& global) {
     if (const auto* report = std::get_if<repair::RepairReport>(&outcome)) render_text(*report, options, global);
@@ -412,8 +317,8 @@ int run_repair(const RepairArguments& args, const GlobalOptions& global) {
         for (auto& plan : plans)
             if (plan) runs.push_back(std::move(*plan));
         std::function<void(JsonWriter&)> extra;
-        if (automatic) extra = [&](JsonWriter& json) { write_auto_json(json, runs); };
-        render_json(outcomes, options, extra);
+        if (automatic) extra = [&](JsonWriter& json) { repair::write_torch_auto_json(json, runs); };
+        fmt::print("{}", repair::repair_json(outcomes, options.dry_run, options.profile ? &*options.profile : nullptr, extra));
     } else {
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
             if (plans[i] && !global.quiet) fmt::print("{}", auto_torch_text(*plans[i], global));

@@ -26,12 +26,14 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "render.hpp"
+
 #include "torch_input.hpp"
 #include "torch_matrix_render.hpp"
 #include "style.hpp"
 
 #include "wheelfix/analysis/torch_check.hpp"
 #include "wheelfix/analysis/torch_releases.hpp"
+#include "wheelfix/repair/report_json.hpp"
 #include "wheelfix/repair/retag.hpp"
 #include "wheelfix/repair/torch_auto.hpp"
 #include "wheelfix/wheel/filename.hpp"
@@ -79,60 +81,14 @@ void check_arguments(const RetagArguments& args) {
     if (args.cuda) wheel::cuda_segment(*args.cuda);
 }
 
-void write_candidates(JsonWriter& json, const std::optional<repair::RetagPick>& pick) {
-    json.key("candidates").begin_array();
-    if (pick)
-        for (const TorchResult& torch : pick->report.torches)
-            json.begin_object().field("source", torch.source).field("torch_version", torch.torch_version)
-                .field("loads", torch.loads()).field("missing", static_cast<std::uint64_t>(torch.missing())).end_object();
-    json.end_array();
-}
 
-template <typename T>
-void write_change(JsonWriter& json, std::string_view name, const repair::Change<T>& change) {
-    json.key(name).begin_object();
-    if constexpr (std::is_same_v<T, std::string>) json.field("before", change.before).field("after", change.after);
-    else json.string_array("before", change.before).string_array("after", change.after);
-    json.end_object();
-}
 
-void write_pin(JsonWriter& json, const repair::RetagResult& result, const std::string& mode) {
-    json.key("pin").begin_object().field("mode", mode);
-    json.field("specifier", result.pin_specifier ? std::optional<std::string>(result.pin_specifier->text()) : std::nullopt);
-    json.key("requirements").begin_array();
-    for (const auto& [before, after] : result.requirements) {
-        json.begin_object().key("before");
-        if (before.empty()) json.null();
-        else json.value(before);
-        json.field("after", after).end_object();
-    }
-    json.end_array().end_object();
-}
 
-void render_json(const RetagArguments& args, const std::optional<repair::RetagPick>& pick, const repair::RetagResult* result) {
-    JsonWriter json;
-    json.begin_object().field("schema", "wheelfix.retag/1").field("input", args.wheel);
-    json.key("output");
-    if (result) json.value(result->output.string());
-    else json.null();
-    json.field("torch_from", pick ? "auto" : "option").key("torch");
-    if (result) json.value(result->torch);
-    else json.null();
-    write_candidates(json, pick);
-    if (pick && pick->releases) {
-        write_matrix_json(json, pick->releases->matrix);
-        write_requirement_json(json, pick->requirement, pick->releases->stable);
-    }
-    if (result) {
-        write_change(json, "file_name", result->file_name);
-        write_change(json, "version", result->version);
-        write_change(json, "dist_info", result->dist_info);
-        write_change(json, "tags", result->tags);
-        write_pin(json, *result, args.pin.empty() ? (pick && pick->releases ? "range" : "minor") : args.pin);
-        json.field("fixed_file_name_version", result->fixed_file_name_version);
-        json.field("dry_run", !result->plan.empty());
-    }
-    fmt::print("{}", json.end_object().str());
+
+// The --pin the written pin came from, as retag/1 names it.
+std::string pin_mode(const RetagArguments& args, const std::optional<repair::RetagPick>& pick) {
+    if (!args.pin.empty()) return args.pin;
+    return pick && pick->releases ? "range" : "minor";
 }
 
 std::string requirement_text(const std::pair<std::string, std::string>& change) {
@@ -208,7 +164,7 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
                                         args.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth,
                                         torch_loader(global.verbose));
         if (!pick->torch) {
-            if (global.json) render_json(args, pick, nullptr);
+            if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, nullptr, pin_mode(args, pick)));
             else if (pick->releases)
                 fmt::print("{}{}nothing written\n", render_matrix_text(pick->releases->matrix, palette(global)),
                            torch_requirement_text(pick->requirement, pick->releases->stable));
@@ -220,7 +176,7 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     const auto digests = repair::retag_digests(wheel, args.verify);
     auto torch = pick ? *pick->torch : torch_version_option(args.torch);
     auto result = repair::retag_wheel(wheel, digests, retag_options(args, torch, pick), args.output);
-    if (global.json) render_json(args, pick, &result);
+    if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, &result, pin_mode(args, pick)));
     else render_text(args, pick, result, global);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include "render.hpp"
 
 #include "wheelfix/abi/signature.hpp"
+#include "wheelfix/repair/report_json.hpp"
 #include "wheelfix/repair/shim_wheel.hpp"
 #include "wheelfix/util/error.hpp"
 
@@ -50,11 +51,6 @@ std::string symbol_line(const repair::ShimmedSymbol& shimmed) {
     return line;
 }
 
-bool fully_repaired(const repair::ShimResult& result) {
-    bool stubs = std::any_of(result.symbols.begin(), result.symbols.end(),
-                             [](const auto& s) { return s.decision == repair::ShimDecision::stub; });
-    return !stubs && result.not_shimmed.empty() && result.missing_libraries.empty();
-}
 
 std::string unrepaired_summary(const repair::ShimResult& result) {
     auto stubs = std::count_if(result.symbols.begin(), result.symbols.end(),
@@ -91,68 +87,19 @@ void render_text(const repair::ShimResult& result, const GlobalOptions& global) 
         fmt::print("torch pin  {}{}\n", before.empty() ? "(none) -> " : before + " -> ", after);
     if (!result.plan.empty()) fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
     else if (!global.quiet) fmt::print("wrote {}\n", result.output.string());
-    if (!fully_repaired(result)) fmt::print("{}\n", unrepaired_summary(result));
+    if (!repair::fully_repaired(result)) fmt::print("{}\n", unrepaired_summary(result));
 }
 
-void write_symbol(JsonWriter& json, const repair::ShimmedSymbol& shimmed) {
-    const auto& symbol = shimmed.symbol;
-    json.begin_object().field("name", symbol.name).field("demangled", symbol.demangled);
-    json.field("action", shimmed.decision == repair::ShimDecision::forward ? "forward" : "stub");
-    json.string_array("members", shimmed.members);
-    json.field("target", symbol.target).field("target_library", symbol.target_library);
-    json.key("target_demangled");
-    if (symbol.target) json.value(shimmed.target_demangled);
-    else json.null();
-    json.field("appended_zero_params", static_cast<std::uint64_t>(symbol.appended_params));
-    json.key("appended_values").begin_array();
-    for (auto value : symbol.appended_values) json.value(static_cast<std::uint64_t>(value));
-    json.end_array();
-    json.field("source", shimmed.source).field("reason", shimmed.reason).end_object();
-}
 
-void render_json(const repair::ShimResult& result) {
-    JsonWriter json;
-    json.begin_object().field("schema", "wheelfix.shim/1").field("output", result.output.string());
-    json.field("dry_run", !result.plan.empty());
-    json.field("torch_version", result.torch_version).field("machine", result.machine);
-    json.field("elf_members", static_cast<std::uint64_t>(result.elf_members));
-    json.key("shim");
-    if (result.shim) {
-        json.begin_object().field("member", result.shim_member).field("file_name", result.shim->file_name);
-        json.field("soname", result.shim->soname).field("version_node", result.shim->version_node).end_object();
-    } else {
-        json.null();
-    }
-    json.key("symbols").begin_array();
-    for (const auto& shimmed : result.symbols) write_symbol(json, shimmed);
-    json.end_array().key("not_shimmed").begin_array();
-    for (const auto& skipped : result.not_shimmed)
-        json.begin_object().field("name", skipped.name).field("demangled", skipped.demangled)
-            .string_array("members", skipped.members).field("reason", skipped.reason).end_object();
-    json.end_array().string_array("missing_libraries", result.missing_libraries);
-    json.key("changed").begin_array();
-    for (const auto& change : result.changed)
-        json.begin_object().field("member", change.member).string_array("changes", change.changes)
-            .field("recompressed_bytes", change.recompressed_bytes).end_object();
-    json.end_array().key("requirements").begin_array();
-    for (const auto& [before, after] : result.requirements) {
-        json.begin_object().key("before");
-        if (before.empty()) json.null();
-        else json.value(before);
-        json.field("after", after).end_object();
-    }
-    json.end_array().field("fully_repaired", fully_repaired(result)).end_object();
-    fmt::print("{}", json.str());
-}
 
 int run_shim(const ShimArguments& args, const GlobalOptions& global) {
     require_output_directory(args.output);
     repair::SymbolMap maps;
     for (const auto& text : args.maps) maps.push_back(repair::parse_symbol_map(text));
     auto result = repair::shim_wheel(args.wheel, args.torch, args.output, maps, args.overwrite, args.dry_run);
-    if (global.json) render_json(result);
+    if (global.json) fmt::print("{}", repair::shim_json(result));
     else render_text(result, global);
-    return fully_repaired(result) ? 0 : 1;
+    return repair::fully_repaired(result) ? 0 : 1;
 }
 
 }  // namespace

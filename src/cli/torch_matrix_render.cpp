@@ -17,7 +17,7 @@ using analysis::TorchMatrix;
 using analysis::Verdict;
 
 std::string header(const analysis::MatrixColumn& column) {
-    return column.torch_version.substr(0, column.torch_version.find('+'));
+    return analysis::public_version(column.torch_version);
 }
 
 std::string cell_text(const MatrixCell& cell) {
@@ -119,31 +119,6 @@ std::string render_matrix_markdown(const TorchMatrix& matrix, const std::string&
     return out;
 }
 
-void write_matrix_json(JsonWriter& json, const TorchMatrix& matrix) {
-    json.key("matrix").begin_object().key("releases").begin_array();
-    for (std::size_t column = 0; column < matrix.columns.size(); ++column) {
-        const analysis::MatrixColumn& info = matrix.columns[column];
-        json.begin_object().field("torch_version", info.torch_version).field("cuda_version", info.cuda_version);
-        json.field("arch", info.arch).field("python_tag", info.python_tag).field("source", info.source);
-        json.field("verdict", analysis::verdict_name(matrix.column_verdict(column)));
-        if (column < matrix.wheel_missing.size())
-            json.field("missing", static_cast<std::uint64_t>(matrix.wheel_missing[column]));
-        json.field("cuda_note", info.cuda_note).end_object();
-    }
-    json.end_array().key("members").begin_array();
-    for (std::size_t row = 0; row < matrix.members.size(); ++row) {
-        json.begin_object().field("member", matrix.members[row]).key("cells").begin_array();
-        for (const MatrixCell& cell : matrix.cells[row]) {
-            json.begin_object().field("verdict", analysis::verdict_name(cell.verdict));
-            json.field("missing", static_cast<std::uint64_t>(cell.missing));
-            json.field("first_missing", cell.first_missing).field("near_miss", cell.near_miss);
-            json.field("runtime_note", cell.runtime_note);
-            json.string_array("not_covered", cell.not_covered).end_object();
-        }
-        json.end_array().end_object();
-    }
-    json.end_array().field("loads_everywhere", matrix.loads_everywhere()).end_object();
-}
 
 std::string torch_requirement_text(const analysis::TorchRequirement& requirement, const analysis::StableAbiUse& stable) {
     std::string out;
@@ -177,26 +152,5 @@ std::string torch_requirement_text(const analysis::TorchRequirement& requirement
     return out;
 }
 
-void write_requirement_json(JsonWriter& json, const analysis::TorchRequirement& requirement,
-                            const analysis::StableAbiUse& stable) {
-    json.key("requirement").begin_object().field("any", requirement.any).field("specifier", requirement.specifier);
-    json.field("lowest", requirement.lowest).field("highest", requirement.highest).field("upper", requirement.upper);
-    json.field("later_unproven", requirement.later_unproven).field("contiguous", requirement.contiguous);
-    json.field("kind", requirement.kind).field("built_for", requirement.built_for);
-    json.field("built_for_source", requirement.built_for_source).field("author", requirement.author);
-    json.field("symbol_level_only", requirement.symbol_level_only).field("finding", requirement.finding);
-    json.key("pin");
-    if (requirement.pin) {
-        json.begin_object().field("name", "torch").field("specifier", requirement.pin->text()).key("clauses").begin_array();
-        for (const wheel::SpecifierClause& clause : requirement.pin->clauses())
-            json.begin_object().field("op", clause.op).field("version", clause.text().substr(clause.op.size())).end_object();
-        json.end_array().end_object();
-    } else {
-        json.null();
-    }
-    json.field("stable_floor", requirement.stable_floor).field("stable_floor_function", requirement.stable_floor_function);
-    json.field("stable_abi_only", stable.stable_only()).string_array("stable_abi_symbols", stable.stable);
-    json.field("cpp_symbols", static_cast<std::uint64_t>(stable.cpp.size())).end_object();
-}
 
 }  // namespace wheelfix::cli

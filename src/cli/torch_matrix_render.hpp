@@ -1,7 +1,7 @@
 // The release matrix of `check --torch-release` / `retag --torch auto`, rendered:
 // text (an aligned table, rows the extension members, columns the releases, then
-// one line per distinct miss naming the releases it holds for), GitHub Markdown,
-// and the "matrix" object of the JSON documents (check/1 and retag/1 gain it).
+// one line per distinct miss naming the releases it holds for) and GitHub Markdown.
+// Its "matrix" and "requirement" JSON objects are analysis/report_json.hpp's.
 //
 // Contract: cells read `ok`, `NO n` (n = missing symbols and libraries) or
 // `not covered`; column headers are the releases' public versions, their CUDA
@@ -14,7 +14,6 @@
 #include "style.hpp"
 
 #include "wheelfix/analysis/torch_matrix.hpp"
-#include "wheelfix/util/json.hpp"
 
 #include <string>
 
@@ -22,9 +21,6 @@ namespace wheelfix::cli {
 
 std::string render_matrix_text(const analysis::TorchMatrix& matrix, const Palette& colour);
 std::string render_matrix_markdown(const analysis::TorchMatrix& matrix, const std::string& input);
-void write_matrix_json(JsonWriter& json, const analysis::TorchMatrix& matrix);
 std::string torch_requirement_text(const analysis::TorchRequirement& requirement, const analysis::StableAbiUse& stable);
-void write_requirement_json(JsonWriter& json, const analysis::TorchRequirement& requirement,
-                            const analysis::StableAbiUse& stable);
 
 }  // namespace wheelfix::cli

@@ -1,6 +1,8 @@
 // `wheelfix verify WHEEL...`: RECORD hashes and sizes, names, versions and tags.
 #include "commands.hpp"
 #include "render.hpp"
+
+#include "wheelfix/analysis/report_json.hpp"
 #include "style.hpp"
 
 #include "wheelfix/analysis/wheel_report.hpp"
@@ -37,7 +39,7 @@ int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& glob
         all_clean = all_clean && findings.empty();
         if (global.json) {
             json.begin_object().field("path", input).field("ok", findings.empty()).key("findings").begin_array();
-            for (const auto& finding : findings) write_json(json, finding);
+            for (const auto& finding : findings) analysis::write_json(json, finding);
             json.end_array().end_object();
             continue;
         }

@@ -9,7 +9,8 @@
 // InputError(origin, "line N: …") for an unknown key, a missing required key, a
 // duplicate key in a block or a symbol that is not a mangled C++ name (_Z…).
 // load_drifts() reads a file. drifts_for(symbol) lists the embedded entries for one
-// mangled symbol, in file order.
+// mangled symbol, in file order; known_drift(symbol, successor) is the first of them
+// naming that successor, or nullptr.
 #pragma once
 
 #include <filesystem>
@@ -31,6 +32,7 @@ struct Drift {
 
 const std::vector<Drift>& known_drifts();
 std::vector<const Drift*> drifts_for(std::string_view symbol);
+const Drift* known_drift(std::string_view symbol, std::string_view successor);
 std::vector<Drift> parse_drifts(std::string_view text, const std::string& origin);
 std::vector<Drift> load_drifts(const std::filesystem::path& path);
 

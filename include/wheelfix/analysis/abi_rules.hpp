@@ -22,6 +22,7 @@
 //   reports; a blacklisted import the family's tags never blacklist is left out.
 #pragma once
 
+#include "wheelfix/analysis/elf_report.hpp"
 #include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/policy/abi_costs.hpp"
 #include "wheelfix/policy/manylinux.hpp"
@@ -45,5 +46,7 @@ struct AbiConcern {
 
 const char* kind_name(AbiConcern::Kind kind);  // "blacklist", "pyfpe", "ucs2", "isa"
 std::vector<AbiConcern> abi_concerns(const policy::AbiFacts& facts, policy::Family family, std::string_view arch);
+// Of one file's report: judged in its libc family (musllinux when it links musl) on its architecture.
+std::vector<AbiConcern> abi_concerns(const ElfReport& report);
 
 }  // namespace wheelfix::analysis

@@ -34,6 +34,7 @@
 // replace-needed); missing device code and a wrong runtime need a rebuild.
 #pragma once
 
+#include "wheelfix/analysis/modules.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/policy/profile.hpp"
 
@@ -67,5 +68,12 @@ std::string target_platform_tag(const policy::Profile& profile, const WheelRepor
 // member that links neither torch nor CUDA (its search path is not the profile's
 // business, and repair leaves it alone).
 std::vector<std::string> missing_search_path(const policy::Profile& profile, const ElfReport& elf, int depth);
+
+// What --target found for one input; profile null when no profile was asked for.
+struct TargetFindings {
+    const policy::Profile* profile = nullptr;
+    std::vector<Finding> findings;
+    std::vector<CoverageRow> coverage;  // the profile's SMs per module and variant
+};
 
 }  // namespace wheelfix::analysis

@@ -42,6 +42,9 @@ namespace wheelfix::analysis {
 std::vector<abi::AtlasRelease> select_releases(const std::vector<abi::AtlasRelease>& available, std::string_view spec,
                                                std::string_view arch);
 
+// A torch version's public part: "2.9.1+cu128" -> "2.9.1".
+std::string public_version(std::string_view torch_version);
+
 enum class Verdict { ok, no, runtime, not_covered };
 std::string_view verdict_name(Verdict verdict);  // "ok", "NO", "runtime", "not covered"
 

@@ -2,7 +2,7 @@
 // Jenkins, GitHub test reporters, Buildkite) show each extension that would fail
 // to load as a failed test case and list what it misses.
 //
-// Contract: write_check_junit() returns one document:
+// Contract: check_junit() returns one document:
 //   <testsuites name="wheelfix check" tests failures errors="0">, then per torch
 //   <testsuite name="torch <version>" tests failures errors="0" skipped="0"> with
 //   properties input and torch_source, then one <testcase> per ELF member checked
@@ -18,14 +18,13 @@
 //   each input in turn, its input property telling them apart.
 #pragma once
 
-#include "check_report.hpp"
+#include "wheelfix/analysis/torch_check.hpp"
 
 #include <string>
 #include <vector>
 
-namespace wheelfix::cli {
+namespace wheelfix::analysis {
 
-std::string write_check_junit(const CheckReport& report);
-std::string write_check_junit(const std::vector<CheckReport>& reports);
+std::string check_junit(const std::vector<CheckReport>& reports);
 
-}  // namespace wheelfix::cli
+}  // namespace wheelfix::analysis

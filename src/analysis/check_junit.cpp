@@ -1,14 +1,12 @@
-// JUnit XML for `check --junit` (junit.hpp has the contract).
-#include "junit.hpp"
-
-#include "render.hpp"
+// JUnit XML for `check --junit` (check_junit.hpp has the contract).
+#include "wheelfix/analysis/check_junit.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
 
-namespace wheelfix::cli {
+namespace wheelfix::analysis {
 
 namespace {
 
@@ -96,7 +94,7 @@ std::string testsuite(const TorchResult& torch, const CheckReport& report) {
 
 }  // namespace
 
-std::string write_check_junit(const std::vector<CheckReport>& reports) {
+std::string check_junit(const std::vector<CheckReport>& reports) {
     std::size_t tests = 0, failed = 0;
     for (const auto& report : reports)
         for (const auto& torch : report.torches) tests += torch.members.size(), failed += failures(torch);
@@ -108,6 +106,5 @@ std::string write_check_junit(const std::vector<CheckReport>& reports) {
     return out + "</testsuites>\n";
 }
 
-std::string write_check_junit(const CheckReport& report) { return write_check_junit(std::vector<CheckReport>{report}); }
 
-}  // namespace wheelfix::cli
+}  // namespace wheelfix::analysis

@@ -1,0 +1,50 @@
+// The JSON documents of the writing commands (schemas in docs/schema): the
+// machine-readable contract of relink, shim, retag and repair, written beside the
+// results they serialise so a field added to a result and its key change together.
+// The commands (src/cli) print them; text for people stays there.
+//
+// Contract:
+// - relink_json(result): wheelfix.relink/1; shim_json(result): wheelfix.shim/1, its
+//   "fully_repaired" being fully_repaired(result): no stub, nothing left unshimmed,
+//   no torch library missing.
+// - retag_json(input, pick, result, pin_mode): wheelfix.retag/1; `pick` is --torch
+//   auto's choice (its candidates, and against the atlas its matrix and requirement),
+//   `result` null when nothing was written (no torch loads); pin_mode is the --pin
+//   the pin came from ("minor", "range", a specifier ...).
+// - repair_json(outcomes, dry_run, target, extra): wheelfix.repair/1: the reports
+//   under "wheels", the wheels the --torch auto verdict refused under
+//   "not_repaired", the input errors under "errors"; `extra` writes further keys
+//   (write_torch_auto_json: "torch_auto", each wheel's matrix, requirement and the
+//   torch it was repaired against).
+// - A requirement change is {before (null when added), after}.
+#pragma once
+
+#include "wheelfix/policy/profile.hpp"
+#include "wheelfix/repair/relink.hpp"
+#include "wheelfix/repair/retag.hpp"
+#include "wheelfix/repair/schedule.hpp"
+#include "wheelfix/repair/shim_planner.hpp"
+#include "wheelfix/repair/torch_auto.hpp"
+#include "wheelfix/util/json.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wheelfix::repair {
+
+std::string relink_json(const RelinkResult& result);
+
+bool fully_repaired(const ShimResult& result);
+std::string shim_json(const ShimResult& result);
+
+std::string retag_json(const std::string& input, const std::optional<RetagPick>& pick, const RetagResult* result,
+                       const std::string& pin_mode);
+
+void write_json(JsonWriter& json, const RepairReport& report);
+std::string repair_json(const std::vector<RepairOutcome>& outcomes, bool dry_run, const policy::Profile* target,
+                        const std::function<void(JsonWriter&)>& extra = {});
+void write_torch_auto_json(JsonWriter& json, const std::vector<TorchAutoPlan>& runs);
+
+}  // namespace wheelfix::repair
