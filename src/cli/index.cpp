@@ -16,6 +16,7 @@
 
 #include "wheelfix/abi/atlas.hpp"
 #include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/analysis/torch_index.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/json.hpp"
@@ -68,51 +69,16 @@ void render(const abi::SymbolIndex& index, const IndexArguments& args, const Glo
     fmt::print("{}", table.render_text());
 }
 
-// What index and index --atlas read: the libraries --libs names with their
-// dependencies, and a wheel's SHA-256 (hashed while its libraries are read), recorded
-// so an atlas names exactly what it was built from.
-abi::IndexOptions index_options(const IndexArguments& args) {
-    abi::IndexOptions options;
-    options.library_globs = args.libs;
-    options.with_dependencies = true;
-    options.hash_wheel = true;
-    return options;
-}
-
-abi::SymbolIndex index_of(const std::string& input, const abi::IndexOptions& options, bool verbose,
-                          bool for_atlas = false) {
-    abi::SymbolIndex index = load_torch(input, options, verbose);
-    // Recorded as the file name for files, so an index made elsewhere is byte-identical; an
-    // index file added to an atlas keeps the wheel it names (its arch and python tag).
-    const bool keeps_source = for_atlas && !index.source.empty() && !wheelfix::starts_like_zip(input);
-    if (!std::filesystem::is_directory(input) && !keeps_source)
-        index.source = std::filesystem::path(input).filename().string();
-    if (index.libraries.empty()) throw InputError(input, "no library matches --libs");
-    return index;
-}
-
-// Adds every input to the atlas: the atlas's own entries, then each input's (an input
-// that is itself an atlas gives all of its entries).
+// Adds every input to the atlas (analysis/torch_index.hpp) and writes it.
 int run_add_to_atlas(const IndexArguments& args, const GlobalOptions& global) {
-    const abi::IndexOptions options = index_options(args);
-    abi::AtlasInputs indexes;
-    auto add_atlas = [&](const std::string& path) {
-        const abi::Atlas atlas = abi::Atlas::load(path);
-        for (std::uint32_t entry = 0; entry < atlas.entries().size(); ++entry) indexes.add(atlas.entry_index(entry));
-    };
-    if (std::filesystem::exists(args.atlas)) add_atlas(args.atlas);
-    const std::size_t before = indexes.size();
-    for (const std::string& input : args.inputs) {
-        if (!std::filesystem::is_directory(input) && abi::Atlas::is_atlas_file(input)) add_atlas(input);
-        else indexes.add(index_of(input, options, global.verbose, true));
-    }
-    const abi::Atlas atlas = abi::Atlas::build(indexes);
+    const auto [atlas, added] = analysis::add_to_atlas(args.atlas, args.inputs, analysis::index_options(args.libs),
+                                                       torch_loader(global.verbose));
     atlas.save(args.atlas);
     const std::uint64_t size = std::filesystem::file_size(args.atlas);
     if (global.json) {
         JsonWriter json;
         json.begin_object().field("schema", "wheelfix.atlas/1").field("output", args.atlas);
-        json.field("added", static_cast<std::uint64_t>(indexes.size() - before));
+        json.field("added", static_cast<std::uint64_t>(added));
         json.key("entries").begin_array();
         for (const abi::AtlasEntry& entry : atlas.entries())
             json.begin_object().field("torch_version", entry.torch_version).field("cuda_version", entry.cuda_version)
@@ -124,7 +90,7 @@ int run_add_to_atlas(const IndexArguments& args, const GlobalOptions& global) {
         return 0;
     }
     fmt::print("{}: torch atlas, {} entries ({} added), {} releases, {} library nodes, {} distinct symbols, {}\n",
-               args.atlas, atlas.entries().size(), indexes.size() - before, atlas.releases().size(),
+               args.atlas, atlas.entries().size(), added, atlas.releases().size(),
                atlas.libraries().size(), atlas.symbol_count(), human_size(size));
     if (!global.verbose) return 0;
     Table table({"torch", "arch", "tag", "wheel", "sha256"});
@@ -139,9 +105,9 @@ int run_index(const IndexArguments& args, const GlobalOptions& global) {
     if (!args.atlas.empty()) return run_add_to_atlas(args, global);
     if (args.inputs.size() != 1) throw InputError("index", "takes one PATH (several only with --atlas)");
     if (args.output.empty()) throw InputError("index", "needs -o FILE (or --atlas FILE)");
-    const abi::IndexOptions options = index_options(args);
     refuse_existing_output(args.output, args.overwrite);
-    const abi::SymbolIndex index = index_of(args.inputs.front(), options, global.verbose);
+    const abi::SymbolIndex index =
+        analysis::index_of(args.inputs.front(), analysis::index_options(args.libs), torch_loader(global.verbose));
     abi::save_index(index, args.output, args.overwrite);
     render(index, args, global);
     return 0;
