@@ -200,6 +200,15 @@ TEST_CASE("split: every part between separators, empty ones kept") {
     CHECK(split("one", '/') == std::vector<std::string>{"one"});
 }
 
+TEST_CASE("edit_distance: insertions, deletions, substitutions and adjacent transpositions cost one each") {
+    CHECK(edit_distance("retag", "retag") == 0);
+    CHECK(edit_distance("retag", "ertag") == 1);  // transposition
+    CHECK(edit_distance("inspect", "inspct") == 1);
+    CHECK(edit_distance("shim", "shin") == 1);
+    CHECK(edit_distance("", "abc") == 3);
+    CHECK(edit_distance("ca", "abc") == 3);  // optimal string alignment: no substring edited twice
+}
+
 TEST_CASE("run_process: stdout collected, exit status, environment, cap, time limit, group killed") {
     using namespace std::chrono_literals;
     ProcessOptions quiet;
