@@ -17,7 +17,7 @@
 // with LD_PRELOAD removed from its environment and LD_LIBRARY_PATH set to one
 // directory holding only libcuda.so.1 (the driver's, below) or removed, stdin from
 // /dev/null, no descriptor inherited beyond stdout (a pipe) and stderr, in its own
-// process group. At `limit` the group is killed and every `load` member fails
+// process group (util/process.hpp). At `limit` the group is killed and every `load` member fails
 // with "load test timed out"; when the loader ends, what it forked is killed too.
 // The temporary directory and the group are registered with util/cleanup.hpp, so
 // a signal removes and kills them. The loader prints one line per path,

@@ -9,8 +9,10 @@
 //   else rpm -qf (Fedora, RHEL, manylinux images), else apk (Alpine), each only where
 //   its program exists; the namespace is os-release's ID. nullopt for a file none
 //   answers for (built by hand, no package manager, a program that fails): the SBOM
-//   then names the file by its hash. Only the package manager's own programs run,
-//   with no shell; their output is bounded (1 MiB) and parsed line by line.
+//   then names the file by its hash. Only the package manager's own programs run
+//   (util/process.hpp), with no shell; their output is bounded (1 MiB) and parsed
+//   line by line, and one that runs past 30 s (a locked database) is killed and
+//   answers for nothing.
 // - PackageOwner::purl(): pkg:deb/debian/libffi8@3.4.4-1?arch=amd64,
 //   pkg:rpm/fedora/zlib@1.2.13-3.fc39?arch=x86_64, pkg:apk/alpine/zlib@1.3.1-r0?arch=x86_64
 //   (the purl spec's types; name and version percent-encoded as the spec asks).
