@@ -3,6 +3,7 @@
 
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/json.hpp"
 
 #include <filesystem>
 
@@ -40,6 +41,32 @@ GrownAtlas add_to_atlas(const std::string& atlas, const std::vector<std::string>
         else indexes.add(index_of(input, options, load, true));
     }
     return {abi::Atlas::build(indexes), indexes.size() - before};
+}
+
+std::string index_json(const abi::SymbolIndex& index, const std::string& output, std::uint64_t bytes) {
+    JsonWriter json;
+    json.begin_object().field("schema", "wheelfix.index/1").field("output", output);
+    json.field("source", index.source).field("torch_version", index.torch_version);
+    json.field("cuda_version", index.cuda_version).key("libraries").begin_array();
+    for (const abi::LibraryExports& library : index.libraries)
+        json.begin_object().field("file_name", library.file_name).field("soname", library.soname)
+            .field("symbols", static_cast<std::uint64_t>(library.symbols.size())).end_object();
+    json.end_array().field("bytes", bytes).end_object();
+    return json.str();
+}
+
+std::string atlas_json(const abi::Atlas& atlas, const std::string& output, std::size_t added, std::uint64_t bytes) {
+    JsonWriter json;
+    json.begin_object().field("schema", "wheelfix.atlas/1").field("output", output);
+    json.field("added", static_cast<std::uint64_t>(added));
+    json.key("entries").begin_array();
+    for (const abi::AtlasEntry& entry : atlas.entries())
+        json.begin_object().field("torch_version", entry.torch_version).field("cuda_version", entry.cuda_version)
+            .field("arch", entry.arch).field("python_tag", entry.python_tag).field("wheel", entry.wheel)
+            .field("sha256", entry.sha256).end_object();
+    json.end_array().field("library_nodes", static_cast<std::uint64_t>(atlas.libraries().size()));
+    json.field("symbols", static_cast<std::uint64_t>(atlas.symbol_count())).field("bytes", bytes).end_object();
+    return json.str();
 }
 
 }  // namespace wheelfix::analysis

@@ -19,7 +19,6 @@
 #include "wheelfix/analysis/torch_index.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
-#include "wheelfix/util/json.hpp"
 #include "wheelfix/util/table.hpp"
 
 #include <fmt/format.h>
@@ -47,15 +46,7 @@ std::size_t symbol_count(const abi::SymbolIndex& index) {
 void render(const abi::SymbolIndex& index, const IndexArguments& args, const GlobalOptions& global) {
     const std::uint64_t size = std::filesystem::file_size(args.output);
     if (global.json) {
-        JsonWriter json;
-        json.begin_object().field("schema", "wheelfix.index/1").field("output", args.output);
-        json.field("source", index.source).field("torch_version", index.torch_version);
-        json.field("cuda_version", index.cuda_version).key("libraries").begin_array();
-        for (const abi::LibraryExports& library : index.libraries)
-            json.begin_object().field("file_name", library.file_name).field("soname", library.soname)
-                .field("symbols", static_cast<std::uint64_t>(library.symbols.size())).end_object();
-        json.end_array().field("bytes", size).end_object();
-        fmt::print("{}", json.str());
+        fmt::print("{}", analysis::index_json(index, args.output, size));
         return;
     }
     fmt::print("{}: {} libraries, {} symbols, torch {}{}, {}\n", args.output, index.libraries.size(),
@@ -76,17 +67,7 @@ int run_add_to_atlas(const IndexArguments& args, const GlobalOptions& global) {
     atlas.save(args.atlas);
     const std::uint64_t size = std::filesystem::file_size(args.atlas);
     if (global.json) {
-        JsonWriter json;
-        json.begin_object().field("schema", "wheelfix.atlas/1").field("output", args.atlas);
-        json.field("added", static_cast<std::uint64_t>(added));
-        json.key("entries").begin_array();
-        for (const abi::AtlasEntry& entry : atlas.entries())
-            json.begin_object().field("torch_version", entry.torch_version).field("cuda_version", entry.cuda_version)
-                .field("arch", entry.arch).field("python_tag", entry.python_tag).field("wheel", entry.wheel)
-                .field("sha256", entry.sha256).end_object();
-        json.end_array().field("library_nodes", static_cast<std::uint64_t>(atlas.libraries().size()));
-        json.field("symbols", static_cast<std::uint64_t>(atlas.symbol_count())).field("bytes", size).end_object();
-        fmt::print("{}", json.str());
+        fmt::print("{}", analysis::atlas_json(atlas, args.atlas, added, size));
         return 0;
     }
     fmt::print("{}: torch atlas, {} entries ({} added), {} releases, {} library nodes, {} distinct symbols, {}\n",

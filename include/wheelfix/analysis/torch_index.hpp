@@ -14,6 +14,9 @@
 //   own entries (none when it does not exist), then each input's: every entry of an
 //   input that is itself an atlas, else index_of(input, ..., true); `added` counts
 //   the entries the inputs brought. Nothing is written.
+// - index_json(index, output, bytes) is the wheelfix.index/1 document of an index
+//   written to `output` (`bytes` long), atlas_json(atlas, output, added, bytes) the
+//   wheelfix.atlas/1 document of a saved atlas (schemas in docs/schema).
 #pragma once
 
 #include "wheelfix/abi/atlas.hpp"
@@ -21,6 +24,7 @@
 #include "wheelfix/analysis/torch_check.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -36,5 +40,8 @@ struct GrownAtlas {
 };
 GrownAtlas add_to_atlas(const std::string& atlas, const std::vector<std::string>& inputs,
                         const abi::IndexOptions& options, const TorchLoader& load);
+
+std::string index_json(const abi::SymbolIndex& index, const std::string& output, std::uint64_t bytes);
+std::string atlas_json(const abi::Atlas& atlas, const std::string& output, std::size_t added, std::uint64_t bytes);
 
 }  // namespace wheelfix::analysis
