@@ -682,6 +682,24 @@ std::vector<NeededResolution::Missing> NeededResolution::missing() const {
     return out;
 }
 
+std::vector<NeededResolution::Provided> NeededResolution::provided_beside() const {
+    std::vector<Provided> providers;
+    auto add = [&](const ResolvedNeed& need) {
+        std::string provider;
+        if (need.library_class == LibraryClass::driver) provider = "the GPU driver";
+        else if (need.library_class == LibraryClass::torch || need.library_class == LibraryClass::nvidia)
+            provider = need.distribution.empty() ? library_class_name(need.library_class) : need.distribution;
+        else return;
+        auto it = std::find_if(providers.begin(), providers.end(), [&](const Provided& p) { return p.provider == provider; });
+        if (it == providers.end()) it = providers.insert(providers.end(), {provider, {}});
+        if (std::find(it->libraries.begin(), it->libraries.end(), need.name) == it->libraries.end())
+            it->libraries.push_back(need.name);
+    };
+    for (const auto& object : members)
+        for (const auto& need : object.needs) add(need);
+    return providers;
+}
+
 std::vector<std::string> NeededResolution::names_of(LibraryClass library_class) const {
     std::set<std::string> names;
     auto add = [&](const ElfNeeds& object) {

@@ -238,21 +238,8 @@ std::vector<std::string> outside_library_texts(const analysis::WheelReport& repo
 }
 
 std::string provided_beside_text(const analysis::NeededResolution& libraries) {
-    std::vector<std::pair<std::string, std::vector<std::string>>> providers;  // in order of first appearance
-    auto add = [&](const analysis::ResolvedNeed& need) {
-        std::string provider;
-        if (need.library_class == analysis::LibraryClass::driver) provider = "the GPU driver";
-        else if (need.library_class == analysis::LibraryClass::torch || need.library_class == analysis::LibraryClass::nvidia)
-            provider = need.distribution.empty() ? analysis::library_class_name(need.library_class) : need.distribution;
-        else return;
-        auto it = std::find_if(providers.begin(), providers.end(), [&](const auto& p) { return p.first == provider; });
-        if (it == providers.end()) it = providers.insert(providers.end(), {provider, {}});
-        if (std::find(it->second.begin(), it->second.end(), need.name) == it->second.end()) it->second.push_back(need.name);
-    };
-    for (const auto& object : libraries.members)
-        for (const auto& need : object.needs) add(need);
     std::vector<std::string> parts;
-    for (const auto& [provider, names] : providers) parts.push_back(provider + " (" + join(names, ", ") + ")");
+    for (const auto& [provider, names] : libraries.provided_beside()) parts.push_back(provider + " (" + join(names, ", ") + ")");
     return join(parts, ", ");
 }
 

@@ -133,6 +133,15 @@ struct NeededResolution {
     std::vector<Missing> missing() const;
     // NEEDED names of `library_class` anywhere (members and grafts), sorted, unique.
     std::vector<std::string> names_of(LibraryClass library_class) const;
+    // What the members NEED that is provided beside the wheel and costs its tag
+    // nothing, by provider in order of first appearance: a torch or nvidia library's
+    // distribution (else its class name, "torch"/"nvidia"), "the GPU driver" for a
+    // driver library; each name once.
+    struct Provided {
+        std::string provider;
+        std::vector<std::string> libraries;
+    };
+    std::vector<Provided> provided_beside() const;
 };
 
 NeededResolution resolve_needed(const std::vector<WheelElf>& elves, const std::vector<std::string>& other_installed,
