@@ -3,6 +3,7 @@
 // matrix and requirement (analysis/torch_matrix.hpp) of the sample extension.
 #include "wheelfix/abi/atlas.hpp"
 #include "wheelfix/abi/check.hpp"
+#include "wheelfix/analysis/torch_check.hpp"
 #include "wheelfix/analysis/torch_matrix.hpp"
 #include "wheelfix/analysis/torch_verdict.hpp"
 #include "wheelfix/util/error.hpp"
@@ -357,4 +358,56 @@ TEST_CASE("stable C ABI imports are told apart from C++ ones") {
     CHECK(analysis::stable_abi_use({&stable}).stable.size() == 2);
     CHECK_FALSE(analysis::stable_abi_use({&stable, &mixed}).stable_only());
     CHECK(analysis::stable_abi_use({&stable, &mixed}).cpp.size() == 1);
+}
+
+TEST_CASE("check report: releases grouped by what they miss, and where a missing symbol first resolves") {
+    auto torch = [](std::string label, std::vector<std::string> missing) {
+        analysis::TorchResult result;
+        result.label = std::move(label);
+        for (auto& name : missing) {
+            analysis::GroupedSymbol group;
+            group.symbol.name = std::move(name);
+            result.unresolved.push_back(std::move(group));
+        }
+        return result;
+    };
+    analysis::CheckReport report;
+    report.torches = {torch("2.7.1", {"_Za", "_Zb"}), torch("2.8.0", {"_Za", "_Zb"}), torch("2.9.1", {"_Zb"}),
+                      torch("2.10.0", {}), torch("2.11.0", {})};
+    using Run = std::pair<std::size_t, std::size_t>;
+    CHECK(report.same_miss_runs() == std::vector<Run>{{0, 1}, {2, 2}, {3, 4}});
+    CHECK(report.first_resolving(1, "_Za") == "2.9.1");
+    CHECK(report.first_resolving(2, "_Zb") == "2.10.0");
+    CHECK(report.first_resolving(4, "_Zb").empty());
+}
+
+TEST_CASE("torch matrix: adjacent column runs, distinct misses and the wheel's column summary") {
+    using Run = std::pair<std::size_t, std::size_t>;
+    CHECK(analysis::adjacent_runs({0, 1, 2, 5}) == std::vector<Run>{{0, 2}, {5, 5}});
+    CHECK(analysis::adjacent_runs({}).empty());
+    CHECK(analysis::public_version("2.9.1+cu128") == "2.9.1");
+    CHECK(analysis::public_version("2.10.0") == "2.10.0");
+
+    analysis::TorchMatrix matrix;
+    matrix.members = {"a.so", "b.so"};
+    matrix.columns.resize(3);
+    analysis::MatrixCell ok;
+    analysis::MatrixCell missing;
+    missing.verdict = analysis::Verdict::no;
+    missing.missing = 2;
+    missing.first_missing = "f()";
+    analysis::MatrixCell runtime;
+    runtime.verdict = analysis::Verdict::runtime;
+    runtime.first_missing = "libcudart.so.12";
+    runtime.runtime_note = "needs nvidia-cuda-runtime-cu12 beside torch";
+    matrix.cells = {{missing, missing, ok}, {ok, runtime, ok}};
+    const auto misses = matrix.misses();
+    REQUIRE(misses.size() == 2);
+    CHECK(misses[0].member == "a.so");
+    CHECK(misses[0].what == "f()");
+    CHECK(misses[0].columns == std::vector<std::size_t>{0, 1});
+    CHECK(misses[1].what == runtime.runtime_note);  // a runtime cell names what to install
+    CHECK(matrix.column_summary(1).verdict == analysis::Verdict::no);
+    CHECK(matrix.column_summary(1).missing == 2);
+    CHECK(matrix.column_summary(2).verdict == analysis::Verdict::ok);
 }
