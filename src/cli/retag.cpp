@@ -95,23 +95,8 @@ std::string requirement_text(const std::pair<std::string, std::string>& change) 
     return (change.first.empty() ? "(none) -> " : change.first + " -> ") + change.second + (change.first.empty() ? " (added)" : "");
 }
 
-// A manylinux/musllinux tag retag keeps: retag reads no binary, so it cannot
-// tell whether their glibc floor contradicts the tag; it says so rather than
-// keep it silently.
-std::optional<std::string> unchecked_platform(const RetagArguments& args, const repair::RetagResult& result) {
-    if (args.platform) return std::nullopt;
-    auto name = wheel::parse_filename(result.file_name.after);
-    bool claims = std::any_of(name.platform_tags.begin(), name.platform_tags.end(), [](const std::string& tag) {
-        return tag.starts_with("manylinux") || tag.starts_with("musllinux");
-    });
-    if (!claims) return std::nullopt;
-    return join(name.platform_tags, ".") +
-           " kept, not checked against the binaries (retag reads none): `wheelfix inspect` shows the tag they "
-           "deserve, --platform sets it, `wheelfix repair` sets it from them";
-}
-
-void render_text(const RetagArguments& args, const std::optional<repair::RetagPick>& pick, const repair::RetagResult& result,
-                 const GlobalOptions& global) {
+void render_text(const repair::RetagOptions& options, const std::optional<repair::RetagPick>& pick,
+                 const repair::RetagResult& result, const GlobalOptions& global) {
     if (global.quiet && result.plan.empty()) return;
     if (pick && pick->releases)
         fmt::print("{}{}", render_matrix_text(pick->releases->matrix, palette(global)),
@@ -130,7 +115,10 @@ void render_text(const RetagArguments& args, const std::optional<repair::RetagPi
         fmt::print("  torch pin  kept (a URL requirement)\n");
     if (result.tags.before != result.tags.after)
         fmt::print("  tags       {} -> {}\n", join(result.tags.before, " "), join(result.tags.after, " "));
-    if (auto note = unchecked_platform(args, result)) fmt::print("  platform   {}\n", *note);
+    if (const auto kept = repair::unchecked_platform_tags(result, options); !kept.empty())
+        fmt::print("  platform   {} kept, not checked against the binaries (retag reads none): `wheelfix inspect` "
+                   "shows the tag they deserve, --platform sets it, `wheelfix repair` sets it from them\n",
+                   join(kept, "."));
     if (!result.plan.empty()) fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
     else fmt::print("wrote {}\n", result.output.string());
 }
@@ -175,9 +163,10 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     // The extensions were read through their loader views; the copy is retag's own read.
     const auto digests = repair::retag_digests(wheel, args.verify);
     auto torch = pick ? *pick->torch : torch_version_option(args.torch);
-    auto result = repair::retag_wheel(wheel, digests, retag_options(args, torch, pick), args.output);
+    const repair::RetagOptions options = retag_options(args, torch, pick);
+    auto result = repair::retag_wheel(wheel, digests, options, args.output);
     if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, &result, pin_mode(args, pick)));
-    else render_text(args, pick, result, global);
+    else render_text(options, pick, result, global);
     return 0;
 }
 

@@ -146,6 +146,15 @@ RetagPlan plan_retag(const wheel::Wheel& wheel, const RetagOptions& options, con
     return plan;
 }
 
+std::vector<std::string> unchecked_platform_tags(const RetagResult& result, const RetagOptions& options) {
+    if (options.platform) return {};
+    const auto tags = wheel::parse_filename(result.file_name.after).platform_tags;
+    const bool claims = std::any_of(tags.begin(), tags.end(), [](const std::string& tag) {
+        return tag.starts_with("manylinux") || tag.starts_with("musllinux");
+    });
+    return claims ? tags : std::vector<std::string>{};
+}
+
 void require_plausible_platform(const wheel::Wheel& wheel, const std::string& platform) {
     auto problem = policy::platform_change_problem(wheel.filename().platform_tags, split(platform, '.'));
     if (!problem.empty()) throw InputError("--platform", problem);

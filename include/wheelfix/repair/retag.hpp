@@ -104,6 +104,11 @@ void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version);
 // from the binaries it read.
 void require_plausible_platform(const wheel::Wheel& wheel, const std::string& platform);
 
+// The manylinux/musllinux tags of the output's file name when retag kept them (no
+// --platform): retag reads no binary, so it cannot tell whether their glibc floor
+// contradicts them; empty when it set the platform or the name claims neither.
+std::vector<std::string> unchecked_platform_tags(const RetagResult& result, const RetagOptions& options);
+
 struct RetagPlan {
     RetagResult result;
     wheel::DistInfoChanges dist_info;
