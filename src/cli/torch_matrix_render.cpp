@@ -152,5 +152,4 @@ std::string torch_requirement_text(const analysis::TorchRequirement& requirement
     return out;
 }
 
-
 }  // namespace wheelfix::cli
