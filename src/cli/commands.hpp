@@ -1,5 +1,6 @@
 // The CLI's commands. Each command file registers its subcommand on the app and
-// runs it: parse options, call the core, render text or --json. Commands return
+// runs it: parse options, call the core, render text or print the --json document
+// the core writes (report_json.hpp of analysis and repair). Commands return
 // the process exit status (0 clean, 1 findings, 2 usage or input error); input
 // problems are thrown as InputError and mapped to status 2 by main().
 #pragma once

@@ -7,7 +7,7 @@
 //
 // `wheelfix index PATH... --atlas FILE` adds each PATH (torch wheel, directory, index
 // file or another atlas) to the torch atlas FILE, creating it when it does not exist
-// (abi/atlas.hpp): scripts/build-atlas assembles data/torch-atlas.gz this way, and a
+// (abi/atlas.hpp; analysis/torch_index.hpp grows it): scripts/build-atlas assembles data/torch-atlas.gz this way, and a
 // user adds a nightly to a user atlas that `check --torch FILE` takes.
 #include "commands.hpp"
 #include "options.hpp"
