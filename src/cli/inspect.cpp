@@ -8,7 +8,6 @@
 #include "render.hpp"
 
 #include "wheelfix/analysis/report_json.hpp"
-
 #include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/text.hpp"

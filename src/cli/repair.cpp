@@ -17,7 +17,6 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "render.hpp"
-
 #include "style.hpp"
 #include "torch_input.hpp"
 #include "torch_matrix_render.hpp"

@@ -1,10 +1,9 @@
 // `wheelfix verify WHEEL...`: RECORD hashes and sizes, names, versions and tags.
 #include "commands.hpp"
 #include "render.hpp"
-
-#include "wheelfix/analysis/report_json.hpp"
 #include "style.hpp"
 
+#include "wheelfix/analysis/report_json.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/verify.hpp"
