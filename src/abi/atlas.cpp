@@ -82,9 +82,14 @@ AtlasEntry entry_of(const SymbolIndex& index) {
     return entry;
 }
 
+// The build an entry belongs to: its entries differ only in CPython tag.
+std::tuple<std::string, std::string, std::string> build_of(const AtlasEntry& entry) {
+    return {entry.torch_version, entry.cuda_version, entry.arch};
+}
+
 auto entry_order(const AtlasEntry& entry) {
-    return std::make_tuple(release_numbers(entry.torch_version), entry.torch_version, entry.arch, entry.python_tag,
-                           entry.wheel);
+    return std::make_tuple(release_numbers(entry.torch_version), entry.torch_version, entry.cuda_version, entry.arch,
+                           entry.python_tag, entry.wheel);
 }
 
 struct SymbolGroup {
@@ -276,7 +281,7 @@ void AtlasInputs::add(SymbolIndex index) {
     std::optional<std::size_t> best;
     for (std::size_t i = 0; i < indexes_.size(); ++i) {
         const AtlasEntry other = entry_of(indexes_[i]);
-        if (other.torch_version != entry.torch_version || other.arch != entry.arch) continue;
+        if (build_of(other) != build_of(entry)) continue;
         if (!best || library_counts_[i] > library_counts_[*best] ||
             (library_counts_[i] == library_counts_[*best] && entry_order(other) < entry_order(entry_of(indexes_[*best]))))
             best = i;
@@ -304,10 +309,10 @@ Atlas Atlas::build(const AtlasInputs& inputs) {
         if (entry_order(entries[order[i]]) == entry_order(entries[order[i - 1]]))
             throw InputError(entries[order[i]].wheel, "given twice (or two indexes of the same torch wheel)");
 
-    // The primary entry of each (torch version, arch): the most libraries, then the first.
-    std::map<std::pair<std::string, std::string>, std::size_t> primary;
+    // The primary entry of each build: the most libraries, then the first.
+    std::map<std::tuple<std::string, std::string, std::string>, std::size_t> primary;
     for (std::size_t position : order) {
-        const auto group = std::make_pair(entries[position].torch_version, entries[position].arch);
+        const auto group = build_of(entries[position]);
         auto found = primary.find(group);
         if (found == primary.end() || inputs.library_counts_[position] > inputs.library_counts_[found->second])
             primary[group] = position;
@@ -318,7 +323,7 @@ Atlas Atlas::build(const AtlasInputs& inputs) {
     for (std::size_t position : order) {
         const auto entry_id = static_cast<std::uint32_t>(atlas.entries_.size());
         atlas.entries_.push_back(entries[position]);
-        const bool is_primary = primary[{entries[position].torch_version, entries[position].arch}] == position;
+        const bool is_primary = primary[build_of(entries[position])] == position;
         std::vector<const LibraryExports*> libraries;
         for (const LibraryExports& library : indexes[position].libraries)
             if (is_primary || is_torch_python_library(library.file_name)) libraries.push_back(&library);
@@ -525,12 +530,12 @@ void Atlas::save(const fs::path& destination) const {
 }
 
 std::vector<AtlasRelease> Atlas::releases() const {
-    std::map<std::pair<std::string, std::string>, AtlasRelease> by_group;
+    std::map<std::tuple<std::string, std::string, std::string>, AtlasRelease> by_group;
     std::map<std::uint32_t, std::size_t> library_counts;
     for (const AtlasLibrary& library : libraries_) ++library_counts[library.entry];
     for (std::uint32_t i = 0; i < entries_.size(); ++i) {
         const AtlasEntry& entry = entries_[i];
-        auto [found, inserted] = by_group.try_emplace({entry.torch_version, entry.arch});
+        auto [found, inserted] = by_group.try_emplace(build_of(entry));
         AtlasRelease& release = found->second;
         if (inserted) {
             release = {entry.torch_version, entry.cuda_version, entry.arch, {}, i};
@@ -546,7 +551,7 @@ std::vector<AtlasRelease> Atlas::releases() const {
     }
     std::sort(releases.begin(), releases.end(), [](const AtlasRelease& a, const AtlasRelease& b) {
         if (a.torch_version != b.torch_version) return torch_version_less(a.torch_version, b.torch_version);
-        return a.arch < b.arch;
+        return std::tie(a.cuda_version, a.arch) < std::tie(b.cuda_version, b.arch);
     });
     return releases;
 }
@@ -557,7 +562,8 @@ std::vector<std::uint32_t> Atlas::nodes_for(const AtlasRelease& release, std::st
     std::optional<std::uint32_t> python_entry;
     if (!python_tag.empty()) {
         for (std::uint32_t i = 0; i < entries_.size(); ++i)
-            if (entries_[i].torch_version == release.torch_version && entries_[i].arch == release.arch &&
+            if (entries_[i].torch_version == release.torch_version && entries_[i].cuda_version == release.cuda_version &&
+                entries_[i].arch == release.arch &&
                 entries_[i].python_tag == python_tag)
                 python_entry = i;
     } else {

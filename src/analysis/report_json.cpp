@@ -364,7 +364,8 @@ void write_matrix_json(JsonWriter& json, const TorchMatrix& matrix) {
         json.field("verdict", verdict_name(matrix.column_verdict(column)));
         if (column < matrix.wheel_missing.size())
             json.field("missing", static_cast<std::uint64_t>(matrix.wheel_missing[column]));
-        json.field("cuda_note", info.cuda_note).end_object();
+        json.field("cuda_note", info.cuda_note).field("build", info.build).string_array("builds", info.builds);
+        json.end_object();
     }
     json.end_array().key("members").begin_array();
     for (std::size_t row = 0; row < matrix.members.size(); ++row) {

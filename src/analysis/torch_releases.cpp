@@ -4,6 +4,7 @@
 #include "wheelfix/abi/atlas.hpp"
 #include "wheelfix/analysis/torch_verdict.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/wheel/filename.hpp"
 #include "wheelfix/wheel/version.hpp"
 
@@ -103,14 +104,97 @@ void judge_install(MatrixCell& cell, const Target& target, const abi::AtlasRelea
     }
 }
 
-std::string build_of(const abi::AtlasRelease& release) {
-    const auto plus = release.torch_version.find('+');
-    if (plus != std::string::npos) return release.torch_version.substr(plus + 1);
-    if (release.cuda_version.empty()) return "cpu";
+// "cu126" from "2.6.0+cu126"; without a local label, from the CUDA version ("cpu" without one).
+std::string build_of(const std::string& torch_version, const std::string& cuda_version) {
+    const auto plus = torch_version.find('+');
+    if (plus != std::string::npos) return torch_version.substr(plus + 1);
+    if (cuda_version.empty()) return "cpu";
     std::string build = "cu";
-    for (char c : release.cuda_version)
+    for (char c : cuda_version)
         if (c != '.') build += c;
     return build;
+}
+
+std::string build_of(const abi::AtlasRelease& release) { return build_of(release.torch_version, release.cuda_version); }
+
+// The CUDA major the wheel was built for: its +cuXYZ label's ("cu126" -> 12), else the
+// highest CUDA runtime major its members NEED (libcudart.so.13 -> 13); 0 when neither says.
+int wheel_cuda_major(const WheelFacts& facts, const Targets& targets) {
+    if (facts.cuda.size() > 3) return std::atoi(facts.cuda.c_str() + 2) / 10;
+    int major = 0;
+    for (const Target& target : targets.elves)
+        for (const CudaRuntimeNeed& need : cuda_runtime_needs(target.imports.needed)) major = std::max(major, need.major);
+    return major;
+}
+
+struct BuildChoice {
+    abi::AtlasRelease release;
+    const abi::Atlas* atlas = nullptr;
+    std::vector<std::string> builds;  // every build of the release the atlases hold, in their order
+    std::string note;                 // why this build, when it is not the one the wheel names
+};
+
+// Per release and arch, the build a verdict is taken from: the one --torch-release names
+// exactly ("2.6.0+cu126"), else the one the wheel's +cuXYZ names, else one of the CUDA
+// major the wheel was built for (its label's, else the runtime it NEEDs), else the first
+// (a user atlas before the bundled one). Builds of one release can export different
+// symbols, so a build other than the wheel's own says so.
+std::vector<BuildChoice> choose_builds(const std::vector<const abi::Atlas*>& atlases, const WheelFacts& facts,
+                                       int wheel_major, const std::string& spec) {
+    std::vector<std::string> asked;  // builds --torch-release names exactly
+    for (std::size_t at = 0; at <= spec.size();) {
+        const std::size_t comma = std::min(spec.find(',', at), spec.size());
+        std::string item = spec.substr(at, comma - at);
+        std::erase(item, ' ');
+        if (item.find('+') != std::string::npos && item.find_first_of("<>=!~") == std::string::npos) asked.push_back(item);
+        at = comma + 1;
+    }
+    std::vector<std::vector<std::pair<abi::AtlasRelease, const abi::Atlas*>>> groups;
+    for (const abi::Atlas* atlas : atlases)
+        for (abi::AtlasRelease& release : atlas->releases()) {
+            auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& builds) {
+                const abi::AtlasRelease& seen = builds.front().first;
+                return public_version(seen.torch_version) == public_version(release.torch_version) &&
+                       (seen.arch == release.arch || seen.arch.empty() || release.arch.empty());
+            });
+            if (group == groups.end()) group = groups.emplace(groups.end());
+            // The same build in a later atlas is shadowed by the earlier (the user's).
+            if (std::none_of(group->begin(), group->end(), [&](const auto& seen) {
+                    return seen.first.torch_version == release.torch_version &&
+                           seen.first.cuda_version == release.cuda_version && seen.first.arch == release.arch;
+                }))
+                group->emplace_back(std::move(release), atlas);
+        }
+    std::vector<BuildChoice> choices;
+    for (const auto& builds : groups) {
+        const auto rank = [&](const abi::AtlasRelease& release) {
+            if (std::find(asked.begin(), asked.end(), release.torch_version) != asked.end()) return 3;
+            if (!facts.cuda.empty() && build_of(release) == facts.cuda) return 2;
+            if (wheel_major > 0 && cuda_major(release.cuda_version) == wheel_major) return 1;
+            return 0;
+        };
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < builds.size(); ++i)
+            if (rank(builds[i].first) > rank(builds[best].first)) best = i;
+        BuildChoice choice{builds[best].first, builds[best].second, {}, {}};
+        for (const auto& [release, atlas] : builds) choice.builds.push_back(build_of(release));
+        const std::string build = build_of(choice.release);
+        if (!facts.cuda.empty() && build != facts.cuda) {
+            choice.note = cuda_note(facts.cuda, choice.release.cuda_version);
+            if (choice.note.empty())  // the label differs, the CUDA version does not tell them apart
+                choice.note = "wheel +" + facts.cuda + ": verdict from the " + build +
+                              " build; builds of one release can export different symbols";
+        } else if (facts.cuda.empty() && builds.size() > 1) {
+            const int how = rank(choice.release);
+            choice.note = "wheel names no build: verdict from the " + build + " build" +
+                          (how == 3 ? " (asked by --torch-release)"
+                           : how == 1 ? " (CUDA " + std::to_string(wheel_major) + ", as it NEEDs)"
+                                      : "") +
+                          " of " + join(choice.builds, ", ") + "; builds of one release can export different symbols";
+        }
+        choices.push_back(std::move(choice));
+    }
+    return choices;
 }
 
 }  // namespace
@@ -157,35 +241,14 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     const WheelFacts facts = wheel_facts(input);
     const TorchClaims claims = torch_claims_of(input);
 
-    // One build per release and arch: the one the wheel names (+cu126), else the first
-    // atlas's (a user atlas before the bundled one), else the first in the atlas.
-    std::vector<abi::AtlasRelease> available;
-    std::vector<const abi::Atlas*> owner;
-    for (const abi::Atlas* atlas : atlases)
-        for (abi::AtlasRelease& release : atlas->releases()) {
-            auto same = std::find_if(available.begin(), available.end(), [&](const abi::AtlasRelease& seen) {
-                return public_version(seen.torch_version) == public_version(release.torch_version) &&
-                       (seen.arch == release.arch || seen.arch.empty() || release.arch.empty());
-            });
-            if (same == available.end()) {
-                available.push_back(std::move(release));
-                owner.push_back(atlas);
-            } else if (!facts.cuda.empty() && build_of(*same) != facts.cuda && build_of(release) == facts.cuda) {
-                owner[static_cast<std::size_t>(same - available.begin())] = atlas;
-                *same = std::move(release);
-            }
-        }
-    std::vector<std::size_t> order(available.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return abi::torch_version_less(available[a].torch_version, available[b].torch_version);
+    // One build per release and arch (the atlases may hold several: 2.6.0+cu124 and
+    // +cu126), chosen by choose_builds().
+    std::vector<BuildChoice> choices = choose_builds(atlases, facts, wheel_cuda_major(facts, targets), request.spec);
+    std::stable_sort(choices.begin(), choices.end(), [](const BuildChoice& a, const BuildChoice& b) {
+        return abi::torch_version_less(a.release.torch_version, b.release.torch_version);
     });
     std::vector<abi::AtlasRelease> sorted;
-    std::vector<const abi::Atlas*> sorted_owner;
-    for (std::size_t i : order) {
-        sorted.push_back(available[i]);
-        sorted_owner.push_back(owner[i]);
-    }
+    for (const BuildChoice& choice : choices) sorted.push_back(choice.release);
 
     const std::vector<abi::AtlasRelease> selected = select_releases(sorted, request.spec, facts.arch);
     abi::IndexOptions options;
@@ -200,13 +263,14 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
         std::size_t at = 0;
         while (sorted[at].torch_version != release.torch_version || sorted[at].arch != release.arch) ++at;
         sorted_at.push_back(at);
-        const abi::SymbolIndex index = sorted_owner[at]->index_for(release, facts.python_tag, options);
+        const BuildChoice& choice = choices[at];
+        const abi::SymbolIndex index = choice.atlas->index_for(release, facts.python_tag, options);
         TorchResult torch = check_against(targets, index);
         const std::string tag = facts.python_tag.empty() && !release.python_tags.empty()
-                                    ? sorted_owner[at]->entries()[release.primary_entry].python_tag
+                                    ? choice.atlas->entries()[release.primary_entry].python_tag
                                     : facts.python_tag;
-        columns.push_back({release.torch_version, release.cuda_version, release.arch, tag, index.source,
-                           cuda_note(facts.cuda, release.cuda_version)});
+        columns.push_back({release.torch_version, release.cuda_version, release.arch, tag, index.source, choice.note,
+                           build_of(release), choice.builds});
         checks.push_back(torch.members);
         result.report.torches.push_back(std::move(torch));
     }
@@ -214,7 +278,8 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
         const abi::SymbolIndex index = load(path, options);
         TorchResult torch = check_against(targets, index);
         columns.push_back({index.torch_version.empty() ? index.source : index.torch_version, index.cuda_version, "", "",
-                           index.source, cuda_note(facts.cuda, index.cuda_version)});
+                           index.source, cuda_note(facts.cuda, index.cuda_version),
+                           build_of(index.torch_version, index.cuda_version), {}});
         checks.push_back(torch.members);
         result.report.torches.push_back(std::move(torch));
     }
@@ -224,7 +289,7 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
         for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row) {
             MatrixCell& cell = result.matrix.cells[row][column];
             judge_install(cell, targets.elves[row], selected[column], targets, claims, facts.python_tag,
-                          sorted_owner[sorted_at[column]] == &abi::Atlas::bundled());
+                          choices[sorted_at[column]].atlas == &abi::Atlas::bundled());
             if (cell.verdict == Verdict::runtime)
                 result.report.torches[column].install_notes.push_back(targets.elves[row].member + ": " + cell.runtime_note);
         }
@@ -234,7 +299,7 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     result.requirement = torch_verdict(result.matrix, result.stable, claims, request.pin_mode);
     if (keep_newest && result.requirement.any && result.requirement.highest_column < sorted_at.size()) {
         const std::size_t at = sorted_at[result.requirement.highest_column];
-        result.newest = sorted_owner[at]->index_for(sorted[at], facts.python_tag, options);
+        result.newest = choices[at].atlas->index_for(sorted[at], facts.python_tag, options);
     }
     return result;
 }

@@ -52,10 +52,8 @@ std::string releases_text(const std::vector<std::string>& releases) { return joi
 std::string builds_text(const TorchMatrix& matrix) {
     std::vector<std::pair<std::string, std::vector<std::size_t>>> groups;
     for (const analysis::MatrixColumn& column : matrix.columns) {
-        const std::string local = column.torch_version.find('+') == std::string::npos
-                                      ? "cpu"
-                                      : column.torch_version.substr(column.torch_version.find('+') + 1);
-        std::string build = local + " " + column.arch + (column.python_tag.empty() ? "" : " " + column.python_tag);
+        std::string build = column.build + (column.arch.empty() ? "" : " " + column.arch) +
+                            (column.python_tag.empty() ? "" : " " + column.python_tag);
         if (!column.cuda_note.empty()) build += "; " + column.cuda_note;
         if (groups.empty() || groups.back().first != build) groups.push_back({build, {}});
         groups.back().second.push_back(static_cast<std::size_t>(&column - matrix.columns.data()));

@@ -5,13 +5,18 @@
 // library nodes (one per library of an entry: file name, SONAME, NEEDED, the
 // versions it defines and needs). Each exported symbol (name, version, default
 // flag, type) is stored once, with the set of library nodes defining it; identical
-// sets are stored once. Releases group the entries of one (torch version, arch):
-// every library but libtorch_python is the same across a release's CPython tags,
-// so only the release's primary entry (the one with the most libraries; ties: the
-// first in order) keeps them, and the others keep only libtorch_python*.
+// sets are stored once. Releases (AtlasRelease: one build of a torch release) group
+// the entries of one (torch version, CUDA version, arch): every library but
+// libtorch_python is the same across a build's CPython tags, so only the build's
+// primary entry (the one with the most libraries; ties: the first in order) keeps
+// them, and the others keep only libtorch_python*. An atlas holds as many builds of
+// one release as were indexed (2.6.0+cu124 and 2.6.0+cu126, or two "2.6.0" of CUDA
+// 12.4 and 12.6): each is a release of its own, and the analysis picks one per wheel
+// (analysis/torch_releases.hpp).
 //
 // build() makes an atlas from per-wheel SymbolIndexes (index files written by
-// `wheelfix index`), ordered by release number, arch, tag and wheel name, so the
+// `wheelfix index`), ordered by release number, torch version, CUDA version, arch,
+// tag and wheel name, so the
 // same inputs give the same atlas in any order; save() writes it gzip-compressed
 // with no time or name in the header: the same atlas gives the same bytes.
 // load() reads it back (refusing another format version, damaged data, counts or
@@ -74,7 +79,8 @@ struct AtlasLibrary {
     std::vector<VersionRequirement> version_needs;
 };
 
-// One column of the matrix: a torch version on one arch, with the CPython tags it has.
+// One column of the matrix: one build of a torch release (torch version, CUDA version,
+// arch), with the CPython tags it has.
 struct AtlasRelease {
     std::string torch_version;
     std::string cuda_version;
@@ -104,7 +110,7 @@ public:
     std::size_t set_count() const { return set_offsets_.empty() ? 0 : set_offsets_.size() - 1; }
     bool empty() const { return entries_.empty(); }
 
-    // Sorted by release number, then arch.
+    // Sorted by release number, then torch version, CUDA version and arch.
     std::vector<AtlasRelease> releases() const;
     // `python_tag` empty: the primary entry's libtorch_python.
     SymbolIndex index_for(const AtlasRelease& release, std::string_view python_tag,

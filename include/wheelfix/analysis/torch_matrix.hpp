@@ -63,7 +63,9 @@ struct MatrixColumn {
     std::string arch;
     std::string python_tag;     // the libtorch_python used; empty: the release's primary
     std::string source;         // the wheel the column was indexed from
-    std::string cuda_note;      // empty when the wheel's CUDA matches or is unknown
+    std::string cuda_note;      // why this build, when it is not the wheel's own (torch_releases.hpp)
+    std::string build;          // "cu126", "cpu": the build the column's verdict comes from
+    std::vector<std::string> builds;  // every build of the release the atlases hold
 };
 
 struct TorchMatrix {

@@ -14,10 +14,16 @@
 //   (torch_matrix.hpp) from the user atlases given and the bundled one (unless
 //   with_bundled is false), for the wheel's arch and CPython ABI tag (abi3/none take
 //   each release's primary libtorch_python), then against each other torch path
-//   (loaded by `load`) as a column of its own. An atlas may hold several builds of a
-//   release (2.6.0+cu124 and +cu126): one column per release, from the build the
-//   wheel's +cuXYZ names, else the first atlas's (a user atlas before the bundled
-//   one); a column from another build than the wheel names says so (cuda_note).
+//   (loaded by `load`) as a column of its own. The atlases may hold several builds of
+//   a release (2.6.0+cu124 and +cu126; a build both hold is the first atlas's, a user
+//   atlas before the bundled one): one column per release, from the build
+//   --torch-release names exactly ("2.6.0+cu126"), else the one the wheel's +cuXYZ
+//   names, else one of the CUDA major it was built for (its label's, else the highest
+//   libcudart/libnvrtc/libcublas major it NEEDs), else the first. Each column names its
+//   build (`build`) and every build the atlases hold (`builds`); a column from another
+//   build than the wheel's own says so (cuda_note: "wheel +cu126: verdict from the
+//   cu124 build; builds of one release can export different symbols", or "wheel names
+//   no build: …" when the release has several).
 //   Beside the symbols each cell judges what the loader needs from the install: a
 //   CPython build of the release for a cpXY wheel, and the CUDA runtime majors the
 //   member NEEDs (torch_verdict.hpp cuda_runtime_needs) against the build's, unless
