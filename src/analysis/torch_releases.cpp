@@ -224,6 +224,19 @@ std::string torch_range_of(const WheelReport& report, const std::string& input) 
     if (requirement.kind == "stable") text += "; stable C ABI only";
     else if (!requirement.built_for.empty())
         text += "; C++ ABI: built for torch " + requirement.built_for + " (" + requirement.built_for_source + ")";
+    // The builds the pinned releases' verdicts come from, when they are not the wheel's own.
+    std::vector<std::string> other_builds;
+    if (requirement.any)
+        for (const MatrixColumn& column : matrix.columns) {
+            const auto version = wheel::Version::try_parse(public_version(column.torch_version));
+            if (column.cuda_note.empty() || !version || !requirement.pin || !requirement.pin->contains(*version)) continue;
+            if (std::find(other_builds.begin(), other_builds.end(), column.build) == other_builds.end())
+                other_builds.push_back(column.build);
+        }
+    if (!other_builds.empty())
+        text += "; verdict from the " + join(other_builds, ", ") + " build" + (other_builds.size() > 1 ? "s" : "") +
+                (wheel_facts(input).cuda.empty() ? "" : ", not the wheel's +" + wheel_facts(input).cuda) +
+                " (builds of one release can export different symbols)";
     return text;
 }
 

@@ -11,7 +11,9 @@ names, else from one of the CUDA major it NEEDs, else the first, names the build
 text and JSON, and says "verdict from the cu124 build; builds of one release can export
 different symbols" when it is not the wheel's own; `retag --torch auto` pins from the
 same verdict. Two label-less torches of one version and different CUDA versions are
-two builds too; a damaged entry is refused in one line (exit 2)."""
+two builds too; a damaged entry is refused in one line (exit 2). And on the bundled
+atlas, the real case: an old-string-ABI extension labelled +cu126 is judged from
+2.6.0's cu124 build, and check and inspect name it."""
 import gzip
 import shutil
 import subprocess
@@ -186,6 +188,39 @@ class Builds(unittest.TestCase):
             self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
             self.assertIn("bad.gz", proc.stderr)
             self.assertIn("expected 6 fields in an entry", proc.stderr)
+
+
+
+ATLAS = wfx.SOURCE_DIR / "data" / "torch-atlas.gz"
+
+
+@unittest.skipUnless(shutil.which("g++"), "needs g++")
+@unittest.skipUnless(ATLAS.exists(), "no data/torch-atlas.gz in this checkout")
+class BundledBuilds(unittest.TestCase):
+    """The real case: torch 2.6.0's cu124 build on the package index has the old C++
+    string ABI. An extension calling c10::Error::Error(c10::SourceLocation, std::string)
+    built that way, labelled +cu126.torch2.6 (built for 2.6 against another build), is
+    judged from the cu124 build the bundled atlas holds, and check and inspect say so."""
+
+    def test_check_and_inspect_name_the_build(self):
+        with wfx.TempDir() as tmp:
+            (tmp / "c10").mkdir()
+            c10 = gxx(tmp / "c10", "libc10.so", C10, "-D_GLIBCXX_USE_CXX11_ABI=0", "-Wl,-soname,libc10.so")
+            so = gxx(tmp, "_C.so", EXTENSION, "-D_GLIBCXX_USE_CXX11_ABI=0", f"-L{c10.parent}", "-lc10")
+            built = wheel(tmp, "ext", "1.0+cu126.torch2.6", so)
+            doc = wfx.run_json("check", built, "--torch-release", "2.6.0,2.7.0", check_status=1)
+            releases = doc["matrix"]["releases"]
+            self.assertEqual([(r["torch_version"], r["build"], r["verdict"]) for r in releases],
+                             [("2.6.0+cu124", "cu124", "ok"), ("2.7.0+cu126", "cu126", "NO")])
+            note = "wheel +cu126: verdict from the cu124 build; builds of one release can export different symbols"
+            self.assertEqual(releases[0]["cuda_note"], note)
+            self.assertEqual(releases[1]["cuda_note"], "")
+            self.assertEqual(doc["matrix"]["members"][0]["cells"][1]["first_missing"], OLD_ERROR)
+            self.assertEqual(doc["requirement"]["specifier"], "torch>=2.6.0,<2.7")
+            torch_range = wfx.run_json("inspect", built, check_status=None)["inputs"][0]["torch_range"]
+            self.assertTrue(torch_range.startswith("torch>=2.6.0,<2.7 "), torch_range)
+            self.assertIn("; verdict from the cu124 build, not the wheel's +cu126 (builds of one release can export "
+                          "different symbols)", torch_range)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,9 @@
 //   torch `repair --torch auto` shims and load-tests against; nullopt when none is.
 // - torch_range_of(report, input): inspect's "torch range" line: check_releases()
 //   over the bundled atlas on the wheel's targets (read_targets, as check reads
-//   them), so it is check's verdict; empty when no extension references torch or no
+//   them), so it is check's verdict; when a pinned release's verdict comes from
+//   another build than the wheel's own, it names that build ("verdict from the cu124
+//   build, not the wheel's +cu126"); empty when no extension references torch or no
 //   atlas is bundled.
 #pragma once
 
