@@ -25,19 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import wfx  # noqa: E402
 
-C10 = """
-#include <string>
-namespace c10 {
-struct SourceLocation { const char* function; const char* file; unsigned line; };
-class Error {
- public:
-  Error(SourceLocation location, std::string message);
-  std::string message_;
-};
-Error::Error(SourceLocation, std::string message) : message_(std::move(message)) {}
-}  // namespace c10
-"""
-EXTENSION = """
+ERROR_CLASS = """
 #include <string>
 namespace c10 {
 struct SourceLocation { const char* function; const char* file; unsigned line; };
@@ -47,8 +35,9 @@ class Error {
   std::string message_;
 };
 }  // namespace c10
-extern "C" void* make_error() { return new c10::Error({"f", "ext.cpp", 1}, "boom"); }
 """
+C10 = ERROR_CLASS + "c10::Error::Error(SourceLocation, std::string message) : message_(std::move(message)) {}\n"
+EXTENSION = ERROR_CLASS + 'extern "C" void* make_error() { return new c10::Error({"f", "ext.cpp", 1}, "boom"); }\n'
 OLD_ERROR = "c10::Error::Error(c10::SourceLocation, std::string)"
 NEW_ERROR = ("c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, std::char_traits<char>, "
              "std::allocator<char> >)")
