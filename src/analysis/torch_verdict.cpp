@@ -9,6 +9,7 @@
 #include "wheelfix/wheel/wheel.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 namespace wheelfix::analysis {
@@ -143,6 +144,24 @@ std::vector<CudaRuntimeNeed> cuda_runtime_needs(const std::vector<std::string>& 
             needs.push_back({library, number, ships});
         }
     return needs;
+}
+
+std::vector<RuntimeRequirement> runtime_requirements(const std::vector<std::string>& needed,
+                                                     const std::vector<std::string>& shipped,
+                                                     const std::string& torch_cuda_version, const TorchClaims& claims) {
+    const int torch_major = torch_cuda_version.empty() ? 0 : std::atoi(torch_cuda_version.c_str());
+    std::vector<RuntimeRequirement> lines;
+    for (const CudaRuntimeNeed& need : cuda_runtime_needs(needed)) {
+        if (need.major == torch_major) continue;
+        if (std::find(shipped.begin(), shipped.end(), need.library) != shipped.end()) continue;
+        const auto named = [&](const std::string& name) { return name == need.distribution; };
+        if (std::any_of(claims.requires_dist.begin(), claims.requires_dist.end(), named)) continue;
+        if (std::any_of(lines.begin(), lines.end(), [&](const RuntimeRequirement& line) { return named(line.distribution); }))
+            continue;
+        lines.push_back({need.distribution + ">=" + std::to_string(need.major) + ",<" + std::to_string(need.major + 1),
+                         need.distribution, need.library});
+    }
+    return lines;
 }
 
 TorchRequirement torch_verdict(const TorchMatrix& matrix, const StableAbiUse& stable, const TorchClaims& claims,

@@ -66,6 +66,7 @@ struct RepairArguments {
     std::optional<std::string> variant;     // --variant LABEL|auto
     std::string variant_schema = wheel::variant_schema_name(wheel::kDefaultVariantSchema);
     bool variant_requires = false;
+    bool add_runtime_requires = false;
     unsigned jobs = 0;  // threads in all; 0: the CPUs this process may use
 };
 
@@ -120,6 +121,9 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     options.dry_run = args.dry_run;
     options.overwrite = args.overwrite;
     options.variant = variant_request(args);
+    if (args.add_runtime_requires && args.torch.empty())
+        throw InputError("--add-runtime-requires", "needs --torch: the torch build decides which CUDA runtime it brings");
+    options.add_runtime_requires = args.add_runtime_requires;
     if (!args.no_load_test) {
         options.loader = repair::python_loader();
         if (options.loader.empty()) options.no_loader = "no python3 on PATH to load the extensions with";
@@ -185,6 +189,12 @@ std::vector<std::string> done_lines(const repair::RepairReport& report, bool ver
         lines.push_back("version " + retag.version.before + " -> " + retag.version.after);
     for (const auto& [before, after] : retag.requirements)
         lines.push_back("Requires-Dist: " + (before.empty() ? after + " (added)" : before + " -> " + after));
+    for (const auto& runtime : report.runtime_requires)
+        lines.push_back("Requires-Dist: " + runtime.line + " (added: NEEDs " + runtime.library + "; torch " +
+                        report.torch_version + " is " +
+                        (report.runtime_torch_cuda.empty() ? std::string("a CPU build")
+                                                           : "a CUDA " + report.runtime_torch_cuda + " build") +
+                        ")");
     if (report.platform_after != report.platform_before)
         lines.push_back("platform " + report.platform_before + " -> " + report.platform_after);
     if (report.variant) {
@@ -384,6 +394,10 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
         ->check(CLI::IsMember({"0.0.3", "0.1.1"}));
     command->add_flag("--variant-requires", args->variant_requires,
                       "With --variant: Requires-Dist for the CUDA runtime package, with a variant marker");
+    command->add_flag("--add-runtime-requires", args->add_runtime_requires,
+                      "Add a Requires-Dist for each CUDA library the extensions NEED (libcudart, libnvrtc, libcublas "
+                      "...) of another major than the --torch build brings: nvidia-cuda-runtime-cu12>=12,<13 beside "
+                      "a CUDA 13 torch; a distribution METADATA already names is left as it is");
     command->add_flag("--strict", args->strict, "Write nothing when findings would be left");
     command->add_flag("--dry-run", args->dry_run, "Print the plan, write nothing");
     command->add_option("-j,--jobs", args->jobs,

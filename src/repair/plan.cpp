@@ -129,6 +129,7 @@ public:
         if (hooks_.after_read) hooks_.after_read(plan_);
         if (hooks_.decide) hooks_.decide(plan_, result_);
         if (plan_.variant) label_variant();
+        add_requirements(plan_.requires_dist);
         if (plan_.output != refused || refused.empty()) refuse_output();
         result_.output = plan_.output;
         for (auto& step : plan_.edit_elf) {
@@ -232,13 +233,19 @@ private:
         auto& dist_info = plan_.dist_info;
         const bool has_own = wheel_.archive().find(wheel_.dist_info() + "/" + wheel::kVariantJsonName) != nullptr;
         (has_own ? dist_info.replaced : dist_info.added)[wheel::kVariantJsonName] = variant.json;
-        if (variant.requires_dist.empty()) return;
-        auto metadata = dist_info.replaced.find("METADATA");
-        if (metadata == dist_info.replaced.end()) {
+        add_requirements(variant.requires_dist);
+    }
+
+    // Requires-Dist lines into METADATA: the one the hooks replaced (a pin), else the input's.
+    void add_requirements(const std::vector<std::string>& lines) {
+        if (lines.empty()) return;
+        auto& replaced = plan_.dist_info.replaced;
+        auto metadata = replaced.find("METADATA");
+        if (metadata == replaced.end()) {
             const auto bytes = wheel_.archive().read(*wheel_.archive().find(wheel_.dist_info() + "/METADATA"));
-            metadata = dist_info.replaced.emplace("METADATA", std::string(bytes.begin(), bytes.end())).first;
+            metadata = replaced.emplace("METADATA", std::string(bytes.begin(), bytes.end())).first;
         }
-        metadata->second = wheel::add_requirements(metadata->second, variant.requires_dist);
+        metadata->second = wheel::add_requirements(metadata->second, lines);
     }
 
     void refuse_output() const {

@@ -619,6 +619,7 @@ private:
         report_.retag = retag.result;
         report_.output = retag.result.output;
         label_variant(plan, retag.result);
+        if (options_.add_runtime_requires) add_runtime_requires(plan, grafts ? &*grafts : nullptr);
         refuse_output_over_input(wheel_, report_.output);
         if (options_.claims) options_.claims->claim(report_.output, report_.input, options_.claim_position);
         plan.output = report_.output;
@@ -626,6 +627,23 @@ private:
         report_.remaining = unfixable(report_.findings_before);
         drop_kept_tags(options_, report_.remaining);
         plan.withhold = options_.strict && !report_.clean();
+    }
+
+    // --add-runtime-requires: the CUDA libraries the extensions NEED that the torch build
+    // repaired for does not bring, as Requires-Dist (what the wheel ships is not needed).
+    void add_runtime_requires(WheelPlan& plan, const GraftPlan* grafts) {
+        std::vector<std::string> needed, shipped;
+        for (const auto& elf : wheel_report_->elves) {
+            needed.insert(needed.end(), elf.needed.begin(), elf.needed.end());
+            shipped.push_back(std::filesystem::path(elf.name).filename().string());
+            if (elf.soname) shipped.push_back(*elf.soname);
+        }
+        if (grafts)
+            for (const auto& graft : grafts->grafts) shipped.push_back(graft.needed_name);
+        report_.runtime_torch_cuda = index_.cuda_version;
+        report_.runtime_requires = analysis::runtime_requirements(needed, shipped, index_.cuda_version,
+                                                                  analysis::torch_claims(wheel_));
+        for (const auto& requirement : report_.runtime_requires) plan.requires_dist.push_back(requirement.line);
     }
 
     // --variant, or the input's own label kept (its properties derived again, in its schema).

@@ -182,6 +182,11 @@ void write_json(JsonWriter& json, const RepairReport& report) {
     json.key("file_name").begin_object().field("before", retag.file_name.before).field("after", retag.file_name.after).end_object();
     json.key("version").begin_object().field("before", retag.version.before).field("after", retag.version.after).end_object();
     json.field("torch_pin", retag.pin_specifier ? std::optional<std::string>(retag.pin_specifier->text()) : std::nullopt);
+    json.key("runtime_requires").begin_array();
+    for (const auto& runtime : report.runtime_requires)
+        json.begin_object().field("requirement", runtime.line).field("distribution", runtime.distribution)
+            .field("library", runtime.library).end_object();
+    json.end_array();
     json.field("platform", report.platform_after);
     json.key("variant");
     if (report.variant) {

@@ -37,6 +37,14 @@
 //   finding (`any` false, `finding` says why: nothing resolves, the built-for minor
 //   does not, none from the stated floor does, or the author's range and the
 //   linkable one do not meet), never a pin.
+// - runtime_requirements(needed, shipped, torch_cuda_version, claims): what `repair
+//   --add-runtime-requires` adds to METADATA: for each CUDA library in `needed`
+//   (cuda_runtime_needs) whose major is not the CUDA major of the torch build the wheel
+//   is pinned to ("13.0"; empty: a CPU build or unknown, which brings none), the
+//   distribution that ships it bounded to that major ("nvidia-cuda-runtime-cu12>=12,<13",
+//   "nvidia-cuda-runtime>=13,<14"), once per distribution. None for a library among
+//   `shipped` (the wheel's own) or a distribution any Requires-Dist already names, with
+//   whatever bound or marker: an author's line is never duplicated nor loosened.
 #pragma once
 
 #include "wheelfix/analysis/torch_matrix.hpp"
@@ -71,6 +79,15 @@ struct CudaRuntimeNeed {
     std::string distribution;  // "nvidia-cuda-runtime-cu12"
 };
 std::vector<CudaRuntimeNeed> cuda_runtime_needs(const std::vector<std::string>& needed);
+
+struct RuntimeRequirement {
+    std::string line;          // "nvidia-cuda-runtime-cu12>=12,<13"
+    std::string distribution;  // "nvidia-cuda-runtime-cu12"
+    std::string library;       // "libcudart.so.12": the first NEEDED it brings
+};
+std::vector<RuntimeRequirement> runtime_requirements(const std::vector<std::string>& needed,
+                                                     const std::vector<std::string>& shipped,
+                                                     const std::string& torch_cuda_version, const TorchClaims& claims);
 
 enum class PinMode { truth, range };
 

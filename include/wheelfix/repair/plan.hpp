@@ -130,6 +130,9 @@ struct WheelPlan {
     std::vector<wheel::AddedMember> add;
     wheel::DistInfoChanges dist_info;     // rename_to: rename member; replaced: replace metadata
     std::optional<VariantStep> variant;   // label the output as this variant
+    // Requires-Dist lines added to METADATA after the hooks decided (the variant's join
+    // them); a line METADATA already holds is not written twice.
+    std::vector<std::string> requires_dist;
     bool withhold = false;                // decided after the read: write nothing
 };
 

@@ -67,6 +67,7 @@
 
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/analysis/profile_findings.hpp"
+#include "wheelfix/analysis/torch_verdict.hpp"
 #include "wheelfix/policy/profile.hpp"
 #include "wheelfix/repair/graft.hpp"
 #include "wheelfix/repair/load_test.hpp"
@@ -126,6 +127,10 @@ struct RepairOptions {
     // (repair/variant.hpp; abi_dependency :: torch from the pin repair writes). An
     // input already labelled keeps its label, its properties derived again.
     std::optional<VariantRequest> variant;
+    // --add-runtime-requires: METADATA gets a Requires-Dist for each CUDA library the
+    // extensions NEED of another major than the torch build repaired for brings
+    // (analysis::runtime_requirements), through the plan's METADATA step.
+    bool add_runtime_requires = false;
 };
 
 // Output paths taken by the inputs of one run, shared by its workers: two inputs
@@ -188,6 +193,8 @@ struct RepairReport {
     ShimResult shim;                            // symbols, shim member, not_shimmed
     RetagResult retag;                          // names, version, pin, tags
     std::optional<VariantOutcome> variant;      // the variant label and properties written
+    std::vector<analysis::RuntimeRequirement> runtime_requires;  // added with add_runtime_requires
+    std::string runtime_torch_cuda;             // the CUDA version of the torch build they were judged against
     std::string platform_after;
 
     // What is left (judged on the output when written, else from the plan).
