@@ -329,4 +329,53 @@ std::optional<ReleaseTorch> release_torch(const std::vector<std::string>& paths,
     return std::nullopt;
 }
 
+ReleaseMatrix check_torches(const Targets& targets, const std::string& input, const std::vector<std::string>& paths,
+                            PinMode mode, const TorchLoader& load) {
+    const WheelFacts facts = wheel_facts(input);
+    const TorchClaims claims = torch_claims_of(input);
+    abi::IndexOptions options;
+    options.roots = needed_roots(targets);
+    struct Column {
+        abi::AtlasRelease release;  // what judge_install reads: the version and the CUDA build
+        MatrixColumn column;
+        TorchResult torch;
+    };
+    std::vector<Column> loaded;
+    for (const std::string& path : paths) {
+        const abi::SymbolIndex index = load(path, options);
+        if (!wheel::Version::try_parse(public_version(index.torch_version)))
+            throw InputError(path, "torch version unknown (no torch/version.py): the torch verdict needs each torch's version");
+        loaded.push_back({{index.torch_version, index.cuda_version, "", {}, 0},
+                          {index.torch_version, index.cuda_version, "", "", index.source, cuda_note(facts.cuda, index.cuda_version)},
+                          check_against(targets, index)});
+    }
+    std::stable_sort(loaded.begin(), loaded.end(), [](const Column& a, const Column& b) {
+        return abi::torch_version_less(a.release.torch_version, b.release.torch_version);
+    });
+    ReleaseMatrix result;
+    result.report.input = input;
+    result.roots = options.roots;
+    std::vector<MatrixColumn> columns;
+    std::vector<std::vector<abi::ElfCheck>> checks;
+    for (Column& one : loaded) {
+        columns.push_back(one.column);
+        checks.push_back(one.torch.members);
+        result.report.torches.push_back(std::move(one.torch));
+    }
+    result.matrix = build_matrix(std::move(columns), checks);
+    for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
+    for (std::size_t column = 0; column < loaded.size(); ++column)
+        for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row) {
+            MatrixCell& cell = result.matrix.cells[row][column];
+            judge_install(cell, targets.elves[row], loaded[column].release, targets, claims, facts.python_tag, false);
+            if (cell.verdict == Verdict::runtime)
+                result.report.torches[column].install_notes.push_back(targets.elves[row].member + ": " + cell.runtime_note);
+        }
+    std::vector<const abi::ElfImports*> imports;
+    for (const Target& target : targets.elves) imports.push_back(&target.imports);
+    result.stable = stable_abi_use(imports);
+    result.requirement = torch_verdict(result.matrix, result.stable, claims, mode);
+    return result;
+}
+
 }  // namespace wheelfix::analysis

@@ -8,13 +8,13 @@
 // its central-directory size and copied as stored; --verify inflates and hashes
 // every member. With --torch auto every member is read once anyway: hashed for
 // RECORD, its extensions reduced to their imports on the way (analysis/torch_check.hpp)
-// and resolved against each --torch-from; the newest torch they load against is
-// the one retagged for. Exit 0 when written, 1 when --torch auto found no torch the
-// wheel loads against (nothing written), 2 on usage or input errors.
+// and resolved against each --torch-from. Exit 0 when written, 1 when --torch auto
+// found no torch the wheel loads against (nothing written), 2 on usage or input errors.
 //
-// --torch auto without --torch-from, or with atlases among them, is
-// repair/torch_auto.hpp's (the one `--torch auto`, repair's too): the extensions'
-// loader views against every release of the torch atlas, and the torch verdict
+// --torch auto is repair/torch_auto.hpp's (the one `--torch auto`, repair's too):
+// the extensions' loader views against every release of the torch atlas (without
+// --torch-from, or with atlases among them), or against each torch directory, wheel
+// or index given (analysis::check_torches), and either way the torch verdict
 // (analysis/torch_verdict.hpp): METADATA gets its pin (a C++ extension's one minor, a
 // stable-ABI one's linkable range, either within the author's Requires-Dist), the
 // local label names the pin's lowest release (`+torch2.9`). No pin (nothing
@@ -75,8 +75,8 @@ void check_arguments(const RetagArguments& args) {
         throw InputError("--pin", "expected minor, exact, none, range or a specifier like '>=2.9,<2.11', got '" + args.pin + "'");
     if (is_specifier(args.pin) && !wheel::SpecifierSet::try_parse(args.pin))
         throw InputError("--pin", "'" + args.pin + "' is not a PEP 440 specifier like '>=2.9,<2.11'");
-    if (args.pin == "range" && !(args.torch == kTorchAuto && repair::retag_against_atlas(args.torch_from)))
-        throw InputError("--pin range", "needs --torch auto against the torch atlas (or give the range: --pin '>=2.9,<2.11')");
+    if (args.pin == "range" && args.torch != kTorchAuto)
+        throw InputError("--pin range", "needs --torch auto (or give the range: --pin '>=2.9,<2.11')");
     if (!automatic) torch_version_option(args.torch);
     if (args.cuda) wheel::cuda_segment(*args.cuda);
 }
@@ -88,7 +88,7 @@ void check_arguments(const RetagArguments& args) {
 // The --pin the written pin came from, as retag/1 names it.
 std::string pin_mode(const RetagArguments& args, const std::optional<repair::RetagPick>& pick) {
     if (!args.pin.empty()) return args.pin;
-    return pick && pick->releases ? "range" : "minor";
+    return pick ? "range" : "minor";
 }
 
 std::string requirement_text(const std::pair<std::string, std::string>& change) {
@@ -98,11 +98,9 @@ std::string requirement_text(const std::pair<std::string, std::string>& change) 
 void render_text(const repair::RetagOptions& options, const std::optional<repair::RetagPick>& pick,
                  const repair::RetagResult& result, const GlobalOptions& global) {
     if (global.quiet && result.plan.empty()) return;
-    if (pick && pick->releases)
+    if (pick)
         fmt::print("{}{}", render_matrix_text(pick->releases->matrix, palette(global)),
                    torch_requirement_text(pick->requirement, pick->releases->stable));
-    else if (pick)
-        fmt::print("{}torch {}: the newest that loads\n", matrix_text(pick->report), pick->torch->original());
     fmt::print("{} -> {}\n", result.file_name.before, result.file_name.after);
     if (result.fixed_file_name_version)
         fmt::print("  fixed      file name said {}, METADATA {}: METADATA wins\n", *result.fixed_file_name_version,
@@ -127,7 +125,7 @@ repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Vers
                                    const std::optional<repair::RetagPick>& pick) {
     repair::RetagOptions options;
     options.request = {torch, args.cuda, *wheel::parse_local_format(args.local_format)};
-    const bool range = args.pin == "range" || (args.pin.empty() && pick && pick->releases);
+    const bool range = args.pin == "range" || (args.pin.empty() && pick);
     options.pin = range || is_specifier(args.pin) ? wheel::TorchPin::minor
                                                   : *wheel::parse_torch_pin(args.pin.empty() ? "minor" : args.pin);
     if (range) options.pin_specifier = pick->requirement.pin;
@@ -153,10 +151,9 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
                                         torch_loader(global.verbose));
         if (!pick->torch) {
             if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, nullptr, pin_mode(args, pick)));
-            else if (pick->releases)
+            else
                 fmt::print("{}{}nothing written\n", render_matrix_text(pick->releases->matrix, palette(global)),
                            torch_requirement_text(pick->requirement, pick->releases->stable));
-            else fmt::print("{}no torch this wheel loads against: nothing written\n", matrix_text(pick->report));
             return 1;
         }
     }

@@ -87,10 +87,11 @@ RetagPick pick_retag_torch(const std::string& wheel, const std::vector<std::stri
         if (pick.requirement.any) pick.torch = wheel::Version::parse(pick.requirement.lowest);
         return pick;
     }
-    const analysis::Targets targets = analysis::read_targets(wheel);
-    auto newest = analysis::pick_newest_torch(targets, wheel, torches, load);
-    pick.report = std::move(newest.report);
-    pick.torch = std::move(newest.torch);
+    // Torch directories, wheels or indexes alone: their matrix, and the same verdict.
+    pick.releases = analysis::check_torches(analysis::read_targets(wheel), wheel, torches, mode, load);
+    pick.report = pick.releases->report;
+    pick.requirement = pick.releases->requirement;
+    if (pick.requirement.any) pick.torch = wheel::Version::parse(pick.requirement.lowest);
     return pick;
 }
 

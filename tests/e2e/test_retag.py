@@ -276,16 +276,16 @@ class FixVersionAndRefusals(unittest.TestCase):
 
 
 class TorchAuto(unittest.TestCase):
-    def test_picks_the_newest_standin_the_wheel_loads_against(self):
+    def test_the_torch_verdict_over_the_standins(self):
         verdicts = {str(t): check_loads(t) for t in STANDINS}
         self.assertEqual(list(verdicts.values()), [True, False, False], "the sample is built against 2.9 only")
         with wfx.TempDir() as tmp:
             proc = retag(wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", *STANDINS, "-o", tmp)
-            self.assertIn("symbols resolve against: 2.9.0+cu130 yes, 2.10.0+cu130 NO (1 missing), 2.11.0+cu130 NO", proc.stdout)
-            self.assertIn("torch 2.9.0+cu130: the newest that loads", proc.stdout)
+            self.assertRegex(proc.stdout, r"\(wheel\) +ok +NO 1 +NO 2\n")
+            self.assertIn("requirement torch>=2.9.0,<2.10", proc.stdout)
             out = tmp / "sgl_kernel-0.3.21+cu130.torch2.9-cp310-abi3-manylinux2014_x86_64.whl"
             wfx.run("verify", out, check_status=0)
-            self.assertIn("\nRequires-Dist: torch>=2.9,<2.10\n", member_text(out, f"{dist_info_of(out)}/METADATA"))
+            self.assertIn("\nRequires-Dist: torch>=2.9.0,<2.10\n", member_text(out, f"{dist_info_of(out)}/METADATA"))
 
             doc = wfx.run_json("retag", wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", *reversed(STANDINS),
                                "-o", tmp / "json")
@@ -300,13 +300,50 @@ class TorchAuto(unittest.TestCase):
         with wfx.TempDir() as tmp:
             proc = retag(wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", *INDEXES, "-o", tmp / "out",
                          check_status=1)
-            self.assertIn("no torch this wheel loads against: nothing written", proc.stdout)
-            self.assertIn("2.10.0+cu128 NO", proc.stdout)
+            self.assertIn("no pin      no release of the matrix loads it", proc.stdout)
+            self.assertIn("nothing written", proc.stdout)
+            self.assertRegex(proc.stdout, r"\(wheel\) +NO 1 +NO 2\n")  # 2.9.1, then 2.10.0: in version order
             self.assertFalse((tmp / "out").exists())
             doc = wfx.run_json("retag", wfx.SGL_WHEEL, "--torch", "auto", "--torch-from", *INDEXES,
                                "-o", tmp / "out", check_status=1)
             self.assertIsNone(doc["output"])
             self.assertEqual([c["loads"] for c in doc["candidates"]], [False] * len(INDEXES))
+
+    @unittest.skipUnless(shutil.which("gcc"), "needs gcc")
+    def test_torch_directories_give_the_atlas_verdict(self):
+        """A C++ extension whose symbols resolve on every stand-in: retag --torch-from the three
+        directories pins what retag and check give from an atlas of the same three (the minor it
+        was built for), not the newest torch its symbols resolve on."""
+        with wfx.TempDir() as tmp:
+            atlas = tmp / "atlas.gz"
+            wfx.run("index", *STANDINS, "--atlas", atlas, check_status=0)
+            source = tmp / "ext.c"
+            source.write_text('void check_fail(void) __asm__("_ZN3c106detail14torchCheckFailEPKcS2_jRKNSt7__cxx11'
+                              '12basic_stringIcSt11char_traitsIcESaIcEEE");\nvoid f(void) { check_fail(); }\n')
+            subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(tmp / "_C.so"), str(source),
+                            f"-L{STANDINS[0] / 'lib'}", "-lc10"], check=True, capture_output=True)
+            tag = "cp311-cp311-linux_x86_64"
+            for author, expected in (([], ">=2.9.0,<2.10"), (["torch==2.10.*"], None)):
+                directory = tmp / ("author" if author else "plain")
+                directory.mkdir()
+                members = {"ext/_C.so": (tmp / "_C.so").read_bytes()}
+                members.update(wfx.dist_info_members("ext", "1.0", tag))
+                members["ext-1.0.dist-info/METADATA"] += "".join(f"Requires-Dist: {a}\n" for a in author).encode()
+                wheel = wfx.write_wheel(directory / f"ext-1.0-{tag}.whl", members)
+                from_dirs = wfx.run_json("retag", wheel, "--torch", "auto", "--torch-from", *reversed(STANDINS),
+                                         "-o", directory / "dirs")
+                from_atlas = wfx.run_json("retag", wheel, "--torch", "auto", "--torch-from", atlas,
+                                          "-o", directory / "atlas")
+                check = wfx.run_json("check", wheel, "--torch", atlas)
+                self.assertEqual([r["verdict"] for r in from_dirs["matrix"]["releases"]], ["ok", "ok", "ok"])
+                pin = from_dirs["pin"]["specifier"]
+                self.assertEqual(pin, from_atlas["pin"]["specifier"], author)
+                self.assertEqual(f"torch{pin}", check["requirement"]["specifier"], author)
+                self.assertEqual(Path(from_dirs["output"]).name, Path(from_atlas["output"]).name)
+                if expected:
+                    self.assertEqual(pin, expected)  # built for 2.9 (lowest that resolves), not 2.11 (newest)
+                else:
+                    self.assertIn(pin, ("==2.10.*", ">=2.10.0,<2.11,==2.10.*", "==2.10.*,>=2.10.0,<2.11"))
 
     def test_wheel_without_extensions_is_an_input_error(self):
         with wfx.TempDir() as tmp:

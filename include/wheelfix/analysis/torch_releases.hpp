@@ -37,6 +37,12 @@
 //   index of the newest release of the pin (what `repair --torch auto` shims
 //   against), materialised the same way. An atlas that has no release matching is an
 //   InputError naming --torch-release; no atlas at all (none bundled, none given) too.
+// - check_torches(targets, input, paths, mode, load): the same matrix and verdict over
+//   torch directories, torch wheels or index files alone (`retag --torch auto
+//   --torch-from DIR...`): one column per path, ordered by torch version, each cell
+//   judged as an atlas release's is (symbols, the CUDA runtime major of the build),
+//   the verdict torch_verdict()'s, so a torch gives the pin it gives from an atlas. A
+//   path whose torch version is unknown is an InputError naming it.
 // - release_torch(paths, release, options, load): the first of `paths` (installed
 //   torch directories, torch wheels, index files; each loaded by `load` with
 //   `options`) whose torch version's public part is `release` ("2.9.0"): the real
@@ -88,6 +94,9 @@ struct ReleaseMatrix {
 
 ReleaseMatrix check_releases(const Targets& targets, const std::string& input, const ReleaseRequest& request,
                              const TorchLoader& load, bool keep_newest = false);
+
+ReleaseMatrix check_torches(const Targets& targets, const std::string& input, const std::vector<std::string>& paths,
+                            PinMode mode, const TorchLoader& load);
 
 struct ReleaseTorch {
     std::string path;

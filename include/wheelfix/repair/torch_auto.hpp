@@ -27,9 +27,10 @@
 // `plans` must hold one entry per wheel and outlive the run.
 // pick_retag_torch(wheel, torches, mode, load) is `retag --torch auto`'s choice: with
 // no `torches`, or atlases among them (retag_against_atlas), the matrix and verdict
-// of auto_releases (torch: the pin's lowest release); otherwise the newest of the
-// plain torches the wheel loads against (analysis::pick_newest_torch). torch is
-// nullopt when nothing loads.
+// of auto_releases; otherwise the matrix and verdict over the plain torches
+// (analysis::check_torches), so a torch gives the pin it gives from an atlas. Either
+// way `releases` holds them and torch is the pin's lowest release, nullopt when no
+// release is admitted.
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
