@@ -69,6 +69,9 @@ bool resolves(const ImportedSymbol& reference, const Scope& scope) {
     return false;
 }
 
+// The interpreter's C API: defined by the python that imports the extension.
+bool is_python_api(std::string_view name) { return name.starts_with("Py") || name.starts_with("_Py"); }
+
 bool versioned_outside(const ImportedSymbol& reference, const Scope& scope) {
     if (reference.version_file.empty()) return false;
     for (const LibraryExports* library : scope.libraries)
@@ -116,23 +119,27 @@ ElfImports imports_of(const elf::ElfFile& elf) {
 }
 
 ElfCheck check_imports(std::string member, const ElfImports& imports, const SymbolIndex& index,
-                       const SymbolIndex* bundled) {
+                       const SymbolIndex* bundled, const SystemLibrary& is_system) {
     ElfCheck result;
     result.member = std::move(member);
     const Scope scope = search_scope(imports.needed, index, bundled);
     for (const std::string& name : scope.unknown) {
-        const bool uncovered = std::any_of(index.not_covered.begin(), index.not_covered.end(),
+        const bool uncovered = (index.partial && is_torch_library(name)) ||
+                               std::any_of(index.not_covered.begin(), index.not_covered.end(),
                                            [&](const std::string& library) { return library == name; });
         if (uncovered) result.not_covered.push_back(name);
         else if (is_torch_library(name)) result.missing_libraries.push_back(name);
     }
+    const auto system = [&](const std::string& name) { return is_system && is_system(name); };
     const bool outside_libraries = !scope.unknown.empty();
+    const bool only_system_outside = std::all_of(scope.unknown.begin(), scope.unknown.end(), system);
     for (const ImportedSymbol& reference : imports.symbols) {
         const bool torch = is_torch_symbol(reference.name);
         if (resolves(reference, scope)) ++result.resolved;
-        else if (versioned_outside(reference, scope)) ++result.system;
+        else if (versioned_outside(reference, scope)) ++(system(reference.version_file) ? result.system : result.elsewhere);
         else if (reference.weak) ++result.weak_missing;
-        else if (!torch && outside_libraries) ++result.system;
+        else if (!torch && is_python_api(reference.name)) ++result.elsewhere;
+        else if (!torch && outside_libraries) ++(only_system_outside ? result.system : result.elsewhere);
         else if (!result.not_covered.empty()) ++result.uncovered_symbols;
         else result.unresolved.push_back(unresolved_entry(reference, index));
     }

@@ -374,6 +374,7 @@ SymbolIndex load_index_file(const fs::path& index_file, const IndexOptions& opti
     if (bytes.starts_with("\x1f\x8b")) bytes = detail::gunzip(bytes, index_file.string(), kMaxIndexText, "symbol index");
     SymbolIndex index = IndexParser(bytes, index_file).run();
     if (index.source.empty()) index.source = index_file.string();
+    index.partial = true;
     detail::apply_options(index, options, index_file.string());
     return index;
 }

@@ -298,6 +298,7 @@ void write_member(JsonWriter& json, const abi::ElfCheck& check) {
     json.begin_object().field("member", check.member);
     json.field("resolved", static_cast<std::uint64_t>(check.resolved));
     json.field("system", static_cast<std::uint64_t>(check.system));
+    json.field("elsewhere", static_cast<std::uint64_t>(check.elsewhere));
     json.field("weak_missing", static_cast<std::uint64_t>(check.weak_missing));
     json.field("unresolved", static_cast<std::uint64_t>(check.unresolved.size()));
     json.string_array("missing_libraries", check.missing_libraries).end_object();
@@ -311,6 +312,10 @@ void write_torch(JsonWriter& json, const TorchResult& torch) {
     json.key("missing_libraries").begin_array();
     for (const GroupedLibrary& library : torch.missing_libraries)
         json.begin_object().field("name", library.name).string_array("needed_by", library.needed_by).end_object();
+    json.end_array().key("not_covered").begin_array();
+    for (const GroupedLibrary& library : torch.not_covered)
+        json.begin_object().field("name", library.name).field("reason", torch.uncovered_reason(library.name))
+            .string_array("needed_by", library.needed_by).end_object();
     json.end_array().key("unresolved").begin_array();
     for (const GroupedSymbol& group : torch.unresolved) write_unresolved(json, group);
     json.end_array().key("members").begin_array();

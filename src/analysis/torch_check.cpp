@@ -4,6 +4,7 @@
 
 #include "wheelfix/analysis/loader_view.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
+#include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/zip/archive.hpp"
@@ -35,6 +36,10 @@ void group_libraries(TorchResult& result) {
     for (const abi::ElfCheck& check : result.members)
         for (const std::string& name : check.missing_libraries) groups[name].push_back(check.member);
     for (auto& [name, members] : groups) result.missing_libraries.push_back({name, std::move(members)});
+    std::map<std::string, std::vector<std::string>> uncovered;
+    for (const abi::ElfCheck& check : result.members)
+        for (const std::string& name : check.not_covered) uncovered[name].push_back(check.member);
+    for (auto& [name, members] : uncovered) result.not_covered.push_back({name, std::move(members)});
 }
 
 
@@ -150,10 +155,22 @@ std::string CheckReport::first_resolving(std::size_t from, const std::string& sy
     return {};
 }
 
+std::string TorchResult::uncovered_reason(const std::string& library) const {
+    return partial ? "the index is partial: no " + library : "the index does not cover it";
+}
+
+bool is_system_library(std::string_view needed) {
+    for (const bool musl : {false, true}) {
+        const policy::NamedClass named = policy::classify_name(policy::library_classes(), needed, musl).named;
+        if (named == policy::NamedClass::system || named == policy::NamedClass::driver) return true;
+    }
+    return false;
+}
+
 TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index) {
     std::vector<abi::ElfCheck> checks;
     for (const Target& target : targets.elves)
-        checks.push_back(abi::check_imports(target.member, target.imports, index, &targets.bundled));
+        checks.push_back(abi::check_imports(target.member, target.imports, index, &targets.bundled, is_system_library));
     return build_torch_result(index, std::move(checks));
 }
 
@@ -172,27 +189,11 @@ TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::E
     result.label = index.label();
     result.torch_version = index.torch_version;
     result.cuda_version = index.cuda_version;
+    result.partial = index.partial;
     result.members = std::move(members);
     group_unresolved(result);
     group_libraries(result);
     return result;
-}
-
-TorchPick pick_newest_torch(const Targets& targets, const std::string& input, const std::vector<std::string>& paths,
-                            const TorchLoader& load) {
-    if (targets.elves.empty()) throw InputError(input, "holds no ELF extensions: --torch auto has nothing to check");
-    abi::IndexOptions options;
-    options.roots = needed_roots(targets);
-    TorchPick pick;
-    pick.report.input = input;
-    for (const std::string& path : paths) {
-        TorchResult result = check_against(targets, load(path, options));
-        auto version = wheel::Version::try_parse(result.torch_version);
-        if (!version) throw InputError(path, "torch version unknown, so --torch auto cannot retag for it");
-        if (result.loads() && (!pick.torch || *version > *pick.torch)) pick.torch = version;
-        pick.report.torches.push_back(std::move(result));
-    }
-    return pick;
 }
 
 }  // namespace wheelfix::analysis

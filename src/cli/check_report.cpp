@@ -21,16 +21,16 @@ bool member_fails(const abi::ElfCheck& check) { return !check.unresolved.empty()
 std::string member_table(const TorchResult& torch, const GlobalOptions& global, const Palette& colour) {
     bool any_missing_library = std::any_of(torch.members.begin(), torch.members.end(),
                                            [](const abi::ElfCheck& check) { return !check.missing_libraries.empty(); });
-    std::vector<std::string> headers{"member", "resolved", "system", "weak", "unresolved"};
+    std::vector<std::string> headers{"member", "resolved", "system", "elsewhere", "weak", "unresolved"};
     if (any_missing_library) headers.push_back("missing libraries");
     Table table(std::move(headers));
     table.indent(2);
-    for (std::size_t column = 1; column <= 4; ++column) table.align(column, Align::right);
+    for (std::size_t column = 1; column <= 5; ++column) table.align(column, Align::right);
     for (const abi::ElfCheck& check : torch.members) {
         if (!global.verbose && (global.quiet || !member_fails(check))) continue;
         std::string unresolved = std::to_string(check.unresolved.size());
         std::vector<std::string> row{check.member, std::to_string(check.resolved), std::to_string(check.system),
-                                     std::to_string(check.weak_missing),
+                                     std::to_string(check.elsewhere), std::to_string(check.weak_missing),
                                      check.unresolved.empty() ? unresolved : colour.bad(unresolved)};
         if (any_missing_library) row.push_back(colour.bad(join(check.missing_libraries, " ")));
         table.add_row(std::move(row));
@@ -69,6 +69,9 @@ std::string torch_text(const TorchResult& torch, const GlobalOptions& global, co
     for (const GroupedLibrary& library : torch.missing_libraries)
         out += fmt::format("  {}: {} (needed by {})\n", colour.bad("missing library"), library.name,
                            join(library.needed_by, ", "));
+    for (const GroupedLibrary& library : torch.not_covered)
+        out += fmt::format("  {}: {} ({}; needed by {})\n", colour.warn("not covered"), library.name,
+                           torch.uncovered_reason(library.name), join(library.needed_by, ", "));
     for (const GroupedSymbol& group : torch.unresolved) out += unresolved_text(group, global, colour);
     return out;
 }
@@ -82,8 +85,13 @@ std::string torch_text(const TorchResult& torch, const GlobalOptions& global, co
 std::string matrix_text(const CheckReport& report, const Palette& colour) {
     std::vector<std::string> cells;
     for (const TorchResult& torch : report.torches)
-        cells.push_back(torch.loads() ? torch.label + " " + colour.good("yes")
-                                      : fmt::format("{} {} ({} missing)", torch.label, colour.bad("NO"), torch.missing()));
+        if (torch.loads())
+            cells.push_back(torch.label + " " + colour.good("yes"));
+        else if (torch.missing() == 0 && !torch.not_covered.empty())
+            cells.push_back(fmt::format("{} {} ({})", torch.label, colour.warn("not covered"),
+                                        torch.uncovered_reason(torch.not_covered.front().name)));
+        else
+            cells.push_back(fmt::format("{} {} ({} missing)", torch.label, colour.bad("NO"), torch.missing()));
     return "symbols resolve against: " + join(cells, ", ") + "\n";
 }
 
@@ -100,7 +108,7 @@ std::string explain_releases_text(const analysis::ReleaseMatrix& run, const Glob
     const auto& torches = run.report.torches;
     std::string out;
     for (const auto& [i, j] : run.report.same_miss_runs()) {
-        if (torches[i].loads()) continue;
+        if (torches[i].missing() == 0) continue;  // not covered and runtime cells are named in the matrix's lines
         const std::string releases = torches[i].label + (j == i ? "" : " … " + torches[j].label);
         out += fmt::format("{} ({} missing, each once):\n", colour.strong("torch " + releases), torches[i].missing());
         for (const GroupedLibrary& library : torches[i].missing_libraries)

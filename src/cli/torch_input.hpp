@@ -11,7 +11,7 @@
 namespace wheelfix::cli {
 
 abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options, bool verbose);
-// load_torch as the analysis layer's loader (analysis::check_releases, pick_newest_torch).
+// load_torch as the analysis layer's loader (analysis::check_releases, check_torches).
 analysis::TorchLoader torch_loader(bool verbose);
 // Each of index.notes on stderr as "wheelfix: note: ..." (what the loader skipped).
 void print_notes(const abi::SymbolIndex& index);

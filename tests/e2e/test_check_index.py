@@ -203,9 +203,11 @@ class IndexAndWheelForms(unittest.TestCase):
                                      "--libs", "libc10*", check_status=0).stdout)
             self.assertEqual([lib["file_name"] for lib in doc["libraries"]], ["libc10.so", "libc10_cuda.so"])
             self.assertEqual(doc["schema"], "wheelfix.index/1")
-            # libtorch_cuda.so is not in this index: check says which library is missing.
+            # libtorch_cuda.so is not in this index: check says the index does not cover it (never "missing").
             torch = check_json(tmp / "c10.idx", status=1)["torches"][0]
-            self.assertEqual([lib["name"] for lib in torch["missing_libraries"]], ["libtorch_cuda.so"])
+            self.assertEqual(torch["missing_libraries"], [])
+            self.assertEqual([lib["name"] for lib in torch["not_covered"]], ["libtorch_cuda.so"])
+            self.assertFalse(torch["loads"])
             self.assertEqual(wfx.run("index", TREES["2.9.0"], "-o", tmp / "x.idx", "--libs", "nomatch*").returncode, 2)
 
     def test_a_torch_wheel_gives_the_tree_answer(self):
@@ -279,6 +281,66 @@ class BadInputs(unittest.TestCase):
                 self.assertIn(str(torch), stderr)
                 self.assertIn(problem, stderr)
                 self.assertNotIn("no-such.whl", stderr)
+
+
+@unittest.skipUnless(shutil.which("gcc"), "needs gcc")
+class PartialIndex(unittest.TestCase):
+    """An index file holds a selection of a torch's libraries (data/torch-index: seven, not
+    libtorch_python.so): a torch library it lacks is "not covered (the index is partial: no
+    libX)", never "missing", and never "loads" either."""
+    INDEX = wfx.SOURCE_DIR / "data" / "torch-index" / "torch-2.10.0+cu128.index.gz"
+
+    def test_a_library_the_index_lacks_is_not_covered(self):
+        with wfx.TempDir() as tmp:
+            (tmp / "lib").mkdir()
+            (tmp / "lib" / "python.c").write_text("void* THPVariable_Wrap(void* v) { return v; }\n")
+            subprocess.run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libtorch_python.so", "-o",
+                            str(tmp / "lib" / "libtorch_python.so"), str(tmp / "lib" / "python.c")], check=True)
+            (tmp / "ext.c").write_text("void* THPVariable_Wrap(void*);\nvoid* f(void* p) { return THPVariable_Wrap(p); }\n")
+            subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(tmp / "_C.so"), str(tmp / "ext.c"),
+                            f"-L{tmp / 'lib'}", "-ltorch_python"], check=True)
+            tag = "cp311-cp311-linux_x86_64"
+            members = {"ext/_C.so": (tmp / "_C.so").read_bytes()}
+            members.update(wfx.dist_info_members("ext", "1.0", tag))
+            wheel = wfx.write_wheel(tmp / f"ext-1.0-{tag}.whl", members)
+            self.assert_not_covered(wheel, "ext/_C.so")
+            # The same library absent from a torch directory is missing: the directory shows all it has.
+            doc = check_json(TREES["2.10.0"], target=wheel, status=1)
+            self.assertEqual([lib["name"] for lib in doc["torches"][0]["missing_libraries"]], ["libtorch_python.so"])
+            self.assertEqual(doc["torches"][0]["not_covered"], [])
+
+    def test_real_torchvision_against_the_index_of_its_own_release(self):
+        """torchvision 0.24.1 (built for torch 2.9.1) NEEDs libtorch_python.so: no false NO."""
+        sys.path.insert(0, str(Path(__file__).parent))
+        from test_torch_verdict import fetch  # downloads into the verdict cache, or skips saying why
+        wheel = fetch("torchvision==0.24.1")
+        index = wfx.SOURCE_DIR / "data" / "torch-index" / "torch-2.9.1+cu128.index.gz"
+        doc = check_json(index, target=wheel, status=1)
+        torch = doc["torches"][0]
+        self.assertEqual(torch["missing_libraries"], [])
+        self.assertEqual(torch["unresolved"], [])
+        self.assertEqual([lib["name"] for lib in torch["not_covered"]], ["libtorch_python.so"])
+        self.assertFalse(torch["loads"])
+
+    def assert_not_covered(self, wheel, member):
+        doc = check_json(self.INDEX, target=wheel, status=1)
+        torch = doc["torches"][0]
+        self.assertFalse(torch["loads"])
+        self.assertEqual(torch["missing_libraries"], [])
+        self.assertEqual(torch["unresolved"], [])
+        self.assertEqual(torch["not_covered"], [{"name": "libtorch_python.so", "needed_by": [member],
+                                                 "reason": "the index is partial: no libtorch_python.so"}])
+        text = wfx.run("check", wheel, "--torch", self.INDEX, check_status=1).stdout
+        self.assertIn(f"not covered: libtorch_python.so (the index is partial: no libtorch_python.so; needed by {member})",
+                      text)
+        self.assertIn("2.10.0+cu128 not covered (the index is partial: no libtorch_python.so)", text)
+        self.assertNotIn("missing", text)
+        # As a column of a matrix (retag --torch auto --torch-from FILE): not covered, so no pin.
+        with wfx.TempDir() as tmp:
+            doc = wfx.run_json("retag", wheel, "--torch", "auto", "--torch-from", self.INDEX, "-o", tmp / "out",
+                               check_status=1)
+            self.assertEqual(doc["matrix"]["releases"][0]["verdict"], "not covered")
+            self.assertIsNone(doc["output"])
 
 
 if __name__ == "__main__":

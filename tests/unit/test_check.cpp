@@ -111,7 +111,8 @@ TEST_CASE("the sample extension loads against the torch 2.9 stand-in") {
     CHECK(check.unresolved.empty());
     CHECK(check.missing_libraries.empty());
     CHECK(check.resolved == 5);  // the five torch imports the manifest lists
-    CHECK(check.system > 0);     // libc, libstdc++, libcudart
+    CHECK(check.system == 0);    // check_elf is given no judge of what is the system's:
+    CHECK(check.elsewhere > 0);  // libc, libstdc++, libcudart are all left outside torch
 }
 
 TEST_CASE("against 2.10 c10_cuda_check_implementation is missing, with a forwardable successor") {
@@ -154,6 +155,15 @@ TEST_CASE("the search scope is NEEDED, breadth-first, by SONAME") {
     const abi::ElfCheck torch_missing =
         abi::check_imports("x.so", imports({"libtorch_python.so", "libcudart.so.13"}, {}), index);
     CHECK(torch_missing.missing_libraries == std::vector<std::string>{"libtorch_python.so"});
+    // An index file is a selection of a torch's libraries: what it lacks is not covered, never missing.
+    auto partial = index;
+    partial.partial = true;
+    const abi::ElfCheck uncovered =
+        abi::check_imports("x.so", imports({"libtorch_python.so", "libcudart.so.13"}, {{"THPVariable_Wrap", "", "", false}}),
+                           partial);
+    CHECK(uncovered.missing_libraries.empty());
+    CHECK(uncovered.not_covered == std::vector<std::string>{"libtorch_python.so"});
+    CHECK((uncovered.unresolved.empty() && uncovered.uncovered_symbols == 1));
 }
 
 TEST_CASE("a near miss exported under two versions is listed once (issue 16: printed twice)") {
@@ -179,12 +189,33 @@ TEST_CASE("symbol versions are honoured as glibc's check_match does") {
     const abi::ElfCheck wrong = check({"v1", "V7", "libB.so", false});
     REQUIRE(wrong.unresolved.size() == 1);
     CHECK(wrong.unresolved[0].version == "V7");
-    CHECK(check({"memcpy", "GLIBC_2.14", "libc.so.6", false}).system == 1);  // versioned against the system
     CHECK(check({"gone", "", "", true}).weak_missing == 1);                 // weak: not an error
     CHECK(check({"gone", "", "", false}).unresolved.size() == 1);           // every NEEDED is in the index
-    const abi::ElfCheck outside =
-        abi::check_imports("x.so", imports({"libA.so", "libm.so.6"}, {{"gone", "", "", false}}), index);
-    CHECK(outside.system == 1);  // may come from libm
+}
+
+TEST_CASE("system is only what the system's libraries define") {
+    const auto index = two_library_index({{"plain", "", true, 2}});
+    const abi::SystemLibrary system = [](std::string_view name) { return name == "libc.so.6" || name == "libm.so.6"; };
+    auto check = [&](std::vector<std::string> needed, abi::ImportedSymbol symbol) {
+        return abi::check_imports("x.so", imports(std::move(needed), {std::move(symbol)}), index, nullptr, system);
+    };
+    const abi::ElfCheck glibc = check({"libA.so", "libc.so.6"}, {"memcpy", "GLIBC_2.14", "libc.so.6", false});
+    CHECK((glibc.system == 1 && glibc.elsewhere == 0));  // versioned against a system library
+    const abi::ElfCheck cudart =
+        check({"libA.so", "libc.so.6", "libcudart.so.12"}, {"cudaMalloc", "libcudart.so.12", "libcudart.so.12", false});
+    CHECK((cudart.system == 0 && cudart.elsewhere == 1));  // NVIDIA's runtime is not the system's
+    const abi::ElfCheck libm = check({"libA.so", "libm.so.6"}, {"gone", "", "", false});
+    CHECK((libm.system == 1 && libm.elsewhere == 0));  // may come from libm, the only library outside
+    const abi::ElfCheck private_lib = check({"libA.so", "libm.so.6", "libprivate.so"}, {"gone", "", "", false});
+    CHECK((private_lib.system == 0 && private_lib.elsewhere == 1));  // may come from libprivate.so
+    const abi::ElfCheck python = check({"libA.so", "libc.so.6"}, {"PyLong_FromLong", "", "", false});
+    CHECK((python.system == 0 && python.elsewhere == 1));  // the interpreter's
+    const abi::ElfCheck thp = check({"libA.so", "libc.so.6"}, {"THPVariable_Wrap", "", "", false});
+    CHECK((thp.system == 0 && thp.unresolved.size() == 1 && thp.unresolved[0].is_torch));  // torch's, never the system's
+    // Without a judge of what is the system's, nothing is counted as the system's.
+    const abi::ElfCheck unjudged = abi::check_imports("x.so", imports({"libA.so", "libc.so.6"},
+                                                                      {{"memcpy", "GLIBC_2.14", "libc.so.6", false}}), index);
+    CHECK((unjudged.system == 0 && unjudged.elsewhere == 1));
 }
 
 TEST_CASE("an export under another version is a near miss") {

@@ -5,9 +5,14 @@
 // one extension: through the NEEDED libraries found in the index by SONAME/file
 // name (breadth-first, as ld.so's search scope), honouring symbol versions (a
 // versioned reference needs that version; an unversioned one takes the default).
-// Weak undefined symbols that do not resolve are not errors. References versioned
-// against system libraries (libc, libstdc++, libgcc_s, libm, CUDA libraries not in
-// the index) are counted apart as `system`: they are the system's business.
+// Weak undefined symbols that do not resolve are not errors. What resolves nowhere
+// in the index and is not torch's is counted apart by who may define it: `system`
+// when that is a library `is_system` says is the system's (the platform's allowed
+// libraries and the GPU driver: policy's classes, which the caller passes): a
+// reference versioned against one, or an unversioned one when every NEEDED library
+// outside the index is the system's; else `elsewhere` (versioned against, or possibly
+// from, a library neither torch nor the system provides, such as libcudart.so.12, or
+// the interpreter's Py* functions). Without `is_system` no library is the system's.
 // For each unresolved torch symbol: its demangled name and the near misses the
 // index exports — same qualified function name, different parameter list — each
 // classified by signature.hpp's rules (forwardable and why, or not and why), best
@@ -22,14 +27,16 @@
 // a torch library (libc10*, libtorch*, libcaffe2*, libshm*) and left to the system
 // otherwise; an unversioned reference that resolves nowhere is counted as system
 // when some NEEDED library is outside the index (it may come from there), else it
-// is unresolved. A NEEDED name the index lists as not covered is `not_covered`, and
-// the torch references that do not resolve are then counted as uncovered.
+// is unresolved (`elsewhere` and `system` above say which). A NEEDED name the index lists as not covered, or a torch library a
+// partial index (an index file) lacks, is `not_covered`, and the torch references that
+// do not resolve are then counted as uncovered.
 #pragma once
 
 #include "wheelfix/abi/signature.hpp"
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/elf/elf_file.hpp"
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +67,7 @@ struct ElfCheck {
     std::size_t uncovered_symbols = 0;
     std::size_t resolved = 0;
     std::size_t system = 0;                      // left to the system's libraries
+    std::size_t elsewhere = 0;                   // left to other libraries outside the index, or the interpreter
     std::size_t weak_missing = 0;                // weak references nothing defines (not errors)
     std::vector<Unresolved> unresolved;          // torch and other non-system misses
 };
@@ -78,8 +86,9 @@ struct ElfImports {
 
 ElfImports imports_of(const elf::ElfFile& elf);
 
+using SystemLibrary = std::function<bool(std::string_view needed_name)>;
 ElfCheck check_imports(std::string member, const ElfImports& imports, const SymbolIndex& index,
-                       const SymbolIndex* bundled = nullptr);
+                       const SymbolIndex* bundled = nullptr, const SystemLibrary& is_system = {});
 ElfCheck check_elf(std::string member, const elf::ElfFile& elf, const SymbolIndex& index);
 
 // True for file names of torch's own libraries: libc10*, libtorch*, libcaffe2*, libshm*.

@@ -87,6 +87,9 @@ struct SymbolIndex {
     // Libraries this torch ships that the index does not cover (an atlas release without
     // the asked CPython tag's libtorch_python): check reports them "not covered", never missing.
     std::vector<std::string> not_covered;
+    // An index file: a selection of a torch's libraries (`index --libs`, as the files of
+    // data/torch-index hold seven), so a torch library it lacks is not covered, never missing.
+    bool partial = false;
 
     const LibraryExports* find_library(std::string_view soname_or_file) const;
     // The label `check` prints for this torch: the version, else the source path.

@@ -24,11 +24,7 @@
 //   unresolved symbols by (name, version) with the members needing each, sorted by
 //   demangled name; missing libraries by name. A torch "loads" when nothing is
 //   missing.
-// - pick_newest_torch() checks the targets against each torch path in turn
-//   (`load` reads one, so the caller can report what it read) and picks the newest
-//   torch version that loads; nullopt when none does. A torch without a version is
-//   an InputError naming its path (retag cannot name a torch it does not know),
-//   raised before the next path is read; no targets is an InputError naming input.
+// - TorchLoader reads one torch path (the caller's, so it can report what it read).
 #pragma once
 
 #include "wheelfix/abi/check.hpp"
@@ -73,13 +69,20 @@ struct TorchResult {
     std::vector<abi::ElfCheck> members;
     std::vector<GroupedSymbol> unresolved;
     std::vector<GroupedLibrary> missing_libraries;
+    // NEEDED libraries the torch's index does not cover (abi::SymbolIndex::not_covered,
+    // partial): nothing is known of them, so the torch does not "load", nor is anything missing.
+    std::vector<GroupedLibrary> not_covered;
+    bool partial = false;  // an index file: what it lacks is "the index is partial", not "missing"
+    // Why nothing is known of a not-covered library: "the index is partial: no libX" for an
+    // index file (a selection of a torch's libraries), else "the index does not cover it".
+    std::string uncovered_reason(const std::string& library) const;
     // What the install lacks beside the symbols ("member: needs nvidia-cuda-runtime-cu12 beside
     // torch (…)"), judged against an atlas release (torch_releases.hpp); empty otherwise.
     std::vector<std::string> install_notes;
 
     std::size_t missing() const { return unresolved.size() + missing_libraries.size(); }
     // Every symbol resolves and the install brings what the members need: not a load test.
-    bool loads() const { return missing() == 0 && install_notes.empty(); }
+    bool loads() const { return missing() == 0 && install_notes.empty() && not_covered.empty(); }
 };
 
 struct CheckReport {
@@ -107,13 +110,10 @@ abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& op
 TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members);
 TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index);
 
-struct TorchPick {
-    CheckReport report;
-    std::optional<wheel::Version> torch;
-};
+// The system's libraries, for abi::check_imports: the platform's allowed libraries
+// (either libc family) and the GPU driver, by policy's library classes.
+bool is_system_library(std::string_view needed);
 
 using TorchLoader = std::function<abi::SymbolIndex(const std::string& path, const abi::IndexOptions& options)>;
-TorchPick pick_newest_torch(const Targets& targets, const std::string& input, const std::vector<std::string>& paths,
-                            const TorchLoader& load);
 
 }  // namespace wheelfix::analysis
