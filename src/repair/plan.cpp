@@ -57,7 +57,7 @@ struct Bounded {
     elf::ElfFile parse() const { return bytes->parse(); }
 };
 
-// A member kept after its read (hooks.on_elf asked for it): its bytes, or for a
+// A member kept after its read (its decision reads the wheel): its bytes, or for a
 // bounded one its index and kept ranges, and the one parse of them, which points
 // into those bytes; with hooks.reread_kept a member read whole keeps only its
 // name, and is inflated and parsed again when its edit is planned (a bounded one
@@ -125,18 +125,16 @@ public:
     PlanResult run() {
         const auto refused = plan_.output;
         if (!refused.empty()) refuse_output();
+        if (decision().foresee) foreseen_ = decision().foresee();
         read();
-        if (hooks_.after_read) hooks_.after_read(plan_);
-        if (hooks_.decide) hooks_.decide(plan_, result_);
+        const auto facts = decision().decide ? decision().decide(plan_, result_) : foreseen_;
+        settle(facts.get());
         if (plan_.variant) label_variant();
         add_requirements(plan_.requires_dist);
         if (plan_.output != refused || refused.empty()) refuse_output();
         result_.output = plan_.output;
-        for (auto& step : plan_.edit_elf) {
-            if (step.replan && planned_.contains(step.member)) drop_edit(step.member);
-            step.replan = false;
+        for (const auto& step : plan_.edit_elf)
             if (!planned_.contains(step.member)) edit_kept(step);
-        }
         kept_.clear();
         if (!options_.dry_run && !plan_.withhold) write();
         return std::move(result_);
@@ -152,6 +150,17 @@ private:
     std::map<std::string, zip::PrecompressedMember> edited_;
     std::map<std::string, bool> planned_;  // members whose edit step was planned (true: something changed)
     std::vector<std::unique_ptr<KeptMember>> kept_;
+    // The wheel-wide facts known before the pass (MemberDecision::foresee).
+    std::shared_ptr<const WheelFacts> foreseen_;
+    // A member whose edits read the wheel: its view and what the foreseen facts gave
+    // (the edit made during the pass; nullopt: none, or it waited), asked again once
+    // the facts are final (settle).
+    struct Awaiting {
+        std::string name;
+        std::shared_ptr<const MemberView> view;
+        std::optional<elf::EditRequest> early;
+    };
+    std::vector<Awaiting> awaiting_;
     std::unique_ptr<elf::StreamedElf> streaming_;  // the bounded member being read, until take() owns it
     // Bounded members whose edits were planned before their pass, the digest of the
     // new content that pass computed and the command's reader it fed (plan.hpp, step 2).
@@ -196,13 +205,17 @@ private:
         return sink;
     }
 
-    bool may_speculate() const { return hooks_.speculate && !options_.dry_run; }
+    const MemberDecision& decision() const { return hooks_.decision; }
 
-    // The digest the member's pass should feed, when its edits can be planned now
-    // (only when may_speculate()); with hooks.read_edited, the reader it feeds.
+    bool may_speculate() const { return decision().view && decision().edits_for && !options_.dry_run; }
+
+    // The digest the member's pass should feed, when the decision gives its edits
+    // on its speculative view with the foreseen facts (only when may_speculate());
+    // with hooks.read_edited, the reader it feeds.
     zip::EditedDigest* speculate(const zip::Member& member) {
-        auto edits = speculate_edits(wheel_.archive(), member, [&](const elf::ElfFile& elf) {
-            return hooks_.speculate(member.name, elf);
+        auto edits = speculate_edits(wheel_.archive(), member, [&](const elf::ElfFile& elf) -> std::optional<elf::EditRequest> {
+            const auto answer = decision().edits_for(*decision().view(member.name, elf), foreseen_.get());
+            return answer.waits ? std::nullopt : answer.request;
         });
         if (!edits) return nullptr;
         Speculation& speculation = speculated_[member.name];
@@ -256,12 +269,6 @@ private:
     }
 
     std::string member_label(const std::string& member) const { return label_ + ": " + member; }
-
-    const ElfEditStep* step_for(const std::string& member) const {
-        auto found = std::find_if(plan_.edit_elf.begin(), plan_.edit_elf.end(),
-                                  [&](const ElfEditStep& step) { return step.member == member; });
-        return found == plan_.edit_elf.end() ? nullptr : &*found;
-    }
 
     // Plans the editor's byte edits on the one parse and splices them into the
     // member's stream (skipped in a dry run: the change lines are what it shows).
@@ -345,12 +352,28 @@ private:
         edit(step, kept);
     }
 
-    // A member edited during the read whose edits the hooks changed: its splice and
+    // A member edited during the read whose final edits differ: its step, splice and
     // change record go, to be planned again.
     void drop_edit(const std::string& member) {
         planned_.erase(member);
         edited_.erase(member);
         std::erase_if(result_.changed, [&](const MemberChange& change) { return change.member == member; });
+        std::erase_if(plan_.edit_elf, [&](const ElfEditStep& step) { return step.member == member; });
+    }
+
+    // The whole wheel read and decided: each member whose edits read the wheel is
+    // asked again with the final facts; an early edit they confirm stays, one they
+    // do not is dropped, and the final edits get a step (planned on the kept member,
+    // or on a new read of it).
+    void settle(const WheelFacts* facts) {
+        for (auto& member : awaiting_) {
+            MemberEdits final_edits = decision().edits_for(*member.view, facts);
+            if (final_edits.waits) throw std::logic_error(member.name + ": its edits still wait with the whole wheel read");
+            if (member.early && final_edits.request == member.early) continue;
+            if (member.early) drop_edit(member.name);
+            if (final_edits.request) plan_.edit_elf.push_back({member.name, std::move(*final_edits.request)});
+        }
+        awaiting_.clear();
     }
 
     elf::ElfFile parse(const std::string& member, const zip::InflatedMember& inflated) const {
@@ -361,38 +384,49 @@ private:
         }
     }
 
-    // One ELF member as the read passes it: parsed once, offered to the command,
-    // edited at once when the command planned an edit, kept when it asked.
+    // The member's view as the command reads it on the pass's parse
+    // (MemberDecision::observe, else view); null without a decision.
+    std::shared_ptr<const MemberView> observe(const std::string& name, const elf::ElfFile& elf) const {
+        if (decision().observe) return decision().observe(name, elf);
+        if (decision().view) return decision().view(name, elf);
+        return nullptr;
+    }
+
+    // One ELF member as the read passes it: parsed once, its view taken, edited at
+    // once when the foreseen facts decide an edit, kept when its edits read the wheel.
     void take(const zip::Member& member, zip::InflatedMember& inflated) {
         ++result_.elf_members;
         auto kept = std::make_unique<KeptMember>(KeptMember{member.name, &member, std::move(inflated), std::nullopt, nullptr});
-        bool keep = false;
+        std::shared_ptr<const MemberView> view;
         if (streaming_) {
             kept->bounded = std::make_unique<Bounded>(wheel_.archive(), member, std::move(kept->inflated), std::move(streaming_));
             kept->inflated.windows.clear();
-            keep = offer_bounded(member.name, *kept);
+            view = observe_bounded(member.name, *kept);
         } else {
             kept->elf = parse(member.name, kept->inflated);
-            keep = hooks_.on_elf && hooks_.on_elf(member.name, *kept->elf, plan_);
+            view = observe(member.name, *kept->elf);
         }
-        if (const auto* step = step_for(member.name)) edit(*step, *kept);
-        if (!keep) return;
+        if (!view || !decision().edits_for) return;
+        MemberEdits early = decision().edits_for(*view, foreseen_.get());
+        if (early.waits) early.request.reset();
+        if (early.request) {
+            plan_.edit_elf.push_back({member.name, *early.request});
+            edit(plan_.edit_elf.back(), *kept);
+        }
+        if (!view->reads_wheel && !early.waits) return;
+        awaiting_.push_back({member.name, std::move(view), std::move(early.request)});
         if (hooks_.reread_kept && !kept->bounded)
             kept = std::make_unique<KeptMember>(KeptMember{member.name, &member, {}, std::nullopt, nullptr});
         kept_.push_back(std::move(kept));
     }
 
-    // Parses a bounded member and lets the command read it (hooks.on_elf, run
-    // here and not again by take()): what they find missing is fetched and they
-    // run again, the plan as it was before the failed run.
-    bool offer_bounded(const std::string& name, KeptMember& kept) {
-        const std::size_t steps = plan_.edit_elf.size(), added = plan_.add.size();
+    // Parses a bounded member and takes its view: what that finds missing is
+    // fetched and it runs again (so observe must not act before it has read).
+    std::shared_ptr<const MemberView> observe_bounded(const std::string& name, KeptMember& kept) {
         try {
             return kept.bounded->with_fetch([&] {
-                plan_.edit_elf.resize(steps);
-                plan_.add.resize(added);
                 kept.elf = kept.bounded->parse();
-                return hooks_.on_elf && hooks_.on_elf(name, *kept.elf, plan_);
+                return observe(name, *kept.elf);
             });
         } catch (const elf::ElfError& error) {
             throw InputError(member_label(name), std::string("invalid ELF: ") + error.what());
@@ -401,7 +435,7 @@ private:
 
     void read() {
         if (options_.digests) {
-            if (!plan_.edit_elf.empty() || hooks_.on_elf)
+            if (!plan_.edit_elf.empty() || decision().edits_for)
                 throw std::logic_error("a plan that edits ELF members needs the executor's own read");
             result_.digests = *options_.digests;
         } else {

@@ -80,6 +80,20 @@ std::optional<elf::EditPlan> plan_for(const RelinkOptions& options, const std::s
     }
 }
 
+// What relink's decision reads of a member: the request its options give for the
+// member's place and search path (nullopt: no dynamic section, nothing to edit).
+// It reads nothing of the wheel.
+struct RelinkView : MemberView {
+    std::optional<elf::EditRequest> request;
+};
+
+std::shared_ptr<const MemberView> relink_view(const RelinkOptions& options, const std::string& member,
+                                              const elf::ElfFile& elf) {
+    auto view = std::make_shared<RelinkView>();
+    if (elf.has_dynamic()) view->request = request_for(options, elf, wheel::directory_depth(member));
+    return view;
+}
+
 MemberChange change_record(std::string name, const elf::EditPlan& plan, std::uint64_t size_before) {
     MemberChange change;
     change.member = std::move(name);
@@ -157,20 +171,16 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkO
     plan.overwrite = options.overwrite;
     PlanHooks hooks;
     hooks.reads = [&](const zip::Member& member) { return is_selected(options, member.name); };
-    hooks.on_elf = [&](const std::string& member, const elf::ElfFile& elf, WheelPlan& steps) {
-        ++result.elf_members;
-        if (elf.has_dynamic())
-            steps.edit_elf.push_back({member, request_for(options, elf, wheel::directory_depth(member))});
-        return false;
+    hooks.decision.view = [&](const std::string& member, const elf::ElfFile& elf) { return relink_view(options, member, elf); };
+    hooks.decision.edits_for = [](const MemberView& view, const WheelFacts*) {
+        return MemberEdits{static_cast<const RelinkView&>(view).request};
     };
-    hooks.speculate = [&](const std::string& member, const elf::ElfFile& elf) -> std::optional<elf::EditRequest> {
-        if (!elf.has_dynamic()) return std::nullopt;
-        return request_for(options, elf, wheel::directory_depth(member));
-    };
-    hooks.after_read = [&](WheelPlan&) {
-        if (!options.only.empty() && result.elf_members == 0)
+    hooks.decision.decide = [&](WheelPlan&, const PlanResult& read) -> std::shared_ptr<const WheelFacts> {
+        result.elf_members = read.elf_members;
+        if (!options.only.empty() && read.elf_members == 0)
             throw InputError(wheel_path.string(), options.exclude.empty() ? "--only matches no ELF member"
                                                                           : "--only matches no ELF member --exclude leaves");
+        return nullptr;
     };
     ExecuteOptions execute;
     execute.dry_run = options.dry_run;

@@ -26,28 +26,31 @@
 namespace wheelfix::repair {
 namespace {
 
-// An extension whose edits wait for the shim's name (none was foreseen) or the
-// graft plan: its own relink options and the search path entries its one parse said
-// to drop. It is not kept inflated meanwhile (a wheel's extensions together can be
-// gigabytes) but read again by the executor once its edits are known
-// (PlanHooks::reread_kept).
-struct PendingMember {
-    std::string name;
+// What repair's decision reads of an ELF member (the loader's view of it): its
+// linkage (NEEDED, search path, CUDA runtime, symbol-version floor), whether it
+// imports torch functions the torch lacks, and the relink the profile gives it.
+struct RepairView : MemberView {
     int depth = 0;
-    RelinkOptions options;
-    std::vector<std::string> dropped;
+    bool skipped = false;      // --skip-member: never edited
+    bool has_dynamic = false;
+    bool relocatable = false;  // ET_REL: --strip leaves it
+    analysis::ElfReport linkage;
     bool needs_shim = false;
-    std::size_t elf = 0;  // index into the read's ElfReports
+    bool may_graft = false;
+    RelinkOptions relink;               // the profile's and the general rules' relink
+    std::vector<std::string> dropped;   // the search path entries that relink drops
 };
 
-// A member edited while it was read although its edits depend on the whole wheel:
-// with the links foreseen before the pass (repair/foresight.hpp; graft links from
-// its own search path when the grafts were not foreseen: repair/graft.hpp
-// early_links). Checked against the shim and grafts the whole read decides: waits
-// like a PendingMember, and is edited again, when they differ.
-struct EarlyMember {
-    PendingMember member;  // its own relink, without the shim's or the grafts' links
-    Links applied;         // the links it was edited with
+// The wheel-wide facts repair's decision reads. Before the pass (whole false): the
+// shim's links and the graft plan as foreseen (repair/foresight.hpp), either
+// nullopt when not foreseen. After the whole read: the shim written (nullopt:
+// none) and the graft plan (nullopt: --no-graft).
+struct RepairFacts : WheelFacts {
+    RepairFacts(bool whole_wheel, std::optional<Links> shim_links, std::optional<GraftPlan> graft_plan)
+        : whole(whole_wheel), shim(std::move(shim_links)), grafts(std::move(graft_plan)) {}
+    bool whole = false;
+    std::optional<Links> shim;
+    std::optional<GraftPlan> grafts;
 };
 
 bool excluded(const RepairOptions& options, const std::string& member) { return matches_any(options.skip_member, member); }
@@ -372,8 +375,8 @@ void strip_copy(wheel::AddedMember& copy) {
     if (!plan.edits.empty()) copy.bytes = apply_edits(copy.bytes, plan.edits);
 }
 
-// One repair as the executor's hooks: take() each ELF member on its one parse,
-// decide() after the read, prove() the staged output.
+// One repair as the executor's hooks: observe() each ELF member on its one parse,
+// edits_for() it (the decision), decide() after the read, prove() the staged output.
 class RepairRun {
 public:
     RepairRun(const wheel::Wheel& wheel, const abi::SymbolIndex& index, const RepairOptions& options,
@@ -387,27 +390,33 @@ public:
           planner_(index, wheel.archive().path().string(), options.maps) {}
 
     // Before the read: the shim and the grafts it will decide, foreseen from each
-    // library member's linkage and imports (repair/foresight.hpp), so that the
-    // members needing them are edited, and a big one hashed, in the read itself.
-    void foresee() {
+    // library member's linkage and imports (repair/foresight.hpp).
+    std::shared_ptr<const WheelFacts> foresee() const {
         ForesightRequest request;
         if (!options_.no_torch) request.index = &index_;
         request.maps = options_.maps;
         request.runpath = shim_runpath(profile_);
         if (options_.graft_libraries && grafts_worth_foreseeing(wheel_)) request.graft = &options_.graft;
-        if (request.index || request.graft) foresight_ = repair::foresee(wheel_, request);
+        Foresight foresight;
+        if (request.index || request.graft) foresight = repair::foresee(wheel_, request);
+        return std::make_shared<RepairFacts>(false, std::move(foresight.shim_links), std::move(foresight.grafts));
     }
 
     PlanHooks hooks() {
         PlanHooks hooks;
-        hooks.on_elf = [this](const std::string& member, const elf::ElfFile& elf, WheelPlan& plan) {
-            return take(member, elf, plan);
+        MemberDecision& decision = hooks.decision;
+        decision.view = [this](const std::string& member, const elf::ElfFile& elf) {
+            return with_shim(view_of(member, elf), !options_.no_torch && planner_.examine(member, elf).needs_shim());
         };
-        hooks.decide = [this](WheelPlan& plan, const PlanResult& read) { decide(plan, read); };
+        decision.observe = [this](const std::string& member, const elf::ElfFile& elf) { return observe(member, elf); };
+        decision.edits_for = [this](const MemberView& view, const WheelFacts* facts) {
+            return edits_for(static_cast<const RepairView&>(view), static_cast<const RepairFacts*>(facts));
+        };
+        decision.foresee = [this] { return foresee(); };
+        decision.decide = [this](WheelPlan& plan, const PlanResult& read) { return decide(plan, read); };
         hooks.reread_kept = true;
-        hooks.bounded_reader = analysis::streamed_for_analysis;  // take() analyses every member
+        hooks.bounded_reader = analysis::streamed_for_analysis;  // observe() analyses every member
         hooks.read_edited = [this](const std::string& member, std::uint64_t size) { return read_edited(member, size); };
-        hooks.speculate = [this](const std::string& member, const elf::ElfFile& elf) { return speculate(member, elf); };
         return hooks;
     }
 
@@ -428,7 +437,7 @@ public:
     void finish(const PlanResult& executed) {
         report_.relinked = executed.changed;
         for (const auto& change : executed.changed)
-            if (shim_members_.contains(change.member)) report_.shim.changed.push_back(change);
+            if (report_.shim.shim && needs_shim_.contains(change.member)) report_.shim.changed.push_back(change);
         report_.written = executed.written;
         report_.withdrawn = executed.withdrawn;
     }
@@ -442,14 +451,11 @@ private:
     RepairReport& report_;
     ShimPlanner planner_;
     std::vector<analysis::ElfReport> elves_;
-    std::vector<PendingMember> pending_;
-    std::vector<EarlyMember> early_;
-    std::set<std::string> shim_members_;
+    std::set<std::string> needs_shim_;  // members the decision gives the shim's links when one is written
     std::set<std::string> added_;
     std::optional<analysis::WheelReport> wheel_report_;
     std::string machine_;
     std::map<std::string, analysis::ElfReport> edited_reports_;  // each edited member's new content, analysed
-    Foresight foresight_;                                         // the shim's links and the grafts, foreseen
 
     // An edited member's new content analysed as the splice (or, speculated, the
     // member's read) streams it: what the proof would otherwise read back from the
@@ -466,77 +472,83 @@ private:
         return reader;
     }
 
-    // The edits take() will plan for a big member during its read, asked on a parse
-    // of its dynamic tables before the read (plan.hpp PlanHooks::speculate), with no
-    // effect but the answer: the same relink from the same linkage, with the same
-    // links (early_links_of); nullopt where take() would keep the member waiting or
-    // plan nothing. A wrong answer costs only the second read it saves.
-    std::optional<elf::EditRequest> speculate(const std::string& name, const elf::ElfFile& elf) const {
-        if (excluded(options_, name) || !elf.has_dynamic()) return std::nullopt;
-        const int depth = wheel::directory_depth(name);
-        const auto report = analysis::analyze_linking(name, elf, depth);
-        const bool may_graft = options_.graft_libraries && may_need_graft(report, report.needs.links_musl);
-        const bool needs_shim = !options_.no_torch && planner_.examine(name, elf).needs_shim();
-        const auto relink = member_relink(options_.profile ? profile_ : wiring_for(profile_, report), report, depth);
-        const auto links = early_links_of(needs_shim, may_graft, report);
-        if (!links) return std::nullopt;
-        return request_with(with_links(relink, *links), depth, request_for(relink, elf, depth).remove_search_path, options_.strip);
+    // What the decision reads of a member, on any parse of it (the pass's, or a big
+    // member's speculative one); whether it needs the shim is the caller's to add.
+    RepairView view_of(const std::string& name, const elf::ElfFile& elf) const {
+        RepairView view;
+        view.depth = wheel::directory_depth(name);
+        view.skipped = excluded(options_, name);
+        view.has_dynamic = elf.has_dynamic();
+        view.relocatable = elf.type() == ET_REL;
+        if (view.skipped || !view.has_dynamic) return view;
+        view.linkage = analysis::analyze_linking(name, elf, view.depth);
+        view.may_graft = options_.graft_libraries && may_need_graft(view.linkage, view.linkage.needs.links_musl);
+        view.relink = member_relink(options_.profile ? profile_ : wiring_for(profile_, view.linkage), view.linkage, view.depth);
+        view.dropped = request_for(view.relink, elf, view.depth).remove_search_path;
+        return view;
     }
 
-    // The links a member can be given during the read: the foreseen shim's when it
-    // needs the shim; when it may need a graft, the foreseen grafts', or else those
-    // its own search path gives (early_links); nullopt when one of them is not known
-    // then (its edits wait).
-    std::optional<Links> early_links_of(bool needs_shim, bool may_graft, const analysis::ElfReport& report) const {
-        Links links;
-        if (needs_shim) {
-            if (!foresight_.shim_links) return std::nullopt;
-            links += *foresight_.shim_links;
+    static std::shared_ptr<const MemberView> with_shim(RepairView view, bool needs_shim) {
+        view.needs_shim = needs_shim;
+        view.reads_wheel = !view.skipped && view.has_dynamic && (needs_shim || view.may_graft);
+        return std::make_shared<RepairView>(std::move(view));
+    }
+
+    // One ELF member on the executor's one parse: analysed for the whole-wheel
+    // judgement, taken by the shim planner, and its view for the decision (every
+    // read before anything is recorded: a bounded member's reads may be retried).
+    std::shared_ptr<const MemberView> observe(const std::string& name, const elf::ElfFile& elf) {
+        auto report = analysis::analyze_member(wheel_, name, elf);
+        RepairView view = view_of(name, elf);
+        const bool needs_shim = !options_.no_torch && planner_.take(name, elf);
+        elves_.push_back(std::move(report));
+        if (needs_shim && view.has_dynamic && !view.skipped) needs_shim_.insert(name);
+        return with_shim(std::move(view), needs_shim);
+    }
+
+    // repair's decision about one ELF member, stated once: the relink the profile
+    // and the general rules give it, with the shim's links when it needs the shim and
+    // the grafts' when it may need one, and --strip. It waits when the facts given
+    // do not decide those links: the shim not foreseen, the grafts neither foreseen
+    // nor decidable from the member's own search path (graft.hpp early_links). With
+    // the whole wheel read, a member that needs the shim gets no edits when no shim
+    // is written.
+    MemberEdits edits_for(const RepairView& view, const RepairFacts* facts) const {
+        if (view.skipped) return {};
+        if (!view.has_dynamic) {
+            if (options_.strip && !view.relocatable) return {request_with({}, view.depth, {}, true)};
+            return {};
         }
-        if (may_graft) {
-            auto grafted = foresight_.grafts ? std::optional(foresight_.grafts->links(report))
-                                             : early_links(wheel_, report, options_.graft, shim_directory(wheel_));
-            if (!grafted) return std::nullopt;
+        const bool whole = facts && facts->whole;
+        Links links;
+        if (view.needs_shim) {
+            if (!whole && !(facts && facts->shim)) return {std::nullopt, true};
+            if (!facts->shim) return {};
+            links += *facts->shim;
+        }
+        if (view.may_graft) {
+            std::optional<Links> grafted;
+            if (facts && facts->grafts) grafted = facts->grafts->links(view.linkage);
+            else if (!whole) grafted = early_links(wheel_, view.linkage, options_.graft, shim_directory(wheel_));
+            if (!grafted) return {std::nullopt, true};
             links += *grafted;
         }
-        return links;
+        return {request_with(with_links(view.relink, links), view.depth, view.dropped, options_.strip)};
     }
 
-    // One ELF member on the executor's one parse: analysed, checked against torch
-    // for the shim, its relink planned: edited at once, with the links it can be
-    // given now when it needs the shim or a graft (kept: edited again if the whole
-    // plan disagrees), or left waiting for the shim's name and the graft plan (kept:
-    // read again then).
-    bool take(const std::string& name, const elf::ElfFile& elf, WheelPlan& plan) {
-        auto report = analysis::analyze_member(wheel_, name, elf);
-        int depth = wheel::directory_depth(name);
-        auto relink = member_relink(options_.profile ? profile_ : wiring_for(profile_, report), report, depth);
-        bool needs_shim = options_.no_torch ? false : planner_.take(name, elf);
-        bool may_graft = options_.graft_libraries && may_need_graft(report, report.needs.links_musl);
-        elves_.push_back(std::move(report));
-        if (excluded(options_, name)) return false;
-        if (!elf.has_dynamic()) {
-            if (options_.strip && elf.type() != ET_REL) plan.edit_elf.push_back({name, request_with({}, depth, {}, true)});
-            return false;
+    // The whole wheel read: its judgement, the shim built, the grafts planned, the
+    // retag and platform tag; returns the facts every member's edits are final on.
+    std::shared_ptr<const WheelFacts> decide(WheelPlan& plan, const PlanResult& read) {
+        wheel_report_ = analysis::wheel_report(wheel_, read.digests, std::move(elves_));
+        machine_ = wheel_report_->elves.empty() ? "" : wheel_report_->elves.front().machine;
+        std::optional<GraftPlan> grafts;
+        if (options_.graft_libraries) {
+            grafts = plan_grafts(wheel_, wheel_report_->elves, options_.graft, shim_directory(wheel_));
+            report_.grafted = grafts->grafts;
+            report_.resolution = grafts->resolution;
+            report_.distributions = needed_distributions(wheel_, grafts->resolution);
         }
-        auto dropped = request_for(relink, elf, depth).remove_search_path;
-        if (!needs_shim && !may_graft) {
-            plan.edit_elf.push_back({name, request_with(relink, depth, dropped, options_.strip)});
-            return false;
-        }
-        if (auto applied = early_links_of(needs_shim, may_graft, elves_.back())) {
-            plan.edit_elf.push_back({name, request_with(with_links(relink, *applied), depth, dropped, options_.strip)});
-            early_.push_back({{name, depth, std::move(relink), std::move(dropped), needs_shim, elves_.size() - 1}, std::move(*applied)});
-            return true;
-        }
-        pending_.push_back({name, depth, std::move(relink), std::move(dropped), needs_shim, elves_.size() - 1});
-        return true;
-    }
-
-    // The shim named and the grafts planned, the members waiting for them get
-    // their edit steps; a member edited early whose links the whole plan does not
-    // confirm is planned again (without the edits, when it gets none now).
-    void wire_shim_and_grafts(const GraftPlan* grafts, WheelPlan& plan) {
+        note_what_was_wrong(*wheel_report_, profile_, report_);
         std::optional<Links> shim;
         if (!report_.torch_skipped) {
             auto library = planner_.finish(report_.shim, shim_runpath(profile_));
@@ -548,53 +560,6 @@ private:
                 report_.shim.shim = std::move(library);
             }
         }
-        // The links a member gets, the whole wheel read; nullopt: it gets no edits.
-        auto wanted = [&](const PendingMember& member) -> std::optional<Links> {
-            if (member.needs_shim && !shim) return std::nullopt;
-            Links links;
-            if (member.needs_shim) links += *shim;
-            if (grafts) links += grafts->links(wheel_report_->elves.at(member.elf));
-            return links;
-        };
-        std::set<std::string> replanned;
-        for (auto& [member, applied] : early_) {
-            auto links = wanted(member);
-            if (links && *links == applied) {
-                if (member.needs_shim) shim_members_.insert(member.name);
-                continue;
-            }
-            std::erase_if(plan.edit_elf, [&](const ElfEditStep& step) { return step.member == member.name; });
-            replanned.insert(member.name);
-            pending_.push_back(std::move(member));
-        }
-        early_.clear();
-        for (auto& member : pending_) {
-            const bool again = replanned.contains(member.name);
-            auto links = wanted(member);
-            if (!links) {
-                if (again) plan.edit_elf.push_back({member.name, request_with({}, member.depth, {}, options_.strip), true});  // its early edits undone
-                continue;
-            }
-            if (member.needs_shim) shim_members_.insert(member.name);
-            plan.edit_elf.push_back({member.name, request_with(with_links(member.options, *links), member.depth, member.dropped,
-                                                               options_.strip),
-                                     again});
-        }
-        pending_.clear();
-    }
-
-    void decide(WheelPlan& plan, const PlanResult& read) {
-        wheel_report_ = analysis::wheel_report(wheel_, read.digests, std::move(elves_));
-        machine_ = wheel_report_->elves.empty() ? "" : wheel_report_->elves.front().machine;
-        std::optional<GraftPlan> grafts;
-        if (options_.graft_libraries) {
-            grafts = plan_grafts(wheel_, wheel_report_->elves, options_.graft, shim_directory(wheel_));
-            report_.grafted = grafts->grafts;
-            report_.resolution = grafts->resolution;
-            report_.distributions = needed_distributions(wheel_, grafts->resolution);
-        }
-        note_what_was_wrong(*wheel_report_, profile_, report_);
-        wire_shim_and_grafts(grafts ? &*grafts : nullptr, plan);
         if (grafts)
             for (auto& copy : grafts->added) {
                 if (options_.strip) strip_copy(copy);
@@ -627,6 +592,7 @@ private:
         report_.remaining = unfixable(report_.findings_before);
         drop_kept_tags(options_, report_.remaining);
         plan.withhold = options_.strict && !report_.clean();
+        return std::make_shared<RepairFacts>(true, std::move(shim), std::move(grafts));
     }
 
     // --add-runtime-requires: the CUDA libraries the extensions NEED that the torch build
@@ -727,7 +693,6 @@ RepairReport repair_wheel(const std::filesystem::path& wheel_path, const abi::Sy
     refuse_output_over_input(wheel, early.result.output);
 
     RepairRun run(wheel, index, options, out_dir, report);
-    run.foresee();
     WheelPlan plan;  // its output is named after the read: the platform tag comes from the binaries
     plan.overwrite = options.overwrite;
     auto hooks = run.hooks();

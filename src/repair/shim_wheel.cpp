@@ -1,6 +1,6 @@
-// shim_wheel: the shim foreseen, every extension taken by the ShimPlanner during the
-// one read of the wheel, then the NEEDED/RUNPATH edits of the extensions that need
-// the shim planned and the wheel written once.
+// shim_wheel: shim's decision about each extension (shim_edits: the shim's links
+// when it needs the shim) and the whole-wheel step (the shim built from every
+// extension the ShimPlanner took, METADATA's pin), run by the one executor.
 #include "wheelfix/repair/shim_wheel.hpp"
 #include "wheelfix/repair/retag.hpp"
 
@@ -19,6 +19,42 @@ Links shim_links(const wheel::Wheel& wheel, const abi::ShimLibrary& library) {
     return options;
 }
 
+namespace {
+
+// What shim's decision reads of an extension: where it sits and whether it imports
+// torch functions the target torch lacks.
+struct ShimView : MemberView {
+    int depth = 0;
+    bool needs_shim = false;
+};
+
+std::shared_ptr<const MemberView> shim_view(const std::string& member, bool needs_shim) {
+    auto view = std::make_shared<ShimView>();
+    view->depth = wheel::directory_depth(member);
+    view->needs_shim = needs_shim;
+    view->reads_wheel = needs_shim;
+    return view;
+}
+
+// The shim's links: before the whole read (whole false) the foreseen shim's,
+// nullopt when none was foreseen; after it, the shim written (nullopt: none).
+struct ShimFacts : WheelFacts {
+    ShimFacts(bool whole_wheel, std::optional<Links> links) : whole(whole_wheel), shim(std::move(links)) {}
+    bool whole = false;
+    std::optional<Links> shim;
+};
+
+// shim's decision about one extension: the shim's SONAME as NEEDED and its
+// directory on the search path when it needs the shim and one is written.
+MemberEdits shim_edits(const ShimView& view, const ShimFacts* facts) {
+    if (!view.needs_shim) return {};
+    if (!facts || (!facts->whole && !facts->shim)) return {std::nullopt, true};
+    if (!facts->shim) return {};
+    return {request_for(with_links({}, *facts->shim), view.depth)};
+}
+
+}  // namespace
+
 ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesystem::path& torch,
                       const std::filesystem::path& out_dir, const SymbolMap& maps, bool overwrite, bool dry_run) {
     auto index = abi::load_index(torch);
@@ -31,50 +67,36 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
     plan.overwrite = overwrite;
 
     ShimPlanner planner(index, wheel_path.string(), maps);
-    // The shim foreseen before the read (foresight.hpp): the extensions that need it
-    // are edited as they are read (a big one in its one pass), checked afterwards.
-    ForesightRequest request;
-    request.index = &index;
-    request.maps = maps;
-    const auto foreseen = foresee(wheel, request).shim_links;
-    std::vector<std::string> pending;  // the extensions that need the shim, kept until its name is known
-    std::vector<std::string> early;    // the ones edited with the foreseen shim's links, kept in case it differs
     PlanHooks hooks;
-    hooks.on_elf = [&](const std::string& member, const elf::ElfFile& elf, WheelPlan& steps) {
+    MemberDecision& decision = hooks.decision;
+    decision.view = [&](const std::string& member, const elf::ElfFile& elf) {
+        return shim_view(member, planner.examine(member, elf).needs_shim());
+    };
+    decision.observe = [&](const std::string& member, const elf::ElfFile& elf) {
         ++result.elf_members;
-        if (!planner.take(member, elf)) return false;
-        if (!foreseen) {
-            pending.push_back(member);
-            return true;
-        }
-        steps.edit_elf.push_back({member, request_for(with_links({}, *foreseen), wheel::directory_depth(member))});
-        early.push_back(member);
-        return true;
+        return shim_view(member, planner.take(member, elf));
     };
-    hooks.speculate = [&](const std::string& member, const elf::ElfFile& elf) -> std::optional<elf::EditRequest> {
-        if (!foreseen || !planner.examine(member, elf).needs_shim()) return std::nullopt;
-        return request_for(with_links({}, *foreseen), wheel::directory_depth(member));
+    decision.edits_for = [](const MemberView& view, const WheelFacts* facts) {
+        return shim_edits(static_cast<const ShimView&>(view), static_cast<const ShimFacts*>(facts));
     };
-    hooks.after_read = [&](WheelPlan& steps) {
+    decision.foresee = [&]() -> std::shared_ptr<const WheelFacts> {
+        ForesightRequest request;
+        request.index = &index;
+        request.maps = maps;
+        return std::make_shared<ShimFacts>(ShimFacts{false, foresee(wheel, request).shim_links});
+    };
+    decision.decide = [&](WheelPlan& steps, const PlanResult&) -> std::shared_ptr<const WheelFacts> {
         auto library = planner.finish(result);
-        const auto links = library ? std::optional(shim_links(wheel, *library)) : std::nullopt;
-        const bool as_foreseen = links && links == foreseen;
-        for (const auto& member : early) {
-            if (as_foreseen) continue;
-            std::erase_if(steps.edit_elf, [&](const ElfEditStep& step) { return step.member == member; });
-            steps.edit_elf.push_back({member, links ? request_for(with_links({}, *links), wheel::directory_depth(member)) : elf::EditRequest{},
-                                      true});  // edited again, with the shim written (none: its edits undone)
-        }
-        if (!library) return;
+        if (!library) return std::make_shared<ShimFacts>(ShimFacts{true, std::nullopt});
+        auto facts = std::make_shared<ShimFacts>(ShimFacts{true, shim_links(wheel, *library)});
         result.shim_member = shim_directory(wheel) + "/" + library->file_name;
-        for (const auto& member : pending)
-            steps.edit_elf.push_back({member, request_for(with_links({}, *links), wheel::directory_depth(member))});
         steps.add.push_back({result.shim_member, std::move(library->bytes), 0100755});
         library->bytes.clear();
         result.shim = std::move(library);
         auto pinned = pin_for_torch(wheel, wheel::Version::parse(index.torch_version));
         steps.dist_info.replaced["METADATA"] = std::move(pinned.text);
         result.requirements = std::move(pinned.changes);
+        return facts;
     };
     ExecuteOptions execute;
     execute.dry_run = dry_run;

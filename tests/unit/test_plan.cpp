@@ -47,13 +47,20 @@ TEST_CASE("execute_plan: read_edited gets each edited member's new content once 
     std::map<std::string, Seen> seen;
 
     repair::PlanHooks hooks;
-    hooks.on_elf = [](const std::string& member, const elf::ElfFile& elf, repair::WheelPlan& plan) {
-        if (!elf.has_dynamic()) return false;
+    struct Grown : repair::MemberView {
+        std::optional<elf::EditRequest> request;
+    };
+    hooks.decision.view = [](const std::string&, const elf::ElfFile& elf) {
+        auto view = std::make_shared<Grown>();
+        if (!elf.has_dynamic()) return std::shared_ptr<const repair::MemberView>(view);
         elf::EditRequest edits;
         edits.add_search_path = {"$ORIGIN/" + std::string(300, 'x'), "$ORIGIN/../torch/lib"};
         edits.add_needed = {"libwheelfix_test_added.so.1"};
-        plan.edit_elf.push_back({member, edits});
-        return false;
+        view->request = edits;
+        return std::shared_ptr<const repair::MemberView>(view);
+    };
+    hooks.decision.edits_for = [](const repair::MemberView& view, const repair::WheelFacts*) {
+        return repair::MemberEdits{static_cast<const Grown&>(view).request};
     };
     hooks.read_edited = [&](const std::string& member, std::uint64_t size) {
         Seen& slot = seen[member];
@@ -153,19 +160,38 @@ struct Written {
     std::uint64_t inflated = 0;  // bytes the run inflated (timings)
 };
 
-// relink's hooks with the given speculation; what was written and inflated.
-Written run_with(const fs::path& input, const fs::path& output,
-                 const std::function<std::optional<elf::EditRequest>(const elf::ElfFile&)>& speculate) {
+// The wheel-wide fact of this test's decision: the search path entry every ELF
+// member with a dynamic section gets.
+struct Entry : repair::WheelFacts {
+    explicit Entry(std::string text) : entry(std::move(text)) {}
+    std::string entry;
+};
+
+const std::string kFinalEntry = "$ORIGIN/" + std::string(300, 'r');
+
+// A decision that reads the wheel: the entry is known for certain after the read
+// (kFinalEntry); before it, `foreseen` (nullopt: not foreseen, the member waits).
+// What was written and inflated.
+Written run_with(const fs::path& input, const fs::path& output, const std::optional<std::string>& foreseen) {
     auto wheel = wheel::Wheel::open(input);
     repair::WheelPlan plan;
     plan.output = output;
     repair::PlanHooks hooks;
-    hooks.on_elf = [](const std::string& member, const elf::ElfFile& elf, repair::WheelPlan& steps) {
-        if (elf.has_dynamic()) steps.edit_elf.push_back({member, added_entry("$ORIGIN/" + std::string(300, 'r'))});
-        return false;
+    hooks.decision.view = [](const std::string&, const elf::ElfFile& elf) {
+        auto view = std::make_shared<repair::MemberView>();
+        view->reads_wheel = elf.has_dynamic();
+        return std::shared_ptr<const repair::MemberView>(view);
     };
-    if (speculate)
-        hooks.speculate = [&](const std::string&, const elf::ElfFile& elf) { return speculate(elf); };
+    hooks.decision.edits_for = [](const repair::MemberView& view, const repair::WheelFacts* facts) {
+        if (!view.reads_wheel) return repair::MemberEdits{};
+        if (!facts) return repair::MemberEdits{std::nullopt, true};
+        return repair::MemberEdits{added_entry(static_cast<const Entry*>(facts)->entry)};
+    };
+    if (foreseen)
+        hooks.decision.foresee = [&]() -> std::shared_ptr<const repair::WheelFacts> { return std::make_shared<Entry>(*foreseen); };
+    hooks.decision.decide = [](repair::WheelPlan&, const repair::PlanResult&) -> std::shared_ptr<const repair::WheelFacts> {
+        return std::make_shared<Entry>(kFinalEntry);
+    };
     const auto before = timings::totals()[static_cast<std::size_t>(timings::Phase::inflate)].bytes;
     auto result = repair::execute_plan(wheel, plan, hooks);
     REQUIRE(result.written);
@@ -177,34 +203,26 @@ Written run_with(const fs::path& input, const fs::path& output,
 
 }  // namespace
 
-TEST_CASE("execute_plan: a speculation saves the second read when right and changes no byte when wrong") {
+TEST_CASE("execute_plan: a right foresight saves the second read; a wrong or absent one changes no byte") {
     TempDir dir;
     const fs::path input = big_member_wheel(dir / "in");
     timings::enable();
-    const auto plain = run_with(input, dir / "plain" / input.filename(), {});
-    const auto right = run_with(input, dir / "right" / input.filename(), [](const elf::ElfFile&) {
-        return std::optional(added_entry("$ORIGIN/" + std::string(300, 'r')));
-    });
-    const auto wrong = run_with(input, dir / "wrong" / input.filename(), [](const elf::ElfFile&) {
-        return std::optional(added_entry("$ORIGIN/elsewhere"));
-    });
-    const auto none = run_with(input, dir / "none" / input.filename(), [](const elf::ElfFile&) {
-        return std::optional<elf::EditRequest>();
-    });
+    const auto waited = run_with(input, dir / "waited" / input.filename(), std::nullopt);
+    const auto right = run_with(input, dir / "right" / input.filename(), kFinalEntry);
+    const auto wrong = run_with(input, dir / "wrong" / input.filename(), "$ORIGIN/elsewhere");
     timings::enable(false);
-    CAPTURE(plain.inflated);
+    CAPTURE(waited.inflated);
     CAPTURE(right.inflated);
     CAPTURE(wrong.inflated);
-    CHECK(right.wheel == plain.wheel);
-    CHECK(wrong.wheel == plain.wheel);
-    CHECK(none.wheel == plain.wheel);
-    // Without a speculation the member is inflated by the pass and once more by the
-    // splice's hash (plus the bytes around the edits: here a deflate block of zeros
-    // can span megabytes); a right one costs the head instead of the second pass; a
-    // wrong one costs both.
+    CHECK(right.wheel == waited.wheel);
+    CHECK(wrong.wheel == waited.wheel);
+    // A member that waits for the final facts is inflated by the pass and once more
+    // by the splice's hash (plus the bytes around the edits: here a deflate block of
+    // zeros can span megabytes); with the right facts foreseen its speculation costs
+    // the head instead of the second pass; with wrong ones, its early edit is
+    // dropped and it streams again.
     const std::uint64_t member = repair::kBoundedFrom + (1 << 20);
-    CHECK(plain.inflated >= 2 * member);
-    CHECK(right.inflated + member <= plain.inflated + repair::kSpeculativeHead + (1 << 20));
-    CHECK(wrong.inflated >= plain.inflated);
-    CHECK(none.inflated >= plain.inflated);
+    CHECK(waited.inflated >= 2 * member);
+    CHECK(right.inflated + member <= waited.inflated + repair::kSpeculativeHead + (1 << 20));
+    CHECK(wrong.inflated >= waited.inflated);
 }

@@ -115,6 +115,7 @@ struct EditRequest {
     // runpath here); add_needed adds a name even when it is already NEEDED.
     bool patchelf_rules = false;
 
+    bool operator==(const EditRequest&) const = default;
     bool empty() const;            // no dynamic edit and no interpreter (strip_symbols aside)
     bool touches_dynamic() const;  // anything but the interpreter and the strip
 };

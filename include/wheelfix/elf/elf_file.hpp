@@ -60,6 +60,8 @@ struct ProgramHeader {
     std::uint64_t filesz = 0;
     std::uint64_t memsz = 0;
     std::uint64_t align = 0;
+
+    bool operator==(const ProgramHeader&) const = default;
 };
 
 struct SectionHeader {

@@ -19,32 +19,31 @@
 // 1. Refuses, before reading a byte: an output that is the input file, and (unless
 //   a dry run, which writes nothing) an existing output unless plan.overwrite
 //   (InputError naming the output). A plan whose output is empty before the read
-//   gets it from the hooks (repair: the platform tag comes from the binaries);
+//   gets it from decision.decide (repair: the platform tag comes from the binaries);
 //   an output the hooks named or changed is refused the same way after them.
 // 2. Reads the input once (wheel/scan.hpp): with options.digests given (the caller
 //   already read what it proves, retag), nothing is read and the plan may not edit
 //   ELF members; otherwise every member is hashed, the ones hooks.reads picks (by
 //   default every file member outside the .dist-info directory that is not a
 //   symlink) are inflated whole, and each ELF member among them (by its magic) is
-//   parsed once and handed to hooks.on_elf, which may add an edit step for it to
-//   the plan (relink's options expanded for the member's place) and may ask to keep
-//   it (shim: its edits name a library whose hash is known only after the read).
-//   Edit steps added for a member while it is read are planned and spliced at once,
-//   so memory holds one member at a time beyond the kept ones.
+//   parsed once and its view taken (MemberDecision below: observe, else view).
+//   The decision's answer on the foreseen facts, when it is an edit, is planned and
+//   spliced at once, so memory holds one member at a time beyond the kept ones: a
+//   member whose edits read the wheel (MemberView::reads_wheel) is kept until the
+//   facts are final (step 4).
 //   Memory: an ELF member of kBoundedFrom inflated bytes or more (as the central
 //   directory declares it) that is deflated is not held whole: it streams once
 //   (hashed, its deflate blocks and a window every few MiB recorded,
 //   zip/seekable_member.hpp) while elf/streamed_elf.hpp keeps the ranges the ELF
 //   readers need (headers, program and section headers, the dynamic segment and
-//   its tables); on_elf and the editor run on that partial image, and what they
-//   find missing is inflated again from the nearest window (BytesNotKept: on_elf
-//   then runs again on a plan as it was before its first run, so a hook must not
-//   act outside the plan before it has read what it needs). The splice reads the
-//   bytes around each edit again and streams the member once more for the new
-//   SHA-256 (zip/splice.hpp), unless the pass hashed it already: with
-//   hooks.speculate (relink, repair), the member's edits are first planned on its
-//   start and the ranges wanted past it (repair/speculation.hpp; in the pass's sink,
-//   on its second thread, while the inflate goes on and up to kSpeculationLag bytes
+//   its tables); the view and the editor run on that partial image, and what they
+//   find missing is inflated again from the nearest window (BytesNotKept: observe
+//   then runs again, so it must not act before it has read what it needs). The
+//   splice reads the bytes around each edit again and streams the member once more
+//   for the new SHA-256 (zip/splice.hpp), unless the pass hashed it already: the
+//   decision is first asked on the member's speculative view, its start and the
+//   ranges wanted past it (repair/speculation.hpp; in the pass's sink, on its
+//   second thread, while the inflate goes on and up to kSpeculationLag bytes
 //   queue), and its pass feeds a zip::EditedDigest with those edits beside the
 //   reader, and with hooks.read_edited the command's reader of the new content
 //   (made then, on that thread); when the edits planned after the pass, on the
@@ -54,22 +53,24 @@
 //   and the reader are dropped and the member streams once more. Peak memory: the
 //   kept ranges and the windows (8 MiB at most), not the member; with a
 //   speculation, also its head (16 MiB) and the chunks queued (kSpeculationLag at
-//   most) while it runs.
+//   most) while it runs. No speculation in a dry run.
 //   Stored members and smaller ones are inflated whole.
 //   With hooks.reread_kept a kept member read whole is not held: it is inflated and
 //   parsed again when its edit step is planned (repair: its extensions together can
-//   be gigabytes; only those still waiting for the shim or the grafts are read twice).
+//   be gigabytes; only those that waited for the final facts, or whose early edits
+//   those facts change, are read twice).
 // 3. Proves the read: options.check_record (default wheel::require_record_matches)
-//   on the digests; an error hooks.on_elf raised is thrown after it (a tampered
-//   member explains a broken ELF better than the ELF error does). ELF errors and
-//   edit errors are InputErrors naming "<wheel>: <member>".
-// 4. hooks.after_read(plan) may refuse (InputError) or add steps: edits of kept
-//   members (planned on their one parse), added members, dist-info changes;
-//   hooks.decide(plan, read) is the same with what the read gathered (digests),
-//   for a command that judges the whole wheel first (repair: findings, grafts,
-//   platform tag, output name). A step edited during the read that the hooks mark
-//   `replan` (changed edits) is planned again on its kept parse, its first splice
-//   dropped. plan.withhold is a decision not to write made after the read
+//   on the digests; an error a member's view or edit raised is thrown after it (a
+//   tampered member explains a broken ELF better than the ELF error does). ELF
+//   errors and edit errors are InputErrors naming "<wheel>: <member>".
+// 4. decision.decide(plan, read) makes the whole-wheel decision with what the read
+//   gathered (digests; repair: findings, shim, grafts, platform tag, output name):
+//   it may refuse (InputError) or add steps (added members, dist-info changes), and
+//   returns the final facts. Each kept member is asked again on them: an early edit
+//   they confirm (the same EditRequest) stays; one they do not is dropped with its
+//   splice, and the final edits are planned on the kept member (or a new read of
+//   it). A wrong foresight costs a second read, never a byte.
+//   plan.withhold is a decision not to write made after the read
 //   (repair --strict with findings left): nothing is written, as in a dry run.
 // 5. With options.dry_run (or plan.withhold) nothing is written: the result has
 //   the plan's member changes (what the editor would change) and `written` false.
@@ -112,7 +113,6 @@ inline constexpr std::uint64_t kBoundedFrom = std::uint64_t(64) << 20;
 struct ElfEditStep {
     std::string member;
     elf::EditRequest edits;
-    bool replan = false;  // edited during the read, edits changed since: planned again (kept member)
 };
 
 // The variant the output is labelled as; the executor applies it after the hooks,
@@ -166,31 +166,63 @@ struct EditedReader {
 
 struct PlanResult;
 
+// What a command knows of one ELF member: what its decision reads of the member's
+// loader view (dynamic tables, notes, fatbin headers), reduced to that. Each
+// command derives its own; reads_wheel says its edits also read the wheel-wide
+// facts, so the engine keeps the member until they are final.
+struct MemberView {
+    virtual ~MemberView() = default;
+    bool reads_wheel = false;
+};
+
+// The wheel-wide facts a command's decision reads (the shim to be written, the
+// grafts' names): each command derives its own; null when it reads none.
+struct WheelFacts {
+    virtual ~WheelFacts() = default;
+};
+
+// A decision's answer for one member.
+struct MemberEdits {
+    std::optional<elf::EditRequest> request;  // nullopt: no edit step
+    bool waits = false;  // the facts given do not decide it: asked again on the final facts
+};
+
+// A writing command's decision about its ELF members, stated once: edits_for is a
+// pure function of a member's view and the wheel-wide facts. The engine alone
+// decides when to ask it (contract above): on a big member's speculative view
+// before its pass, on each member's parse during the pass with the foreseen facts,
+// and after the whole read with the final ones; it checks that an early answer
+// equals the final one and reads the member again when not.
+struct MemberDecision {
+    // The member's view on any parse of it (the pass's, a speculative one): no
+    // effect but the answer; may run on the pass's second thread.
+    std::function<std::shared_ptr<const MemberView>(const std::string& member, const elf::ElfFile& elf)> view;
+    // The same on the pass's one parse, which may also gather what the whole-wheel
+    // decision needs (repair's analysis, the shim's imports); default: view.
+    std::function<std::shared_ptr<const MemberView>(const std::string& member, const elf::ElfFile& elf)> observe;
+    std::function<MemberEdits(const MemberView& view, const WheelFacts* facts)> edits_for;
+    // Before the read: the facts as far as they can be known then (unset: none).
+    std::function<std::shared_ptr<const WheelFacts>()> foresee;
+    // After the read: the whole-wheel decision (step 4); returns the final facts
+    // (unset: the foreseen ones are final).
+    std::function<std::shared_ptr<const WheelFacts>(WheelPlan& plan, const PlanResult& read)> decide;
+};
+
+// What a command asks of the executor: its decision, and how its members are read.
 struct PlanHooks {
+    MemberDecision decision;
     // The members read whole (inflated, and parsed when ELF); default: every file
     // member outside the .dist-info directory that is not a symlink. Others are
     // only hashed as they pass.
     std::function<bool(const zip::Member& member)> reads;
-    // Called with each ELF member's one parse; returns true to keep the member
-    // (inflated and parsed) for after_read.
-    std::function<bool(const std::string& member, const elf::ElfFile& elf, WheelPlan& plan)> on_elf;
-    std::function<void(WheelPlan& plan)> after_read;
-    // After after_read, with the read's result (digests, ELF members read).
-    std::function<void(WheelPlan& plan, const PlanResult& read)> decide;
     bool reread_kept = false;  // kept members are inflated and parsed again, not held
     // The reader a big member (kBoundedFrom) streams into; default: one keeping
     // what the loader reads (elf::StreamedElf::Needs::dynamic_linking). A command
-    // whose on_elf reads more (repair's analysis: notes, the fatbin's headers)
-    // gives one that keeps that too, or its reads fetch the member again.
+    // whose view reads more (repair's analysis: notes, the fatbin's headers) gives
+    // one that keeps that too, or its reads fetch the member again.
     std::function<std::unique_ptr<elf::StreamedElf>(std::uint64_t size)> bounded_reader;
     // Called as each edited member is spliced (not in a dry run), with its new size.
     std::function<EditedReader(const std::string& member, std::uint64_t size)> read_edited;
-    // The edits on_elf will ask for a big member, given its parse, with no effect
-    // but the answer (nullopt: none); asked BEFORE the member's pass, on a parse of
-    // its start and ends (repair/speculation.hpp), on the pass's second thread, so
-    // that the pass can hash (and read_edited's reader read) the new content too.
-    // Unset, or in a dry run: no speculation.
-    std::function<std::optional<elf::EditRequest>(const std::string& member, const elf::ElfFile& elf)> speculate;
 };
 
 struct ExecuteOptions {
