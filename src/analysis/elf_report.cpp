@@ -189,7 +189,7 @@ ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std
     return analyze_elf(std::move(name), elf::ElfFile::parse(bytes, present), directory_depth);
 }
 
-ElfReport analyze_linking(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth) {
+ElfReport analyze_search(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth) {
     ElfReport report;
     report.name = std::move(name);
     report.size = elf.bytes().size();
@@ -198,6 +198,11 @@ ElfReport analyze_linking(std::string name, const elf::ElfFile& elf, std::option
     report.machine = policy::platform_arch(elf);
     report.type = type_name(elf.type());
     fill_linkage(report, elf, directory_depth);
+    return report;
+}
+
+ElfReport analyze_linking(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth) {
+    ElfReport report = analyze_search(std::move(name), elf, directory_depth);
     fill_policy(report, elf);
     fill_cuda_linkage(report);
     return report;

@@ -69,6 +69,12 @@ std::optional<std::string> normalize_inside(std::string_view path) {
     return out;
 }
 
+// "<name>.libs/…": where auditwheel (and repair) put grafted libraries.
+bool in_graft_directory(std::string_view installed) {
+    const auto slash = installed.find('/');
+    return slash != std::string_view::npos && installed.substr(0, slash).ends_with(".libs");
+}
+
 std::string_view parent_of(std::string_view path) {
     auto slash = path.rfind('/');
     return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
@@ -197,7 +203,7 @@ std::string identity(const std::string& elf_class, const std::string& machine) {
 class Resolver {
 public:
     Resolver(const std::vector<WheelElf>& elves, const std::vector<std::string>& other_installed, const SearchContext& context)
-        : context_(context), conf_dirs_(read_ld_so_conf(context.root)) {
+        : context_(context), conf_dirs_(context.wheel_only ? std::vector<std::string>{} : read_ld_so_conf(context.root)) {
         for (const auto& elf : elves)
             if (!elf.installed.empty()) members_.emplace(elf.installed, &elf);
         others_.insert(other_installed.begin(), other_installed.end());
@@ -263,6 +269,10 @@ private:
         for (const auto& path : context_.ldpaths)
             if (!path.empty()) dirs.push_back({false, path, "--ldpaths"});
         if (who.runpath) add_entries(who, *who.runpath, "RUNPATH", dirs, notes, context_.root);
+        if (context_.wheel_only) {
+            std::erase_if(dirs, [](const SearchDir& dir) { return !dir.in_wheel; });
+            return dirs;
+        }
         for (const auto& dir : conf_dirs_) dirs.push_back({false, under_root(dir), "ld.so.conf"});
         for (const auto& dir : default_directories(who.elf_class, who.machine)) dirs.push_back({false, under_root(dir), "default"});
         return dirs;
@@ -278,6 +288,7 @@ private:
         need.name = name;
         const std::string wanted = identity(who.elf_class, who.machine);
         if (name.find('/') != std::string::npos) {
+            if (context_.wheel_only) return need;
             if (name.front() == '/') try_file(need, name, "path", wanted);
             else need.problem = "a relative path in NEEDED (resolved against the working directory)";
             return need;
@@ -368,9 +379,12 @@ private:
 
     // A library the wheel ships that the member's search path does not reach: the
     // package loads it first (an import, ctypes), and ld.so reuses a loaded object of
-    // that SONAME. In the wheel, not missing; `via` says it is reached by import.
+    // that SONAME. In the wheel, not missing; `via` says it is reached by import. Not
+    // a graft under `<name>.libs/`: only another member's NEEDED loads it, through
+    // that member's search path, and whether that member loads first is not known.
     bool shipped_elsewhere_in_wheel(ResolvedNeed& need) const {
         for (const auto& [path, elf] : members_) {
+            if (in_graft_directory(path)) continue;
             const auto slash = path.rfind('/');
             const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
             const auto& soname = elf->report->soname;

@@ -309,6 +309,7 @@ void write_torch(JsonWriter& json, const TorchResult& torch) {
     json.field("cuda_version", torch.cuda_version).field("loads", torch.loads());
     json.field("missing", static_cast<std::uint64_t>(torch.missing()));
     json.string_array("install_notes", torch.install_notes);
+    json.field("not_admitted", torch.not_admitted);
     json.key("missing_libraries").begin_array();
     for (const GroupedLibrary& library : torch.missing_libraries)
         json.begin_object().field("name", library.name).string_array("needed_by", library.needed_by).end_object();

@@ -50,7 +50,7 @@ std::string base_name(const std::string& path) {
 
 void add_target(Targets& targets, const std::string& member, const elf::ElfFile& elf) {
     if (!elf.has_dynamic()) return;
-    targets.elves.push_back({member, abi::imports_of(elf)});
+    targets.elves.push_back({member, abi::imports_of(elf), analyze_search(member, elf, std::nullopt)});
     targets.bundled.libraries.push_back(abi::exports_of(base_name(member), elf));
 }
 
@@ -133,7 +133,7 @@ std::vector<std::pair<std::size_t, std::size_t>> CheckReport::same_miss_runs() c
         std::string text;
         for (const GroupedLibrary& library : torch.missing_libraries) text += "L" + library.name + "\n";
         for (const GroupedSymbol& group : torch.unresolved) text += group.symbol.name + "@" + group.symbol.version + "\n";
-        return text;
+        return text + "A" + torch.not_admitted;
     };
     std::vector<std::pair<std::size_t, std::size_t>> runs;
     for (std::size_t i = 0; i < torches.size();) {

@@ -97,6 +97,7 @@ std::string_view verdict_name(Verdict verdict) {
     case Verdict::ok: return "ok";
     case Verdict::no: return "NO";
     case Verdict::runtime: return "runtime";
+    case Verdict::not_admitted: return "not admitted";
     case Verdict::not_covered: return "not covered";
     }
     return "?";
@@ -145,6 +146,7 @@ Verdict TorchMatrix::column_verdict(std::size_t column) const {
     for (const auto& row : cells) {
         if (row[column].verdict == Verdict::no) return Verdict::no;
         if (row[column].verdict == Verdict::runtime) worst = Verdict::runtime;
+        else if (row[column].verdict == Verdict::not_admitted && worst != Verdict::runtime) worst = Verdict::not_admitted;
         else if (row[column].verdict == Verdict::not_covered && worst == Verdict::ok) worst = Verdict::not_covered;
     }
     return worst;
@@ -156,9 +158,9 @@ MatrixCell TorchMatrix::column_summary(std::size_t column) const {
     if (column < wheel_missing.size()) summary.missing = wheel_missing[column];
     else
         for (const auto& row : cells) summary.missing += row[column].missing;
-    if (summary.verdict == Verdict::runtime)
+    if (summary.verdict == Verdict::runtime || summary.verdict == Verdict::not_admitted)
         for (const auto& row : cells)
-            if (row[column].verdict == Verdict::runtime) summary.first_missing = row[column].first_missing;
+            if (row[column].verdict == summary.verdict) summary.first_missing = row[column].first_missing;
     return summary;
 }
 
@@ -169,7 +171,9 @@ std::vector<TorchMatrix::Miss> TorchMatrix::misses() const {
             const MatrixCell& cell = cells[row][column];
             if (cell.verdict == Verdict::ok) continue;
             Miss miss{members[row], cell.verdict,
-                      cell.verdict == Verdict::runtime ? cell.runtime_note : cell.first_missing, cell.near_miss, {}};
+                      cell.verdict == Verdict::runtime || cell.verdict == Verdict::not_admitted ? cell.runtime_note
+                                                                                                : cell.first_missing,
+                      cell.near_miss, {}};
             auto same = std::find_if(found.begin(), found.end(), [&](const Miss& other) {
                 return std::tie(other.member, other.verdict, other.what, other.near_miss) ==
                        std::tie(miss.member, miss.verdict, miss.what, miss.near_miss);

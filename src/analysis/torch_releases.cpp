@@ -2,6 +2,7 @@
 #include "wheelfix/analysis/torch_releases.hpp"
 
 #include "wheelfix/abi/atlas.hpp"
+#include "wheelfix/analysis/needed_resolution.hpp"
 #include "wheelfix/analysis/torch_verdict.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/text.hpp"
@@ -62,15 +63,32 @@ ReleaseRequest release_request(const std::string& spec, const std::vector<std::s
 
 namespace {
 
-// The libraries a wheel provides beside torch: its own (the bundled index) and those of
-// the distributions it declares (nvidia-cuda-runtime-cu12 ships libcudart.so.12).
-// The wheel ships the library, or declares the distribution that does
-// (nvidia-cuda-runtime-cu12 for libcudart.so.12). What a declared distribution's own
-// dependencies bring is not known here, so it does not count.
-bool runtime_provided(const CudaRuntimeNeed& need, const Targets& targets, const TorchClaims& claims) {
-    if (targets.bundled.find_library(need.library) != nullptr) return true;
+// What each member's own search path reaches inside the wheel (needed_resolution,
+// the wheel's members only): ld.so finds a NEEDED by file name along the member's
+// RUNPATH (or RPATH), so a copy another member reaches through its own path, or one
+// of another file name with that SONAME, does not serve this member.
+NeededResolution wheel_reach(const Targets& targets, bool wheel) {
+    std::vector<WheelElf> view;
+    for (const Target& target : targets.elves)
+        view.push_back({target.member, wheel ? installed_path(target.member).value_or("") : "", &target.linkage});
+    SearchContext context;
+    context.wheel_only = true;
+    return resolve_needed(view, {}, context);
+}
+
+// The member's own search path reaches the library in the wheel, or the wheel declares
+// the distribution that ships it (nvidia-cuda-runtime-cu12 for libcudart.so.12). What a
+// declared distribution's own dependencies bring is not known here, so it does not count.
+bool runtime_provided(const CudaRuntimeNeed& need, const ElfNeeds& reach, const TorchClaims& claims) {
+    for (const ResolvedNeed& found : reach.needs)
+        if (found.name == need.library && found.library_class == LibraryClass::in_wheel) return true;
     return std::find(claims.requires_dist.begin(), claims.requires_dist.end(), need.distribution) !=
            claims.requires_dist.end();
+}
+
+bool links_torch(const abi::ElfImports& imports) {
+    return std::any_of(imports.needed.begin(), imports.needed.end(),
+                       [](const std::string& name) { return abi::is_torch_library(name); });
 }
 
 int cuda_major(const std::string& cuda_version) {
@@ -82,7 +100,7 @@ int cuda_major(const std::string& cuda_version) {
 // against the release build's, and a CPython build of the release for the wheel's tag.
 // The bundled atlas holds every CPython tag each release ships (data/README.md), so a tag
 // it lacks is one the release does not ship; a user atlas may be partial ("not covered").
-void judge_install(MatrixCell& cell, const Target& target, const abi::AtlasRelease& release, const Targets& targets,
+void judge_install(MatrixCell& cell, const Target& target, const abi::AtlasRelease& release, const ElfNeeds& reach,
                    const TorchClaims& claims, const std::string& python_tag, bool every_tag) {
     if (cell.verdict == Verdict::no) return;
     if (every_tag && !python_tag.empty() &&
@@ -94,7 +112,7 @@ void judge_install(MatrixCell& cell, const Target& target, const abi::AtlasRelea
     }
     const int major = cuda_major(release.cuda_version);
     for (const CudaRuntimeNeed& need : cuda_runtime_needs(target.imports.needed)) {
-        if (need.major == major || runtime_provided(need, targets, claims)) continue;
+        if (need.major == major || runtime_provided(need, reach, claims)) continue;
         cell.verdict = Verdict::runtime;
         cell.first_missing = "cu" + std::to_string(need.major) + " runtime";
         cell.runtime_note = "needs " + need.distribution + " beside torch (" +
@@ -298,10 +316,11 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     }
     result.matrix = build_matrix(std::move(columns), checks);
     for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
+    const NeededResolution reach = wheel_reach(targets, input.ends_with(".whl"));
     for (std::size_t column = 0; column < selected.size(); ++column)
         for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row) {
             MatrixCell& cell = result.matrix.cells[row][column];
-            judge_install(cell, targets.elves[row], selected[column], targets, claims, facts.python_tag,
+            judge_install(cell, targets.elves[row], selected[column], reach.members[row], claims, facts.python_tag,
                           choices[sorted_at[column]].atlas == &abi::Atlas::bundled());
             if (cell.verdict == Verdict::runtime)
                 result.report.torches[column].install_notes.push_back(targets.elves[row].member + ": " + cell.runtime_note);
@@ -310,6 +329,21 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     for (const Target& target : targets.elves) imports.push_back(&target.imports);
     result.stable = stable_abi_use(imports);
     result.requirement = torch_verdict(result.matrix, result.stable, claims, request.pin_mode);
+    // One verdict: a release the pin does not admit is not "ok" in the matrix, nor "loads".
+    for (std::size_t column = 0; column < result.matrix.columns.size(); ++column) {
+        if (result.matrix.column_verdict(column) != Verdict::ok) continue;
+        const auto reason = why_not_admitted(result.requirement, result.matrix.columns[column].torch_version);
+        if (!reason) continue;
+        for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row) {
+            MatrixCell& cell = result.matrix.cells[row][column];
+            if (cell.verdict != Verdict::ok || !links_torch(targets.elves[row].imports)) continue;
+            cell.verdict = Verdict::not_admitted;
+            cell.first_missing = reason->brief;
+            cell.runtime_note = reason->why;
+        }
+        if (result.matrix.column_verdict(column) == Verdict::not_admitted)
+            result.report.torches[column].not_admitted = reason->why;
+    }
     if (keep_newest && result.requirement.any && result.requirement.highest_column < sorted_at.size()) {
         const std::size_t at = sorted_at[result.requirement.highest_column];
         result.newest = choices[at].atlas->index_for(sorted[at], facts.python_tag, options);

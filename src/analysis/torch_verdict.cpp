@@ -271,4 +271,26 @@ TorchRequirement torch_verdict(const TorchMatrix& matrix, const StableAbiUse& st
     return verdict;
 }
 
+std::optional<NotAdmitted> why_not_admitted(const TorchRequirement& verdict, const std::string& torch_version) {
+    const auto version = wheel::Version::try_parse(public_version(torch_version));
+    if (verdict.any && verdict.pin && version && verdict.pin->contains(*version)) return std::nullopt;
+    if (!verdict.any) return NotAdmitted{"no pin", "symbols resolve, but the torch verdict admits no release: " + verdict.finding};
+    if (version && !verdict.built_for.empty())
+        if (const auto built_for = wheel::Version::try_parse(verdict.built_for); built_for && !same_minor(*version, *built_for))
+            return NotAdmitted{"built for " + minor_text(*built_for),
+                               "symbols resolve, but built for torch " + minor_text(*built_for) + " (C++ ABI, " +
+                                   verdict.built_for_source + "): not ok on " + minor_text(*version) +
+                                   ", where class layouts and inline code may differ"};
+    if (version && !verdict.stable_floor.empty())
+        if (const auto floor = wheel::Version::try_parse(verdict.stable_floor); floor && *version < *floor)
+            return NotAdmitted{"stable floor " + verdict.stable_floor,
+                               "symbols resolve, but torch's stable ABI version list states " +
+                                   verdict.stable_floor_function + " from " + verdict.stable_floor};
+    if (version && !verdict.author.empty())
+        if (const auto author = wheel::SpecifierSet::try_parse(verdict.author); author && !author->contains(*version))
+            return NotAdmitted{"author excludes", "symbols resolve, but the author's Requires-Dist torch" + verdict.author +
+                                                      " excludes it"};
+    return NotAdmitted{"outside the pin", "symbols resolve, but the verdict's pin " + verdict.specifier + " does not admit it"};
+}
+
 }  // namespace wheelfix::analysis

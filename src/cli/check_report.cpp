@@ -110,6 +110,11 @@ std::string explain_releases_text(const analysis::ReleaseMatrix& run, const Glob
     for (const auto& [i, j] : run.report.same_miss_runs()) {
         if (torches[i].missing() == 0) continue;  // not covered and runtime cells are named in the matrix's lines
         const std::string releases = torches[i].label + (j == i ? "" : " … " + torches[j].label);
+        if (torches[i].missing() == 0) {
+            if (!torches[i].not_admitted.empty())
+                out += fmt::format("{}: {}\n", colour.strong("torch " + releases), torches[i].not_admitted);
+            continue;
+        }
         out += fmt::format("{} ({} missing, each once):\n", colour.strong("torch " + releases), torches[i].missing());
         for (const GroupedLibrary& library : torches[i].missing_libraries)
             out += fmt::format("  {}: {} (needed by {})\n", colour.bad("missing library"), library.name,

@@ -22,14 +22,15 @@ std::string header(const analysis::MatrixColumn& column) {
 
 std::string cell_text(const MatrixCell& cell) {
     if (cell.verdict == Verdict::no) return "NO " + std::to_string(cell.missing);
-    if (cell.verdict == Verdict::runtime) return "NO " + cell.first_missing;
+    if (cell.verdict == Verdict::runtime || cell.verdict == Verdict::not_admitted) return "NO " + cell.first_missing;
     return std::string(analysis::verdict_name(cell.verdict));
 }
 
 std::string coloured(const MatrixCell& cell, const Palette& colour) {
     const std::string text = cell_text(cell);
     if (cell.verdict == Verdict::ok) return colour.good(text);
-    if (cell.verdict == Verdict::no || cell.verdict == Verdict::runtime) return colour.bad(text);
+    if (cell.verdict == Verdict::no || cell.verdict == Verdict::runtime || cell.verdict == Verdict::not_admitted)
+        return colour.bad(text);
     return colour.warn(text);
 }
 
@@ -88,7 +89,7 @@ std::string render_matrix_text(const TorchMatrix& matrix, const Palette& colour)
                                colour.warn("not covered: " + miss.what));
             continue;
         }
-        if (miss.verdict == Verdict::runtime) {
+        if (miss.verdict == Verdict::runtime || miss.verdict == Verdict::not_admitted) {
             out += fmt::format("{} on {}: {} {}\n", miss.member, releases, colour.bad("NO"), miss.what);
             continue;
         }
@@ -111,9 +112,10 @@ std::string render_matrix_markdown(const TorchMatrix& matrix, const std::string&
     std::string out = "### `" + input + "` against torch releases\n\n" + table.render_markdown() + "\n";
     for (const TorchMatrix::Miss& miss : matrix.misses())
         out += "- `" + miss.member + "` on " + releases_text(runs_text(matrix, miss.columns)) + ": " +
+               (miss.verdict == Verdict::runtime || miss.verdict == Verdict::not_admitted ? "NO, " + miss.what + "\n" :
                (miss.verdict == Verdict::not_covered ? "not covered: " : "NO, first missing `") + miss.what +
                (miss.verdict == Verdict::not_covered ? "" : "`") +
-               (miss.near_miss.empty() ? "" : ", near miss `" + miss.near_miss + "`") + "\n";
+               (miss.near_miss.empty() ? "" : ", near miss `" + miss.near_miss + "`") + "\n");
     return out;
 }
 

@@ -95,6 +95,9 @@ ElfReport analyze_elf(std::string name, const elf::ElfFile& elf, std::optional<i
 // fatbin, symbols or shim fields. What repair plans a member's relink from, on a
 // parse of its dynamic tables only (repair's speculation: repair/speculation.hpp).
 ElfReport analyze_linking(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth);
+// Less still: what ld.so searches a NEEDED with (the header's fields, NEEDED, SONAME,
+// RPATH, RUNPATH); what `check` keeps of each member (analysis/torch_check.hpp).
+ElfReport analyze_search(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth);
 
 // Classifies one RPATH/RUNPATH entry of a file `directory_depth` levels below the
 // wheel root.

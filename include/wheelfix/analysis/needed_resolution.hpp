@@ -32,9 +32,14 @@
 // header"): the need is `missing` with that problem.
 //
 // Classes, decided in this order once the search is done:
-//   in-wheel  found as a member of the wheel; or, not found on the search path, a
-//             member of that name or SONAME that the package loads first (by import
-//             or ctypes: ld.so reuses a loaded object of that SONAME), via "import";
+//   in-wheel  found as a member of the wheel on the requesting object's own search
+//             path; or, not found there, a member of that name or SONAME that the
+//             package loads first (by import or ctypes: ld.so reuses a loaded object
+//             of that SONAME), via "import" — never one under a top-level
+//             `<name>.libs/` (auditwheel's grafts): the package does not import those,
+//             another member's NEEDED loads them through that member's own search
+//             path, so they serve this NEEDED only if that member happens to load
+//             first, which nothing here can promise;
 //   excluded  the name matches a context.exclude glob (auditwheel's --exclude);
 //   system    the policy's allowed list for the wheel's libc family (musl: musllinux);
 //   libpython an extension's NEEDED libpython: repair removes it, as auditwheel does;
@@ -42,6 +47,10 @@
 //             (policy/library_classes.hpp) — never grafted, found or not;
 //   graft     found outside the wheel: to be copied in;
 //   missing   not found (problem says why).
+// With context.wheel_only, only the wheel's own members are searched (the RPATH and
+// RUNPATH entries that name directories inside the wheel; no --ldpaths, ld.so.conf,
+// default directory or absolute path is probed): what the wheel itself provides to
+// each member, whatever the host holds (check judges an install it does not see).
 // Each `graft` library (keyed by the NEEDED name, as ld.so reuses a loaded object
 // of that name) is read — a file of at most kMaxGraftBytes, parsed with our
 // reader — and its own NEEDED are resolved the same way with its own RPATH/RUNPATH
@@ -76,6 +85,7 @@ struct SearchContext {
     std::vector<std::string> exclude;             // SONAME globs never grafted
     bool musl = false;                            // the musllinux allowed list
     std::optional<int> cuda_major;                // for naming nvidia distributions
+    bool wheel_only = false;                      // search the wheel's members only, no file system
 };
 
 // One ELF member of the wheel as the resolver sees it.

@@ -7,7 +7,10 @@
 //   add_wheel_member() takes one member's bytes as the caller reads them (so a
 //   command that reads every member anyway reads them once) and keeps it when it is
 //   named like a shared library, is ELF and has a dynamic section; its bytes can be
-//   dropped afterwards. An invalid ELF is an InputError naming wheel and member.
+//   dropped afterwards; each keeps what ld.so searches with (analysis/elf_report.hpp
+//   analyze_search), so what its own search path reaches in the wheel can be judged
+//   (torch_releases.hpp: a CUDA runtime the wheel ships serves only the members whose
+//   own search path reaches it). An invalid ELF is an InputError naming wheel and member.
 //   read_targets() reads a wheel's library members as far as the loader's view of
 //   each needs (analysis/loader_view.hpp: only their dynamic tables are kept, and a
 //   big member is inflated only until they are in; on the threads the thread budget
@@ -29,6 +32,7 @@
 
 #include "wheelfix/abi/check.hpp"
 #include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/analysis/elf_report.hpp"
 #include "wheelfix/wheel/version.hpp"
 
 #include <cstdint>
@@ -44,6 +48,7 @@ namespace wheelfix::analysis {
 struct Target {
     std::string member;
     abi::ElfImports imports;
+    ElfReport linkage;  // how ld.so searches for its NEEDED (analyze_search): RPATH, RUNPATH, class
 };
 
 struct Targets {
@@ -79,10 +84,15 @@ struct TorchResult {
     // What the install lacks beside the symbols ("member: needs nvidia-cuda-runtime-cu12 beside
     // torch (…)"), judged against an atlas release (torch_releases.hpp); empty otherwise.
     std::vector<std::string> install_notes;
+    // Why the torch verdict does not admit this release although the above hold (an atlas
+    // release a C++-ABI extension was not built for: torch_verdict.hpp why_not_admitted).
+    std::string not_admitted;
 
     std::size_t missing() const { return unresolved.size() + missing_libraries.size(); }
-    // Every symbol resolves and the install brings what the members need: not a load test.
-    bool loads() const { return missing() == 0 && install_notes.empty() && not_covered.empty(); }
+    // Every symbol resolves, the install brings what the members need and the verdict
+    // admits the release: not a load test.
+    bool loads() const { return missing() == 0 && install_notes.empty() && not_covered.empty() &&
+                                  not_admitted.empty(); }
 };
 
 struct CheckReport {
@@ -91,7 +101,7 @@ struct CheckReport {
 
     bool loads_everywhere() const;
     // The torches, in order, as runs that miss the same symbols (name and version) and
-    // libraries: {first, last} index of each run.
+    // libraries and are not admitted for the same reason: {first, last} index of each run.
     std::vector<std::pair<std::size_t, std::size_t>> same_miss_runs() const;
     // The label of the first torch after torches[from] that does not miss `symbol`
     // (by name): where a missing symbol first resolves; "" when no later one does.

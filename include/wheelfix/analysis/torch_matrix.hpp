@@ -16,9 +16,12 @@
 //   (demangled; else the first missing library) and its best near miss, `runtime`
 //   when the symbols resolve but the member NEEDs a CUDA runtime major the release's
 //   build does not bring (`runtime_note`: "needs nvidia-cuda-runtime-cu12 beside torch
-//   2.11.0"), or `not covered` when a NEEDED library is one the atlas does not cover
-//   (and nothing is missing). A column's verdict is the worst of its cells (NO, then
-//   runtime, then not covered). cuda_note says which build the column's verdict comes
+//   2.11.0"), `not admitted` when the symbols resolve and the install matches but the
+//   torch verdict does not admit the release (a C++-ABI extension off the minor it was
+//   built for, a release the author's Requires-Dist excludes: set by check_releases,
+//   torch_releases.hpp), or `not covered` when a NEEDED library is one the atlas does
+//   not cover (and nothing is missing). A column's verdict is the worst of its cells
+//   (NO, then runtime, then not admitted, then not covered). cuda_note says which build the column's verdict comes
 //   from when the wheel names another CUDA build.
 // - The requirement (TorchRequirement) is torch_verdict()'s (torch_verdict.hpp).
 // - stable_abi_use(imports): how the extensions use torch's stable C ABI: the
@@ -45,8 +48,9 @@ std::vector<abi::AtlasRelease> select_releases(const std::vector<abi::AtlasRelea
 // A torch version's public part: "2.9.1+cu128" -> "2.9.1".
 std::string public_version(std::string_view torch_version);
 
-enum class Verdict { ok, no, runtime, not_covered };
-std::string_view verdict_name(Verdict verdict);  // "ok", "NO", "runtime", "not covered"
+enum class Verdict { ok, no, runtime, not_admitted, not_covered };
+// "ok", "NO", "runtime", "not admitted", "not covered"
+std::string_view verdict_name(Verdict verdict);
 
 struct MatrixCell {
     Verdict verdict = Verdict::ok;
@@ -54,7 +58,9 @@ struct MatrixCell {
     std::string first_missing;  // demangled symbol, or a library name
     std::string near_miss;      // demangled; empty when none
     std::vector<std::string> not_covered;
-    std::string runtime_note;   // Verdict::runtime: what must be installed beside torch
+    // runtime: what must be installed beside torch; not_admitted: why the verdict does not
+    // admit the release although the symbols resolve (torch_verdict.hpp why_not_admitted)
+    std::string runtime_note;
 };
 
 struct MatrixColumn {

@@ -27,15 +27,22 @@
 //   Beside the symbols each cell judges what the loader needs from the install: a
 //   CPython build of the release for a cpXY wheel, and the CUDA runtime majors the
 //   member NEEDs (torch_verdict.hpp cuda_runtime_needs) against the build's, unless
-//   the wheel ships the library or declares a distribution that brings it
-//   (nvidia-cuda-runtime-cu12, or any "*-cu12*" distribution for CUDA 12): else
+//   the member's own search path reaches the library in the wheel (needed_resolution.hpp
+//   with wheel_only: by file name along its RUNPATH, or its RPATH; a copy another member
+//   reaches through its own path serves this one only if that member loads first, which
+//   nothing promises) or the wheel declares the distribution that ships it
+//   (nvidia-cuda-runtime-cu12): else
 //   Verdict::runtime, "needs nvidia-cuda-runtime-cu12 beside torch 2.11.0". Each
 //   release is materialised only as far as the targets' NEEDED closure reaches, one
 //   release at a time, so memory stays near one release's libraries. The verdict
 //   (torch_verdict(), with the wheel's own claims: torch_claims_of(input), and
 //   request.pin_mode) is derived from the matrix. With keep_newest, `newest` holds the
 //   index of the newest release of the pin (what `repair --torch auto` shims
-//   against), materialised the same way. An atlas that has no release matching is an
+//   against), materialised the same way. One verdict: a column whose symbols resolve
+//   and install matches but that the verdict does not admit (why_not_admitted: a
+//   C++-ABI extension's other minors, releases the author's range excludes) has its
+//   torch-linking members' cells `not admitted` and its TorchResult::not_admitted set,
+//   so neither the matrix nor `loads` says ok where the pin says no. An atlas that has no release matching is an
 //   InputError naming --torch-release; no atlas at all (none bundled, none given) too.
 // - check_torches(targets, input, paths, mode, load): the same matrix and verdict over
 //   torch directories, torch wheels or index files alone (`retag --torch auto

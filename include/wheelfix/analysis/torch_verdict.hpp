@@ -45,6 +45,11 @@
 //   "nvidia-cuda-runtime>=13,<14"), once per distribution. None for a library among
 //   `shipped` (the wheel's own) or a distribution any Requires-Dist already names, with
 //   whatever bound or marker: an author's line is never duplicated nor loosened.
+// - why_not_admitted(verdict, release): one verdict for every output: a release whose
+//   symbols resolve is "ok" only where the pin admits it; otherwise the reason, most
+//   telling first: no pin (the finding), a C++-ABI extension's other minor ("built for
+//   2.8"), a release before the stated stable floor, the author's range, outside the
+//   pin's run.
 #pragma once
 
 #include "wheelfix/analysis/torch_matrix.hpp"
@@ -93,5 +98,13 @@ enum class PinMode { truth, range };
 
 TorchRequirement torch_verdict(const TorchMatrix& matrix, const StableAbiUse& stable, const TorchClaims& claims,
                                PinMode mode = PinMode::truth);
+
+struct NotAdmitted {
+    std::string brief;  // "built for 2.8", "author excludes", "outside the pin", "no pin": a matrix cell
+    std::string why;    // "symbols resolve, but built for torch 2.8 (C++ ABI, METADATA torch==2.8.0): not ok"
+};
+// Why the verdict does not admit a release (a column's torch version, "2.9.1+cu128") whose
+// symbols resolve and install matches; nullopt when its pin admits it.
+std::optional<NotAdmitted> why_not_admitted(const TorchRequirement& verdict, const std::string& torch_version);
 
 }  // namespace wheelfix::analysis
