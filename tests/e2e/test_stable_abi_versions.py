@@ -211,15 +211,18 @@ class Floor(unittest.TestCase):
         cls.temp.__exit__(None, None, None)
 
     def test_the_stated_release_bounds_the_floor_where_the_atlas_has_it_earlier(self):
-        doc = wfx.run_json("check", self.blob, "--torch", self.atlas)
-        self.assertEqual([r["verdict"] for r in doc["matrix"]["releases"]], ["ok", "ok"])  # symbols resolve on both
+        # The symbols resolve on both; 2.10.0, before the stated floor, is not admitted (one verdict: never "ok").
+        doc = wfx.run_json("check", self.blob, "--torch", self.atlas, check_status=1)
+        self.assertEqual([r["verdict"] for r in doc["matrix"]["releases"]], ["not admitted", "ok"])
+        self.assertEqual([r["missing"] for r in doc["matrix"]["releases"]], [0, 0])
+        self.assertIn("stable ABI version list states torch_from_blob from 2.11.0", doc["torches"][0]["not_admitted"])
         requirement = doc["requirement"]
         self.assertEqual(requirement["kind"], "stable")
         self.assertEqual((requirement["stable_floor"], requirement["stable_floor_function"]),
                          ("2.11.0", "torch_from_blob"))
         self.assertEqual(requirement["lowest"], "2.11.0")
         self.assertEqual(requirement["specifier"], "torch>=2.11.0")
-        text = wfx.run("check", self.blob, "--torch", self.atlas, check_status=0).stdout
+        text = wfx.run("check", self.blob, "--torch", self.atlas, check_status=1).stdout
         self.assertIn("stable from torch 2.11.0: torch_from_blob by torch's own stable ABI version list", text)
         self.assertIn("requirement torch>=2.11.0", text)
         # retag --torch auto writes the same floor (one verdict).
@@ -234,9 +237,10 @@ class Floor(unittest.TestCase):
         self.assertEqual((requirement["stable_floor"], requirement["lowest"]), ("", "2.10.0"))
 
     def test_no_release_from_the_stated_floor_is_a_finding_never_a_pin(self):
-        # The symbols resolve on 2.10.0 (check's matrix says so, exit 0), but no pin admits it.
-        doc = wfx.run_json("check", self.blob, "--torch", self.early, check_status=0)
-        self.assertEqual(doc["matrix"]["releases"][0]["verdict"], "ok")
+        # The symbols resolve on 2.10.0 (nothing missing), but no pin admits it: not "ok" (exit 1).
+        doc = wfx.run_json("check", self.blob, "--torch", self.early, check_status=1)
+        self.assertEqual(doc["matrix"]["releases"][0]["verdict"], "not admitted")
+        self.assertEqual(doc["matrix"]["releases"][0]["missing"], 0)
         self.assertFalse(doc["requirement"]["any"])
         self.assertIsNone(doc["requirement"]["pin"])
         self.assertIn("torch_from_blob is stable from torch 2.11.0", doc["requirement"]["finding"])
