@@ -380,7 +380,8 @@ ReleaseMatrix check_torches(const Targets& targets, const std::string& input, co
         if (!wheel::Version::try_parse(public_version(index.torch_version)))
             throw InputError(path, "torch version unknown (no torch/version.py): the torch verdict needs each torch's version");
         loaded.push_back({{index.torch_version, index.cuda_version, "", {}, 0},
-                          {index.torch_version, index.cuda_version, "", "", index.source, cuda_note(facts.cuda, index.cuda_version)},
+                          {index.torch_version, index.cuda_version, "", "", index.source, cuda_note(facts.cuda, index.cuda_version),
+                           build_of(index.torch_version, index.cuda_version), {}},
                           check_against(targets, index)});
     }
     std::stable_sort(loaded.begin(), loaded.end(), [](const Column& a, const Column& b) {
@@ -398,10 +399,12 @@ ReleaseMatrix check_torches(const Targets& targets, const std::string& input, co
     }
     result.matrix = build_matrix(std::move(columns), checks);
     for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
+    const NeededResolution reach = wheel_reach(targets, input.ends_with(".whl"));
     for (std::size_t column = 0; column < loaded.size(); ++column)
         for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row) {
             MatrixCell& cell = result.matrix.cells[row][column];
-            judge_install(cell, targets.elves[row], loaded[column].release, targets, claims, facts.python_tag, false);
+            judge_install(cell, targets.elves[row], loaded[column].release, reach.members[row], claims, facts.python_tag,
+                          false);
             if (cell.verdict == Verdict::runtime)
                 result.report.torches[column].install_notes.push_back(targets.elves[row].member + ": " + cell.runtime_note);
         }
