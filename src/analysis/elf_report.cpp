@@ -184,6 +184,12 @@ SearchPathEntry classify_search_path(std::string path, std::optional<int> direct
     return entry;
 }
 
+void set_needed(ElfReport& report, std::vector<std::string> needed) {
+    report.needed = std::move(needed);
+    report.cuda_libraries.clear();
+    fill_cuda_linkage(report);
+}
+
 ElfReport analyze_elf(std::string name, std::span<const std::uint8_t> bytes, std::optional<int> directory_depth,
                       const ByteRanges* present) {
     return analyze_elf(std::move(name), elf::ElfFile::parse(bytes, present), directory_depth);

@@ -217,16 +217,20 @@ std::vector<BuildChoice> choose_builds(const std::vector<const abi::Atlas*>& atl
 
 }  // namespace
 
-std::string torch_range_of(const WheelReport& report, const std::string& input) {
+std::optional<ReleaseMatrix> bundled_releases(const WheelReport& report, const std::string& input) {
     const bool references_torch = std::any_of(report.elves.begin(), report.elves.end(),
                                               [](const ElfReport& elf) { return !elf.torch_imports.empty(); });
-    if (!references_torch) return {};  // the atlas is not even loaded
-    if (abi::Atlas::bundled().empty()) return {};
+    if (!references_torch) return std::nullopt;  // the atlas is not even loaded
+    if (abi::Atlas::bundled().empty()) return std::nullopt;
     // The members as check reads them (their loader views: the dynamic tables alone), so
     // the range is check's, to the symbol.
-    const Targets targets = read_targets(input);
-    ReleaseRequest request;
-    const ReleaseMatrix run = check_releases(targets, input, request, {});
+    return check_releases(read_targets(input), input, ReleaseRequest{}, {});
+}
+
+std::string torch_range_of(const WheelReport& report, const std::string& input) {
+    const auto releases = bundled_releases(report, input);
+    if (!releases) return {};
+    const ReleaseMatrix& run = *releases;
     const TorchRequirement& requirement = run.requirement;
     const TorchMatrix& matrix = run.matrix;
     if (matrix.members.empty() || matrix.columns.empty()) return {};

@@ -7,6 +7,7 @@
 #include "wheelfix/policy/variant_rules.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/wheel/version.hpp"
 
 #include <algorithm>
@@ -114,18 +115,50 @@ std::vector<std::string> whole_minors(const std::vector<std::string>& versions, 
     return minors;
 }
 
-// Whether `spec` (a PEP 440 specifier set) admits torch `version`, its local label
-// ("+cu128") left out as PEP 440 matches a public specifier; an unreadable one admits nothing.
-bool admits(const std::string& spec, const std::string& version) {
-    if (spec.empty()) return true;
-    const auto set = wheel::SpecifierSet::try_parse(spec);
-    const auto candidate = wheel::Version::try_parse(version.substr(0, version.find('+')));
-    return set && candidate && set->contains(*candidate);
+// The torch release `version` names without its local label ("2.9.1+cu128" -> 2.9.1),
+// as PEP 440 matches it against a public specifier.
+std::optional<wheel::Version> public_version(const std::string& version) {
+    return wheel::Version::try_parse(version.substr(0, version.find('+')));
 }
 
-std::string strip_name(std::string specifier) {
-    const auto at = specifier.find_first_of("<>=!~");
-    return at == std::string::npos ? std::string() : specifier.substr(at);
+bool admitted_by_all(const std::vector<wheel::SpecifierSet>& sets, const wheel::Version& version) {
+    return std::all_of(sets.begin(), sets.end(), [&](const wheel::SpecifierSet& set) { return set.contains(version); });
+}
+
+// The specifier of every Requires-Dist on torch that has one; nullopt when one cannot be read.
+std::optional<std::vector<wheel::SpecifierSet>> torch_specifiers(const std::vector<std::string>& requirements) {
+    std::vector<wheel::SpecifierSet> sets;
+    for (const auto& text : requirements) {
+        const auto requirement = wheel::parse_requirement(text);
+        if (!requirement.url.empty() || requirement.specifier.empty()) continue;
+        auto set = wheel::SpecifierSet::try_parse(requirement.specifier);
+        if (!set) return std::nullopt;
+        sets.push_back(std::move(*set));
+    }
+    return sets;
+}
+
+// The bundled atlas's releases for the wheel's arch ("2.10.0+cu128").
+std::vector<std::string> atlas_versions(const std::string& input) {
+    const std::string arch = wheel_facts(input).arch;
+    std::vector<std::string> versions;
+    for (const auto& release : abi::Atlas::bundled().releases())
+        if (release.arch.empty() || release.arch == arch) versions.push_back(release.torch_version);
+    return versions;
+}
+
+// Whether every release minor `minor` stands for passes `admits`: the atlas's releases
+// of it, or X.Y.0 when the atlas knows none.
+bool minor_admitted(const std::string& minor, const std::vector<std::string>& versions,
+                    const std::function<bool(const wheel::Version&)>& admits) {
+    bool known = false;
+    for (const auto& version : versions) {
+        if (minor_of(version) != minor) continue;
+        known = true;
+        const auto release = public_version(version);
+        if (!release || !admits(*release)) return false;
+    }
+    return known || admits(wheel::Version::parse(minor + ".0"));
 }
 
 }  // namespace
@@ -239,27 +272,27 @@ std::vector<std::string> proven_torch_minors(const std::string& input, const Whe
     const ReleaseMatrix run = check_releases(targets, input, release_request("all", {}), no_other_torch);
     std::vector<std::string> versions;
     for (const auto& column : run.matrix.columns) versions.push_back(column.torch_version);
-    std::vector<std::string> specifiers;
-    for (const auto& requirement : report.torch_requirements) specifiers.push_back(strip_name(requirement.substr(0, requirement.find(';'))));
+    const auto authors = torch_specifiers(report.torch_requirements);
+    if (!authors) return {};
     return whole_minors(versions, [&](std::size_t column) {
         if (run.matrix.column_verdict(column) != Verdict::ok) return false;
         // Only what the torch verdict pins (torch_verdict.hpp): a C++ extension's built-for minor.
-        const auto version = wheel::Version::try_parse(versions[column].substr(0, versions[column].find('+')));
+        const auto version = public_version(versions[column]);
         if (!run.requirement.pin || !version || !run.requirement.pin->contains(*version)) return false;
-        return std::all_of(specifiers.begin(), specifiers.end(),
-                           [&](const std::string& spec) { return admits(spec, versions[column]); });
+        return admitted_by_all(*authors, *version);
     });
 }
 
-std::vector<std::string> pinned_torch_minors(const std::string& specifier, const std::string& input) {
-    const abi::Atlas& atlas = abi::Atlas::bundled();
-    const std::string arch = wheel_facts(input).arch;
-    std::vector<std::string> versions;
-    for (const auto& release : atlas.releases())
-        if (release.arch.empty() || release.arch == arch) versions.push_back(release.torch_version);
-    const std::string spec = strip_name(specifier);
-    if (spec.empty()) return {};
-    return whole_minors(versions, [&](std::size_t i) { return admits(spec, versions[i]); });
+std::vector<std::string> pinned_torch_minors(const std::vector<std::string>& requirements, const std::string& input) {
+    const auto sets = torch_specifiers(requirements);
+    if (!sets || sets->empty()) return {};
+    // No ceiling: every minor from the floor on would be claimed.
+    if (admitted_by_all(*sets, wheel::Version::parse("9999"))) return {};
+    const auto versions = atlas_versions(input);
+    return whole_minors(versions, [&](std::size_t i) {
+        const auto version = public_version(versions[i]);
+        return version && admitted_by_all(*sets, *version);
+    });
 }
 
 std::vector<std::string> variant_claim_problems(const WheelReport& report, const wheel::VariantProperties& claimed) {
@@ -293,6 +326,38 @@ std::vector<std::string> variant_claim_problems(const WheelReport& report, const
                                    needed->version + " (" + needed->because + ")");
     }
     return problems;
+}
+
+void judge_torch_claim(WheelReport& report) {
+    if (!report.variant) return;
+    const auto& claimed = report.variant->variants.begin()->second;
+    const auto dependency = claimed.find(kAbiDependency);
+    if (dependency == claimed.end()) return;
+    const auto torch = dependency->second.find("torch");
+    if (torch == dependency->second.end()) return;
+    const auto claim = [](const std::string& minor) { return std::string(kAbiDependency) + " :: torch :: " + minor + " claimed, but "; };
+    if (std::none_of(report.elves.begin(), report.elves.end(), [](const ElfReport& elf) { return uses_torch(elf); })) {
+        for (const auto& minor : torch->second) report.variant_findings.push_back(claim(minor) + "no ELF member uses torch");
+        return;
+    }
+    const auto authors = torch_specifiers(report.torch_requirements);
+    const auto releases = bundled_releases(report, report.path);
+    const TorchRequirement* verdict = releases && releases->requirement.any && releases->requirement.pin ? &releases->requirement : nullptr;
+    const auto versions = atlas_versions(report.path);
+    for (const auto& minor : torch->second) {
+        const auto parsed = wheel::Version::try_parse(minor);
+        if (!parsed || parsed->release().size() != 2 || minor_of(minor + ".0") != minor) {
+            report.variant_findings.push_back(std::string(kAbiDependency) + " :: torch :: " + minor +
+                                              " is not a torch minor (X.Y)");
+            continue;
+        }
+        if (authors && !minor_admitted(minor, versions, [&](const wheel::Version& v) { return admitted_by_all(*authors, v); }))
+            report.variant_findings.push_back(claim(minor) + "the wheel's Requires-Dist (" + join(report.torch_requirements, "; ") +
+                                              ") does not admit every " + minor + " release");
+        else if (verdict && !minor_admitted(minor, versions, [&](const wheel::Version& v) { return verdict->pin->contains(v); }))
+            report.variant_findings.push_back(claim(minor) + "the torch verdict pins " + verdict->specifier +
+                                              " (wheelfix check --torch-release all)");
+    }
 }
 
 void attach_variant(WheelReport& report, const wheel::Wheel& wheel) {

@@ -9,6 +9,7 @@
 
 #include "wheelfix/analysis/report_json.hpp"
 #include "wheelfix/analysis/torch_releases.hpp"
+#include "wheelfix/analysis/variant.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/text.hpp"
 
@@ -68,6 +69,7 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
                 context.ldpaths = split_nonempty(library_path, ':');
             analysis::attach_libraries(report, context);
             report.torch_range = analysis::torch_range_of(report, input);
+            analysis::judge_torch_claim(report);
             if (profile) {
                 judged.findings = analysis::evaluate(*profile, report);
                 judged.coverage = analysis::sm_coverage(report.modules, report.elves, profile->sms);

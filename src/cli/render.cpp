@@ -137,6 +137,13 @@ std::string torch_imports_text(const std::vector<analysis::TorchImport>& imports
 
 }  // namespace
 
+std::vector<std::string> variant_lines(const repair::VariantOutcome& variant) {
+    std::vector<std::string> lines{"variant '" + variant.label + "' (variant.json schema " +
+                                   wheel::variant_schema_name(variant.schema) + ")"};
+    for (auto& line : wheel::property_lines(variant.properties)) lines.push_back("  " + line);
+    return lines;
+}
+
 std::string record_text(const analysis::WheelReport& report) {
     if (report.record_findings.empty()) return fmt::format("ok ({} files hashed)", report.member_count);
     return fmt::format("{} problem(s), run 'wheelfix verify' for the list", report.record_findings.size());

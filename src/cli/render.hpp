@@ -7,6 +7,7 @@
 #include "wheelfix/analysis/abi_rules.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/analysis/profile_findings.hpp"
+#include "wheelfix/repair/variant.hpp"
 #include "wheelfix/util/text.hpp"
 
 #include <string>
@@ -40,7 +41,10 @@ std::string module_support_text(const analysis::CudaModule& module, const Palett
 // One coverage row: "sm_90 yes (sm90/: cubin sm_90a); sm_100 NO" after its name
 // (a variant's indented).
 std::string coverage_text(const analysis::CoverageRow& row, const Palette& colour = Palette(false));
-std::string record_text(const analysis::WheelReport& report);          // "ok (12 files hashed)"
+std::string record_text(const analysis::WheelReport& report);
+// The variant a writer (repair, retag, shim) labelled its output as: "variant 'L'
+// (variant.json schema S)" and a line per property, indented.
+std::vector<std::string> variant_lines(const repair::VariantOutcome& variant);          // "ok (12 files hashed)"
 // The wheel's honest tag as a verdict: "manylinux_2_17", "no manylinux tag fits", or
 // "linux_x86_64 as it stands: needs libraries from outside the wheel (its symbols
 // alone allow manylinux_2_5)".

@@ -197,11 +197,8 @@ std::vector<std::string> done_lines(const repair::RepairReport& report, bool ver
                         ")");
     if (report.platform_after != report.platform_before)
         lines.push_back("platform " + report.platform_before + " -> " + report.platform_after);
-    if (report.variant) {
-        lines.push_back("variant '" + report.variant->label + "' (variant.json schema " +
-                        wheel::variant_schema_name(report.variant->schema) + ")");
-        for (auto& line : wheel::property_lines(report.variant->properties)) lines.push_back("  " + line);
-    }
+    if (report.variant)
+        for (auto& line : variant_lines(*report.variant)) lines.push_back(std::move(line));
     return lines;
 }
 

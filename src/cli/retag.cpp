@@ -114,9 +114,11 @@ void render_text(const repair::RetagOptions& options, const std::optional<repair
     if (result.tags.before != result.tags.after)
         fmt::print("  tags       {} -> {}\n", join(result.tags.before, " "), join(result.tags.after, " "));
     if (const auto kept = repair::unchecked_platform_tags(result, options); !kept.empty())
-        fmt::print("  platform   {} kept, not checked against the binaries (retag reads none): `wheelfix inspect` "
+        fmt::print("  platform   {} kept, not checked against the binaries (retag judges no tag): `wheelfix inspect` "
                    "shows the tag they deserve, --platform sets it, `wheelfix repair` sets it from them\n",
                    join(kept, "."));
+    if (result.variant)
+        for (const auto& line : variant_lines(*result.variant)) fmt::print("  {}\n", line);
     if (!result.plan.empty()) fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
     else fmt::print("wrote {}\n", result.output.string());
 }

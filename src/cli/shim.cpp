@@ -85,6 +85,8 @@ void render_text(const repair::ShimResult& result, const GlobalOptions& global) 
     }
     for (const auto& [before, after] : result.requirements)
         fmt::print("torch pin  {}{}\n", before.empty() ? "(none) -> " : before + " -> ", after);
+    if (result.variant)
+        for (const auto& line : variant_lines(*result.variant)) fmt::print("{}\n", line);
     if (!result.plan.empty()) fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
     else if (!global.quiet) fmt::print("wrote {}\n", result.output.string());
     if (!repair::fully_repaired(result)) fmt::print("{}\n", unrepaired_summary(result));

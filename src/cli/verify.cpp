@@ -4,6 +4,7 @@
 #include "style.hpp"
 
 #include "wheelfix/analysis/report_json.hpp"
+#include "wheelfix/analysis/variant.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/verify.hpp"
@@ -16,12 +17,13 @@ namespace wheelfix::cli {
 namespace {
 
 // A variant wheel (a label, or a variant.json) is read as inspect reads it, so that its
-// claims are judged against the binaries in the same pass as RECORD; any other only hashed.
+// claims are judged against the binaries in the same pass as RECORD, and its torch
+// claim against its Requires-Dist and the torch verdict; any other only hashed.
 std::vector<wheel::VerifyFinding> variant_findings(const wheel::Wheel& wheel, const std::string& input) {
+    if (!wheel::is_variant_wheel(wheel)) return wheel::verify_wheel(wheel, wheel::scan_members(wheel.archive()));
     const std::string member = wheel.dist_info() + "/" + wheel::kVariantJsonName;
-    if (wheel.filename().variant_label.empty() && !wheel.archive().find(member))
-        return wheel::verify_wheel(wheel, wheel::scan_members(wheel.archive()));
     auto report = analysis::inspect_wheel(input);
+    analysis::judge_torch_claim(report);
     auto findings = std::move(report.record_findings);
     for (auto& problem : report.variant_findings) findings.push_back({member, "variant " + problem});
     return findings;

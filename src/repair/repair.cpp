@@ -583,12 +583,12 @@ private:
                                           sbom_json(wheel_.metadata_name(), retag.result.version.after, grafts->grafts));
         report_.retag = retag.result;
         report_.output = retag.result.output;
-        label_variant(plan, retag.result);
+        plan.dist_info = std::move(retag.dist_info);
+        label_variant(plan);
         if (options_.add_runtime_requires) add_runtime_requires(plan, grafts ? &*grafts : nullptr);
         refuse_output_over_input(wheel_, report_.output);
         if (options_.claims) options_.claims->claim(report_.output, report_.input, options_.claim_position);
         plan.output = report_.output;
-        plan.dist_info = std::move(retag.dist_info);
         report_.remaining = unfixable(report_.findings_before);
         drop_kept_tags(options_, report_.remaining);
         plan.withhold = options_.strict && !report_.clean();
@@ -612,22 +612,12 @@ private:
         for (const auto& requirement : report_.runtime_requires) plan.requires_dist.push_back(requirement.line);
     }
 
-    // --variant, or the input's own label kept (its properties derived again, in its schema).
-    void label_variant(WheelPlan& plan, const RetagResult& retag) {
-        std::optional<VariantRequest> request = options_.variant;
-        if (!request && !wheel_.filename().variant_label.empty()) {
-            request.emplace();
-            request->label = wheel_.filename().variant_label;
-            if (wheel_report_->variant) request->schema = wheel_report_->variant->schema;
-        }
-        if (!request) return;
-        std::vector<std::string> torch_minors;
-        if (report_.uses_torch && !options_.no_torch && retag.pin_specifier)
-            torch_minors = analysis::pinned_torch_minors(retag.pin_specifier->text(), report_.input.string());
-        VariantOutcome outcome;
-        plan.variant = variant_step(*wheel_report_, torch_minors, *request, &outcome);
-        report_.output = report_.output.parent_path() / wheel::with_variant_label(report_.output.filename().string(), outcome.label);
-        outcome.output = report_.output;
+    // --variant, or the input's own variant kept, derived again for the output (repair/variant.hpp).
+    void label_variant(WheelPlan& plan) {
+        auto outcome = label_output(wheel_, *wheel_report_, plan, options_.variant);
+        if (!outcome) return;
+        report_.output = report_.output.parent_path() / wheel::with_variant_label(report_.output.filename().string(), outcome->label);
+        outcome->output = report_.output;
         report_.variant = std::move(outcome);
     }
 

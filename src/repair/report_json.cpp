@@ -71,6 +71,19 @@ void write_findings(JsonWriter& json, std::string_view key, const std::vector<an
     json.end_array();
 }
 
+// The variant a writer labelled its output as: the "variant" key, null when none.
+void write_variant(JsonWriter& json, const std::optional<VariantOutcome>& variant) {
+    json.key("variant");
+    if (!variant) {
+        json.null();
+        return;
+    }
+    json.begin_object().field("label", variant->label);
+    json.field("variant_schema", wheel::variant_schema_name(variant->schema)).key("properties");
+    wheel::write_variant_properties(json, variant->properties);
+    json.end_object();
+}
+
 }  // namespace
 
 std::string relink_json(const RelinkResult& result) {
@@ -120,7 +133,9 @@ std::string shim_json(const ShimResult& result) {
             .field("recompressed_bytes", change.recompressed_bytes).end_object();
     json.end_array();
     write_requirement_changes(json, result.requirements);
-    json.field("fully_repaired", fully_repaired(result)).end_object();
+    json.field("fully_repaired", fully_repaired(result));
+    write_variant(json, result.variant);
+    json.end_object();
     return json.str();
 }
 
@@ -147,6 +162,7 @@ std::string retag_json(const std::string& input, const std::optional<RetagPick>&
         write_pin_json(json, *result, pin_mode);
         json.field("fixed_file_name_version", result->fixed_file_name_version);
         json.field("dry_run", !result->plan.empty());
+        write_variant(json, result->variant);
     }
     return json.end_object().str();
 }
@@ -188,15 +204,7 @@ void write_json(JsonWriter& json, const RepairReport& report) {
             .field("library", runtime.library).end_object();
     json.end_array();
     json.field("platform", report.platform_after);
-    json.key("variant");
-    if (report.variant) {
-        json.begin_object().field("label", report.variant->label);
-        json.field("variant_schema", wheel::variant_schema_name(report.variant->schema)).key("properties");
-        wheel::write_variant_properties(json, report.variant->properties);
-        json.end_object();
-    } else {
-        json.null();
-    }
+    write_variant(json, report.variant);
     json.end_object();
     json.key("left").begin_object();
     write_findings(json, "findings", report.remaining);

@@ -3,8 +3,10 @@
 #include "wheelfix/repair/retag.hpp"
 
 #include "wheelfix/analysis/torch_verdict.hpp"
+#include "wheelfix/analysis/wheel_report.hpp"
 
 #include "wheelfix/repair/plan.hpp"
+#include "wheelfix/repair/variant.hpp"
 
 #include "wheelfix/policy/manylinux.hpp"
 #include "wheelfix/util/error.hpp"
@@ -69,10 +71,9 @@ std::vector<std::string> trimmed_tags(const wheel::Wheel& wheel) {
     return tags;
 }
 
-// RECORD proven against `digests`. Set aside: WHEEL's Tag lines disagreeing with
-// the file name (retag rewrites them from it) and, with fix_version, versions.
-void require_record(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests, bool fix_version) {
-    auto findings = wheel::verify_wheel(wheel, digests);
+// RECORD's findings refused. Set aside: WHEEL's Tag lines disagreeing with the file
+// name (retag rewrites them from it) and, with fix_version, versions.
+void refuse_record_findings(const wheel::Wheel& wheel, std::vector<wheel::VerifyFinding> findings, bool fix_version) {
     std::erase_if(findings, [&](const wheel::VerifyFinding& f) {
         return f.kind == wheel::FindingKind::tags || (fix_version && f.kind == wheel::FindingKind::version);
     });
@@ -185,13 +186,25 @@ RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::Memb
     plan.output = retag.result.output;
     plan.overwrite = options.overwrite;
     plan.dist_info = std::move(retag.dist_info);
+    if (wheel::is_variant_wheel(wheel)) {
+        // A variant's properties come from the binaries and the pin written: the wheel
+        // read as `wheelfix variant` reads it (every member, RECORD proven).
+        const analysis::WheelReport read = analysis::inspect_wheel(wheel.archive().path());
+        refuse_record_findings(wheel, read.record_findings, options.fix_version);
+        retag.result.variant = label_output(wheel, read, plan, std::nullopt);
+        plan.output = plan.output.parent_path() / wheel::with_variant_label(plan.output.filename().string(),
+                                                                            retag.result.variant->label);
+    }
     ExecuteOptions execute;
     execute.dry_run = options.dry_run;
     execute.digests = digests;
     execute.check_record = [&](const wheel::Wheel& read, const std::vector<wheel::MemberDigest>& proven) {
-        require_record(read, proven, options.fix_version);
+        refuse_record_findings(read, wheel::verify_wheel(read, proven), options.fix_version);
     };
     auto executed = execute_plan(wheel, plan, {}, execute);
+    retag.result.output = executed.output;
+    retag.result.file_name.after = executed.output.filename().string();
+    if (retag.result.variant) retag.result.variant->output = executed.output;
     if (options.dry_run) retag.result.plan = describe_plan(wheel, plan, executed);
     return retag.result;
 }

@@ -4,7 +4,10 @@
 #include "wheelfix/repair/shim_wheel.hpp"
 #include "wheelfix/repair/retag.hpp"
 
+#include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/repair/foresight.hpp"
+#include "wheelfix/repair/variant.hpp"
+#include "wheelfix/wheel/variant.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 
@@ -67,12 +70,22 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
     plan.overwrite = overwrite;
 
     ShimPlanner planner(index, wheel_path.string(), maps);
+    // A variant wheel's variant is derived again for the output (repair/variant.hpp
+    // label_output): every ELF member analysed on its one parse, as repair does.
+    const bool variant = wheel::is_variant_wheel(wheel);
+    std::vector<analysis::ElfReport> elves;
     PlanHooks hooks;
+    if (variant) hooks.bounded_reader = analysis::streamed_for_analysis;
     MemberDecision& decision = hooks.decision;
     decision.view = [&](const std::string& member, const elf::ElfFile& elf) {
         return shim_view(member, planner.examine(member, elf).needs_shim());
     };
     decision.observe = [&](const std::string& member, const elf::ElfFile& elf) {
+        if (variant) {
+            auto report = analysis::analyze_member(wheel, member, elf);
+            std::erase_if(elves, [&](const analysis::ElfReport& seen) { return seen.name == member; });
+            elves.push_back(std::move(report));
+        }
         ++result.elf_members;
         return shim_view(member, planner.take(member, elf));
     };
@@ -85,9 +98,16 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
         request.maps = maps;
         return std::make_shared<ShimFacts>(ShimFacts{false, foresee(wheel, request).shim_links});
     };
-    decision.decide = [&](WheelPlan& steps, const PlanResult&) -> std::shared_ptr<const WheelFacts> {
+    const auto label = [&](WheelPlan& steps, const PlanResult& read) {
+        if (variant)
+            result.variant = label_output(wheel, analysis::wheel_report(wheel, read.digests, std::move(elves)), steps, std::nullopt);
+    };
+    decision.decide = [&](WheelPlan& steps, const PlanResult& read) -> std::shared_ptr<const WheelFacts> {
         auto library = planner.finish(result);
-        if (!library) return std::make_shared<ShimFacts>(ShimFacts{true, std::nullopt});
+        if (!library) {
+            label(steps, read);
+            return std::make_shared<ShimFacts>(ShimFacts{true, std::nullopt});
+        }
         auto facts = std::make_shared<ShimFacts>(ShimFacts{true, shim_links(wheel, *library)});
         result.shim_member = shim_directory(wheel) + "/" + library->file_name;
         steps.add.push_back({result.shim_member, std::move(library->bytes), 0100755});
@@ -96,6 +116,7 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
         auto pinned = pin_for_torch(wheel, wheel::Version::parse(index.torch_version));
         steps.dist_info.replaced["METADATA"] = std::move(pinned.text);
         result.requirements = std::move(pinned.changes);
+        label(steps, read);
         return facts;
     };
     ExecuteOptions execute;
@@ -103,6 +124,7 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
     auto executed = execute_plan(wheel, plan, hooks, execute);
     if (dry_run) result.plan = describe_plan(wheel, plan, executed);
     result.output = executed.output;
+    if (result.variant) result.variant->output = executed.output;
     result.changed = std::move(executed.changed);
     return result;
 }

@@ -40,6 +40,56 @@ std::vector<std::string> runtime_requirements(const analysis::WheelReport& repor
     return lines;
 }
 
+// The input's own variant, for a writer not asked for one: nullopt for a wheel that is none.
+std::optional<VariantRequest> kept_variant(const wheel::Wheel& wheel, const analysis::WheelReport& read) {
+    const std::string& label = wheel.filename().variant_label;
+    if (label.empty() && !read.variant) return std::nullopt;
+    VariantRequest request;
+    request.label = label;
+    if (read.variant) {
+        request.schema = read.variant->schema;
+        if (label.empty() || analysis::auto_variant_label(read.variant->variants.begin()->second) == label) request.label = "auto";
+    }
+    return request;
+}
+
+// The ELF reports with each edited member's NEEDED as the plan's edits leave them.
+analysis::WheelReport as_edited(const analysis::WheelReport& read, const std::vector<ElfEditStep>& steps) {
+    analysis::WheelReport edited = read;
+    for (const auto& step : steps) {
+        const auto& edits = step.edits;
+        if (edits.replace_needed.empty() && edits.remove_needed.empty() && edits.add_needed.empty()) continue;
+        auto elf = std::find_if(edited.elves.begin(), edited.elves.end(),
+                                [&](const analysis::ElfReport& report) { return report.name == step.member; });
+        if (elf == edited.elves.end()) continue;
+        std::vector<std::string> needed;
+        for (const auto& library : elf->needed) {
+            if (std::find(edits.remove_needed.begin(), edits.remove_needed.end(), library) != edits.remove_needed.end()) continue;
+            auto replaced = std::find_if(edits.replace_needed.begin(), edits.replace_needed.end(),
+                                         [&](const auto& pair) { return pair.first == library; });
+            needed.push_back(replaced == edits.replace_needed.end() ? library : replaced->second);
+        }
+        for (const auto& library : edits.add_needed)
+            if (std::find(needed.begin(), needed.end(), library) == needed.end()) needed.push_back(library);
+        analysis::set_needed(*elf, std::move(needed));
+    }
+    return edited;
+}
+
+// The torch minors the written METADATA pins, when an ELF member uses torch.
+std::vector<std::string> written_torch_minors(const wheel::Wheel& wheel, const analysis::WheelReport& read, const WheelPlan& plan) {
+    if (std::none_of(read.elves.begin(), read.elves.end(), [](const auto& elf) { return analysis::uses_torch(elf); }))
+        return {};
+    const auto replaced = plan.dist_info.replaced.find("METADATA");
+    const auto metadata = replaced == plan.dist_info.replaced.end()
+                              ? wheel.metadata()
+                              : wheel::parse_headers(replaced->second, wheel.dist_info() + "/METADATA");
+    std::vector<std::string> requirements;
+    for (const auto& requirement : wheel::torch_requirements(metadata))
+        requirements.push_back(requirement.name + requirement.specifier + (requirement.marker.empty() ? "" : "; " + requirement.marker));
+    return analysis::pinned_torch_minors(requirements, wheel.archive().path().string());
+}
+
 }  // namespace
 
 VariantStep variant_step(const analysis::WheelReport& report, const std::vector<std::string>& torch_minors,
@@ -57,6 +107,16 @@ VariantStep variant_step(const analysis::WheelReport& report, const std::vector<
         outcome->requires_dist = step.requires_dist;
     }
     return step;
+}
+
+std::optional<VariantOutcome> label_output(const wheel::Wheel& wheel, const analysis::WheelReport& read, WheelPlan& plan,
+                                           const std::optional<VariantRequest>& asked) {
+    std::optional<VariantRequest> request = asked;
+    if (!request) request = kept_variant(wheel, read);
+    if (!request) return std::nullopt;
+    VariantOutcome outcome;
+    plan.variant = variant_step(as_edited(read, plan.edit_elf), written_torch_minors(wheel, read, plan), *request, &outcome);
+    return outcome;
 }
 
 VariantOutcome label_wheel(const std::filesystem::path& path, const VariantRequest& request,

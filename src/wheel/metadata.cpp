@@ -7,6 +7,8 @@
 // name, extras, version specifier or URL, and marker without judging the specifier.
 #include "wheelfix/wheel/metadata.hpp"
 
+#include "wheelfix/wheel/filename.hpp"
+
 #include "wheelfix/util/error.hpp"
 
 #include <algorithm>
@@ -149,6 +151,15 @@ Requirement parse_requirement(std::string_view text) {
     else
         requirement.specifier = std::string(without_parentheses(spec));
     return requirement;
+}
+
+std::vector<Requirement> torch_requirements(const HeaderFile& metadata) {
+    std::vector<Requirement> torch;
+    for (const auto& text : metadata.all("Requires-Dist")) {
+        auto requirement = parse_requirement(text);
+        if (normalize_project_name(requirement.name) == "torch") torch.push_back(std::move(requirement));
+    }
+    return torch;
 }
 
 }  // namespace wheelfix::wheel

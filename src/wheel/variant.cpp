@@ -151,6 +151,10 @@ VariantFile parse_variant_json(std::string_view text, const std::string& where) 
     return file;
 }
 
+bool is_variant_wheel(const Wheel& wheel) {
+    return !wheel.filename().variant_label.empty() || wheel.archive().find(wheel.dist_info() + "/" + kVariantJsonName);
+}
+
 std::optional<VariantFile> read_variant_json(const Wheel& wheel) {
     const std::string name = wheel.dist_info() + "/" + kVariantJsonName;
     const zip::Member* member = wheel.archive().find(name);

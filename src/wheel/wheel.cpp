@@ -181,14 +181,7 @@ std::string Wheel::metadata_name() const { return trimmed(metadata_.first("Name"
 
 std::string Wheel::metadata_version() const { return trimmed(metadata_.first("Version").value_or("")); }
 
-std::vector<Requirement> Wheel::torch_requirements() const {
-    std::vector<Requirement> torch;
-    for (const auto& text : metadata_.all("Requires-Dist")) {
-        auto requirement = parse_requirement(text);
-        if (normalize_project_name(requirement.name) == "torch") torch.push_back(std::move(requirement));
-    }
-    return torch;
-}
+std::vector<Requirement> Wheel::torch_requirements() const { return wheel::torch_requirements(metadata_); }
 
 std::string_view installed_path(std::string_view member_path) {
     auto first = member_path.find('/');

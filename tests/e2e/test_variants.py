@@ -21,7 +21,14 @@ sm90/, sm_100a and sm_120a and PTX compute_120 in sm100/, NEEDED libcudart.so.13
   CUDA floor below the cudart's, a label other than the file name's);
 - pip, which does not know variants, installing from a directory holding the variant
   wheel and the plain one picks the plain one and does not crash;
-- relink and retag keep the label on what they write."""
+- relink and retag keep the label on what they write;
+- retag and shim of a variant wheel for another torch derive its variant again:
+  abi_dependency :: torch follows the pin they write, the other properties equal the
+  independent derivation, an auto-made label is made again and a hand-given one kept,
+  RECORD and verify hold;
+- inspect and verify judge an abi_dependency :: torch claim: a minor the wheel's own
+  Requires-Dist or the torch verdict's pin (`check --torch-release all`) does not
+  admit, or a value that is no minor, is a finding."""
 import json
 import os
 import re
@@ -319,8 +326,10 @@ class Variants(unittest.TestCase):
             for schema, schema_file in (("0.0.3", "variant-schema-0.0.3.json"), ("0.1.1", "variant-schema-0.1.1.json")):
                 with self.subTest(schema=schema):
                     out = tmp / schema
+                    requires = ["--variant-requires"] if schema == "0.1.1" else []
                     doc = wfx.run_json("repair", wfx.SGL_WHEEL, "--torch", TORCH_29, "--target", "cuda13-blackwell",
-                                       "--variant", "auto", "--variant-schema", schema, "-w", out, check_status=None)
+                                       "--variant", "auto", "--variant-schema", schema, *requires, "-w", out,
+                                       check_status=None)
                     wheel = labelled(out)
                     self.assertTrue(wheel.name.endswith("-cu13sm90.120.whl"), wheel.name)
                     self.assertEqual(doc["wheels"][0]["done"]["variant"]["label"], "cu13sm90.120")
@@ -334,6 +343,13 @@ class Variants(unittest.TestCase):
                     self.assertEqual(properties["abi_dependency"]["torch"], ["2.9"])
                     self.assert_record_holds(wheel, tmp / schema)
                     self.assertEqual(wfx.run_json("inspect", wheel)["inputs"][0]["variant"]["findings"], [])
+                    with zipfile.ZipFile(wheel) as zf:
+                        metadata = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+                    runtime = "Requires-Dist: nvidia-cuda-runtime>=13,<14 ; 'nvidia' in variant_namespaces\n"
+                    if requires:
+                        self.assertIn(runtime, metadata)
+                    else:
+                        self.assertNotIn("nvidia-cuda-runtime", metadata)
 
     def test_labels_that_break_the_pattern_are_refused(self):
         with wfx.TempDir() as tmp:
@@ -452,6 +468,126 @@ class Variants(unittest.TestCase):
                 metadata = zf.read("sgl_kernel-0.3.21+cu130.dist-info/METADATA").decode()
             self.assertIn("Requires-Dist: nvidia-cuda-runtime>=13,<14 ; 'nvidia' in variant_namespaces\n", metadata)
             self.assert_record_holds(labelled(tmp), tmp)
+
+    def repaired_for_29(self, tmp):
+        """The sample repaired against the torch 2.9 stand-in with --variant auto: claims torch 2.9."""
+        wfx.run_json("repair", wfx.SGL_WHEEL, "--torch", TORCH_29, "--target", "cuda13-blackwell", "--variant", "auto",
+                     "-w", tmp / "repaired", check_status=None)
+        wheel = labelled(tmp / "repaired")
+        self.assertEqual(variant_json(wheel)["variants"]["cu13sm90.120"]["abi_dependency"]["torch"], ["2.9"])
+        return wheel
+
+    def assert_derived_again(self, wheel, label, torch_minor, tmp):
+        """variant.json names `label`, claims `torch_minor`, its other properties equal the oracle's; METADATA
+        pins that minor; the schema, RECORD, verify and inspect hold."""
+        doc = variant_json(wheel)
+        self.assertEqual(list(doc["variants"]), [label])
+        properties = doc["variants"][label]
+        self.assertEqual(properties["abi_dependency"]["torch"], [torch_minor])
+        sm_arch, floor = oracle_properties(wheel, tmp)
+        self.assertEqual(properties["nvidia"], {"cuda_version_lower_bound": [floor], "sm_arch": sm_arch})
+        self.assert_valid(doc, "variant-schema-0.0.3.json", tmp)
+        with zipfile.ZipFile(wheel) as zf:
+            metadata = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+        major, minor = map(int, torch_minor.split("."))
+        self.assertIn(f"Requires-Dist: torch>={major}.{minor},<{major}.{minor + 1}\n", metadata)
+        self.assert_record_holds(wheel, tmp)
+        self.assertEqual(wfx.run_json("inspect", wheel)["inputs"][0]["variant"]["findings"], [])
+        return properties
+
+    def test_retag_and_shim_derive_the_variant_again(self):
+        with wfx.TempDir() as tmp:
+            repaired = self.repaired_for_29(tmp)
+            # retag for 2.10: the pin it writes is the claim; the auto-made label is made again (the same one).
+            doc = wfx.run_json("retag", repaired, "--torch", "2.10", "-o", tmp / "retagged")
+            retagged = labelled(tmp / "retagged")
+            self.assertTrue(retagged.name.endswith("-cu13sm90.120.whl"), retagged.name)
+            properties = self.assert_derived_again(retagged, "cu13sm90.120", "2.10", tmp / "retagged")
+            self.assertEqual(doc["variant"]["properties"], properties)
+            self.assertEqual(Path(doc["output"]), retagged)
+            # shim for the 2.10 stand-in: the pin of the torch shimmed for is the claim.
+            doc = wfx.run_json("shim", repaired, "--torch", wfx.SAMPLES / "torch-2.10.0" / "torch", "-o", tmp / "shimmed")
+            shimmed = labelled(tmp / "shimmed")
+            self.assertIsNotNone(doc["shim"])
+            self.assertEqual(shimmed.name, repaired.name)
+            properties = self.assert_derived_again(shimmed, "cu13sm90.120", "2.10", tmp / "shimmed")
+            self.assertEqual(doc["variant"]["properties"], properties)
+            # A hand-given label is kept, its properties derived again.
+            wfx.run("variant", repaired, "-w", tmp / "bw", "--label", "bw", check_status=0)
+            handmade = labelled(tmp / "bw")
+            wfx.run("retag", handmade, "--torch", "2.10", "-o", tmp / "bw-retagged", check_status=0)
+            self.assert_derived_again(labelled(tmp / "bw-retagged"), "bw", "2.10", tmp / "bw-retagged")
+            # An auto-made label whose claims were stale is made again from the binaries: a variant.json
+            # naming cu13sm90 for sm_arch 90_real alone (what auto makes of that) comes out cu13sm90.120.
+            stale_dir = tmp / "stale"
+            stale_dir.mkdir()
+            stale = forge_variant(repaired, stale_dir / repaired.name.replace("-cu13sm90.120.whl", "-cu13sm90.whl"),
+                                  lambda d: {**d, "variants": {"cu13sm90": {
+                                      **d["variants"]["cu13sm90.120"],
+                                      "nvidia": {**d["variants"]["cu13sm90.120"]["nvidia"], "sm_arch": ["90_real"]}}}})
+            wfx.run("retag", stale, "--torch", "2.10", "-o", tmp / "remade", check_status=0)
+            remade = labelled(tmp / "remade")
+            self.assertTrue(remade.name.endswith("-cu13sm90.120.whl"), remade.name)
+            self.assert_derived_again(remade, "cu13sm90.120", "2.10", tmp / "remade")
+            # --dry-run names the labelled output and writes nothing.
+            doc = wfx.run_json("retag", stale, "--torch", "2.10", "-o", tmp / "dry", "--dry-run")
+            self.assertEqual(Path(doc["output"]).name, remade.name)
+            self.assertFalse((tmp / "dry").exists() and any((tmp / "dry").iterdir()))
+
+    def test_inspect_and_verify_judge_the_torch_claim(self):
+        with wfx.TempDir() as tmp:
+            repaired = self.repaired_for_29(tmp)  # Requires-Dist: torch>=2.9,<2.10; claims 2.9
+            label = "cu13sm90.120"
+
+            def claiming(name, minors, source=repaired):
+                directory = tmp / name
+                directory.mkdir()
+
+                def edit(d):
+                    d["variants"][label].setdefault("abi_dependency", {})["torch"] = minors
+                    return d
+                return forge_variant(source, directory / source.name, edit)
+
+            wider = claiming("wider", ["2.9", "2.10"])
+            proc = wfx.run("inspect", wider, check_status=1)
+            self.assertIn("LIES", proc.stdout)
+            self.assertIn("abi_dependency :: torch :: 2.10 claimed, but the wheel's Requires-Dist (torch >=2.9,<2.10)",
+                          proc.stdout)
+            findings = wfx.run_json("inspect", wider, check_status=1)["inputs"][0]["variant"]["findings"]
+            self.assertEqual(len(findings), 1, findings)
+            self.assertIn("abi_dependency :: torch :: 2.10", wfx.run("verify", wider, check_status=1).stdout)
+            # repair's own output with an SM claim no module runs: caught beside the torch claim.
+            both_dir = tmp / "both"
+            both_dir.mkdir()
+
+            def both(d):
+                d["variants"][label]["abi_dependency"]["torch"] = ["2.10"]
+                d["variants"][label]["nvidia"]["sm_arch"] = ["100_real"] + d["variants"][label]["nvidia"]["sm_arch"]
+                return d
+            two_lies = forge_variant(repaired, both_dir / repaired.name, both)
+            findings = wfx.run_json("inspect", two_lies, check_status=1)["inputs"][0]["variant"]["findings"]
+            self.assertEqual(len(findings), 2, findings)
+            self.assertIn("100_real claimed, but sgl_kernel/{sm100,sm90}/common_ops.abi3.so cannot run SM 10", findings[0])
+            self.assertIn("abi_dependency :: torch :: 2.10 claimed", findings[1])
+            not_minor = claiming("not-minor", ["2.9.1"])
+            self.assertIn("abi_dependency :: torch :: 2.9.1 is not a torch minor",
+                          wfx.run("verify", not_minor, check_status=1).stdout)
+            # The torch verdict's pin: with the CUDA 13 runtime declared (--variant-requires), the releases
+            # whose symbols resolve load, and the verdict pins the C++ extension to one minor.
+            wfx.run("variant", wfx.SGL_WHEEL, "-w", tmp / "runtime", "--variant-requires", check_status=0)
+            declared = labelled(tmp / "runtime")
+            requirement = wfx.run_json("check", declared, "--torch-release", "all", check_status=None)["requirement"]
+            if not requirement.get("any"):
+                self.skipTest("the bundled atlas pins no release for the sample: " + requirement.get("finding", ""))
+            pinned = ".".join(requirement["lowest"].split(".")[:2])
+            honest = claiming("verdict-honest", [pinned], declared)
+            self.assertEqual(wfx.run_json("inspect", honest)["inputs"][0]["variant"]["findings"], [])
+            wfx.run("verify", honest, check_status=0)
+            beyond = claiming("verdict-beyond", [pinned, "2.10"], declared)
+            proc = wfx.run("verify", beyond, check_status=1)
+            self.assertIn(f"abi_dependency :: torch :: 2.10 claimed, but the torch verdict pins {requirement['specifier']}",
+                          proc.stdout)
+            self.assertNotIn(f"torch :: {pinned} claimed", proc.stdout)
 
 
 if __name__ == "__main__":

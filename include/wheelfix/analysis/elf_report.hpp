@@ -82,6 +82,9 @@ struct ElfReport {
 bool uses_torch(const ElfReport& report);
 // Whether it links one of torch's libraries.
 bool links_torch_library(const ElfReport& report);
+// The report with `needed` as the member's NEEDED (a writer's edit of them, before it is
+// written): cudart_major and cuda_libraries follow, as analyze_elf derives them.
+void set_needed(ElfReport& report, std::vector<std::string> needed);
 
 // The Blackwell compute capabilities inspect reports on.
 inline constexpr std::uint32_t kBlackwellSms[] = {100, 103, 120, 121};

@@ -59,7 +59,9 @@
 //   them), so it is check's verdict; when a pinned release's verdict comes from
 //   another build than the wheel's own, it names that build ("verdict from the cu124
 //   build, not the wheel's +cu126"); empty when no extension references torch or no
-//   atlas is bundled.
+//   atlas is bundled. bundled_releases(report, input) is that run itself (nullopt in
+//   those two cases), for the other readers of inspect's verdict (a variant's torch
+//   claim judged, analysis/variant.hpp).
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
@@ -112,6 +114,7 @@ struct ReleaseTorch {
 std::optional<ReleaseTorch> release_torch(const std::vector<std::string>& paths, const std::string& release,
                                           const abi::IndexOptions& options, const TorchLoader& load);
 
+std::optional<ReleaseMatrix> bundled_releases(const WheelReport& report, const std::string& input);
 std::string torch_range_of(const WheelReport& report, const std::string& input);
 
 }  // namespace wheelfix::analysis

@@ -34,15 +34,27 @@
 // - Torch minors: proven_torch_minors(input, report) resolves the wheel's extensions
 //   against every release of the bundled atlas (`check --torch-release all`,
 //   torch_releases.hpp) and keeps the minors all of whose releases load, narrowed to
-//   those every torch Requires-Dist admits; pinned_torch_minors(specifier, input)
-//   the minors of the atlas's releases for the wheel's arch every one of which the
-//   specifier admits (repair: its own pin). Both empty when nothing applies.
+//   those every torch Requires-Dist admits; pinned_torch_minors(requirements, input)
+//   the minors of the atlas's releases for the wheel's arch every one of which every
+//   Requires-Dist on torch in `requirements` (METADATA values, "torch>=2.10,<2.11")
+//   admits: a writer's claim from the METADATA it writes (its pin, within the
+//   author's). Empty when no requirement has a specifier, or when together they
+//   leave torch without a ceiling (they admit a release far past every known one):
+//   a claim naming every minor from a floor on would be wider than a C++
+//   extension's truth. Both empty when nothing applies.
 // - variant_claim_problems(report, claimed): what a variant.json claims that the
 //   binaries do not hold: an sm_arch value selecting an SM a module cannot run
 //   (the rule above), a cuda_version_lower_bound below
 //   what the binaries need; one line each, empty when the claims hold.
-//   (abi_dependency :: torch is not judged here: inspect has no torch proof of its
-//   own beyond the atlas range it prints; `variant` and repair derive it.)
+// - judge_torch_claim(report): a variant.json's `abi_dependency :: torch` claim
+//   judged, its problems added to report.variant_findings (inspect and verify call
+//   it after inspect_wheel; it reads the wheel's loader views again, only when there
+//   is a claim): a value that is not a torch minor ("2.10"), a claim when no ELF
+//   member uses torch, and a minor the wheel's own Requires-Dist on torch (every one
+//   with a specifier) or the torch verdict's pin over the bundled atlas
+//   (torch_releases.hpp bundled_releases, when it pins one) does not admit. A minor
+//   is admitted when every atlas release of it for the wheel's arch is (X.Y.0 when
+//   the atlas knows none): the rule the writers claim by, so what they write holds.
 #pragma once
 
 #include "wheelfix/analysis/wheel_report.hpp"
@@ -73,9 +85,10 @@ wheel::VariantFile variant_file(const std::string& label, const wheel::VariantPr
                                 wheel::VariantSchema schema);
 
 std::vector<std::string> proven_torch_minors(const std::string& input, const WheelReport& report);
-std::vector<std::string> pinned_torch_minors(const std::string& specifier, const std::string& input);
+std::vector<std::string> pinned_torch_minors(const std::vector<std::string>& requirements, const std::string& input);
 
 std::vector<std::string> variant_claim_problems(const WheelReport& report, const wheel::VariantProperties& claimed);
+void judge_torch_claim(WheelReport& report);
 // Fills report.variant_label, .variant and .variant_findings from the wheel (after
 // the ELF reports and modules are in): the claims judged, a variant.json naming
 // another label than the file name, a label without variant.json, a variant.json

@@ -124,8 +124,9 @@ struct RepairOptions {
     std::optional<wheel::SpecifierSet> pin_specifier;
     std::string load_test_unavailable;
     // --variant LABEL|auto: the output labelled as a PEP 825 variant in the same pass
-    // (repair/variant.hpp; abi_dependency :: torch from the pin repair writes). An
-    // input already labelled keeps its label, its properties derived again.
+    // (repair/variant.hpp label_output; abi_dependency :: torch from the pin repair
+    // writes). Without it, a variant input keeps its variant (a hand-given label kept,
+    // an auto-made one made again), its properties derived again for the output.
     std::optional<VariantRequest> variant;
     // --add-runtime-requires: METADATA gets a Requires-Dist for each CUDA library the
     // extensions NEED of another major than the torch build repaired for brings

@@ -40,12 +40,18 @@
 //   (rewrite.hpp) to out_dir/<new file name>. Writing over the input file is refused, and over
 //   any existing file unless `overwrite`; an invalid platform tag is an
 //   InputError naming --platform.
+//   A variant wheel (a label, or a variant.json) is read whole once more
+//   (analysis::inspect_wheel: every member hashed, RECORD proven, the ELF members
+//   analysed), so that its variant is derived again for the output in the same
+//   plan (variant.hpp label_output): abi_dependency :: torch follows the pin
+//   written; the file name's label is kept, or made again when it was auto-made.
 // - plan_retag(wheel, options, out_dir) computes all of that (names, the new
 //   METADATA and WHEEL texts, the .dist-info rename) without reading members or
 //   writing, for callers that write other changes in the same pass (repair).
 //   refuse_output_over_input() is the check every writer makes.
 #pragma once
 
+#include "wheelfix/repair/variant.hpp"
 #include "wheelfix/wheel/local_label.hpp"
 #include "wheelfix/wheel/metadata_edit.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
@@ -94,6 +100,7 @@ struct RetagResult {
     std::optional<wheel::SpecifierSet> pin_specifier;  // ">=2.10,<2.11" as asked; nullopt with --pin none
     std::vector<std::pair<std::string, std::string>> requirements;  // Requires-Dist before -> after ("" = added)
     std::string plan;                          // with dry_run: the plan (plan.hpp describe_plan); nothing written
+    std::optional<VariantOutcome> variant;     // a variant input's variant, derived again (variant.hpp label_output)
 };
 
 void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version);
@@ -105,8 +112,9 @@ void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version);
 void require_plausible_platform(const wheel::Wheel& wheel, const std::string& platform);
 
 // The manylinux/musllinux tags of the output's file name when retag kept them (no
-// --platform): retag reads no binary, so it cannot tell whether their glibc floor
-// contradicts them; empty when it set the platform or the name claims neither.
+// --platform): retag judges no binary's glibc floor (it reads a variant wheel's only
+// for the variant), so it cannot tell whether the floor contradicts them; empty when
+// it set the platform or the name claims neither.
 std::vector<std::string> unchecked_platform_tags(const RetagResult& result, const RetagOptions& options);
 
 struct RetagPlan {

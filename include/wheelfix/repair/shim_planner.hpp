@@ -23,6 +23,7 @@
 #include "wheelfix/abi/shim.hpp"
 #include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/repair/plan.hpp"
+#include "wheelfix/repair/variant.hpp"
 
 #include <filesystem>
 #include <memory>
@@ -68,6 +69,7 @@ struct ShimResult {
     std::vector<MemberChange> changed;
     std::size_t elf_members = 0;
     std::string plan;                      // with dry_run: the plan (plan.hpp describe_plan); nothing written
+    std::optional<VariantOutcome> variant;  // shim of a variant wheel: its variant derived again (variant.hpp)
 };
 
 

@@ -16,7 +16,12 @@
 // METADATA's torch requirement becomes the shimmed torch's minor series (retag.hpp
 // pin_for_torch: within the author's, superseding an earlier retag's pin), so pip
 // installs the wheel beside the torch it was shimmed for; `requirements` lists the change.
-// When nothing needs a shim, the wheel is copied unchanged (RECORD kept).
+// When nothing needs a shim, the wheel is copied unchanged (RECORD kept), but for a
+// variant wheel's variant: in every case a variant wheel (a label, or a
+// variant.json) has its ELF members analysed on the read's one parse and its variant
+// derived again for the output in the same plan (variant.hpp label_output):
+// abi_dependency :: torch follows the pin written; the label is kept, or made again
+// when it was auto-made (ShimResult::variant).
 // The shim is foreseen before the read (repair/foresight.hpp, as repair does): the
 // extensions that need it are edited as they are read, with the foreseen shim's
 // links (a big one speculated, so inflated once: plan.hpp), and edited again after

@@ -11,6 +11,21 @@
 //   for the CUDA runtime package of each CUDA major the ELFs NEED (variants.policy
 //   `runtime`), marked `; 'nvidia' in variant_namespaces` so that only a
 //   variant-aware installer, which selected this wheel for its CUDA, evaluates it.
+// - label_output(wheel, read, plan, asked): the variant step of every writer whose
+//   plan changes what a variant's properties are derived from (repair, retag, shim):
+//   with `asked` (repair --variant) that request; else, for an input that is a
+//   variant wheel (a label, or a variant.json), the input's own variant kept: its
+//   schema, and its label when given by hand, but "auto" when the label is what
+//   auto_variant_label makes of the properties the input's variant.json claims (an
+//   auto-made label is made again from the new properties); nullopt (no step) for
+//   any other input. The properties are derived by variant_step from the output as
+//   the plan writes it: `read` (the input's ELF reports) with each member's NEEDED as
+//   the plan's edit steps leave them (the edits' replace/remove/add of NEEDED; the
+//   other properties come from device code no edit touches), and the torch minors
+//   from the Requires-Dist on torch of the METADATA the plan writes
+//   (analysis::pinned_torch_minors: the pin written, within the author's) when an
+//   ELF member uses torch. Sets plan.variant (so call it once the plan's edit steps
+//   and METADATA are decided) and returns the outcome (output left empty).
 // - label_wheel(path, request, out_dir): `wheelfix variant`: one read of the wheel
 //   (analysis::inspect_wheel: every member hashed, RECORD proven, the ELF members
 //   analysed), the torch minors `check --torch-release all` proves
@@ -58,6 +73,9 @@ struct VariantOutcome {
 
 VariantStep variant_step(const analysis::WheelReport& report, const std::vector<std::string>& torch_minors,
                          const VariantRequest& request, VariantOutcome* outcome = nullptr);
+
+std::optional<VariantOutcome> label_output(const wheel::Wheel& wheel, const analysis::WheelReport& read, WheelPlan& plan,
+                                           const std::optional<VariantRequest>& asked);
 
 VariantOutcome label_wheel(const std::filesystem::path& path, const VariantRequest& request,
                            const std::filesystem::path& out_dir);

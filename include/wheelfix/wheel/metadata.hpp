@@ -37,5 +37,7 @@ struct Requirement {
     std::string url;         // "name @ URL" form (then specifier is empty)
 };
 Requirement parse_requirement(std::string_view text);
+// METADATA's Requires-Dist entries on torch (any case/spelling of the name).
+std::vector<Requirement> torch_requirements(const HeaderFile& metadata);
 
 }  // namespace wheelfix::wheel

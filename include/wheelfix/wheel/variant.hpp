@@ -73,6 +73,8 @@ struct VariantFile {
 std::string format_variant_json(const VariantFile& file);
 VariantFile parse_variant_json(std::string_view text, const std::string& where);
 std::optional<VariantFile> read_variant_json(const Wheel& wheel);
+// Whether the wheel is a variant wheel: a label in its file name, or a variant.json.
+bool is_variant_wheel(const Wheel& wheel);
 VariantFile merge_variant_files(const std::vector<VariantFile>& files, const std::string& where);
 
 // The properties as one JSON object {namespace: {feature: [values]}}, the shape
