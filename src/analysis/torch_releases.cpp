@@ -227,8 +227,7 @@ std::optional<ReleaseMatrix> bundled_releases(const WheelReport& report, const s
     return check_releases(read_targets(input), input, ReleaseRequest{}, {});
 }
 
-std::string torch_range_of(const WheelReport& report, const std::string& input) {
-    const auto releases = bundled_releases(report, input);
+std::string torch_range_of(const std::optional<ReleaseMatrix>& releases) {
     if (!releases) return {};
     const ReleaseMatrix& run = *releases;
     const TorchRequirement& requirement = run.requirement;

@@ -328,7 +328,7 @@ std::vector<std::string> variant_claim_problems(const WheelReport& report, const
     return problems;
 }
 
-void judge_torch_claim(WheelReport& report) {
+void judge_torch_claim(WheelReport& report, const std::optional<ReleaseMatrix>* releases) {
     if (!report.variant) return;
     const auto& claimed = report.variant->variants.begin()->second;
     const auto dependency = claimed.find(kAbiDependency);
@@ -341,8 +341,9 @@ void judge_torch_claim(WheelReport& report) {
         return;
     }
     const auto authors = torch_specifiers(report.torch_requirements);
-    const auto releases = bundled_releases(report, report.path);
-    const TorchRequirement* verdict = releases && releases->requirement.any && releases->requirement.pin ? &releases->requirement : nullptr;
+    const std::optional<ReleaseMatrix> made = releases ? std::nullopt : bundled_releases(report, report.path);
+    const std::optional<ReleaseMatrix>& run = releases ? *releases : made;
+    const TorchRequirement* verdict = run && run->requirement.any && run->requirement.pin ? &run->requirement : nullptr;
     const auto versions = atlas_versions(report.path);
     for (const auto& minor : torch->second) {
         const auto parsed = wheel::Version::try_parse(minor);

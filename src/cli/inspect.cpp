@@ -68,8 +68,9 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
             if (const char* library_path = std::getenv("LD_LIBRARY_PATH"))
                 context.ldpaths = split_nonempty(library_path, ':');
             analysis::attach_libraries(report, context);
-            report.torch_range = analysis::torch_range_of(report, input);
-            analysis::judge_torch_claim(report);
+            const auto releases = analysis::bundled_releases(report, input);
+            report.torch_range = analysis::torch_range_of(releases);
+            analysis::judge_torch_claim(report, &releases);
             if (profile) {
                 judged.findings = analysis::evaluate(*profile, report);
                 judged.coverage = analysis::sm_coverage(report.modules, report.elves, profile->sms);

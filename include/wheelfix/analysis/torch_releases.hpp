@@ -54,14 +54,13 @@
 //   torch directories, torch wheels, index files; each loaded by `load` with
 //   `options`) whose torch version's public part is `release` ("2.9.0"): the real
 //   torch `repair --torch auto` shims and load-tests against; nullopt when none is.
-// - torch_range_of(report, input): inspect's "torch range" line: check_releases()
-//   over the bundled atlas on the wheel's targets (read_targets, as check reads
-//   them), so it is check's verdict; when a pinned release's verdict comes from
-//   another build than the wheel's own, it names that build ("verdict from the cu124
-//   build, not the wheel's +cu126"); empty when no extension references torch or no
-//   atlas is bundled. bundled_releases(report, input) is that run itself (nullopt in
-//   those two cases), for the other readers of inspect's verdict (a variant's torch
-//   claim judged, analysis/variant.hpp).
+// - bundled_releases(report, input): check_releases() over the bundled atlas on the
+//   wheel's targets (read_targets, as check reads them), so it is check's verdict;
+//   nullopt when no extension references torch or no atlas is bundled. inspect makes
+//   it once for its "torch range" line (torch_range_of(releases); empty for nullopt;
+//   when a pinned release's verdict comes from another build than the wheel's own, it
+//   names that build: "verdict from the cu124 build, not the wheel's +cu126") and for
+//   judging a variant's torch claim (analysis/variant.hpp).
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
@@ -115,6 +114,6 @@ std::optional<ReleaseTorch> release_torch(const std::vector<std::string>& paths,
                                           const abi::IndexOptions& options, const TorchLoader& load);
 
 std::optional<ReleaseMatrix> bundled_releases(const WheelReport& report, const std::string& input);
-std::string torch_range_of(const WheelReport& report, const std::string& input);
+std::string torch_range_of(const std::optional<ReleaseMatrix>& releases);
 
 }  // namespace wheelfix::analysis

@@ -48,8 +48,9 @@
 //   what the binaries need; one line each, empty when the claims hold.
 // - judge_torch_claim(report): a variant.json's `abi_dependency :: torch` claim
 //   judged, its problems added to report.variant_findings (inspect and verify call
-//   it after inspect_wheel; it reads the wheel's loader views again, only when there
-//   is a claim): a value that is not a torch minor ("2.10"), a claim when no ELF
+//   it after inspect_wheel, inspect with the bundled_releases run it has made for its
+//   torch range; without one, the run is made here, only when there is a claim to
+//   judge): a value that is not a torch minor ("2.10"), a claim when no ELF
 //   member uses torch, and a minor the wheel's own Requires-Dist on torch (every one
 //   with a specifier) or the torch verdict's pin over the bundled atlas
 //   (torch_releases.hpp bundled_releases, when it pins one) does not admit. A minor
@@ -88,7 +89,8 @@ std::vector<std::string> proven_torch_minors(const std::string& input, const Whe
 std::vector<std::string> pinned_torch_minors(const std::vector<std::string>& requirements, const std::string& input);
 
 std::vector<std::string> variant_claim_problems(const WheelReport& report, const wheel::VariantProperties& claimed);
-void judge_torch_claim(WheelReport& report);
+struct ReleaseMatrix;
+void judge_torch_claim(WheelReport& report, const std::optional<ReleaseMatrix>* releases = nullptr);
 // Fills report.variant_label, .variant and .variant_findings from the wheel (after
 // the ELF reports and modules are in): the claims judged, a variant.json naming
 // another label than the file name, a label without variant.json, a variant.json
