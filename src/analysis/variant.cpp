@@ -117,8 +117,8 @@ std::vector<std::string> whole_minors(const std::vector<std::string>& versions, 
 
 // The torch release `version` names without its local label ("2.9.1+cu128" -> 2.9.1),
 // as PEP 440 matches it against a public specifier.
-std::optional<wheel::Version> public_version(const std::string& version) {
-    return wheel::Version::try_parse(version.substr(0, version.find('+')));
+std::optional<wheel::Version> public_release(const std::string& version) {
+    return wheel::Version::try_parse(public_version(version));
 }
 
 bool admitted_by_all(const std::vector<wheel::SpecifierSet>& sets, const wheel::Version& version) {
@@ -155,7 +155,7 @@ bool minor_admitted(const std::string& minor, const std::vector<std::string>& ve
     for (const auto& version : versions) {
         if (minor_of(version) != minor) continue;
         known = true;
-        const auto release = public_version(version);
+        const auto release = public_release(version);
         if (!release || !admits(*release)) return false;
     }
     return known || admits(wheel::Version::parse(minor + ".0"));
@@ -277,7 +277,7 @@ std::vector<std::string> proven_torch_minors(const std::string& input, const Whe
     return whole_minors(versions, [&](std::size_t column) {
         if (run.matrix.column_verdict(column) != Verdict::ok) return false;
         // Only what the torch verdict pins (torch_verdict.hpp): a C++ extension's built-for minor.
-        const auto version = public_version(versions[column]);
+        const auto version = public_release(versions[column]);
         if (!run.requirement.pin || !version || !run.requirement.pin->contains(*version)) return false;
         return admitted_by_all(*authors, *version);
     });
@@ -290,7 +290,7 @@ std::vector<std::string> pinned_torch_minors(const std::vector<std::string>& req
     if (admitted_by_all(*sets, wheel::Version::parse("9999"))) return {};
     const auto versions = atlas_versions(input);
     return whole_minors(versions, [&](std::size_t i) {
-        const auto version = public_version(versions[i]);
+        const auto version = public_release(versions[i]);
         return version && admitted_by_all(*sets, *version);
     });
 }
