@@ -227,7 +227,7 @@ std::optional<ReleaseMatrix> bundled_releases(const WheelReport& report, const s
     return check_releases(read_targets(input), input, ReleaseRequest{}, {});
 }
 
-std::string torch_range_of(const std::optional<ReleaseMatrix>& releases) {
+std::string torch_range_of(const std::optional<ReleaseMatrix>& releases, const std::string& input) {
     if (!releases) return {};
     const ReleaseMatrix& run = *releases;
     const TorchRequirement& requirement = run.requirement;

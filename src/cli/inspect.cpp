@@ -69,7 +69,7 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
                 context.ldpaths = split_nonempty(library_path, ':');
             analysis::attach_libraries(report, context);
             const auto releases = analysis::bundled_releases(report, input);
-            report.torch_range = analysis::torch_range_of(releases);
+            report.torch_range = analysis::torch_range_of(releases, input);
             analysis::judge_torch_claim(report, &releases);
             if (profile) {
                 judged.findings = analysis::evaluate(*profile, report);

@@ -57,7 +57,7 @@
 // - bundled_releases(report, input): check_releases() over the bundled atlas on the
 //   wheel's targets (read_targets, as check reads them), so it is check's verdict;
 //   nullopt when no extension references torch or no atlas is bundled. inspect makes
-//   it once for its "torch range" line (torch_range_of(releases); empty for nullopt;
+//   it once for its "torch range" line (torch_range_of(releases, input); empty for nullopt;
 //   when a pinned release's verdict comes from another build than the wheel's own, it
 //   names that build: "verdict from the cu124 build, not the wheel's +cu126") and for
 //   judging a variant's torch claim (analysis/variant.hpp).
@@ -114,6 +114,6 @@ std::optional<ReleaseTorch> release_torch(const std::vector<std::string>& paths,
                                           const abi::IndexOptions& options, const TorchLoader& load);
 
 std::optional<ReleaseMatrix> bundled_releases(const WheelReport& report, const std::string& input);
-std::string torch_range_of(const std::optional<ReleaseMatrix>& releases);
+std::string torch_range_of(const std::optional<ReleaseMatrix>& releases, const std::string& input);
 
 }  // namespace wheelfix::analysis
