@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bitset>
 #include <charconv>
 #include <deque>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace wheelfix::abi {
 
@@ -209,6 +211,76 @@ private:
     const std::string& where_;
     std::size_t position_ = 0;
     std::size_t line_number_ = 0;
+};
+
+// Strings looked up by string_view without a copy.
+struct ViewHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+};
+using ViewSet = std::unordered_set<std::string, ViewHash, std::equal_to<>>;
+
+// Which names hold one of some mangled source names ("4size") anywhere, as
+// std::string::find would say, without a search per token: each place a number starts
+// is read as a possible token (its digits, then that many characters) and looked up,
+// after a filter on its length and first and last characters. A token not of that form
+// is searched for plainly.
+class TokenMatcher {
+public:
+    explicit TokenMatcher(const std::vector<std::string>& tokens) {
+        for (const std::string& token : tokens) {
+            const std::optional<std::size_t> digits = digits_of(token);
+            if (!digits) {
+                plain_.push_back(token);
+                continue;
+            }
+            const std::size_t length = token.size() - *digits;
+            if (length >= lengths_.size()) lengths_.resize(length + 1, false);
+            lengths_[length] = true;
+            filter_.set(fingerprint(length, token[*digits], token.back()));
+            tokens_.insert(token);
+        }
+    }
+
+    bool any_in(std::string_view name) const {
+        for (const std::string& token : plain_)
+            if (name.find(token) != std::string_view::npos) return true;
+        if (tokens_.empty()) return false;
+        for (std::size_t start = 0; start < name.size(); ++start) {
+            if (name[start] < '1' || name[start] > '9') continue;
+            std::size_t value = 0;
+            for (std::size_t end = start; end < name.size() && end - start < kMaxDigits && is_digit(name[end]); ++end) {
+                value = value * 10 + static_cast<std::size_t>(name[end] - '0');
+                if (value >= lengths_.size() || end + 1 + value > name.size()) break;
+                if (!lengths_[value] || !filter_.test(fingerprint(value, name[end + 1], name[end + value]))) continue;
+                if (tokens_.find(name.substr(start, end + 1 - start + value)) != tokens_.end()) return true;
+            }
+        }
+        return false;
+    }
+
+private:
+    static constexpr std::size_t kMaxDigits = 9;
+    static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+    static std::size_t fingerprint(std::size_t length, char first, char last) {
+        return (length * 131 + static_cast<unsigned char>(first) * 31 + static_cast<unsigned char>(last)) % 4096;
+    }
+
+    // "4size" -> 1: leading digits (no leading zero) whose value is the length of the rest.
+    static std::optional<std::size_t> digits_of(std::string_view token) {
+        if (token.empty() || token[0] < '1' || token[0] > '9') return std::nullopt;
+        std::size_t value = 0;
+        for (std::size_t end = 0; end < token.size() && end < kMaxDigits && is_digit(token[end]); ++end) {
+            value = value * 10 + static_cast<std::size_t>(token[end] - '0');
+            if (value == token.size() - end - 1) return end + 1;
+        }
+        return std::nullopt;
+    }
+
+    ViewSet tokens_;
+    std::vector<bool> lengths_;
+    std::bitset<4096> filter_;
+    std::vector<std::string> plain_;
 };
 
 // The symbol lines: each key decoded from its front coding into one buffer and handed
@@ -478,6 +550,38 @@ std::vector<std::vector<std::uint32_t>> Atlas::nodes_defining(const std::vector<
     return finish();
 }
 
+Atlas::Subset Atlas::select(const SymbolSelection& selection) const {
+    Subset subset;
+    subset.atlas_ = this;
+    const ViewSet names(selection.names.begin(), selection.names.end());
+    const TokenMatcher tokens(selection.tokens);
+    std::string unescaped;
+    const auto keep = [&](std::string_view key, std::uint8_t type, std::uint32_t set) {
+        // The name part of the key (a '@' in a name is escaped), as materialise() names it.
+        std::string_view name = key.substr(0, key.find('@'));
+        if (name.find('%') != std::string_view::npos) {
+            unescaped = unescape(name).value_or(std::string(name));
+            name = unescaped;
+        }
+        if (names.find(name) == names.end() && !tokens.any_in(name)) return;
+        subset.records_.push_back({static_cast<std::uint32_t>(subset.keys_.size()), static_cast<std::uint32_t>(key.size()),
+                                   set, type});
+        subset.keys_.append(key);
+    };
+    std::unique_lock<std::mutex> lock;
+    if (pending_) lock = std::unique_lock<std::mutex>(pending_->parsing);
+    if (pending_ && !pending_->parsed) {
+        const PendingSymbols& pending = *pending_;
+        AtlasParser parser(pending.text, pending.where, pending.at, pending.line);
+        scan_symbol_lines(parser, pending.count, set_count(), keep);
+        return subset;
+    }
+    lock = {};
+    for (const SymbolRecord& record : symbols())
+        keep(std::string_view(keys_.data() + record.key_offset, record.key_length), record.type, record.set);
+    return subset;
+}
+
 Atlas Atlas::load(const fs::path& path) {
     return parse(read_regular_file(path, kMaxAtlasFile), path.string());
 }
@@ -581,7 +685,8 @@ std::vector<std::uint32_t> Atlas::nodes_for(const AtlasRelease& release, std::st
     return nodes;
 }
 
-SymbolIndex Atlas::materialise(const std::vector<std::uint32_t>& nodes) const {
+SymbolIndex Atlas::materialise(const std::vector<std::uint32_t>& nodes, const std::vector<SymbolRecord>& records,
+                               std::string_view keys) const {
     SymbolIndex index;
     // Per set, the positions (in `nodes`) of the wanted nodes it holds, as a bit mask.
     std::vector<std::uint64_t> masks(set_count(), 0);
@@ -595,10 +700,10 @@ SymbolIndex Atlas::materialise(const std::vector<std::uint32_t>& nodes) const {
         index.libraries.push_back({library.file_name, library.soname, library.needed, {}, library.version_definitions,
                                    library.version_needs});
     }
-    for (const SymbolRecord& record : symbols()) {
+    for (const SymbolRecord& record : records) {
         std::uint64_t mask = masks[record.set];
         if (mask == 0) continue;
-        const std::string_view key(keys_.data() + record.key_offset, record.key_length);
+        const std::string_view key(keys.data() + record.key_offset, record.key_length);
         const std::size_t at = key.find('@');
         ExportedSymbol symbol;
         symbol.name = unescape(key.substr(0, at)).value_or(std::string(key.substr(0, at)));
@@ -625,8 +730,9 @@ SymbolIndex Atlas::materialise(const std::vector<std::uint32_t>& nodes) const {
     return index;
 }
 
-SymbolIndex Atlas::index_for(const AtlasRelease& release, std::string_view python_tag,
-                             const IndexOptions& options) const {
+SymbolIndex Atlas::index_for(const AtlasRelease& release, std::string_view python_tag, const IndexOptions& options,
+                             const Subset* subset) const {
+    if (subset != nullptr && subset->atlas_ != this) throw std::logic_error("an atlas subset used with another atlas");
     std::vector<std::string> not_covered;
     std::vector<std::uint32_t> nodes = nodes_for(release, python_tag, not_covered);
     // The NEEDED closure from the roots, on the nodes' metadata alone.
@@ -650,7 +756,13 @@ SymbolIndex Atlas::index_for(const AtlasRelease& release, std::string_view pytho
         nodes = std::move(reached);
     }
     if (nodes.size() > 64) throw InputError("torch atlas", "a release with more than 64 libraries");
-    SymbolIndex index = materialise(nodes);
+    SymbolIndex index;
+    if (subset != nullptr) {
+        index = materialise(nodes, subset->records_, subset->keys_);
+    } else {
+        const std::vector<SymbolRecord>& records = symbols();  // parses keys_ first
+        index = materialise(nodes, records, keys_);
+    }
     const AtlasEntry& primary = entries_[release.primary_entry];
     index.torch_version = release.torch_version;
     index.cuda_version = release.cuda_version;
@@ -710,7 +822,8 @@ SymbolIndex Atlas::entry_index(std::uint32_t entry) const {
     for (std::uint32_t node = 0; node < libraries_.size(); ++node)
         if (libraries_[node].entry == entry) nodes.push_back(node);
     if (nodes.size() > 64) throw InputError(entries_.at(entry).wheel, "more than 64 libraries in one atlas entry");
-    SymbolIndex index = materialise(nodes);
+    const std::vector<SymbolRecord>& records = symbols();  // parses keys_ first
+    SymbolIndex index = materialise(nodes, records, keys_);
     const AtlasEntry& source = entries_.at(entry);
     index.torch_version = source.torch_version;
     index.cuda_version = source.cuda_version;

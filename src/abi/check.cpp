@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <set>
 
 namespace wheelfix::abi {
@@ -79,14 +80,49 @@ bool versioned_outside(const ImportedSymbol& reference, const Scope& scope) {
     return true;
 }
 
-Unresolved unresolved_entry(const ImportedSymbol& reference, const SymbolIndex& index) {
+// The near misses of each (name, version) already explained against the index at hand.
+using Explained = std::map<std::pair<std::string, std::string>, std::vector<NearMiss>>;
+
+Unresolved unresolved_entry(const ImportedSymbol& reference, const SymbolIndex& index, SignatureMemo& memo,
+                            Explained& explained) {
     Unresolved entry;
     entry.name = reference.name;
-    entry.demangled = demangle(reference.name);
+    entry.demangled = memo.demangled(reference.name);
     entry.version = reference.version;
     entry.is_torch = is_torch_symbol(reference.name);
-    if (entry.is_torch) entry.near_misses = detail::near_misses(reference.name, reference.version, index);
+    if (!entry.is_torch) return entry;
+    auto [found, fresh] = explained.try_emplace({reference.name, reference.version});
+    if (fresh) found->second = detail::near_misses(reference.name, reference.version, index, memo);
+    entry.near_misses = found->second;
     return entry;
+}
+
+ElfCheck check_one(std::string member, const ElfImports& imports, const SymbolIndex& index, const SymbolIndex* bundled,
+                   const SystemLibrary& is_system, SignatureMemo& memo, Explained& explained) {
+    ElfCheck result;
+    result.member = std::move(member);
+    const Scope scope = search_scope(imports.needed, index, bundled);
+    for (const std::string& name : scope.unknown) {
+        const bool uncovered = (index.partial && is_torch_library(name)) ||
+                               std::any_of(index.not_covered.begin(), index.not_covered.end(),
+                                           [&](const std::string& library) { return library == name; });
+        if (uncovered) result.not_covered.push_back(name);
+        else if (is_torch_library(name)) result.missing_libraries.push_back(name);
+    }
+    const auto system = [&](const std::string& name) { return is_system && is_system(name); };
+    const bool outside_libraries = !scope.unknown.empty();
+    const bool only_system_outside = std::all_of(scope.unknown.begin(), scope.unknown.end(), system);
+    for (const ImportedSymbol& reference : imports.symbols) {
+        const bool torch = is_torch_symbol(reference.name);
+        if (resolves(reference, scope)) ++result.resolved;
+        else if (versioned_outside(reference, scope)) ++(system(reference.version_file) ? result.system : result.elsewhere);
+        else if (reference.weak) ++result.weak_missing;
+        else if (!torch && is_python_api(reference.name)) ++result.elsewhere;
+        else if (!torch && outside_libraries) ++(only_system_outside ? result.system : result.elsewhere);
+        else if (!result.not_covered.empty()) ++result.uncovered_symbols;
+        else result.unresolved.push_back(unresolved_entry(reference, index, memo, explained));
+    }
+    return result;
 }
 
 }  // namespace
@@ -118,32 +154,46 @@ ElfImports imports_of(const elf::ElfFile& elf) {
     return imports;
 }
 
+SymbolSelection consulted_by(const std::vector<const ElfImports*>& imports) {
+    std::set<std::string> names, tokens;
+    for (const ElfImports* one : imports)
+        for (const ImportedSymbol& reference : one->symbols) {
+            if (!names.insert(reference.name).second || !is_torch_symbol(reference.name)) continue;
+            // As unresolved_entry() asks near_misses(): by the token of the parsed signature.
+            if (const std::optional<Signature> wanted = parse_signature(reference.name))
+                if (std::optional<std::string> token = detail::candidate_token(*wanted)) tokens.insert(std::move(*token));
+        }
+    return {{names.begin(), names.end()}, {tokens.begin(), tokens.end()}};
+}
+
+const std::optional<Signature>& SignatureMemo::signature(const std::string& mangled) {
+    auto found = signatures_.find(mangled);
+    if (found == signatures_.end()) found = signatures_.emplace(mangled, parse_signature(mangled)).first;
+    return found->second;
+}
+
+const std::string& SignatureMemo::demangled(const std::string& mangled) {
+    auto found = demangled_.find(mangled);
+    if (found == demangled_.end()) found = demangled_.emplace(mangled, demangle(mangled)).first;
+    return found->second;
+}
+
 ElfCheck check_imports(std::string member, const ElfImports& imports, const SymbolIndex& index,
-                       const SymbolIndex* bundled, const SystemLibrary& is_system) {
-    ElfCheck result;
-    result.member = std::move(member);
-    const Scope scope = search_scope(imports.needed, index, bundled);
-    for (const std::string& name : scope.unknown) {
-        const bool uncovered = (index.partial && is_torch_library(name)) ||
-                               std::any_of(index.not_covered.begin(), index.not_covered.end(),
-                                           [&](const std::string& library) { return library == name; });
-        if (uncovered) result.not_covered.push_back(name);
-        else if (is_torch_library(name)) result.missing_libraries.push_back(name);
-    }
-    const auto system = [&](const std::string& name) { return is_system && is_system(name); };
-    const bool outside_libraries = !scope.unknown.empty();
-    const bool only_system_outside = std::all_of(scope.unknown.begin(), scope.unknown.end(), system);
-    for (const ImportedSymbol& reference : imports.symbols) {
-        const bool torch = is_torch_symbol(reference.name);
-        if (resolves(reference, scope)) ++result.resolved;
-        else if (versioned_outside(reference, scope)) ++(system(reference.version_file) ? result.system : result.elsewhere);
-        else if (reference.weak) ++result.weak_missing;
-        else if (!torch && is_python_api(reference.name)) ++result.elsewhere;
-        else if (!torch && outside_libraries) ++(only_system_outside ? result.system : result.elsewhere);
-        else if (!result.not_covered.empty()) ++result.uncovered_symbols;
-        else result.unresolved.push_back(unresolved_entry(reference, index));
-    }
-    return result;
+                       const SymbolIndex* bundled, const SystemLibrary& is_system, SignatureMemo* memo) {
+    SignatureMemo own;
+    Explained explained;
+    return check_one(std::move(member), imports, index, bundled, is_system, memo != nullptr ? *memo : own, explained);
+}
+
+std::vector<ElfCheck> check_imports(const std::vector<MemberImports>& members, const SymbolIndex& index,
+                                    const SymbolIndex* bundled, const SystemLibrary& is_system, SignatureMemo* memo) {
+    SignatureMemo own;
+    Explained explained;
+    std::vector<ElfCheck> checks;
+    for (const MemberImports& one : members)
+        checks.push_back(
+            check_one(one.member, *one.imports, index, bundled, is_system, memo != nullptr ? *memo : own, explained));
+    return checks;
 }
 
 ElfCheck check_elf(std::string member, const elf::ElfFile& elf, const SymbolIndex& index) {

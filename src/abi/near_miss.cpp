@@ -4,6 +4,7 @@
 #include "wheelfix/abi/demangle.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 namespace wheelfix::abi::detail {
@@ -23,14 +24,14 @@ bool is_identifier(std::string_view text) {
 
 // Same name, other version: ld.so does not bind it either.
 void add_version_mismatches(const std::string& mangled, const std::string& version, const SymbolIndex& index,
-                            std::vector<NearMiss>& out) {
+                            SignatureMemo& memo, std::vector<NearMiss>& out) {
     for (const LibraryExports& library : index.libraries)
         for (const ExportedSymbol& definition : find_symbol(library, mangled)) {
             Compatibility compatibility;
             compatibility.reason = "not forwardable: exported as " + mangled +
                                    (definition.default_version ? "@@" : "@") + definition.version +
                                    (version.empty() ? ", needed unversioned" : ", needed @" + version);
-            out.push_back({mangled, demangle(mangled), library_label(library), compatibility});
+            out.push_back({mangled, memo.demangled(mangled), library_label(library), compatibility});
         }
 }
 
@@ -59,20 +60,28 @@ std::string last_component(std::string_view qualified_name) {
     return std::string(last);
 }
 
-std::vector<NearMiss> near_misses(const std::string& mangled, const std::string& version, const SymbolIndex& index) {
+std::optional<std::string> candidate_token(const Signature& wanted) {
+    const std::string token = last_component(wanted.qualified_name);
+    if (!is_identifier(token)) return std::nullopt;
+    return std::to_string(token.size()) + token;
+}
+
+std::vector<NearMiss> near_misses(const std::string& mangled, const std::string& version, const SymbolIndex& index,
+                                  SignatureMemo& memo) {
     std::vector<NearMiss> out;
-    add_version_mismatches(mangled, version, index, out);
-    const std::optional<Signature> wanted = parse_signature(mangled);
+    add_version_mismatches(mangled, version, index, memo, out);
+    const std::optional<Signature>& wanted = memo.signature(mangled);
     if (!wanted) return out;
-    const std::string token = last_component(wanted->qualified_name);
-    if (!is_identifier(token)) return out;
-    const std::string needle = std::to_string(token.size()) + token;
+    const std::optional<std::string> token = candidate_token(*wanted);
+    if (!token) return out;
+    const std::boyer_moore_horspool_searcher holds(token->begin(), token->end());
     for (const LibraryExports& library : index.libraries)
         for (const ExportedSymbol& definition : library.symbols) {
-            if (definition.name == mangled || definition.name.find(needle) == std::string::npos) continue;
-            const std::optional<Signature> candidate = parse_signature(definition.name);
+            const std::string& name = definition.name;
+            if (name == mangled || std::search(name.begin(), name.end(), holds) == name.end()) continue;
+            const std::optional<Signature>& candidate = memo.signature(definition.name);
             if (!candidate || candidate->qualified_name != wanted->qualified_name) continue;
-            out.push_back({definition.name, demangle(definition.name), library_label(library),
+            out.push_back({definition.name, memo.demangled(definition.name), library_label(library),
                            classify(*wanted, *candidate)});
         }
     std::sort(out.begin(), out.end(), better);

@@ -12,12 +12,19 @@
 
 #include "wheelfix/abi/check.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace wheelfix::abi::detail {
 
-std::vector<NearMiss> near_misses(const std::string& mangled, const std::string& version, const SymbolIndex& index);
+// The candidate token of a symbol's signature ("29c10_cuda_check_implementation"): an
+// export can be a near miss only when its mangled name holds it; nullopt when the last
+// component is no identifier (operators), and then there are no near misses.
+std::optional<std::string> candidate_token(const Signature& wanted);
+
+std::vector<NearMiss> near_misses(const std::string& mangled, const std::string& version, const SymbolIndex& index,
+                                  SignatureMemo& memo);
 
 // The last component of a qualified name without template arguments:
 // "at::Tensor::item<float>" -> "item", "c10::Scalar::~Scalar" -> "Scalar".

@@ -167,11 +167,10 @@ bool is_system_library(std::string_view needed) {
     return false;
 }
 
-TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index) {
-    std::vector<abi::ElfCheck> checks;
-    for (const Target& target : targets.elves)
-        checks.push_back(abi::check_imports(target.member, target.imports, index, &targets.bundled, is_system_library));
-    return build_torch_result(index, std::move(checks));
+TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index, abi::SignatureMemo* memo) {
+    std::vector<abi::MemberImports> members;
+    for (const Target& target : targets.elves) members.push_back({target.member, &target.imports});
+    return build_torch_result(index, abi::check_imports(members, index, &targets.bundled, is_system_library, memo));
 }
 
 abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options, abi::WheelReadStats* stats) {

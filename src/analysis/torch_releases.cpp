@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 
 namespace wheelfix::analysis {
@@ -293,13 +294,23 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     std::vector<MatrixColumn> columns;
     std::vector<std::vector<abi::ElfCheck>> checks;
     std::vector<std::size_t> sorted_at;  // per release column: its place in `sorted`
+    std::vector<const abi::ElfImports*> imports;
+    for (const Target& target : targets.elves) imports.push_back(&target.imports);
+    // Each release's index holds only what checking these imports can consult (the same
+    // verdicts and explanations as the whole index), picked once per atlas.
+    const abi::SymbolSelection consulted = abi::consulted_by(imports);
+    std::map<const abi::Atlas*, abi::Atlas::Subset> subsets;
+    abi::SignatureMemo memo;
     for (const abi::AtlasRelease& release : selected) {
         std::size_t at = 0;
         while (sorted[at].torch_version != release.torch_version || sorted[at].arch != release.arch) ++at;
         sorted_at.push_back(at);
         const BuildChoice& choice = choices[at];
-        const abi::SymbolIndex index = choice.atlas->index_for(release, facts.python_tag, options);
-        TorchResult torch = check_against(targets, index);
+        const abi::Atlas* atlas = choice.atlas;
+        auto subset = subsets.find(atlas);
+        if (subset == subsets.end()) subset = subsets.emplace(atlas, atlas->select(consulted)).first;
+        const abi::SymbolIndex index = atlas->index_for(release, facts.python_tag, options, &subset->second);
+        TorchResult torch = check_against(targets, index, &memo);
         const std::string tag = facts.python_tag.empty() && !release.python_tags.empty()
                                     ? choice.atlas->entries()[release.primary_entry].python_tag
                                     : facts.python_tag;
@@ -310,7 +321,7 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     }
     for (const std::string& path : request.torches) {
         const abi::SymbolIndex index = load(path, options);
-        TorchResult torch = check_against(targets, index);
+        TorchResult torch = check_against(targets, index, &memo);
         columns.push_back({index.torch_version.empty() ? index.source : index.torch_version, index.cuda_version, "", "",
                            index.source, cuda_note(facts.cuda, index.cuda_version),
                            build_of(index.torch_version, index.cuda_version), {}});
@@ -328,8 +339,6 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
             if (cell.verdict == Verdict::runtime)
                 result.report.torches[column].install_notes.push_back(targets.elves[row].member + ": " + cell.runtime_note);
         }
-    std::vector<const abi::ElfImports*> imports;
-    for (const Target& target : targets.elves) imports.push_back(&target.imports);
     result.stable = stable_abi_use(imports);
     result.requirement = torch_verdict(result.matrix, result.stable, claims, request.pin_mode);
     // One verdict: a release the pin does not admit is not "ok" in the matrix, nor "loads".

@@ -411,3 +411,108 @@ TEST_CASE("torch matrix: adjacent column runs, distinct misses and the wheel's c
     CHECK(matrix.column_summary(1).missing == 2);
     CHECK(matrix.column_summary(2).verdict == analysis::Verdict::ok);
 }
+
+namespace {
+
+// One release of one library exporting `names`, as `wheelfix index` would record it.
+abi::Atlas one_library_atlas(std::vector<std::string> names) {
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    abi::SymbolIndex index;
+    index.source = "torch-2.0.0-cp312-cp312-manylinux_2_28_x86_64.whl";
+    index.torch_version = "2.0.0";
+    abi::LibraryExports library{"libtorch.so", "libtorch.so", {}, {}, {}, {}};
+    for (const std::string& name : names) library.symbols.push_back({name, "", true, 2});
+    index.libraries.push_back(std::move(library));
+    return abi::Atlas::build({index});
+}
+
+std::vector<std::string> selected_names(const abi::Atlas& atlas, const abi::SymbolSelection& selection) {
+    const abi::Atlas::Subset subset = atlas.select(selection);
+    const abi::SymbolIndex index = atlas.index_for(atlas.releases().front(), "", {}, &subset);
+    std::vector<std::string> names;
+    for (const abi::ExportedSymbol& symbol : index.libraries.front().symbols) names.push_back(symbol.name);
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("an atlas selection keeps exactly the names asked and the names holding a token, as find says") {
+    // Tokens inside longer numbers ("14sizeXXXXXXXXXX" holds "4size"), numbers of several
+    // digits, a name that needs escaping, and pseudo-random names over a small alphabet.
+    std::vector<std::string> names{"_ZN3c104sizeEv", "_Z14sizeXXXXXXXXXX", "_Z112abcdefghijkl", "_Z4siz",
+                                   "a 4size@x%", "_ZN2at6Tensor4sizeEl", "_Z104size", "4size"};
+    std::uint32_t state = 12345;
+    const auto next = [&] { return state = state * 1103515245u + 12345u, (state >> 16) & 0x7fff; };
+    const std::string alphabet = "0123456789abcsize_Z %@";
+    for (int i = 0; i < 3000; ++i) {
+        std::string name;
+        for (std::uint32_t n = 1 + next() % 24; n > 0; --n) name += alphabet[next() % alphabet.size()];
+        names.push_back(name);
+    }
+    const std::vector<std::string> tokens{"4size", "12abcdefghijkl", "1a", "3ab_", "10aaaaaaaaaa", "2Z "};
+    for (const bool parsed : {false, true}) {
+        const abi::Atlas atlas = one_library_atlas(names);
+        if (parsed) CHECK(atlas.symbol_count() > 0);  // the table built: select() reads it instead of the text
+        const std::vector<std::string> got = selected_names(atlas, {{"_Z4siz", "a 4size@x%", "not exported"}, tokens});
+        const abi::SymbolIndex whole = atlas.index_for(atlas.releases().front(), "");
+        std::vector<std::string> expected;
+        for (const abi::ExportedSymbol& symbol : whole.libraries.front().symbols)
+            if (std::any_of(tokens.begin(), tokens.end(),
+                            [&](const std::string& token) { return symbol.name.find(token) != std::string::npos; }) ||
+                symbol.name == "_Z4siz" || symbol.name == "a 4size@x%")
+                expected.push_back(symbol.name);
+        CHECK(expected.size() > 20);
+        CHECK(got == expected);
+        CHECK(selected_names(atlas, {{}, {}}).empty());
+    }
+}
+
+TEST_CASE("a release index of only what the imports consult checks them as the whole index does") {
+    const abi::Atlas atlas = abi::Atlas::build(stand_ins());
+    const abi::ElfImports imports = sample_imports();
+    const abi::Atlas::Subset subset = atlas.select(abi::consulted_by({&imports}));
+    const abi::Atlas other = abi::Atlas::build({stand_in("2.9.0")});
+    CHECK_THROWS_AS(other.index_for(other.releases().front(), "", {}, &subset), std::logic_error);
+    abi::IndexOptions options;
+    options.roots = imports.needed;
+    std::size_t near_misses = 0;
+    for (const abi::AtlasRelease& release : atlas.releases()) {
+        const abi::SymbolIndex whole = atlas.index_for(release, "", options);
+        const abi::SymbolIndex part = atlas.index_for(release, "", options, &subset);
+        REQUIRE(part.libraries.size() == whole.libraries.size());
+        std::size_t whole_symbols = 0, part_symbols = 0;
+        for (std::size_t i = 0; i < whole.libraries.size(); ++i) {
+            CHECK(part.libraries[i].file_name == whole.libraries[i].file_name);
+            whole_symbols += whole.libraries[i].symbols.size();
+            part_symbols += part.libraries[i].symbols.size();
+        }
+        CHECK(part_symbols <= whole_symbols);
+        abi::SignatureMemo memo;
+        const abi::ElfCheck a = abi::check_imports(kMember, imports, whole);
+        const abi::ElfCheck b = abi::check_imports(kMember, imports, part, nullptr, {}, &memo);
+        CHECK(a.resolved == b.resolved);
+        CHECK(a.system == b.system);
+        CHECK(a.weak_missing == b.weak_missing);
+        CHECK(a.missing_libraries == b.missing_libraries);
+        REQUIRE(a.unresolved.size() == b.unresolved.size());
+        for (std::size_t i = 0; i < a.unresolved.size(); ++i) {
+            CHECK(a.unresolved[i].name == b.unresolved[i].name);
+            CHECK(a.unresolved[i].demangled == b.unresolved[i].demangled);
+            REQUIRE(a.unresolved[i].near_misses.size() == b.unresolved[i].near_misses.size());
+            for (std::size_t k = 0; k < a.unresolved[i].near_misses.size(); ++k) {
+                CHECK(a.unresolved[i].near_misses[k].name == b.unresolved[i].near_misses[k].name);
+                CHECK(a.unresolved[i].near_misses[k].library == b.unresolved[i].near_misses[k].library);
+                CHECK(a.unresolved[i].near_misses[k].compatibility.reason ==
+                      b.unresolved[i].near_misses[k].compatibility.reason);
+            }
+            near_misses += a.unresolved[i].near_misses.size();
+        }
+        // Several members against one index: each as alone, a shared miss explained once.
+        const auto both = abi::check_imports({{"one.so", &imports}, {"two.so", &imports}}, part, nullptr, {}, &memo);
+        REQUIRE(both.size() == 2);
+        CHECK(both[1].member == "two.so");
+        CHECK(both[1].unresolved.size() == b.unresolved.size());
+    }
+    CHECK(near_misses > 0);  // the comparison covered near misses, not only resolution
+}

@@ -30,7 +30,12 @@
 // release as a SymbolIndex that check_imports() takes, only as far as the roots'
 // NEEDED closure reaches, with libtorch_python taken from the wheel of the asked
 // CPython tag: when the release has no entry for that tag, `not_covered` names it
-// and the index lacks it. entry_index() gives back everything one entry holds,
+// and the index lacks it. select() picks, in one pass over the symbol lines (parsed or
+// not), the symbols a SymbolSelection keeps; index_for() given that Subset then holds
+// every library the release reaches but only those symbols, so checking one wheel
+// against many releases decodes each of them once, not every release's whole table.
+// A Subset belongs to the atlas that made it (another's is a logic_error).
+// entry_index() gives back everything one entry holds,
 // so an atlas plus one more index rebuilds into a bigger atlas (user atlases).
 //
 // File format, version 1 (gzip-compressed text, one record per line):
@@ -93,6 +98,8 @@ class AtlasInputs;
 
 class Atlas {
 public:
+    class Subset;
+
     static Atlas build(const std::vector<SymbolIndex>& indexes);
     static Atlas build(const AtlasInputs& inputs);
     static Atlas load(const std::filesystem::path& path);
@@ -114,7 +121,8 @@ public:
     std::vector<AtlasRelease> releases() const;
     // `python_tag` empty: the primary entry's libtorch_python.
     SymbolIndex index_for(const AtlasRelease& release, std::string_view python_tag,
-                          const IndexOptions& options = {}) const;
+                          const IndexOptions& options = {}, const Subset* subset = nullptr) const;
+    Subset select(const SymbolSelection& selection) const;
     SymbolIndex entry_index(std::uint32_t entry) const;
 
     // Without materialising anything (inspect's torch range): the nodes of `release`
@@ -162,7 +170,20 @@ private:
 
     std::vector<std::uint32_t> nodes_for(const AtlasRelease& release, std::string_view python_tag,
                                          std::vector<std::string>& not_covered) const;
-    SymbolIndex materialise(const std::vector<std::uint32_t>& nodes) const;
+    SymbolIndex materialise(const std::vector<std::uint32_t>& nodes, const std::vector<SymbolRecord>& records,
+                            std::string_view keys) const;
+};
+
+// The symbols of one atlas a selection keeps (Atlas::select), for index_for().
+class Atlas::Subset {
+public:
+    std::size_t size() const { return records_.size(); }
+
+private:
+    friend class Atlas;
+    const Atlas* atlas_ = nullptr;
+    std::string keys_;
+    std::vector<SymbolRecord> records_;
 };
 
 // The indexes an atlas is built from, collected one at a time: an index that cannot be

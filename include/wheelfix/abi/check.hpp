@@ -37,8 +37,10 @@
 #include "wheelfix/elf/elf_file.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace wheelfix::abi {
@@ -86,9 +88,39 @@ struct ElfImports {
 
 ElfImports imports_of(const elf::ElfFile& elf);
 
+// What explaining misses learns about names (parsed signatures, demangled forms), kept
+// while one wheel is checked against many indexes (an atlas's releases), so each name is
+// parsed once however many releases miss it or list it as a near miss. The ElfChecks are
+// the same with or without one. Not shared between threads.
+class SignatureMemo {
+public:
+    const std::optional<Signature>& signature(const std::string& mangled);
+    const std::string& demangled(const std::string& mangled);
+
+private:
+    std::unordered_map<std::string, std::optional<Signature>> signatures_;
+    std::unordered_map<std::string, std::string> demangled_;
+};
+
+// Every export check_imports() can look at when checking these imports: their names
+// (resolution; the same name under another version) and the candidate token of each
+// torch symbol's near misses. An index holding every library but only these exports
+// gives check_imports() the very ElfCheck the whole index gives (Atlas::select).
+SymbolSelection consulted_by(const std::vector<const ElfImports*>& imports);
+
 using SystemLibrary = std::function<bool(std::string_view needed_name)>;
 ElfCheck check_imports(std::string member, const ElfImports& imports, const SymbolIndex& index,
-                       const SymbolIndex* bundled = nullptr, const SystemLibrary& is_system = {});
+                       const SymbolIndex* bundled = nullptr, const SystemLibrary& is_system = {},
+                       SignatureMemo* memo = nullptr);
+// Several members against one index: check_imports() of each, in order, the near
+// misses of a symbol several of them miss found once.
+struct MemberImports {
+    std::string member;
+    const ElfImports* imports = nullptr;
+};
+std::vector<ElfCheck> check_imports(const std::vector<MemberImports>& members, const SymbolIndex& index,
+                                    const SymbolIndex* bundled = nullptr, const SystemLibrary& is_system = {},
+                                    SignatureMemo* memo = nullptr);
 ElfCheck check_elf(std::string member, const elf::ElfFile& elf, const SymbolIndex& index);
 
 // True for file names of torch's own libraries: libc10*, libtorch*, libcaffe2*, libshm*.

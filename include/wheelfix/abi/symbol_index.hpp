@@ -104,6 +104,15 @@ std::span<const ExportedSymbol> find_symbol(const LibraryExports& library, std::
 // visibility; not VER_NDX_LOCAL), sorted by name then version.
 LibraryExports exports_of(std::string file_name, const elf::ElfFile& elf);
 
+// The exports one question needs, so an index can be made of them alone
+// (Atlas::select): those named one of `names` (any version), and those whose name
+// holds one of `tokens` anywhere, each a mangled source name ("4size": a length, then
+// that many characters), as near misses are found (abi/check.hpp, consulted_by()).
+struct SymbolSelection {
+    std::vector<std::string> names;
+    std::vector<std::string> tokens;
+};
+
 inline constexpr std::uint64_t kMaxIndexSymbols = 1'000'000;
 inline constexpr std::uint64_t kMaxIndexText = 96ull << 20;
 

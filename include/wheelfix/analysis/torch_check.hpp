@@ -26,7 +26,8 @@
 //   wheel's own libraries in scope, and groups the result (build_torch_result):
 //   unresolved symbols by (name, version) with the members needing each, sorted by
 //   demangled name; missing libraries by name. A torch "loads" when nothing is
-//   missing.
+//   missing. A memo (abi::SignatureMemo) kept across the torches one wheel is
+//   checked against parses each name once.
 // - TorchLoader reads one torch path (the caller's, so it can report what it read).
 #pragma once
 
@@ -118,7 +119,7 @@ abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& op
                             abi::WheelReadStats* stats = nullptr);
 
 TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members);
-TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index);
+TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index, abi::SignatureMemo* memo = nullptr);
 
 // The system's libraries, for abi::check_imports: the platform's allowed libraries
 // (either libc family) and the GPU driver, by policy's library classes.
