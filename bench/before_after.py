@@ -11,7 +11,10 @@ Scenarios (the wheels come from bench.py's builders, in ~/.cache/wheelfix-bench)
   --target cuda13-blackwell --torch the shipped torch 2.10.0 index (exit 1 is the
   truth about that cu12 wheel and is accepted);
 - repair-graft: repair -w of the 320 MB gcc-built extension grafting one library;
-- inspect-big: inspect of the libcublasLt wheel.
+- inspect-big: inspect of the libcublasLt wheel;
+- check-releases: check --torch-release all of the real sgl-kernel wheel and the
+  libcublasLt wheel in one run (several wheels, every atlas release; exit 1, some
+  release does not load, is the truth and is accepted).
 Each command runs with --timings under /usr/bin/time; per binary the median wall
 time, the highest peak RSS and the MB inflated (--timings' inflate line) are
 printed, and the after/before ratios. Outputs go to the cache and are removed
@@ -47,6 +50,8 @@ def scenarios(cache):
     if sgl.exists():
         found["repair-real"] = (lambda w, o: [w, "--timings", "repair", "-w", str(o), str(sgl), "--target",
                                               "cuda13-blackwell", "--torch", str(index), "--no-load-test"], (0, 1))
+        found["check-releases"] = (lambda w, o: [w, "--timings", "check", "--torch-release", "all", str(sgl), str(big)],
+                                   (0, 1))
     else:
         print(f"before_after: {sgl} is absent: repair-real skipped", file=sys.stderr)
     return found, out
