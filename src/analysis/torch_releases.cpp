@@ -123,6 +123,22 @@ void judge_install(MatrixCell& cell, const Target& target, const abi::AtlasRelea
     }
 }
 
+// judge_install() on every cell of the matrix, each column against its release, each
+// member by its own search path; a runtime cell's note goes to its torch's install_notes.
+void judge_installs(ReleaseMatrix& result, const Targets& targets, const std::string& input,
+                    const std::vector<abi::AtlasRelease>& releases, const std::vector<bool>& every_tag,
+                    const TorchClaims& claims, const std::string& python_tag) {
+    const NeededResolution reach = wheel_reach(targets, input.ends_with(".whl"));
+    for (std::size_t column = 0; column < releases.size(); ++column)
+        for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row) {
+            MatrixCell& cell = result.matrix.cells[row][column];
+            judge_install(cell, targets.elves[row], releases[column], reach.members[row], claims, python_tag,
+                          every_tag[column]);
+            if (cell.verdict == Verdict::runtime)
+                result.report.torches[column].install_notes.push_back(targets.elves[row].member + ": " + cell.runtime_note);
+        }
+}
+
 // "cu126" from "2.6.0+cu126"; without a local label, from the CUDA version ("cpu" without one).
 std::string build_of(const std::string& torch_version, const std::string& cuda_version) {
     const auto plus = torch_version.find('+');
@@ -330,15 +346,9 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     }
     result.matrix = build_matrix(std::move(columns), checks);
     for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
-    const NeededResolution reach = wheel_reach(targets, input.ends_with(".whl"));
-    for (std::size_t column = 0; column < selected.size(); ++column)
-        for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row) {
-            MatrixCell& cell = result.matrix.cells[row][column];
-            judge_install(cell, targets.elves[row], selected[column], reach.members[row], claims, facts.python_tag,
-                          choices[sorted_at[column]].atlas == &abi::Atlas::bundled());
-            if (cell.verdict == Verdict::runtime)
-                result.report.torches[column].install_notes.push_back(targets.elves[row].member + ": " + cell.runtime_note);
-        }
+    std::vector<bool> every_tag;  // a bundled release's CPython tags are all it ships
+    for (std::size_t at : sorted_at) every_tag.push_back(choices[at].atlas == &abi::Atlas::bundled());
+    judge_installs(result, targets, input, selected, every_tag, claims, facts.python_tag);
     result.stable = stable_abi_use(imports);
     result.requirement = torch_verdict(result.matrix, result.stable, claims, request.pin_mode);
     // One verdict: a release the pin does not admit is not "ok" in the matrix, nor "loads".
@@ -411,15 +421,9 @@ ReleaseMatrix check_torches(const Targets& targets, const std::string& input, co
     }
     result.matrix = build_matrix(std::move(columns), checks);
     for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
-    const NeededResolution reach = wheel_reach(targets, input.ends_with(".whl"));
-    for (std::size_t column = 0; column < loaded.size(); ++column)
-        for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row) {
-            MatrixCell& cell = result.matrix.cells[row][column];
-            judge_install(cell, targets.elves[row], loaded[column].release, reach.members[row], claims, facts.python_tag,
-                          false);
-            if (cell.verdict == Verdict::runtime)
-                result.report.torches[column].install_notes.push_back(targets.elves[row].member + ": " + cell.runtime_note);
-        }
+    std::vector<abi::AtlasRelease> releases;
+    for (const Column& one : loaded) releases.push_back(one.release);
+    judge_installs(result, targets, input, releases, std::vector<bool>(releases.size(), false), claims, facts.python_tag);
     std::vector<const abi::ElfImports*> imports;
     for (const Target& target : targets.elves) imports.push_back(&target.imports);
     result.stable = stable_abi_use(imports);
