@@ -96,7 +96,7 @@ void refuse_edits_of_section_names(const ElfFile& elf, const ByteEdits& edits) {
 // The editor reads its own result back, as ld.so's stand-in: an edit of a damaged
 // file that the layout rules above did not foresee gives a file our reader refuses,
 // and is refused here instead of being written. Up to kReadBackLimit (the copy is
-// the cost); repair reads every edited member of its output back anyway.
+// the cost); a writer proves larger edited members by reading its output back.
 constexpr std::uint64_t kReadBackLimit = std::uint64_t(64) << 20;
 
 void read_back(const ElfFile& elf, const EditPlan& plan) {

@@ -53,8 +53,8 @@ public:
     std::int64_t sword(std::uint64_t offset, const char* what) const;
     // The first offset in [from, to), any alignment, whose word() would read a
     // value in [low, high]; nullopt when none does. Words must lie inside the
-    // image and be present. One load per offset: a scan over megabytes (relink's
-    // far reads look for PT_DYNAMIC's first tag, elf/dynamic_array.hpp).
+    // image and be present. One load per offset: a scan over megabytes (a far
+    // read looks for PT_DYNAMIC's first tag, elf/dynamic_array.hpp).
     std::optional<std::uint64_t> find_word(std::uint64_t from, std::uint64_t to, std::uint64_t low,
                                            std::uint64_t high, const char* what) const;
 

@@ -125,7 +125,7 @@ void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version) {
 RetagPlan plan_retag(const wheel::Wheel& wheel, const RetagOptions& options, const std::filesystem::path& out_dir) {
     require_agreeing_versions(wheel, options.fix_version);
     auto metadata_version = metadata_version_of(wheel);
-    auto version = options.keep_version ? metadata_version : wheel::retag_version(metadata_version, options.request);
+    auto version = options.keep_version ? metadata_version : wheel::relabel_version(metadata_version, options.request);
     auto file_name = new_file_name(wheel, version, options.platform);
 
     RetagPlan plan;

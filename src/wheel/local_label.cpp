@@ -116,7 +116,7 @@ std::string cuda_segment(std::string_view cuda) {
     return "cu" + major + minor;
 }
 
-Version retag_version(const Version& version, const RetagRequest& request) {
+Version relabel_version(const Version& version, const LocalLabelRequest& request) {
     Segments segments = version.local_segments();
     if (request.cuda) set_cuda(segments, cuda_segment(*request.cuda));
     if (request.torch) set_torch(segments, torch_segments(*request.torch, request.format));

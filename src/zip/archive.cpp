@@ -2,7 +2,7 @@
 //
 // Technique: the archive is opened once with ZIP_RDONLY | ZIP_CHECKCONS, so libzip
 // reads the central directory and checks every local header against it (a truncated
-// or spliced file fails here, not halfway through a repair). The member list is
+// or spliced file fails here, not halfway through writing a wheel). The member list is
 // built from zip_stat_index + the external attributes and validated (names,
 // methods, encryption) before anyone sees it. Member bytes are not read through
 // libzip (below), so that several threads may read one Archive at once; the CRC-32

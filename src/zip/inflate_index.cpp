@@ -230,7 +230,7 @@ std::size_t buffer_size(std::uint64_t member_bytes, std::size_t chunk) {
 // against the central directory, digests (here or on a Follower), feeds the sink.
 // Streaming a member of kFollowedFrom bytes or more, the sink runs on a second
 // thread when the budget spares one, and the SHA-256 on whichever of the two has
-// time (SinkPipeline's shared job: relink's sink hashes the edited content, so the
+// time (SinkPipeline's shared job: a sink that hashes an edited copy, the
 // inflate and two hashes share two threads by what each has left); the CRC-32
 // (ISA-L's is ~20x faster than the SHA-256) and the block starts' prefix CRCs stay
 // on this thread.

@@ -12,21 +12,21 @@
 //   up with `sink`, the producer when it would otherwise wait (for a free buffer,
 //   or in finish()). Without a helper it runs inside deliver(), before `sink`;
 // - `fused` (optional, with `shared`; kept by the caller too) does both on one
-//   chunk in one call (relink's sink hashes the edited copy and, paired with it,
-//   the member itself: Sha256::update_pair). While the producer is busy, the
+//   chunk in one call (a sink that hashes an edited copy of the member pairs that
+//   hash with the member's own: Sha256::update_pair). While the producer is busy, the
 //   helper runs it on a chunk whose `shared` no thread has begun, in place of
 //   the two; so does deliver() without a helper. Other chunks get `sink` alone
 //   (the producer, waiting, runs their `shared`: two threads beat one pairing).
-// - `start` (optional) is the sink's own work before its first chunk (relink's
-//   speculation): the helper runs it first, holding nothing, so that the
+// - `start` (optional) is the sink's own work before its first chunk (a start job,
+//   e.g. planning what to do with the bytes): the helper runs it first, holding nothing, so that the
 //   producer goes on inflating and hashes what queues meanwhile; without a
 //   helper, the first deliver() runs it.
 // finish() waits until both have seen everything. A sink that throws stops the
 // pipeline: the exception is rethrown by the next deliver() or by finish(), on the
 // producer's thread. Destruction without finish() abandons what is queued and joins.
 // Buffers: two (the producer fills one while the sinks read the other); with
-// `may_lag` bytes, sinks that fall behind (relink's, which plan the edits before
-// they hash) have up to that many more bytes queued for them, in buffers made only
+// `may_lag` bytes, sinks that lag (one busy with its start job before its first
+// chunk) have up to that many more bytes queued for them, in buffers made only
 // when the producer would otherwise wait, before the producer waits.
 #pragma once
 

@@ -6,7 +6,7 @@
 // spliced and parallel-deflated members carry them), so a writer is a loop of
 // "local header, data" plus the central directory (zip_records.hpp). libzip
 // 1.7.3 moves data in 8 KiB reads and writes: measured on a 375 MB stored stream,
-// that copy alone cost ~0.6 s, a third of a whole relink; here the stored bytes
+// that copy alone cost ~0.6 s, a third of a whole rewrite of that wheel; here the stored bytes
 // go from the input file to the output by copy_file_range, never through user
 // memory (cp's way: 0.11 s for the same 375 MB).
 #include "wheelfix/zip/writer.hpp"

@@ -21,7 +21,7 @@ namespace {
 
 std::string retagged(std::string_view version, std::string_view torch, std::optional<std::string> cuda = std::nullopt,
                      LocalFormat format = LocalFormat::dotted) {
-    return retag_version(Version::parse(version), RetagRequest{Version::parse(torch), cuda, format}).normalized();
+    return relabel_version(Version::parse(version), LocalLabelRequest{Version::parse(torch), cuda, format}).normalized();
 }
 
 std::string problems(const std::vector<VerifyFinding>& findings) {
@@ -51,7 +51,7 @@ std::string member_text(const Wheel& wheel, const std::string& name) {
 
 // ---- local label ----------------------------------------------------------------------
 
-TEST_CASE("retag_version appends the torch segment after the CUDA one, or starts a label") {
+TEST_CASE("relabel_version appends the torch segment after the CUDA one, or starts a label") {
     CHECK(retagged("0.3.21+cu130", "2.10") == "0.3.21+cu130.torch2.10");
     CHECK(retagged("0.3.21+cu130", "2.10.0") == "0.3.21+cu130.torch2.10");
     CHECK(retagged("0.3.21+cu130", "2.10.0+cu130") == "0.3.21+cu130.torch2.10");  // torch's own label is not ours
@@ -63,7 +63,7 @@ TEST_CASE("retag_version appends the torch segment after the CUDA one, or starts
     CHECK(retagged("1!0.3+cu130", "2.10") == "1!0.3+cu130.torch2.10");
 }
 
-TEST_CASE("retag_version replaces an existing torch segment where it stands, in any spelling") {
+TEST_CASE("relabel_version replaces an existing torch segment where it stands, in any spelling") {
     CHECK(retagged("0.3.21+cu130.torch2.9", "2.10") == "0.3.21+cu130.torch2.10");
     CHECK(retagged("0.3.21+cu130.torch2.9.1", "2.10") == "0.3.21+cu130.torch2.10");
     CHECK(retagged("0.3.21+torch29.cu130", "2.10") == "0.3.21+torch2.10.cu130");
@@ -75,7 +75,7 @@ TEST_CASE("retag_version replaces an existing torch segment where it stands, in 
     CHECK(retagged(retagged("0.3.21+cu130.x", "2.10"), "2.10") == "0.3.21+cu130.torch2.10.x");
 }
 
-TEST_CASE("retag_version sets or replaces the CUDA segment") {
+TEST_CASE("relabel_version sets or replaces the CUDA segment") {
     CHECK(retagged("0.3.21+cu128.torch2.9", "2.10", "13.0") == "0.3.21+cu130.torch2.10");
     CHECK(retagged("0.3.21", "2.10", "13.0") == "0.3.21+cu130.torch2.10");
     CHECK(retagged("0.3.21+abc", "2.10", "12.8") == "0.3.21+cu128.torch2.10.abc");
@@ -86,9 +86,9 @@ TEST_CASE("retag_version sets or replaces the CUDA segment") {
     CHECK(error_from([] { cuda_segment("13.x"); }).file() == "--cuda");
 }
 
-TEST_CASE("retag_version without a torch (repair of a wheel that does not use it) leaves the torch segment") {
+TEST_CASE("relabel_version without a torch (repair of a wheel that does not use it) leaves the torch segment") {
     auto without_torch = [](std::string_view version, std::optional<std::string> cuda) {
-        return retag_version(Version::parse(version), RetagRequest{std::nullopt, std::move(cuda)}).normalized();
+        return relabel_version(Version::parse(version), LocalLabelRequest{std::nullopt, std::move(cuda)}).normalized();
     };
     CHECK(without_torch("1.0", std::nullopt) == "1.0");
     CHECK(without_torch("0.3.21+cu130.torch2.9", std::nullopt) == "0.3.21+cu130.torch2.9");
@@ -108,7 +108,7 @@ TEST_CASE("the torch segment spellings, and what they refuse") {
     CHECK(error.problem().find("MAJOR.MINOR") != std::string::npos);
     // Every result parses back as the same PEP 440 version it prints.
     for (const char* version : {"0.3.21+cu130", "0.3.21", "2!1.0.post1.dev3+CU_130-x", "1.0a1+torch"}) {
-        auto result = retag_version(Version::parse(version), RetagRequest{Version::parse("2.10"), "13.0"});
+        auto result = relabel_version(Version::parse(version), LocalLabelRequest{Version::parse("2.10"), "13.0"});
         CHECK(Version::parse(result.normalized()) == result);
         CHECK(result.local().starts_with("cu130.torch2.10"));
     }

@@ -30,8 +30,8 @@
 //   section for a dynamic edit, a separate debug-info file, a request that cannot be satisfied, an executable whose memory image
 //   ends more than 64 MiB past the file, so that the appended segment would need
 //   that much padding) are EditError with one line.
-// - The editor reads its result back with our reader (files up to 64 MiB; repair
-//   reads larger edited members back from its output): an edit of a damaged file
+// - The editor reads its result back with our reader (files up to 64 MiB; a writer
+//   proves larger edited members by reading its output back): an edit of a damaged file
 //   the rules here did not foresee is an EditError ("the edited file would not
 //   read back (...)"), never a written file the next reading refuses. So is an
 //   edit that would rewrite bytes of the section name table.

@@ -132,8 +132,8 @@ public:
     // the section headers at the end of the file.
     static ElfFile parse_as_loader(std::span<const std::uint8_t> bytes, const ByteRanges* present);
     // The ELF header and the program headers only (no sections, dynamic table,
-    // symbols or versions): for a reader that has only a file's head (relink's
-    // speculation, elf/dynamic_array.hpp).
+    // symbols or versions): for a reader that has only a file's head (a far
+    // read locating PT_DYNAMIC, elf/dynamic_array.hpp).
     static ElfFile parse_headers(std::span<const std::uint8_t> bytes, const ByteRanges* present);
 
     Class elf_class() const { return class_; }

@@ -67,7 +67,7 @@
 namespace wheelfix::repair {
 
 struct RetagOptions {
-    wheel::RetagRequest request;           // torch version, CUDA, local label spelling
+    wheel::LocalLabelRequest request;           // torch version, CUDA, local label spelling
     wheel::TorchPin pin = wheel::TorchPin::minor;
     // A range pin (">=2.9.0,<2.10", from `--torch auto`'s matrix or `--pin '>=…'`): written as
     // given, in place of what `pin` would make of the torch version.

@@ -1,7 +1,7 @@
 // The local version label as the record of what a CUDA wheel was built for:
 // "0.3.21+cu130.torch2.10" says CUDA 13.0 and the torch 2.10 series.
 //
-// Contract: retag_version(version, request) returns the version with its local
+// Contract: relabel_version(version, request) returns the version with its local
 // label rewritten, normalized (PEP 440: lowercase, '.'-separated, public part in
 // canonical spelling), and parsed again to prove it valid:
 // - the torch segment is `torch` (optionally followed by digits) plus the purely
@@ -33,7 +33,7 @@ enum class LocalFormat { dotted, compact, full };
 // "dotted" / "compact" / "full"; nullopt for anything else.
 std::optional<LocalFormat> parse_local_format(std::string_view name);
 
-struct RetagRequest {
+struct LocalLabelRequest {
     std::optional<Version> torch;       // "2.10", "2.10.0", "2.10.0+cu130" (local ignored); nullopt: no torch segment change
     std::optional<std::string> cuda;    // "13.0"; nullopt keeps the CUDA segment as it is
     LocalFormat format = LocalFormat::dotted;
@@ -41,6 +41,6 @@ struct RetagRequest {
 
 std::string torch_segment(const Version& torch, LocalFormat format);  // "torch2.10"
 std::string cuda_segment(std::string_view cuda);                      // "cu130"
-Version retag_version(const Version& version, const RetagRequest& request);
+Version relabel_version(const Version& version, const LocalLabelRequest& request);
 
 }  // namespace wheelfix::wheel

@@ -69,7 +69,7 @@ std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
                                                const std::function<bool(const zip::Member&)>& wants_index,
                                                const IndexedSink& on_indexed);
 // The same, with bounded memory for the members `stream_into` gives a sink for
-// (the writers' big ELF members, repair/plan.hpp): such a member is inflated once
+// (a writer's big ELF members): such a member is inflated once
 // without keeping its bytes, each chunk handed to that sink in order, its SHA-256
 // computed as they pass, and a Window recorded every
 // zip::SeekableMember::spacing(size) inflated bytes, so that the InflatedMember

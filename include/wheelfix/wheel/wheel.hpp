@@ -35,8 +35,8 @@ int directory_depth(std::string_view member_path);
 
 // "{root}", the wheel root seen from a member `depth` directories deep, expanded
 // in a search path: "$ORIGIN" then one "/.." per level, so "{root}/torch/lib" in
-// sgl_kernel/sm100/x.so (depth 2) is "$ORIGIN/../../torch/lib". Used by relink's
-// search path options and by the profiles' rpath records alike.
+// sgl_kernel/sm100/x.so (depth 2) is "$ORIGIN/../../torch/lib". Used by search
+// paths given on the command line and by the profiles' rpath records alike.
 std::string expand_root(std::string_view search_path, int depth);
 
 // What Wheel::open does with a Wheel-Version of an unknown major (2.0): refuse it

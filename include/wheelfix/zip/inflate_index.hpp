@@ -121,15 +121,15 @@ struct InflateOptions {
     std::optional<Backend> backend = std::nullopt;
     // Streaming to a sink on a second thread: how many bytes it may fall behind the
     // inflate, queued, before the inflate waits for it (zip/sink_pipeline.hpp). 0:
-    // two buffers. For a sink that starts with work of its own (relink's speculation).
+    // two buffers. For a sink that starts with work of its own (sink_start).
     std::uint64_t sink_may_lag = 0;
     // The same sink as inflate_indexed's `sink`, that also feeds each chunk it is
     // handed to the member's SHA-256 (the second argument), pairing that hash with
     // its own (Sha256::update_pair). With sha256 and a pipeline, the pass hands it
     // the chunks whose SHA-256 no thread has begun (SinkPipeline's fused job), and
-    // `sink` the others. For relink's sink, which hashes the member's edited copy.
+    // `sink` the others. For a sink that hashes an edited copy of the member.
     std::function<void(std::span<const std::uint8_t>, Sha256&)> sink_hashing = {};
-    // The sink's own work before its first chunk (relink's speculation): on the
+    // The sink's own work before its first chunk (its start job): on the
     // pipeline's thread while the inflate goes on, the chunks queuing for it (up
     // to sink_may_lag), else right before the sink's first call.
     std::function<void()> sink_start = {};

@@ -49,7 +49,7 @@ public:
     SeekableMember(const Archive& archive, const Member& member, const InflateSink& sink);
     // From a read already made: `indexed` came from inflate_indexed of this member
     // with InflateOptions::window_every (its windows and size are taken; the bytes
-    // need not have been kept). The writers' bounded ELF path (repair/plan.hpp).
+    // need not have been kept): a big member read once with bounded memory.
     SeekableMember(const Archive& archive, const Member& member, InflatedMember&& indexed);
 
     // Every range of `ranges`, in order, in one forward sweep: inflating on through

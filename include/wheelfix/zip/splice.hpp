@@ -97,7 +97,7 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
                                 const ContentSink& content = {});
 
 // The same for an original whose inflated bytes were not kept (bounded memory for
-// big members, repair/plan.hpp): `index` is inflate_indexed's result without
+// big members): `index` is inflate_indexed's result without
 // InflateOptions::keep (blocks, size, CRC-32), `source` reads the member again
 // from its nearest window. The index may hold only some block starts (ISA-L's
 // inflater records one per window): the exact ones around each edit are found
@@ -139,7 +139,7 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
 // byte: std::logic_error when the bytes taken are not `size` or an edit lies past
 // them. `edits` must outlive this and be valid for `size` (edits_problem).
 // `content`, when given, gets the new content's bytes in order as they are hashed
-// (repair's analysis of the edited member: its one pass is the member's read).
+// (a caller that analyses the edited member as it passes, instead of reading it back).
 class EditedDigest {
 public:
     explicit EditedDigest(const ByteEdits& edits, ContentSink content = {});
