@@ -91,7 +91,7 @@ Scenarios (default: all):
                  --cache/sgl/, never downloaded by this script) at WHEELFIX_THREADS=1
                  and 2, vs one ISA-L inflate of its largest member (inspect's floor
                  on 2 cores) and of all its ELF members (on 1); check reads only each
-                 member's start and end (zip/tail_inflate.hpp), no full inflate
+                 member's start and end (zip/far_read.hpp), no full inflate
   index-torch    index of the real torch wheel (as check-real-wheel finds it) at
                  WHEELFIX_THREADS=1 and 2, vs one ISA-L inflate of libtorch_cuda.so
                  and sha256sum of the wheel

@@ -6,8 +6,8 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/parallel_tasks.hpp"
 #include "wheelfix/util/progress.hpp"
+#include "wheelfix/zip/far_read.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
-#include "wheelfix/zip/tail_inflate.hpp"
 
 #include <numeric>
 #include <optional>
@@ -38,12 +38,14 @@ public:
         next_try_ = missing.end();
     }
     void give_up() { trying_ = false; }
-    // Whether what the last try found missing is worth inflating the member's end
-    // for (zip/tail_inflate.hpp): kTailFrom bytes or more ahead of the stream, once a
-    // member and at most kMaxTailReads times a wheel (each costs at most a few tenths
-    // of a second, whatever the bytes).
+    // Whether what the last try found missing is worth reading from the member's end
+    // for (zip/far_read.hpp): kTailFrom bytes or more ahead of the stream and within
+    // the far reader's ring of the end, once a member and at most kMaxTailReads times
+    // a wheel (each costs a bounded few tenths of a second, whatever the bytes).
     bool tail_first(const BytesNotKept& missing) {
-        if (tail_tried_ || missing.begin() < position_ || missing.begin() - position_ < kTailFrom) return false;
+        if (tail_tried_ || missing.begin() < position_ || missing.begin() - position_ < kTailFrom ||
+            size_ - std::min(size_, missing.begin()) > zip::FarReader::kRing)
+            return false;
         tail_tried_ = true;
         return tail_reads_left_.fetch_sub(1) > 0;
     }
@@ -95,8 +97,10 @@ LoaderView read_loader_view(const zip::Archive& archive, const zip::Member& memb
                     elf::ElfFile::parse_as_loader(streamed.image(), &streamed.kept());
                 } catch (const BytesNotKept& missing) {
                     if (stop.tail_first(missing))
-                        if (auto tail = zip::inflate_tail(archive, member, missing.begin())) {
-                            streamed.fill(tail->begin, tail->bytes);
+                        if (const auto tail = zip::FarReader::open_confirmed(archive, member, missing.begin())) {
+                            ByteRanges to_end;
+                            to_end.add(missing.begin(), member.size);
+                            tail->read(to_end, [&](std::span<const std::uint8_t> bytes, std::uint64_t at) { streamed.fill(at, bytes); });
                             continue;  // and try again with the end in
                         }
                     return stop.missing(missing, streamed);

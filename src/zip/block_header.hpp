@@ -1,6 +1,6 @@
 // Whether a deflate block could start at a given bit: the test a reader that
-// enters a stream in the middle uses to find where to begin (zip/tail_inflate.hpp,
-// zip/far_read.hpp). Internal to the zip layer, like raw_deflate.hpp.
+// enters a stream in the middle uses to find where to begin (zip/far_read.hpp)
+//. Internal to the zip layer, like raw_deflate.hpp.
 //
 // Contract: could_start_block(data, at) is true when the bits of `data` from bit
 // `at` on (least significant first, as deflate packs them; `at` is the BFINAL bit)

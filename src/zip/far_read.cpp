@@ -187,8 +187,9 @@ Outcome try_entry(const Archive& archive, const Member& member, std::uint64_t bi
     } catch (const CodecError&) {
         return Outcome::rejected;
     }
-    // The stream must end with the member's compressed bytes, and the decoders agree from some point on.
-    if (!input.empty() || (input_left && !feed.next().empty()) || !converged) return Outcome::rejected;
+    // The stream must end with the member's compressed bytes. Unconverged, the decoders
+    // compared every byte: what follows the last difference is independent all the same.
+    if (!input.empty() || (input_left && !feed.next().empty())) return Outcome::rejected;
     entry = Entry{bit, count, independent, member.size - count, false};
     return Outcome::entered;
 }
@@ -250,6 +251,11 @@ Outcome find_entry(const Archive& archive, const Member& member, std::uint64_t f
 
 std::optional<FarReader> FarReader::open(const Archive& archive, const Member& member, std::uint64_t lowest,
                                          const Locator& locate) {
+    return open_from(archive, member, lowest, locate, std::nullopt);
+}
+
+std::optional<FarReader> FarReader::open_from(const Archive& archive, const Member& member, std::uint64_t lowest,
+                                              const Locator& locate, std::optional<std::uint64_t> first_from) {
     lowest = std::min(lowest, member.size);
     FarReader reader(archive, member);
     if (member.method == Method::stored) {
@@ -274,7 +280,7 @@ std::optional<FarReader> FarReader::open(const Archive& archive, const Member& m
     far_search::Budget budget{span < (std::uint64_t(1) << 62) ? 2 * span + kBudgetSlack : ~std::uint64_t(0)};
     std::optional<far_search::Entry> late;
     for (int entries = 0; entries < kMaxEntries; ++entries) {
-        const std::uint64_t from = far_search::guess_entry(member, lowest, late);
+        const std::uint64_t from = entries == 0 && first_from ? *first_from : far_search::guess_entry(member, lowest, late);
         if (late && from >= late->bit / 8) return std::nullopt;
         budget.candidates = kMaxCandidates;
         ++reader.stats_.entries;
@@ -299,6 +305,38 @@ std::optional<FarReader> FarReader::open(const Archive& archive, const Member& m
         return reader;
     }
     return std::nullopt;
+}
+
+std::optional<FarReader> FarReader::open_confirmed(const Archive& archive, const Member& member, std::uint64_t lowest) {
+    lowest = std::min(lowest, member.size);
+    if (member.size - lowest > kRing) return std::nullopt;
+    // A first entry closer to the end than open()'s (kConfirmedTailSlack): the
+    // confirmation decodes as far again.
+    const double to_end = static_cast<double>(member.compressed_size) * static_cast<double>(member.size - lowest) /
+                          std::max(1.0, static_cast<double>(member.size));
+    const double first = static_cast<double>(member.compressed_size) - to_end * kTailGuessMargin -
+                         static_cast<double>(kConfirmedTailSlack);
+    auto near = open_from(archive, member, lowest, {}, static_cast<std::uint64_t>(std::max(first, 0.0)));
+    if (!near || member.method == Method::stored || lowest == member.size) return near;
+    if (near->entry_offset_ == 0) return std::nullopt;
+    // The second entry: scanned for from as far before the first as the first lies
+    // before the end (in compressed bytes).
+    const std::uint64_t near_byte = near->entry_bit_ / 8, back = member.compressed_size - near_byte;
+    const auto far = open_from(archive, member, lowest, {}, near_byte > back ? near_byte - back : 0);
+    if (!far || far->entry_bit_ >= near->entry_bit_) return std::nullopt;
+    // Both serve [lowest, size) from memory (their rings hold at least that much).
+    ByteRanges span;
+    span.add(lowest, member.size);
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(member.size - lowest));
+    near->read(span, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) {
+        std::copy(chunk.begin(), chunk.end(), bytes.begin() + static_cast<std::ptrdiff_t>(at - lowest));
+    });
+    bool agree = true;
+    far->read(span, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) {
+        agree = agree && std::equal(chunk.begin(), chunk.end(), bytes.begin() + static_cast<std::ptrdiff_t>(at - lowest));
+    });
+    if (!agree) return std::nullopt;
+    return near;
 }
 
 void FarReader::read(const ByteRanges& ranges, const RangeSink& sink) const {

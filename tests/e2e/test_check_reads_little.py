@@ -14,7 +14,7 @@ same damage makes inspect, which reads the fatbin, exit 2).
 nvcc's own layout puts the device code in a read-only segment BEFORE the dynamic
 segment (.nv_fatbin, then .dynamic in the read-write segment, then the section
 headers): then check reads the start and the end of the member, the end from a
-deflate block boundary near it (zip/tail_inflate.hpp). The stand-in: a library gcc
+deflate block boundary near it (zip/far_read.hpp). The stand-in: a library gcc
 links from a C file importing c10_cuda_check_implementation and a 96 MiB .nv_fatbin
 section (.incbin). Proven the same way, with the member's middle half destroyed,
 and by --timings: check inflates a few MB of it, not 96."""

@@ -1,4 +1,4 @@
-// inflate_indexed, plan_splice, parallel_deflate, inflate_tail and FarReader on real ELF bytes.
+// inflate_indexed, plan_splice, parallel_deflate and FarReader on real ELF bytes.
 //
 // The splice is proven the only way that counts: the pieces are concatenated
 // (original ones read from the archive's stored stream) and raw-inflated, and the
@@ -16,7 +16,6 @@
 #include "wheelfix/zip/inflate_index.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
 #include "wheelfix/zip/splice.hpp"
-#include "wheelfix/zip/tail_inflate.hpp"
 
 #include "scoped_thread_budget.hpp"
 #include "zip_test_support.hpp"
@@ -984,7 +983,7 @@ TEST_CASE("parallel_deflate: round trips at every size, same bytes whatever the 
     CHECK_THROWS_AS(zip::parallel_deflate(all.first(100), {zip::Backend::zlib, 12}, 1), std::invalid_argument);
 }
 
-// ---- inflate_tail --------------------------------------------------------------------------
+// ---- far reads: shapes of a linked library ---------------------------------------------------------------------------
 
 namespace {
 
@@ -1030,50 +1029,6 @@ std::vector<std::pair<std::string, Bytes>> deflated_by_each(const Bytes& data, s
 }
 
 }  // namespace
-
-TEST_CASE("inflate_tail: a member's end from a block start near it, exactly its bytes, whoever deflated it") {
-    const Bytes data = library_like(std::size_t(12) << 20);
-    const std::uint64_t size = data.size();
-    for (const auto& [producer, stream] : deflated_by_each(data, {0, 1, 6})) {
-        CAPTURE(producer);
-        TempDir dir;
-        write_python_style_zip(dir / "a.zip", {deflated_member("big.so", data, stream)});
-        const Archive archive = Archive::open(dir / "a.zip");
-        const zip::Member& member = archive.members().front();
-        for (std::uint64_t back : {std::uint64_t(1), std::uint64_t(70000), std::uint64_t(1) << 20}) {
-            CAPTURE(back);
-            const auto tail = zip::inflate_tail(archive, member, size - back);
-            REQUIRE(tail.has_value());
-            CHECK(tail->begin <= size - back);
-            CHECK(tail->begin > 0);
-            CHECK(tail->bytes.size() == size - tail->begin);
-            CHECK(std::equal(tail->bytes.begin(), tail->bytes.end(), data.begin() + static_cast<std::ptrdiff_t>(tail->begin)));
-        }
-        // The whole member is never had this way: the stream from its start is the caller's.
-        CHECK_FALSE(zip::inflate_tail(archive, member, 0).has_value());
-    }
-}
-
-TEST_CASE("inflate_tail: stored members are read in place; garbage and cut streams give nothing") {
-    const Bytes data = library_like(std::size_t(4) << 20);
-    const std::uint64_t size = data.size();
-    TempDir dir;
-    Bytes cut = zlib_raw_deflate(data, 6);
-    cut.resize(cut.size() - 100);
-    Bytes noise(std::size_t(4) << 20);
-    std::uint64_t state = 99;
-    for (auto& byte : noise) byte = static_cast<std::uint8_t>((state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);
-    write_python_style_zip(dir / "a.zip", {{"stored.so", data, 0, crc_of(data), size},
-                                           deflated_member("cut.so", data, cut),
-                                           {"noise.so", noise, 8, 0, size}});
-    const Archive archive = Archive::open(dir / "a.zip");
-    const auto stored = zip::inflate_tail(archive, *archive.find("stored.so"), size - 5000);
-    REQUIRE(stored.has_value());
-    CHECK(stored->begin == size - 5000);
-    CHECK(std::equal(stored->bytes.begin(), stored->bytes.end(), data.end() - 5000));
-    CHECK_FALSE(zip::inflate_tail(archive, *archive.find("cut.so"), size - 5000).has_value());
-    CHECK_FALSE(zip::inflate_tail(archive, *archive.find("noise.so"), size - 5000).has_value());
-}
 
 // ---- FarReader -----------------------------------------------------------------------------
 
@@ -1282,6 +1237,61 @@ TEST_CASE("FarReader: a member's end is entered near it, however incompressible 
     CHECK(reader->in_memory(lowest, size));
     CHECK_FALSE(reader->in_memory(size - zip::FarReader::kMinRing - 1, size));
     check_reads(*reader, data, {{lowest, size}});
+}
+
+TEST_CASE("FarReader::open_confirmed: a member's end from a block start near it, exactly its bytes, whoever deflated it") {
+    const Bytes data = library_like(std::size_t(12) << 20);
+    const std::uint64_t size = data.size();
+    for (const auto& [producer, stream] : deflated_by_each(data, {0, 1, 6})) {
+        CAPTURE(producer);
+        TempDir dir;
+        write_python_style_zip(dir / "a.zip", {deflated_member("big.so", data, stream)});
+        const Archive archive = Archive::open(dir / "a.zip");
+        const zip::Member& member = archive.members().front();
+        for (std::uint64_t back : {std::uint64_t(1), std::uint64_t(70000), std::uint64_t(1) << 20}) {
+            CAPTURE(back);
+            const std::uint64_t lowest = size - back;
+            const auto tail = zip::FarReader::open_confirmed(archive, member, lowest);
+            REQUIRE(tail.has_value());
+            CHECK(tail->known_from() <= lowest);
+            CHECK(tail->known_from() > 0);
+            CHECK(tail->in_memory(lowest, size));
+            // Bounded as open() is: both decoders of the kept entry, every candidate.
+            CHECK(tail->stats().inflated <= 2 * back + zip::FarReader::kBudgetSlack);
+            check_reads(*tail, data, {{lowest, size}});
+        }
+        // The whole member is never had this way: an entry at offset 0 has nothing before
+        // it to confirm it (the stream from its start is the caller's).
+        CHECK_FALSE(zip::FarReader::open_confirmed(archive, member, 0).has_value());
+    }
+}
+
+TEST_CASE("FarReader::open_confirmed: stored members are read in place; garbage, cut streams and spans past the ring give nothing") {
+    const Bytes data = library_like(std::size_t(4) << 20);
+    const std::uint64_t size = data.size();
+    TempDir dir;
+    Bytes cut = zlib_raw_deflate(data, 6);
+    cut.resize(cut.size() - 100);
+    Bytes noise(std::size_t(4) << 20);
+    std::uint64_t state = 99;
+    for (auto& byte : noise) byte = static_cast<std::uint8_t>((state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);
+    const Bytes shaped = far_shaped(std::size_t(10) << 20, std::size_t(17) << 20);
+    write_python_style_zip(dir / "a.zip", {{"stored.so", data, 0, crc_of(data), size},
+                                           deflated_member("cut.so", data, cut),
+                                           {"noise.so", noise, 8, 0, size},
+                                           deflated_member("shaped.so", shaped, zlib_raw_deflate(shaped, 6))});
+    const Archive archive = Archive::open(dir / "a.zip");
+    const auto stored = zip::FarReader::open_confirmed(archive, *archive.find("stored.so"), size - 5000);
+    REQUIRE(stored.has_value());
+    check_reads(*stored, data, {{size - 5000, size}});
+    CHECK_FALSE(zip::FarReader::open_confirmed(archive, *archive.find("cut.so"), size - 5000).has_value());
+    CHECK_FALSE(zip::FarReader::open_confirmed(archive, *archive.find("noise.so"), size - 5000).has_value());
+    // More than the ring from the end: not to be had this way (open() reads it, unconfirmed).
+    const zip::Member& big = *archive.find("shaped.so");
+    CHECK_FALSE(zip::FarReader::open_confirmed(archive, big, big.size - zip::FarReader::kRing - 1).has_value());
+    const auto end = zip::FarReader::open_confirmed(archive, big, big.size - 100000);
+    REQUIRE(end.has_value());
+    check_reads(*end, shaped, {{big.size - 100000, big.size}});
 }
 
 TEST_CASE("EditedDigest: the edited content's digests from the original passing, and a pass that is not the original's is refused") {

@@ -11,8 +11,9 @@
 //   the first MiB, then each time the stream passes the end of what the last try
 //   found missing; then inflating stops, so the CRC-32 of the unread rest is not
 //   checked. When those tables come last (nvcc output, where .dynamic follows the
-//   device code, or after patchelf) and lie kTailFrom bytes or more ahead, they are
-//   read from the member's end (zip/tail_inflate.hpp), once a member and at most
+//   device code, or after patchelf) and lie kTailFrom bytes or more ahead and within
+//   FarReader::kRing of the end, they are read from the member's end
+//   (zip::FarReader::open_confirmed), once a member and at most
 //   `tail_reads_left` times over the caller's members, and the stream stops there
 //   too; what lay behind the stream is read on to the end and fetched again;
 // - smaller members are read whole (CRC-checked), and what the parse still lacks is
@@ -47,7 +48,7 @@ namespace wheelfix::analysis {
 inline constexpr std::uint64_t kStopEarlyFrom = std::uint64_t(16) << 20;
 // What the loader's view still lacks this far ahead of the stream or more (PT_DYNAMIC
 // and its tables behind nvcc's device code) is read from the member's end instead
-// (zip/tail_inflate.hpp), for a few MiB of inflate; the stream goes on from where it
+// (zip/far_read.hpp), for a few MiB of inflate; the stream goes on from where it
 // was only if something before that end is still missing.
 inline constexpr std::uint64_t kTailFrom = std::uint64_t(64) << 20;
 inline constexpr int kMaxTailReads = 16;  // a wheel's members together

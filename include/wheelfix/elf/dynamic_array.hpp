@@ -1,5 +1,5 @@
-// Recognising PT_DYNAMIC's array in bytes read out of place: relink's far reads
-// (repair/speculation.cpp, zip/far_read.hpp) inflate from a point whose offset
+// Recognising PT_DYNAMIC's array in bytes read out of place: far reads
+// (zip/far_read.hpp) inflate from a point whose offset
 // in the file is unknown until something in the bytes is recognised.
 //
 // Contract: find_dynamic_array(headers, bytes), `headers` an ElfFile of the file's

@@ -1,16 +1,18 @@
-// Bytes far from a deflated member's start without inflating from its start.
+// Bytes far from a deflated member's start without inflating from its start: the
+// one way wheelfix enters a deflate stream in its middle.
 //
-// Why: relink plans its edits before its one full pass over a member, so that the
-// edited content's SHA-256 is computed in that pass (repair/plan.cpp). The plan
-// needs a few pieces of the ELF file: its head (inflate from the start: cheap), its
-// end (zip/tail_inflate.hpp) and PT_DYNAMIC, which can lie far from both, with
-// large data after it and a tail that compresses unlike the rest, so that a
+// Why: what a loader reads of an ELF library lies far from the file's start.
+// Linkers put PT_DYNAMIC and the section header table at the end (nvcc output:
+// after hundreds of MB of device code), and PT_DYNAMIC can lie far from both ends,
+// with large data after it and a tail that compresses unlike the rest, so that a
 // proportional guess of its compressed offset can be too late. Inflating from the
-// start to reach it would be most of a full inflate; this enters the stream a
-// margin before the guess and decodes to the end, or, with a locator that
-// recognizes the dynamic array (repair/speculation.cpp), to PT_DYNAMIC only
-// (libcublasLt's figures: docs/decisions.md, "Big members: bounded memory and one
-// inflate"). A guess that is still too late costs a second decode from further back.
+// start to reach them is most of a full inflate (1.1 s with ISA-L for an 852 MB
+// member); this enters the stream a margin before the guess and decodes to the
+// end, or, with a locator that recognizes what it looks for (elf/dynamic_array.hpp),
+// to there only. A guess that is still too late costs a second decode from further
+// back. Two kinds of caller: one that plans edits from these bytes before its full
+// pass and checks the plan against that pass afterwards (open()), and one that
+// uses them as they are, a partial read being its contract (open_confirmed()).
 //
 // Contract: FarReader::open(archive, member, lowest) returns a reader for the
 // member's content from known_from() <= lowest on, or nullopt when that cannot be
@@ -49,8 +51,8 @@
 //     the unknown window differs between the two; once their last 32 KiB are equal
 //     at the same count, every later byte is equal (the window is their only
 //     difference) and the second decoder stops. known_from() is the entry's offset
-//     plus the count after the last byte that differed. Never converging: the
-//     entry fails.
+//     plus the count after the last byte that differed, converged or not (near the
+//     end, back-references chained to the window can reach within 32 KiB of it).
 //   - known_from() > lowest (the guess was too late): the next entry is guessed
 //     further back from what the last one taught (its compressed and content
 //     offsets and the ratio of the bytes after it, with the distance the decoders
@@ -72,11 +74,24 @@
 // read is InputError, as for any read. Inflated bytes count in --timings' inflate
 // phase (zip::Inflater), the work in its inflate and read scopes.
 // The bytes are not CRC-checked (only a whole read can be), and a false entry that
-// happened to inflate to the stream's exact end would give wrong bytes: the answer
-// is for a caller that checks it against the real pass afterwards (relink plans
-// its edits from it and falls back when the real pass's edits differ), as
-// inflate_tail's is for a caller to whom a partial read was the contract; never
+// happened to inflate to the stream's exact end would give wrong bytes: open()'s
+// answer is for a caller that checks it against the real pass afterwards; never
 // where the member's integrity is the question.
+//
+// open_confirmed(archive, member, lowest) is for a caller that uses the bytes
+// without such a check (a partial read being its contract): as open() without a
+// locator (its first guess with kConfirmedTailSlack for kTailGuessSlack, since the
+// confirmation costs as much again), for a span that the ring holds (size - lowest
+// <= kRing, else nullopt),
+// and confirmed by a second entry further back (a block start found the same way,
+// scanning from as far before the first entry as that lies before the member's
+// compressed end), which must begin at an earlier bit and give the same bytes from
+// `lowest` to the end. Bits
+// that only look like a block header almost never inflate to the stream's exact
+// end; if they did and then fell into step with the real blocks, the bytes before
+// that point would be wrong, and the decode from a real block boundary further
+// back disagrees with them. An entry at content offset 0 has nothing before it to
+// confirm it: nullopt. A stored member needs no confirmation.
 #pragma once
 
 #include "wheelfix/util/byte_ranges.hpp"
@@ -96,6 +111,7 @@ public:
     static constexpr double kFirstGuessMargin = 0.9;
     static constexpr double kTailGuessMargin = 2.0;
     static constexpr std::uint64_t kTailGuessSlack = std::uint64_t(1) << 20;       // compressed bytes
+    static constexpr std::uint64_t kConfirmedTailSlack = std::uint64_t(256) << 10; // open_confirmed's
     static constexpr std::size_t kLocatorOverlap = std::size_t(64) << 10;          // bytes a locator sees again
     static constexpr std::uint64_t kEntryScanBytes = std::uint64_t(2) << 20;  // compressed bytes scanned per entry
     static constexpr int kMaxCandidates = 64;                                 // candidates inflated per entry
@@ -111,6 +127,7 @@ public:
 
     static std::optional<FarReader> open(const Archive& archive, const Member& member, std::uint64_t lowest,
                                          const Locator& locate = {});
+    static std::optional<FarReader> open_confirmed(const Archive& archive, const Member& member, std::uint64_t lowest);
 
     // The first content offset read() can give (<= the `lowest` open() was given).
     std::uint64_t known_from() const { return known_from_; }
@@ -137,6 +154,9 @@ public:
 
 private:
     FarReader(const Archive& archive, const Member& member) : archive_(&archive), member_(&member) {}
+    // open(), its first entry scanned for from compressed byte `first_from` when given.
+    static std::optional<FarReader> open_from(const Archive& archive, const Member& member, std::uint64_t lowest,
+                                              const Locator& locate, std::optional<std::uint64_t> first_from);
     void read_stored(const ByteRanges& ranges, const RangeSink& sink) const;
     void read_by_sweep(const std::vector<ByteRanges::Range>& parts, const RangeSink& sink) const;
 
