@@ -93,10 +93,6 @@ ProgressTask reading_progress(const zip::Archive& archive) {
 
 std::string MemberDigest::record_hash() const { return "sha256=" + urlsafe_b64_nopad(sha256); }
 
-// Whether one member outweighs all the others four times over (a wheel of one big
-// library): then the members go one at a time, so that the big one's hash runs
-// beside its inflate on the spare CPU (zip::Archive::stream's second thread) instead
-// of that CPU hashing the small ones and then idling.
 bool one_dominates(const std::vector<std::uint64_t>& sizes) {
     if (sizes.size() < 2) return true;
     const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());

@@ -41,7 +41,8 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
 }  // namespace
 
 // The members to read go to the threads the budget spares, largest first
-// (util/parallel_tasks.hpp); the digests come back in archive order.
+// (util/parallel_tasks.hpp), or one at a time when one dominates (scan.hpp); the
+// digests come back in archive order.
 std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open,
                                                  const std::function<bool(const zip::Member&)>& read_it) {
     const ProgressTask progress = reading_progress(archive);
@@ -57,7 +58,12 @@ std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, co
         sizes.push_back(member.size);
     }
     std::vector<MemberDigest> digests(to_read.size());
-    run_tasks(sizes, [&](std::size_t i) { digests[i] = scan_one(archive, *to_read[i], open, progress); });
+    auto read_one = [&](std::size_t i) { digests[i] = scan_one(archive, *to_read[i], open, progress); };
+    if (one_dominates(sizes)) {
+        for (std::size_t i = 0; i < sizes.size(); ++i) read_one(i);
+        return digests;
+    }
+    run_tasks(sizes, read_one);
     return digests;
 }
 

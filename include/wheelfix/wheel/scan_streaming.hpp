@@ -11,7 +11,8 @@
 // has been read and its CRC and size checked, and is handed the member as a
 // zip::SeekableMember, to read ranges of it again for a few MiB of inflate each.
 // Members are read concurrently, on as many threads as the thread budget spares
-// (util/parallel_tasks.hpp: largest first; alone, in archive order): `open`, and
+// (util/parallel_tasks.hpp: largest first; alone, in archive order), unless one
+// dominates (wheel/scan.hpp one_dominates: then one at a time, in archive order): `open`, and
 // each stream's `consume` and `finish`, run on the thread reading that member, so
 // they may run at once for different members and must keep their results per
 // member. The digests are returned in archive order, the same whatever the budget.
