@@ -37,7 +37,7 @@
 // pass's sink's start job, on the pass's second thread, while the inflate goes on:
 // the chunks inflated meanwhile queue for the sink, kSpeculationLag bytes at most;
 // then the inflating thread hashes the queued chunks for the input's SHA-256
-// (SinkPipeline's shared job) until the sink takes them. Why 64 MiB of lag, and
+// (SinkPipeline's shared job) until the sink takes them. Why 32 MiB of lag, and
 // what the far reads cost: docs/decisions.md, "Big members: bounded memory and one
 // inflate".
 #pragma once
@@ -54,7 +54,7 @@
 namespace wheelfix::repair {
 
 inline constexpr std::uint64_t kSpeculativeHead = std::uint64_t(16) << 20;
-inline constexpr std::uint64_t kSpeculationLag = std::uint64_t(64) << 20;
+inline constexpr std::uint64_t kSpeculationLag = std::uint64_t(32) << 20;
 
 using RequestFor = std::function<std::optional<elf::EditRequest>(const elf::ElfFile& elf)>;
 using FarViewUse = std::function<void(const elf::ElfFile& elf)>;
