@@ -2,6 +2,7 @@
 // write (plan.hpp has the contract); describe_plan: the plan as --dry-run prints it.
 #include "wheelfix/repair/plan.hpp"
 
+#include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/repair/speculation.hpp"
 #include "wheelfix/util/error.hpp"
@@ -57,11 +58,9 @@ struct Bounded {
     elf::ElfFile parse() const { return bytes->parse(); }
 };
 
-// A member kept after its read (its decision reads the wheel): its bytes, or for a
-// bounded one its index and kept ranges, and the one parse of them, which points
-// into those bytes; with hooks.reread_kept a member read whole keeps only its
-// name, and is inflated and parsed again when its edit is planned (a bounded one
-// stays: what it holds is small).
+// A member kept after its read (its decision reads the wheel): for a bounded one
+// its index, kept ranges and parse; a member read whole keeps only its name, and
+// is inflated and parsed again when its edit is planned (plan.hpp, step 2).
 struct KeptMember {
     std::string name;
     const zip::Member* member = nullptr;
@@ -116,6 +115,17 @@ void read_edited(const ByteEdits& edits, const ByteRanges& ranges, const elf::Fe
         }
     }
 }
+
+// What the engine feeds an edited member's new content into, for
+// MemberDecision::observe_edited: `content` gets every byte in order, once (from
+// the member's own read when its speculation planned the edits, else from the
+// splice's pass, possibly on another thread); then `finish(again)` runs on the
+// executor's thread. Made on the speculation's thread too, and dropped unfinished
+// when the real edits do not confirm it: it touches nothing shared before finish().
+struct EditedReader {
+    zip::ContentSink content;
+    std::function<void(const elf::Fetch& again)> finish;
+};
 
 class Executor {
 public:
@@ -183,9 +193,7 @@ private:
     wheel::StreamSink stream_into(const zip::Member& member) {
         streaming_.reset();
         if (member.method != zip::Method::deflated || member.size < kBoundedFrom) return {};
-        streaming_ = hooks_.bounded_reader
-                         ? hooks_.bounded_reader(member.size)
-                         : std::make_unique<elf::StreamedElf>(member.size, elf::StreamedElf::Needs::dynamic_linking);
+        streaming_ = view_reader(member.size);
         // speculated_'s digest, when the speculation planned edits: set by the start, before the first chunk.
         auto digest = std::make_shared<zip::EditedDigest*>(nullptr);
         // Each chunk once, through one of the two sinks: `original` is the member's own
@@ -207,11 +215,29 @@ private:
 
     const MemberDecision& decision() const { return hooks_.decision; }
 
+    // The reader a big member streams into, or its new content does: keeping what
+    // the decision's view reads (MemberDecision::view_reads).
+    std::unique_ptr<elf::StreamedElf> view_reader(std::uint64_t size) const {
+        if (decision().view_reads == ViewReads::analysis) return analysis::streamed_for_analysis(size);
+        return std::make_unique<elf::StreamedElf>(size, elf::StreamedElf::Needs::dynamic_linking);
+    }
+
+    // The engine's reader of an edited member's new content, when the decision
+    // observes it (MemberDecision::observe_edited).
+    EditedReader edited_reader(const std::string& member, std::uint64_t size) const {
+        if (!decision().observe_edited) return {};
+        std::shared_ptr<elf::StreamedElf> streamed = view_reader(size);
+        EditedReader reader;
+        reader.content = [streamed](std::span<const std::uint8_t> chunk) { streamed->consume(chunk); };
+        reader.finish = [this, streamed, member](const elf::Fetch& again) { decision().observe_edited(member, *streamed, again); };
+        return reader;
+    }
+
     bool may_speculate() const { return decision().view && decision().edits_for && !options_.dry_run; }
 
     // The digest the member's pass should feed, when the decision gives its edits
     // on its speculative view with the foreseen facts (only when may_speculate());
-    // with hooks.read_edited, the reader it feeds.
+    // with MemberDecision::observe_edited, the reader it feeds.
     zip::EditedDigest* speculate(const zip::Member& member) {
         auto edits = speculate_edits(wheel_.archive(), member, [&](const elf::ElfFile& elf) -> std::optional<elf::EditRequest> {
             const auto answer = decision().edits_for(*decision().view(member.name, elf), foreseen_.get());
@@ -220,8 +246,7 @@ private:
         if (!edits) return nullptr;
         Speculation& speculation = speculated_[member.name];
         speculation.edits = std::move(*edits);
-        if (hooks_.read_edited)
-            speculation.reader = hooks_.read_edited(member.name, edited_size(speculation.edits, member.size));
+        speculation.reader = edited_reader(member.name, edited_size(speculation.edits, member.size));
         speculation.digest = std::make_unique<zip::EditedDigest>(speculation.edits, speculation.reader.content);
         return speculation.digest.get();
     }
@@ -294,7 +319,7 @@ private:
             // pass when a speculation planned these edits; else the splice streams it.
             auto known = kept.bounded ? speculated(step.member, edits.edits, kept.inflated.size) : std::nullopt;
             EditedReader reader = known ? std::move(known->reader) : EditedReader{};
-            if (!known && hooks_.read_edited) reader = hooks_.read_edited(step.member, edits.new_size);
+            if (!known) reader = edited_reader(step.member, edits.new_size);
             auto spliced = splice(kept, edits.edits, known ? &known->digests : nullptr, reader.content);
             if (reader.finish) reader.finish(edited_fetch(kept, edits.edits));
             change.recompressed_bytes = spliced.recompressed_bytes;
@@ -341,7 +366,7 @@ private:
         if (found == kept_.end())
             throw std::logic_error("plan edits " + step.member + ", which was neither read nor kept");
         KeptMember& kept = **found;
-        if (!kept.elf && !kept.bounded) {  // hooks.reread_kept: read again for this edit only
+        if (!kept.elf && !kept.bounded) {  // read whole, not held: read again for this edit only
             KeptMember again{kept.name, kept.member,
                              zip::inflate_indexed(wheel_.archive(), *kept.member, [](std::span<const std::uint8_t>) {}, true),
                              std::nullopt, nullptr};
@@ -415,7 +440,7 @@ private:
         }
         if (!view->reads_wheel && !early.waits) return;
         awaiting_.push_back({member.name, std::move(view), std::move(early.request)});
-        if (hooks_.reread_kept && !kept->bounded)
+        if (!kept->bounded)
             kept = std::make_unique<KeptMember>(KeptMember{member.name, &member, {}, std::nullopt, nullptr});
         kept_.push_back(std::move(kept));
     }

@@ -181,7 +181,7 @@ std::vector<analysis::Finding> unfixable(const std::vector<analysis::Finding>& f
 //   ElfReport;
 // - an edited (spliced) member whose central directory entry has the CRC-32 and
 //   sizes the splice made: the digest and ElfReport the splice's one pass over the
-//   new content gave (plan.hpp read_edited; the splice proved its stream: zip/splice.hpp).
+//   new content gave (plan.hpp observe_edited; the splice proved its stream: zip/splice.hpp).
 // Anything else (added members: the shim, grafted libraries; the dist-info) is read
 // back: they are small, and reading them proves the new-member deflate and RECORD as written.
 class KnownOutput {
@@ -414,9 +414,10 @@ public:
         };
         decision.foresee = [this] { return foresee(); };
         decision.decide = [this](WheelPlan& plan, const PlanResult& read) { return decide(plan, read); };
-        hooks.reread_kept = true;
-        hooks.bounded_reader = analysis::streamed_for_analysis;  // observe() analyses every member
-        hooks.read_edited = [this](const std::string& member, std::uint64_t size) { return read_edited(member, size); };
+        decision.view_reads = ViewReads::analysis;  // observe() analyses every member
+        decision.observe_edited = [this](const std::string& member, elf::StreamedElf& edited, const elf::Fetch& again) {
+            observe_edited(member, edited, again);
+        };
         return hooks;
     }
 
@@ -457,19 +458,12 @@ private:
     std::string machine_;
     std::map<std::string, analysis::ElfReport> edited_reports_;  // each edited member's new content, analysed
 
-    // An edited member's new content analysed as the splice (or, speculated, the
-    // member's read) streams it: what the proof would otherwise read back from the
-    // output. Made on the speculation's thread too (plan.hpp): it touches nothing
-    // shared before finish().
-    EditedReader read_edited(const std::string& member, std::uint64_t size) {
-        std::shared_ptr<elf::StreamedElf> streamed = analysis::streamed_for_analysis(size);
-        EditedReader reader;
-        reader.content = [streamed](std::span<const std::uint8_t> chunk) { streamed->consume(chunk); };
-        reader.finish = [this, streamed, member](const elf::Fetch& again) {
-            const std::string label = wheel_.archive().path().string() + ": " + member + " (as edited)";
-            edited_reports_.insert_or_assign(member, analysis::analyze_streamed(*streamed, again, label, member));
-        };
-        return reader;
+    // An edited member's new content, analysed from what the engine kept of it as
+    // the splice (or, speculated, the member's read) streamed it: what the proof
+    // would otherwise read back from the output.
+    void observe_edited(const std::string& member, elf::StreamedElf& edited, const elf::Fetch& again) {
+        const std::string label = wheel_.archive().path().string() + ": " + member + " (as edited)";
+        edited_reports_.insert_or_assign(member, analysis::analyze_streamed(edited, again, label, member));
     }
 
     // What the decision reads of a member, on any parse of it (the pass's, or a big

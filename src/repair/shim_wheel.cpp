@@ -75,8 +75,8 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
     const bool variant = wheel::is_variant_wheel(wheel);
     std::vector<analysis::ElfReport> elves;
     PlanHooks hooks;
-    if (variant) hooks.bounded_reader = analysis::streamed_for_analysis;
     MemberDecision& decision = hooks.decision;
+    if (variant) decision.view_reads = ViewReads::analysis;
     decision.view = [&](const std::string& member, const elf::ElfFile& elf) {
         return shim_view(member, planner.examine(member, elf).needs_shim());
     };

@@ -1,10 +1,10 @@
-// execute_plan's read_edited hook (repair/plan.hpp): what repair's proof reads an
-// edited member from instead of reading it back from the output.
+// execute_plan's MemberDecision::observe_edited (repair/plan.hpp): what repair's
+// proof reads an edited member from instead of reading it back from the output.
 //
-// Proven against the written output itself: the bytes the hook's sink gets are the
-// member as written (inflated from the output by zlib's reader), and every range
-// `again` reads (around, across and past the edits, the whole member) is that
-// member's slice. The edits grow the dynamic string table (a long RUNPATH and an
+// Proven against the written output itself: every byte the engine's reader kept of
+// the new content is the member as written (inflated from the output by zlib's
+// reader), and every range `again` reads (around, across and past the edits, the
+// whole member) is that member's slice. The edits grow the dynamic string table (a long RUNPATH and an
 // added NEEDED), so the editor's edits change the size, not only bytes in place.
 #include "wheelfix/repair/plan.hpp"
 #include "wheelfix/repair/speculation.hpp"
@@ -30,15 +30,15 @@ const fs::path kSampleWheel =
     fs::path(WHEELFIX_TEST_DATA) / ".." / ".." / "sample_wheels" / "dist" / "sgl_kernel-0.3.21+cu130-cp310-abi3-manylinux2014_x86_64.whl";
 
 struct Seen {
-    Bytes content;                             // what the sink got, in order
-    std::uint64_t size = 0;                    // the size the hook was told
+    std::vector<std::pair<ByteRanges::Range, Bytes>> kept;     // what the engine's reader kept
+    std::uint64_t size = 0;                    // the edited image's size
     std::vector<std::pair<ByteRanges::Range, Bytes>> fetched;  // what `again` gave per range
     bool finished = false;
 };
 
 }  // namespace
 
-TEST_CASE("execute_plan: read_edited gets each edited member's new content once and reads any range of it again") {
+TEST_CASE("execute_plan: observe_edited gets each edited member's new content as kept while written, and reads any range of it again") {
     REQUIRE(fs::exists(kSampleWheel));
     TempDir dir;
     auto wheel = wheel::Wheel::open(kSampleWheel);
@@ -62,13 +62,15 @@ TEST_CASE("execute_plan: read_edited gets each edited member's new content once 
     hooks.decision.edits_for = [](const repair::MemberView& view, const repair::WheelFacts*) {
         return repair::MemberEdits{static_cast<const Grown&>(view).request};
     };
-    hooks.read_edited = [&](const std::string& member, std::uint64_t size) {
+    hooks.decision.observe_edited = [&](const std::string& member, elf::StreamedElf& edited, const elf::Fetch& again) {
         Seen& slot = seen[member];
+        CHECK_FALSE(slot.finished);  // once per member
         slot = Seen{};
-        slot.size = size;
-        repair::EditedReader reader;
-        reader.content = [&slot](std::span<const std::uint8_t> chunk) { slot.content.insert(slot.content.end(), chunk.begin(), chunk.end()); };
-        reader.finish = [&slot](const elf::Fetch& again) {
+        slot.size = edited.size();
+        for (const auto& [begin, end] : edited.kept().ranges())
+            slot.kept.push_back({{begin, end}, Bytes(edited.image().begin() + static_cast<std::ptrdiff_t>(begin),
+                                                     edited.image().begin() + static_cast<std::ptrdiff_t>(end))});
+        {
             const std::uint64_t n = slot.size;
             std::vector<ByteRanges::Range> asked = {{0, n}, {0, 64}, {n / 3, n / 3 + 1000}, {n - 100, n}, {n / 2, n / 2 + 1}};
             for (const auto& [begin, end] : asked) {
@@ -84,8 +86,7 @@ TEST_CASE("execute_plan: read_edited gets each edited member's new content once 
                 slot.fetched.push_back({{begin, end}, std::move(bytes)});
             }
             slot.finished = true;
-        };
-        return reader;
+        }
     };
     repair::ExecuteOptions options;
     std::map<std::string, Bytes> written;
@@ -110,7 +111,13 @@ TEST_CASE("execute_plan: read_edited gets each edited member's new content once 
         CHECK(change.size_after > change.size_before);  // the edits grew the member
         CHECK(slot.finished);
         CHECK(slot.size == member.size());
-        CHECK(slot.content == member);
+        REQUIRE_FALSE(slot.kept.empty());
+        CHECK(slot.kept.front().first.first == 0);  // the ELF header at least
+        for (const auto& [range, bytes] : slot.kept) {
+            REQUIRE(range.second <= member.size());
+            CHECK(bytes == Bytes(member.begin() + static_cast<std::ptrdiff_t>(range.first),
+                                 member.begin() + static_cast<std::ptrdiff_t>(range.second)));
+        }
         for (const auto& [range, bytes] : slot.fetched) {
             CAPTURE(range.first);
             CAPTURE(range.second);

@@ -45,7 +45,7 @@
 //   ranges wanted past it (repair/speculation.hpp; in the pass's sink, on its
 //   second thread, while the inflate goes on and up to kSpeculationLag bytes
 //   queue), and its pass feeds a zip::EditedDigest with those edits beside the
-//   reader, and with hooks.read_edited the command's reader of the new content
+//   reader, and with decision.observe_edited the engine's reader of the new content
 //   (made then, on that thread); when the edits planned after the pass, on the
 //   real bytes, are the same, byte for byte, the splice takes that digest (its
 //   header CRC-32 must equal the digest's), the reader is finished, and the member
@@ -55,10 +55,17 @@
 //   speculation, also its head (16 MiB) and the chunks queued (kSpeculationLag at
 //   most) while it runs. No speculation in a dry run.
 //   Stored members and smaller ones are inflated whole.
-//   With hooks.reread_kept a kept member read whole is not held: it is inflated and
-//   parsed again when its edit step is planned (repair: its extensions together can
-//   be gigabytes; only those that waited for the final facts, or whose early edits
-//   those facts change, are read twice).
+//   A kept member read whole is not held once the pass moves on: it is inflated and
+//   parsed again when its edit step is planned. Why: a wheel's extensions together
+//   can be gigabytes, and only those whose edits waited for the final facts, or
+//   whose early edits those facts change, are read twice (the foresight makes
+//   them few: repair of the real sgl-kernel reads none twice). A bounded member is
+//   held: what it keeps is small.
+//   What a big member's reader keeps is the decision's declaration
+//   (MemberDecision::view_reads): the loader's view (elf::StreamedElf's
+//   Needs::dynamic_linking), or the analysis' (analysis::streamed_for_analysis:
+//   notes and the fatbin's headers too); the engine makes the reader. The same
+//   reader takes an edited member's new content for decision.observe_edited.
 // 3. Proves the read: options.check_record (default wheel::require_record_matches)
 //   on the digests; an error a member's view or edit raised is thrown after it (a
 //   tampered member explains a broken ELF better than the ELF error does). ELF
@@ -151,19 +158,6 @@ struct MemberChange {
     std::array<std::uint8_t, 32> sha256_after{};
 };
 
-// A command's reader of an edited member's new content (PlanHooks::read_edited):
-// `content` gets every byte in order, once, from the member's own read when its
-// speculation planned the edits, else from the splice's pass (possibly on another
-// thread, one call at a time); then `finish(again)` runs on the executor's thread,
-// `again` reading ranges of the new content once more for what the pass did not
-// keep. A reader may be made on the speculation's thread and dropped unfinished (a
-// speculation the real edits do not confirm): it touches nothing the command shares
-// before finish().
-struct EditedReader {
-    zip::ContentSink content;
-    std::function<void(const elf::Fetch& again)> finish;
-};
-
 struct PlanResult;
 
 // What a command knows of one ELF member: what its decision reads of the member's
@@ -180,6 +174,10 @@ struct MemberView {
 struct WheelFacts {
     virtual ~WheelFacts() = default;
 };
+
+// What a decision's view reads of a big member, so what the engine's reader of it
+// keeps: the loader's view, or the analysis' (notes, the fatbin's headers).
+enum class ViewReads { loader, analysis };
 
 // A decision's answer for one member.
 struct MemberEdits {
@@ -206,23 +204,24 @@ struct MemberDecision {
     // After the read: the whole-wheel decision (step 4); returns the final facts
     // (unset: the foreseen ones are final).
     std::function<std::shared_ptr<const WheelFacts>(WheelPlan& plan, const PlanResult& read)> decide;
+    // What view/observe read of a big member (the engine's reader keeps it; a read
+    // past it fetches the member again).
+    ViewReads view_reads = ViewReads::loader;
+    // Each edited member's new content, as the engine read it while writing it (not
+    // in a dry run): `edited` the partial image view_reads keeps, `again` reading
+    // any range of the new content once more (observe_edited may fill `edited` from
+    // it). On the executor's thread, once the member is spliced: what a command
+    // would otherwise read back from the output.
+    std::function<void(const std::string& member, elf::StreamedElf& edited, const elf::Fetch& again)> observe_edited;
 };
 
-// What a command asks of the executor: its decision, and how its members are read.
+// What a command asks of the executor: its decision, and which members are read.
 struct PlanHooks {
     MemberDecision decision;
     // The members read whole (inflated, and parsed when ELF); default: every file
     // member outside the .dist-info directory that is not a symlink. Others are
     // only hashed as they pass.
     std::function<bool(const zip::Member& member)> reads;
-    bool reread_kept = false;  // kept members are inflated and parsed again, not held
-    // The reader a big member (kBoundedFrom) streams into; default: one keeping
-    // what the loader reads (elf::StreamedElf::Needs::dynamic_linking). A command
-    // whose view reads more (repair's analysis: notes, the fatbin's headers) gives
-    // one that keeps that too, or its reads fetch the member again.
-    std::function<std::unique_ptr<elf::StreamedElf>(std::uint64_t size)> bounded_reader;
-    // Called as each edited member is spliced (not in a dry run), with its new size.
-    std::function<EditedReader(const std::string& member, std::uint64_t size)> read_edited;
 };
 
 struct ExecuteOptions {

@@ -30,7 +30,7 @@
 //   verified, every ELF parsed) against the profile again, reading back only what
 //   it does not know: a member copied as stored has the input's digest and report;
 //   an edited member the digest and report of its splice's one pass over the new
-//   content (plan.hpp read_edited: the SHA-256 pass, which for a big member whose
+//   content (plan.hpp observe_edited: the SHA-256 pass, which for a big member whose
 //   edits were speculated is its read itself, else a second pass; a bounded one's
 //   kept ranges are fetched from its windows), its written CRC-32 and sizes must be
 //   the splice's, and the splice proved its compressed stream itself
