@@ -161,7 +161,7 @@ TEST_CASE("the sample extension's matrix: loads on 2.9 only, so auto pins >=2.9.
         const abi::SymbolIndex index = atlas.index_for(release, "", options);
         CHECK(index.libraries.size() < 8);  // only the NEEDED closure is materialised
         columns.push_back({release.torch_version, release.cuda_version, release.arch, "", index.source,
-                           analysis::cuda_note("cu130", release.cuda_version)});
+                           analysis::cuda_note("cu130", release.cuda_version), "", {}});
         checks.push_back({abi::check_imports(kMember, imports, index)});
     }
     const analysis::TorchMatrix matrix = analysis::build_matrix(columns, checks);
@@ -190,7 +190,7 @@ TEST_CASE("the verdict: a C++ extension gets its one minor, a stable one its lin
     std::vector<analysis::MatrixColumn> columns;
     std::vector<std::vector<abi::ElfCheck>> checks;
     for (const char* version : {"2.8.0+cu128", "2.9.0+cu128", "2.9.1+cu128", "2.10.0+cu128", "2.11.0+cu130"}) {
-        columns.push_back({version, "12.8", "x86_64", "", "", ""});
+        columns.push_back({version, "12.8", "x86_64", "", "", "", "", {}});
         checks.push_back({abi::ElfCheck{}});
     }
     const analysis::TorchMatrix matrix = analysis::build_matrix(columns, checks);
@@ -230,7 +230,7 @@ TEST_CASE("a CUDA runtime major the release's build does not bring bounds the ra
     std::vector<analysis::MatrixColumn> columns;
     std::vector<std::vector<abi::ElfCheck>> checks;
     for (const char* version : {"2.10.0+cu128", "2.11.0+cu130"}) {
-        columns.push_back({version, "", "x86_64", "", "", ""});
+        columns.push_back({version, "", "x86_64", "", "", "", "", {}});
         checks.push_back({abi::ElfCheck{}});
     }
     analysis::TorchMatrix matrix = analysis::build_matrix(columns, checks);
