@@ -31,12 +31,6 @@ bool contains(const std::vector<std::string>& list, std::string_view value) {
     return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-std::string join_search_path(const std::vector<std::string>& entries) {
-    std::string joined;
-    for (const std::string& entry : entries) joined += (joined.empty() ? "" : ":") + entry;
-    return joined;
-}
-
 }  // namespace
 
 bool EditRequest::touches_dynamic() const {
@@ -62,7 +56,7 @@ std::string resulting_search_path(const std::optional<std::string>& current,
     for (const std::string& added : request.add_search_path)
         for (std::string& entry : split_nonempty(added, ':'))
             if (!contains(kept, entry)) kept.push_back(std::move(entry));
-    return join_search_path(kept);
+    return join(kept, ":");
 }
 
 namespace editor {

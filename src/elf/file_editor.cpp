@@ -77,12 +77,6 @@ std::optional<std::uint16_t> machine_of(const std::string& path) {
     return static_cast<std::uint16_t>(big ? header[18] << 8 | header[19] : header[19] << 8 | header[18]);
 }
 
-std::string joined(const std::vector<std::string>& entries) {
-    std::string text;
-    for (const std::string& entry : entries) text += (text.empty() ? "" : ":") + entry;
-    return text;
-}
-
 // The request with the search path patchelf's --shrink-rpath / --add-rpath compute.
 EditRequest resolved_request(const ElfFile& elf, const FileEdit& edit) {
     EditRequest request = edit.dynamic;
@@ -188,7 +182,7 @@ std::string shrunk_search_path(const ElfFile& elf, const std::vector<std::string
         }
         if (holds_one) kept.push_back(dir);
     }
-    return joined(kept);
+    return join(kept, ":");
 }
 
 SymbolRenames read_rename_map(const std::string& path, bool patchelf_quirks) {

@@ -6,6 +6,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/output_file.hpp"
 #include "wheelfix/util/process.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/util/timings.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 #include "wheelfix/zip/archive.hpp"
@@ -158,12 +159,6 @@ DriverLocation locate_driver(const std::string& elf_class, const std::string& ma
 std::string stand_in_note(const std::filesystem::path& stub) {
     return "libcuda.so.1 was the CUDA toolkit's stub " + stub.string() +
            " (no NVIDIA driver on this machine): symbols bound, no GPU code ran";
-}
-
-std::string join_paths(const std::vector<std::string>& paths) {
-    std::string joined;
-    for (const auto& path : paths) joined += (joined.empty() ? "" : ", ") + path;
-    return joined;
 }
 
 std::string absent_reason(const std::string& library) {
@@ -464,7 +459,7 @@ std::vector<LoadOutcome> run_load(const std::filesystem::path& wheel, const std:
     }
     for (auto& outcome : outcomes)  // say what the layout lacked, when the loader missed a library
         if (outcome.status == LoadOutcome::Status::not_tested && !absent.empty())
-            outcome.reason += " (not beside the torch given: " + join_paths(absent) + ")";
+            outcome.reason += " (not beside the torch given: " + join(absent, ", ") + ")";
     for (const auto& member : load) {  // a loader that died half way: the rest failed
         bool seen = std::any_of(outcomes.begin(), outcomes.end(), [&](const LoadOutcome& o) { return o.member == member; });
         if (!seen) outcomes.push_back({member, LoadOutcome::Status::failed, "the loader process ended before reaching it", {}});
@@ -491,7 +486,7 @@ std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std
         if (auto library = decided_absent(*member, planned)) {
             LoadOutcome outcome{name, LoadOutcome::Status::not_tested, absent_reason(*library), {}};
             if (!planned.absent_beside().empty())
-                outcome.reason += " (not beside the torch given: " + join_paths(planned.absent_beside()) + ")";
+                outcome.reason += " (not beside the torch given: " + join(planned.absent_beside(), ", ") + ")";
             decided.emplace(name, std::move(outcome));
         } else {
             rest.push_back(name);

@@ -32,6 +32,15 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     return out;
 }
 
+std::string join(const std::vector<std::uint64_t>& numbers, std::string_view separator) {
+    std::string out;
+    for (std::size_t i = 0; i < numbers.size(); ++i) {
+        if (i) out += separator;
+        out += std::to_string(numbers[i]);
+    }
+    return out;
+}
+
 std::size_t edit_distance(const std::string& a, const std::string& b) {
     std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
     for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;

@@ -25,12 +25,6 @@ bool is_torch_head(std::string_view segment) {
     return segment == "torch" || (segment.starts_with("torch") && all_digits(segment.substr(5)));
 }
 
-std::string join_numbers(const std::vector<std::uint64_t>& numbers, std::string_view separator) {
-    std::string out;
-    for (std::size_t i = 0; i < numbers.size(); ++i) out += (i ? std::string(separator) : "") + std::to_string(numbers[i]);
-    return out;
-}
-
 // The torch segment split the way Version splits a label ("torch2.10" -> torch2, 10).
 Segments torch_segments(const Version& torch, LocalFormat format) {
     Segments segments;
@@ -95,9 +89,9 @@ std::string torch_segment(const Version& torch, LocalFormat format) {
         throw InputError("--torch", "needs at least MAJOR.MINOR, got '" + torch.original() + "'");
     std::vector<std::uint64_t> minor_series(release.begin(), release.begin() + 2);
     switch (format) {
-    case LocalFormat::dotted: return "torch" + join_numbers(minor_series, ".");
-    case LocalFormat::compact: return "torch" + join_numbers(minor_series, "");
-    case LocalFormat::full: return "torch" + join_numbers(release, ".");
+    case LocalFormat::dotted: return "torch" + join(minor_series, ".");
+    case LocalFormat::compact: return "torch" + join(minor_series, "");
+    case LocalFormat::full: return "torch" + join(release, ".");
     }
     return {};
 }

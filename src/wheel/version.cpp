@@ -10,6 +10,7 @@
 #include "wheelfix/wheel/version.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -153,12 +154,6 @@ std::strong_ordering compare_local(const std::vector<std::string>& a, const std:
 
 int pre_letter_rank(const std::string& letter) { return letter == "a" ? 0 : letter == "b" ? 1 : 2; }
 
-std::string join_numbers(const std::vector<std::uint64_t>& numbers) {
-    std::string out;
-    for (std::size_t i = 0; i < numbers.size(); ++i) out += (i ? "." : "") + std::to_string(numbers[i]);
-    return out;
-}
-
 }  // namespace
 
 std::optional<Version> Version::try_parse(std::string_view text) {
@@ -208,7 +203,7 @@ Version Version::parse(std::string_view text) {
 std::string Version::public_part() const {
     std::string out;
     if (epoch_ != 0) out += std::to_string(epoch_) + "!";
-    out += join_numbers(release_);
+    out += join(release_, ".");
     if (pre_) out += pre_->first + std::to_string(pre_->second);
     if (post_) out += ".post" + std::to_string(*post_);
     if (dev_) out += ".dev" + std::to_string(*dev_);

@@ -7,12 +7,14 @@
 // separators, in order, leaving out empty ones ("a::b:" -> {"a", "b"}), the way
 // ld.so reads a search path and CLI11 lists a validator's set. join(items,
 // separator) is its inverse for lists that hold no empty parts: the items with the
-// separator between each two ("a", "b" + ", " -> "a, b"). edit_distance(a, b) is
+// separator between each two ("a", "b" + ", " -> "a, b"); join(numbers, separator) the
+// same for numbers in decimal ({2, 10} + "." -> "2.10"). edit_distance(a, b) is
 // the optimal string alignment distance: insertions, deletions, substitutions and
 // transpositions of adjacent characters, each costing one, no substring edited twice
 // ("retag", "ertag" -> 1).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +24,7 @@ namespace wheelfix {
 std::vector<std::string> split(std::string_view text, char separator);
 std::vector<std::string> split_nonempty(std::string_view text, char separator);
 std::string join(const std::vector<std::string>& items, std::string_view separator);
+std::string join(const std::vector<std::uint64_t>& numbers, std::string_view separator);
 std::size_t edit_distance(const std::string& a, const std::string& b);
 
 }  // namespace wheelfix
