@@ -772,28 +772,6 @@ SymbolIndex Atlas::index_for(const AtlasRelease& release, std::string_view pytho
     return index;
 }
 
-std::vector<std::uint32_t> Atlas::reachable_nodes(const AtlasRelease& release, std::string_view python_tag,
-                                                  const std::vector<std::string>& roots,
-                                                  std::vector<std::string>& not_covered) const {
-    const std::vector<std::uint32_t> nodes = nodes_for(release, python_tag, not_covered);
-    std::vector<std::uint32_t> reached;
-    std::deque<std::string> queue(roots.begin(), roots.end());
-    std::set<std::string> seen;
-    while (!queue.empty()) {
-        const std::string name = queue.front();
-        queue.pop_front();
-        if (!seen.insert(name).second) continue;
-        for (std::uint32_t node : nodes) {
-            const AtlasLibrary& library = libraries_[node];
-            if (library.file_name != name && library.soname != name) continue;
-            if (std::find(reached.begin(), reached.end(), node) != reached.end()) continue;
-            reached.push_back(node);
-            for (const std::string& needed : library.needed) queue.push_back(needed);
-        }
-    }
-    return reached;
-}
-
 std::vector<std::uint32_t> Atlas::nodes_defining(std::string_view name) const {
     const std::string escaped = escape(name);
     const auto key_of = [&](const SymbolRecord& record) {
@@ -830,27 +808,6 @@ SymbolIndex Atlas::entry_index(std::uint32_t entry) const {
     index.source = source.wheel;
     index.source_sha256 = source.sha256;
     return index;
-}
-
-std::vector<VersionRequirement> Atlas::floor_of(const AtlasRelease& release) const {
-    // (file, family) -> the highest version of that family needed: GLIBC_ of libc.so.6,
-    // GLIBCXX_ and CXXABI_ of libstdc++.so.6.
-    std::map<std::pair<std::string, std::string>, std::string> highest;
-    for (const AtlasLibrary& library : libraries_) {
-        if (library.entry != release.primary_entry) continue;
-        for (const VersionRequirement& need : library.version_needs) {
-            const std::size_t digits = need.version.find_first_of("0123456789");
-            if (digits == std::string::npos) continue;
-            const std::string family = need.version.substr(0, digits);
-            if (family != "GLIBC_" && family != "GLIBCXX_" && family != "CXXABI_") continue;
-            std::string& best = highest[{need.file, family}];
-            if (best.empty() || release_numbers(best.substr(digits)) < release_numbers(need.version.substr(digits)))
-                best = need.version;
-        }
-    }
-    std::vector<VersionRequirement> floor;
-    for (auto& [key, version] : highest) floor.push_back({key.first, version});
-    return floor;
 }
 
 }  // namespace wheelfix::abi

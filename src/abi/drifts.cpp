@@ -5,11 +5,8 @@
 #include "wheelfix/abi/data_blocks.hpp"
 
 #include "wheelfix/util/error.hpp"
-#include "wheelfix/util/files.hpp"
 
 #include <array>
-#include <fstream>
-#include <sstream>
 
 extern const char wheelfix_torch_drifts[];
 extern const unsigned long wheelfix_torch_drifts_size;
@@ -17,8 +14,6 @@ extern const unsigned long wheelfix_torch_drifts_size;
 namespace wheelfix::abi {
 
 namespace {
-
-constexpr std::uint64_t kMaxDriftsFile = 16 << 20;  // the bundled drifts file is a few KiB
 
 constexpr std::array<std::string_view, 7> kKeys{"symbol", "successor", "library", "since", "source", "verified", "note"};
 constexpr std::array kRequired{0, 1, 3, 4};  // symbol, successor, since, source
@@ -56,10 +51,6 @@ const Drift* known_drift(std::string_view symbol, std::string_view successor) {
     for (const Drift* drift : drifts_for(symbol))
         if (drift->successor == successor) return drift;
     return nullptr;
-}
-
-std::vector<Drift> load_drifts(const std::filesystem::path& path) {
-    return parse_drifts(read_regular_file(path, kMaxDriftsFile), path.string());
 }
 
 }  // namespace wheelfix::abi

@@ -549,14 +549,6 @@ std::optional<std::string> installed_path(std::string_view member) {
     return std::nullopt;
 }
 
-std::vector<std::string> parse_ld_so_conf(std::string_view text, const std::filesystem::path& root,
-                                          const std::filesystem::path& directory) {
-    std::set<std::string> seen;
-    std::vector<std::string> dirs;
-    parse_conf(text, root, directory, 0, seen, dirs);
-    return dirs;
-}
-
 std::vector<std::string> read_ld_so_conf(const std::filesystem::path& root) {
     auto file = root / "etc/ld.so.conf";
     std::error_code ec;

@@ -99,16 +99,6 @@ Targets read_elf_target(const std::string& path) {
 
 }  // namespace
 
-void add_wheel_member(Targets& targets, const std::string& wheel, const std::string& member,
-                      std::span<const std::uint8_t> bytes) {
-    if (!analysis::looks_like_shared_library(member) || !elf::is_elf(bytes)) return;
-    try {
-        add_target(targets, member, bytes);
-    } catch (const elf::ElfError& error) {
-        throw InputError(wheel, member + ": invalid ELF: " + error.what());
-    }
-}
-
 Targets read_targets(const std::string& path, bool refuse_empty) {
     Targets targets = wheelfix::starts_like_zip(path) ? read_wheel_targets(path) : read_elf_target(path);
     if (refuse_empty && targets.elves.empty()) throw InputError(path, "holds no ELF shared objects: nothing to check");

@@ -57,18 +57,6 @@ LibraryClassRule parse_rule(const DataLine& line, const std::string& source) {
 
 }  // namespace
 
-const char* named_class_name(NamedClass named) {
-    switch (named) {
-        case NamedClass::system: return "system";
-        case NamedClass::driver: return "driver";
-        case NamedClass::python: return "python";
-        case NamedClass::torch: return "torch";
-        case NamedClass::nvidia: return "nvidia";
-        case NamedClass::none: break;
-    }
-    return "none";
-}
-
 LibraryClasses parse_library_classes(std::string_view text, const std::string& source) {
     LibraryClasses classes;
     for_each_data_line(text, [&](const DataLine& line) { classes.rules.push_back(parse_rule(line, source)); });

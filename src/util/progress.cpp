@@ -10,8 +10,6 @@ ProgressListener* g_listener = nullptr;
 
 void set_progress_listener(ProgressListener* listener) { g_listener = listener; }
 
-ProgressListener* progress_listener() { return g_listener; }
-
 ProgressTask::ProgressTask(std::string_view what, std::uint64_t total) : listener_(g_listener) {
     if (listener_) id_ = listener_->begin(what, total);
 }

@@ -125,20 +125,11 @@ public:
     Subset select(const SymbolSelection& selection) const;
     SymbolIndex entry_index(std::uint32_t entry) const;
 
-    // Without materialising anything (inspect's torch range): the nodes of `release`
-    // reachable from `roots` (file names or SONAMEs) through NEEDED, libtorch_python
-    // from `python_tag`'s entry (not_covered names it when there is none), and the
-    // nodes defining `name` in any version.
-    std::vector<std::uint32_t> reachable_nodes(const AtlasRelease& release, std::string_view python_tag,
-                                               const std::vector<std::string>& roots,
-                                               std::vector<std::string>& not_covered) const;
+    // Without materialising anything (inspect's torch range): the nodes defining `name`
+    // in any version.
     std::vector<std::uint32_t> nodes_defining(std::string_view name) const;
     // The same for many names at once (result[i] for names[i]), without parsing the symbol lines.
     std::vector<std::vector<std::uint32_t>> nodes_defining(const std::vector<std::string>& names) const;
-
-    // The glibc/CXXABI floor of a release: for each versioned file its libraries need
-    // (libc.so.6, libstdc++.so.6), the highest version needed.
-    std::vector<VersionRequirement> floor_of(const AtlasRelease& release) const;
 
 private:
     struct SymbolRecord {

@@ -5,15 +5,14 @@
 // binary at build time (cmake wheelfix_embed), once; its format is documented at
 // the top of that file: blocks of "key: value" lines separated by blank lines,
 // '#' comments, required keys symbol, successor, since, source. parse_drifts()
-// reads the same format from any text (a user's drift file) and throws
+// reads that format from any text and throws
 // InputError(origin, "line N: …") for an unknown key, a missing required key, a
 // duplicate key in a block or a symbol that is not a mangled C++ name (_Z…).
-// load_drifts() reads a file. drifts_for(symbol) lists the embedded entries for one
+// drifts_for(symbol) lists the embedded entries for one
 // mangled symbol, in file order; known_drift(symbol, successor) is the first of them
 // naming that successor, or nullptr.
 #pragma once
 
-#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +33,5 @@ const std::vector<Drift>& known_drifts();
 std::vector<const Drift*> drifts_for(std::string_view symbol);
 const Drift* known_drift(std::string_view symbol, std::string_view successor);
 std::vector<Drift> parse_drifts(std::string_view text, const std::string& origin);
-std::vector<Drift> load_drifts(const std::filesystem::path& path);
 
 }  // namespace wheelfix::abi

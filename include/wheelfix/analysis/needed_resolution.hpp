@@ -168,10 +168,6 @@ std::optional<std::string> installed_path(std::string_view member);
 // separated by blanks, ':' or ','. Returned as the system sees them (without
 // root); unreadable files are skipped. Order kept, duplicates dropped.
 std::vector<std::string> read_ld_so_conf(const std::filesystem::path& root);
-// The same for one file's text, its includes read below `root`; `directory` is
-// the including file's directory as the system sees it (for relative globs).
-std::vector<std::string> parse_ld_so_conf(std::string_view text, const std::filesystem::path& root,
-                                          const std::filesystem::path& directory);
 
 // glibc's built-in directories for this class and machine (platform-tag machine
 // spelling, as ElfReport::machine): e.g. x86_64 "ELF64": /lib/x86_64-linux-gnu,

@@ -4,10 +4,8 @@
 // Contract:
 // - Targets: the extensions of a wheel (or one ELF file), each reduced to its
 //   imports (abi::ElfImports), and the input's own libraries as a search scope.
-//   add_wheel_member() takes one member's bytes as the caller reads them (so a
-//   command that reads every member anyway reads them once) and keeps it when it is
-//   named like a shared library, is ELF and has a dynamic section; its bytes can be
-//   dropped afterwards; each keeps what ld.so searches with (analysis/elf_report.hpp
+//   A member is kept when it is named like a shared library, is ELF and has a
+//   dynamic section; each keeps what ld.so searches with (analysis/elf_report.hpp
 //   analyze_search), so what its own search path reaches in the wheel can be judged
 //   (torch_releases.hpp: a CUDA runtime the wheel ships serves only the members whose
 //   own search path reaches it). An invalid ELF is an InputError naming wheel and member.
@@ -109,8 +107,6 @@ struct CheckReport {
     std::string first_resolving(std::size_t from, const std::string& symbol) const;
 };
 
-void add_wheel_member(Targets& targets, const std::string& wheel, const std::string& member,
-                      std::span<const std::uint8_t> bytes);
 Targets read_targets(const std::string& path, bool refuse_empty = true);
 std::vector<std::string> needed_roots(const Targets& targets);
 std::vector<std::string> needed_roots(const std::vector<Targets>& inputs);  // of all, sorted, once each

@@ -35,8 +35,6 @@ public:
     void see(SparseStream& stream, std::span<const std::uint8_t> chunk, std::uint64_t at) override;
     void learn(SparseStream& stream) override;
 
-    std::uint64_t containers_found() const { return containers_found_; }
-
 private:
     enum class Step { container_header, entries, padding_after };
     struct Walk {

@@ -27,8 +27,6 @@ namespace wheelfix::policy {
 
 enum class NamedClass { none, system, driver, python, torch, nvidia };
 
-const char* named_class_name(NamedClass named);  // "system", "driver", "python", "torch", "nvidia", "none"
-
 struct LibraryClassRule {
     NamedClass named = NamedClass::none;
     std::string glob;

@@ -31,7 +31,6 @@ struct JsonValue {
 
     bool is_object() const { return kind == Kind::object; }
     bool is_array() const { return kind == Kind::array; }
-    bool is_string() const { return kind == Kind::string; }
     // The member named `key` of an object, or nullptr.
     const JsonValue* find(std::string_view key) const;
 };

@@ -30,7 +30,6 @@ public:
 };
 
 void set_progress_listener(ProgressListener* listener);  // nullptr: nobody listens
-ProgressListener* progress_listener();
 
 class ProgressTask {
 public:
