@@ -4,9 +4,8 @@
 // SHA256RNDS2 (two rounds each) on the state split as ABEF and CDGH, with the
 // message schedule's next four words made by SHA256MSG1, an add of W[t-7..t-4]
 // and SHA256MSG2. One stream is bound by SHA256RNDS2's latency (each depends on
-// the one before); a second, independent stream fills the gaps: measured here on
-// 541 MB twice, 0.53 s as two streams one after the other (OpenSSL's rate too)
-// and 0.36 s interleaved.
+// the one before); a second, independent stream fills the gaps, so two streams
+// run interleaved (figures: bench/README.md, "the two SHA-256 in one pass, paired").
 #include "sha256_blocks.hpp"
 
 #include "wheelfix/util/vector_state.hpp"
