@@ -70,16 +70,23 @@ OutputMember raw_copy_of(const zip::Member& member) {
 const std::time_t kWhen = 1700000000;  // even: DOS time keeps it exactly
 
 // An input with every kind of member a wheel has.
+// The same input.zip for every case: libzip deflates it once per run (8 MiB, the
+// most of any case's set-up), each case gets its own copy to open, damage or shrink.
 fs::path write_input(const fs::path& dir) {
+    static const std::string stored = [] {
+        TempDir once;
+        write_zip(once / "input.zip", {
+            {"pkg/", "", ZIP_CM_STORE, S_IFDIR | 0755u, kWhen},
+            {"pkg/run.sh", "#!/bin/sh\necho run\n", ZIP_CM_STORE, S_IFREG | 0755u, kWhen},
+            {"pkg/link.so", "libreal.so.1", ZIP_CM_STORE, S_IFLNK | 0777u, kWhen},
+            {"pkg/empty.txt", "", ZIP_CM_STORE, S_IFREG | 0600u, kWhen},
+            {"pkg/data.txt", std::string(50000, 'x') + "end", ZIP_CM_DEFLATE, S_IFREG | 0644u, kWhen + 2},
+            {"pkg/lib.so", test_binary(), ZIP_CM_DEFLATE, S_IFREG | 0755u, kWhen + 4},
+        });
+        return read_bytes(once / "input.zip");
+    }();
     auto path = dir / "input.zip";
-    write_zip(path, {
-        {"pkg/", "", ZIP_CM_STORE, S_IFDIR | 0755u, kWhen},
-        {"pkg/run.sh", "#!/bin/sh\necho run\n", ZIP_CM_STORE, S_IFREG | 0755u, kWhen},
-        {"pkg/link.so", "libreal.so.1", ZIP_CM_STORE, S_IFLNK | 0777u, kWhen},
-        {"pkg/empty.txt", "", ZIP_CM_STORE, S_IFREG | 0600u, kWhen},
-        {"pkg/data.txt", std::string(50000, 'x') + "end", ZIP_CM_DEFLATE, S_IFREG | 0644u, kWhen + 2},
-        {"pkg/lib.so", test_binary(), ZIP_CM_DEFLATE, S_IFREG | 0755u, kWhen + 4},
-    });
+    write_bytes(path, stored);
     return path;
 }
 
