@@ -1,30 +1,28 @@
 // `wheelfix inspect|show WHEEL|ELF... [--target PROFILE] [--format text|json|markdown]`:
 // report what is inside, changing nothing; with --target (or $WHEELFIX_TARGET),
-// also what keeps each input from the profile (analysis/profile_findings.hpp), and exit 1
-// when anything does. --json is --format json; markdown is for CI job summaries.
+// also what keeps each input from the profile; exit 1 when anything does.
+// analysis/inspect.hpp reads and judges each input; this file renders it.
+// --json is --format json; markdown is for CI job summaries.
 #include "commands.hpp"
 #include "markdown.hpp"
 #include "options.hpp"
 #include "render.hpp"
 
+#include "wheelfix/analysis/inspect.hpp"
 #include "wheelfix/analysis/report_json.hpp"
-#include "wheelfix/analysis/torch_releases.hpp"
-#include "wheelfix/analysis/variant.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/text.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <filesystem>
+#include <variant>
 
 namespace wheelfix::cli {
 
 namespace {
 
 enum class Format { text, json, markdown };
-
-bool is_wheel_path(const std::string& path) { return path.ends_with(".whl"); }
 
 Format output_format(const std::string& format, const GlobalOptions& global) {
     if (global.json && !format.empty() && format != "json")
@@ -58,36 +56,16 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
     bool found_any = false;
     JsonWriter json;
     if (format == Format::json) json.begin_object().field("schema", "wheelfix.inspect/1").key("inputs").begin_array();
+    analysis::SearchContext context;
+    if (const char* library_path = std::getenv("LD_LIBRARY_PATH")) context.ldpaths = split_nonempty(library_path, ':');
     bool first = true;
     for (const auto& input : inputs) {
-        std::string text;
-        TargetFindings judged{profile ? &*profile : nullptr, {}, {}};
-        if (is_wheel_path(input)) {
-            auto report = analysis::inspect_wheel(input);
-            analysis::SearchContext context;
-            if (const char* library_path = std::getenv("LD_LIBRARY_PATH"))
-                context.ldpaths = split_nonempty(library_path, ':');
-            analysis::attach_libraries(report, context);
-            const auto releases = analysis::bundled_releases(report, input);
-            report.torch_range = analysis::torch_range_of(releases, input);
-            analysis::judge_torch_claim(report, &releases);
-            if (profile) {
-                judged.findings = analysis::evaluate(*profile, report);
-                judged.coverage = analysis::sm_coverage(report.modules, report.elves, profile->sms);
-            }
-            text = render_input(report, judged, format, json, global);
-            found_any = found_any || !report.variant_findings.empty();  // a variant that lies, as a finding
-        } else {
-            auto report = analysis::inspect_file(input);
-            if (profile) {
-                judged.findings = analysis::evaluate(*profile, report);
-                std::vector<analysis::ElfReport> one{report};
-                judged.coverage = analysis::sm_coverage(analysis::group_cuda_modules(one), one, profile->sms);
-            }
-            text = render_input(report, judged, format, json, global);
-        }
+        const analysis::InspectedInput inspected = analysis::inspect_input(input, profile ? &*profile : nullptr, context);
+        const std::string text = std::visit(
+            [&](const auto& report) { return render_input(report, inspected.judged, format, json, global); },
+            inspected.report);
         if (format != Format::json) fmt::print("{}{}", first ? "" : "\n", text);
-        found_any = found_any || !judged.findings.empty();
+        found_any = found_any || inspected.has_findings();
         first = false;
     }
     if (format == Format::json) {
