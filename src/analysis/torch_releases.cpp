@@ -431,4 +431,37 @@ ReleaseMatrix check_torches(const Targets& targets, const std::string& input, co
     return result;
 }
 
+bool CheckRun::loads_everywhere() const {
+    if (!matrices.empty())
+        return std::all_of(matrices.begin(), matrices.end(),
+                           [](const ReleaseMatrix& run) { return run.matrix.loads_everywhere(); });
+    return std::all_of(reports.begin(), reports.end(), [](const CheckReport& report) { return report.loads_everywhere(); });
+}
+
+CheckRun check_inputs(const std::vector<std::string>& inputs, const std::vector<std::string>& torches,
+                      const std::string& release_spec, const TorchLoader& load) {
+    for (const std::string& torch : torches) abi::require_index_source(torch);
+    std::vector<Targets> targets;
+    for (const std::string& input : inputs) targets.push_back(read_targets(input, inputs.size() == 1));
+    CheckRun run;
+    for (const Targets& input : targets) run.nothing_to_check.push_back(input.elves.empty());
+    const ReleaseRequest request = release_request(release_spec, torches);
+    if (!release_spec.empty() || !request.atlases.empty()) {
+        for (std::size_t i = 0; i < targets.size(); ++i) {
+            run.matrices.push_back(check_releases(targets[i], inputs[i], request, load));
+            run.reports.push_back(run.matrices.back().report);
+        }
+        return run;
+    }
+    abi::IndexOptions options;
+    options.roots = needed_roots(targets);
+    run.reports.resize(targets.size());
+    for (std::size_t i = 0; i < targets.size(); ++i) run.reports[i].input = inputs[i];
+    for (const std::string& torch : torches) {
+        const abi::SymbolIndex index = load(torch, options);
+        for (std::size_t i = 0; i < targets.size(); ++i) run.reports[i].torches.push_back(check_against(targets[i], index));
+    }
+    return run;
+}
+
 }  // namespace wheelfix::analysis

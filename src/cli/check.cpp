@@ -6,7 +6,7 @@
 // several, an input without ELF shared objects (a pure-python wheel) is said to
 // have nothing to check, not refused; alone it is refused as before.
 //
-// The work is analysis/torch_check.hpp; this file parses and renders. The input
+// The work is analysis/torch_releases.hpp's check_inputs; this file parses and renders. The input
 // is read once: each ELF member of a wheel (members named like shared
 // libraries) is parsed and reduced to what resolution needs (its NEEDED and
 // undefined symbols) and to its own exports, which join the search scope of the
@@ -32,7 +32,6 @@
 #include "torch_matrix_render.hpp"
 #include "style.hpp"
 
-#include "wheelfix/abi/symbol_index.hpp"
 #include "wheelfix/analysis/check_junit.hpp"
 #include "wheelfix/analysis/report_json.hpp"
 #include "wheelfix/analysis/torch_check.hpp"
@@ -42,7 +41,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
+#include <functional>
 
 namespace wheelfix::cli {
 
@@ -57,20 +56,21 @@ struct CheckArguments {
     bool overwrite = false;
 };
 
+// The JUnit document (analysis/check_junit.hpp) into FILE, as every output: atomically, readable by all.
 void write_junit(const std::vector<CheckReport>& reports, const std::string& path, bool overwrite) {
-    std::string xml = analysis::check_junit(reports);
+    const std::string xml = analysis::check_junit(reports);
     using std::filesystem::perms;
     write_file_atomically(path, {reinterpret_cast<const std::uint8_t*>(xml.data()), xml.size()},
                           perms::owner_read | perms::owner_write | perms::group_read | perms::others_read, overwrite);
 }
 
-std::string render_checks_text(const std::vector<CheckReport>& reports, const std::vector<analysis::Targets>& inputs,
-                               const GlobalOptions& global) {
+std::string render_checks_text(const analysis::CheckRun& run, const GlobalOptions& global) {
+    const std::vector<CheckReport>& reports = run.reports;
     if (reports.size() == 1) return render_check_text(reports.front(), global);
     std::string out;
     std::size_t nothing_to_check = 0;
     for (std::size_t i = 0; i < reports.size(); ++i) {
-        if (inputs[i].elves.empty()) {
+        if (run.nothing_to_check[i]) {
             out += reports[i].input + ": no ELF shared objects: nothing to check\n\n";
             ++nothing_to_check;
             continue;
@@ -80,67 +80,46 @@ std::string render_checks_text(const std::vector<CheckReport>& reports, const st
     return out + render_checks_summary(reports, nothing_to_check, global);
 }
 
-// Each input against the releases; one document (check/1 for one input, check/2 for several).
-int run_release_matrix(const CheckArguments& args, const std::vector<analysis::Targets>& inputs, const GlobalOptions& global) {
-    std::vector<analysis::ReleaseMatrix> runs;
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-        runs.push_back(analysis::check_releases(inputs[i], args.inputs[i],
-                                                analysis::release_request(args.torch_release, args.torches),
-                                                torch_loader(global.verbose)));
-    std::vector<CheckReport> reports;
-    for (const analysis::ReleaseMatrix& run : runs) reports.push_back(run.report);
-    if (!args.junit.empty()) write_junit(reports, args.junit, args.overwrite);
+// Each input's matrix; one document (check/1 for one input, check/2 for several).
+void print_release_matrices(const CheckArguments& args, const analysis::CheckRun& run, const GlobalOptions& global) {
     std::vector<std::function<void(JsonWriter&)>> extras;
-    for (const analysis::ReleaseMatrix& run : runs)
-        extras.push_back([&run](JsonWriter& json) {
-            analysis::write_matrix_json(json, run.matrix);
-            analysis::write_requirement_json(json, run.requirement, run.stable);
+    for (const analysis::ReleaseMatrix& matrix : run.matrices)
+        extras.push_back([&matrix](JsonWriter& json) {
+            analysis::write_matrix_json(json, matrix.matrix);
+            analysis::write_requirement_json(json, matrix.requirement, matrix.stable);
         });
     if (global.json || args.format == "json") {
-        fmt::print("{}", runs.size() == 1 ? analysis::check_json(runs.front().report, extras.front())
-                                          : analysis::checks_json(reports, extras));
-    } else if (!global.quiet) {
-        for (std::size_t i = 0; i < runs.size(); ++i) {
-            const analysis::ReleaseMatrix& run = runs[i];
-            if (args.format == "markdown") {
-                fmt::print("{}", render_matrix_markdown(run.matrix, args.inputs[i]));
-                continue;
-            }
-            if (runs.size() > 1) fmt::print("{}{}:\n", i == 0 ? "" : "\n", args.inputs[i]);
-            fmt::print("{}{}{}", render_matrix_text(run.matrix, palette(global)), explain_releases_text(run, global),
-                       torch_requirement_text(run.requirement, run.stable));
-        }
+        fmt::print("{}", run.matrices.size() == 1 ? analysis::check_json(run.reports.front(), extras.front())
+                                                  : analysis::checks_json(run.reports, extras));
+        return;
     }
-    const bool all = std::all_of(runs.begin(), runs.end(),
-                                 [](const analysis::ReleaseMatrix& run) { return run.matrix.loads_everywhere(); });
-    return all ? 0 : 1;
+    if (global.quiet) return;
+    for (std::size_t i = 0; i < run.matrices.size(); ++i) {
+        const analysis::ReleaseMatrix& matrix = run.matrices[i];
+        if (args.format == "markdown") {
+            fmt::print("{}", render_matrix_markdown(matrix.matrix, args.inputs[i]));
+            continue;
+        }
+        if (run.matrices.size() > 1) fmt::print("{}{}:\n", i == 0 ? "" : "\n", args.inputs[i]);
+        fmt::print("{}{}{}", render_matrix_text(matrix.matrix, palette(global)), explain_releases_text(matrix, global),
+                   torch_requirement_text(matrix.requirement, matrix.stable));
+    }
 }
 
 int run_check(const CheckArguments& args, const GlobalOptions& global) {
     if (args.torches.empty() && args.torch_release.empty())
         throw InputError("check", "needs --torch PATH or --torch-release RELEASES");
     if (!args.junit.empty()) refuse_existing_output(args.junit, args.overwrite);
-    const bool matrix = !args.torch_release.empty() || !analysis::release_request("all", args.torches).atlases.empty();
-    // A --torch that cannot be loaded is refused before the inputs are read (seconds for a big wheel).
-    for (const std::string& torch : args.torches) abi::require_index_source(torch);
-    std::vector<analysis::Targets> inputs;
-    for (const std::string& input : args.inputs) inputs.push_back(analysis::read_targets(input, args.inputs.size() == 1));
-    if (matrix) return run_release_matrix(args, inputs, global);
-    abi::IndexOptions options;
-    options.roots = analysis::needed_roots(inputs);  // each torch loaded once for all inputs
-    std::vector<CheckReport> reports(inputs.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) reports[i].input = args.inputs[i];
-    for (const std::string& torch : args.torches) {
-        const abi::SymbolIndex index = load_torch(torch, options, global.verbose);
-        for (std::size_t i = 0; i < inputs.size(); ++i) reports[i].torches.push_back(analysis::check_against(inputs[i], index));
-    }
-    if (!args.junit.empty()) write_junit(reports, args.junit, args.overwrite);
-    if (global.json || args.format == "json")
-        fmt::print("{}", reports.size() == 1 ? analysis::check_json(reports.front()) : analysis::checks_json(reports));
+    const analysis::CheckRun run =
+        analysis::check_inputs(args.inputs, args.torches, args.torch_release, torch_loader(global.verbose));
+    if (!args.junit.empty()) write_junit(run.reports, args.junit, args.overwrite);
+    if (!run.matrices.empty()) print_release_matrices(args, run, global);
+    else if (global.json || args.format == "json")
+        fmt::print("{}", run.reports.size() == 1 ? analysis::check_json(run.reports.front())
+                                                 : analysis::checks_json(run.reports));
     else
-        fmt::print("{}", render_checks_text(reports, inputs, global));
-    bool loads = std::all_of(reports.begin(), reports.end(), [](const CheckReport& r) { return r.loads_everywhere(); });
-    return loads ? 0 : 1;
+        fmt::print("{}", render_checks_text(run, global));
+    return run.loads_everywhere() ? 0 : 1;
 }
 
 }  // namespace

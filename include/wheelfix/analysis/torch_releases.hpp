@@ -61,6 +61,17 @@
 //   when a pinned release's verdict comes from another build than the wheel's own, it
 //   names that build: "verdict from the cu124 build, not the wheel's +cu126") and for
 //   judging a variant's torch claim (analysis/variant.hpp).
+// - check_inputs(inputs, torches, release_spec, load): `check`'s whole run. Every
+//   torch path is refused (abi::require_index_source) before any input is read (a
+//   big wheel takes seconds); each input is read once (read_targets; an input
+//   without ELF shared objects is refused only when it is the only one). With a
+//   release spec, or an atlas among the torches, each input gets its ReleaseMatrix
+//   (check_releases with release_request(release_spec, torches), "all" when no spec
+//   is given); otherwise each torch is loaded once for all inputs, only as far as
+//   their needed roots reach, and every input checked against it in the order
+//   given. CheckRun::loads_everywhere() is check's exit status: every input's
+//   symbols resolve on every torch (or release, and the release covers every
+//   library it needs).
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
@@ -115,5 +126,15 @@ std::optional<ReleaseTorch> release_torch(const std::vector<std::string>& paths,
 
 std::optional<ReleaseMatrix> bundled_releases(const WheelReport& report, const std::string& input);
 std::string torch_range_of(const std::optional<ReleaseMatrix>& releases, const std::string& input);
+
+struct CheckRun {
+    std::vector<CheckReport> reports;     // one per input, in order, named as given
+    std::vector<ReleaseMatrix> matrices;  // one per input against releases; empty against torches
+    std::vector<bool> nothing_to_check;   // per input: it has no ELF shared objects
+
+    bool loads_everywhere() const;
+};
+CheckRun check_inputs(const std::vector<std::string>& inputs, const std::vector<std::string>& torches,
+                      const std::string& release_spec, const TorchLoader& load);
 
 }  // namespace wheelfix::analysis
