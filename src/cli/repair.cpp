@@ -262,22 +262,6 @@ void render_text(const repair::RepairReport& report, const repair::RepairOptions
 }
 
 
-
-
-int exit_status(const std::vector<Outcome>& outcomes) {
-    int status = 0;
-    for (const auto& outcome : outcomes) {
-        if (std::holds_alternative<InputError>(outcome)) return 2;
-        if (std::holds_alternative<repair::NotRepaired>(outcome)) {
-            status = 1;
-            continue;
-        }
-        const auto& report = std::get<repair::RepairReport>(outcome);
-        if (!report.clean() || report.not_proven()) status = 1;
-    }
-    return status;
-}
-
 std::vector<std::string> real_torch_candidates(const RepairArguments& args) {
     std::vector<std::string> candidates = analysis::release_request("", args.torch_from).torches;
     const char* environment = std::getenv(kTorchEnvironment);
@@ -294,7 +278,6 @@ std::string auto_torch_text(const repair::TorchAutoPlan& run, const GlobalOption
                               run.releases.requirement.highest, run.against,
                               run.installed ? " (installed: the load test runs against it)" : "");
 }
-
 
 void print_outcome(const Outcome& outcome, const repair::RepairOptions& options, const GlobalOptions& global) {
     if (const auto* report = std::get_if<repair::RepairReport>(&outcome)) render_text(*report, options, global);
@@ -333,7 +316,7 @@ int run_repair(const RepairArguments& args, const GlobalOptions& global) {
     }
     for (const auto& outcome : outcomes)
         if (const auto* error = std::get_if<InputError>(&outcome)) fmt::print(stderr, "wheelfix: {}\n", error->what());
-    return exit_status(outcomes);
+    return repair::batch_status(outcomes);
 }
 
 }  // namespace

@@ -203,4 +203,18 @@ std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels,
     return done;
 }
 
+int batch_status(const std::vector<RepairOutcome>& outcomes) {
+    int status = 0;
+    for (const auto& outcome : outcomes) {
+        if (std::holds_alternative<InputError>(outcome)) return 2;
+        if (std::holds_alternative<NotRepaired>(outcome)) {
+            status = 1;
+            continue;
+        }
+        const auto& report = std::get<RepairReport>(outcome);
+        if (!report.clean() || report.not_proven()) status = 1;
+    }
+    return status;
+}
+
 }  // namespace wheelfix::repair

@@ -25,6 +25,9 @@
 // options before its repair (`repair --torch auto`: each wheel its own torch, -j
 // alike); a setup that returns NotRepaired (the verdict found no pin) gives that
 // outcome and no repair.
+// batch_status(outcomes) is `repair`'s exit status: 2 when a wheel could not be
+// repaired at all (an InputError), else 1 when one was not repaired (NotRepaired) or
+// came out with findings left or not proven to load, else 0.
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
@@ -47,6 +50,7 @@ struct NotRepaired {
 };
 
 using RepairOutcome = std::variant<RepairReport, InputError, NotRepaired>;
+int batch_status(const std::vector<RepairOutcome>& outcomes);
 
 // Refuses a batch (InputError naming the later input and the earlier one) in which
 // two inputs keep the same part of the file name through repair (distribution,
