@@ -24,17 +24,16 @@
 // check/2 with each input's matrix and requirement). A --torch PATH that is an atlas
 // asks for the same with `all` by default. Exit 0 when every input's symbols resolve on
 // every release asked, 1 when not on some (or a release does not cover a library it needs).
-#include "check_report.hpp"
 #include "commands.hpp"
 #include "options.hpp"
-#include "render.hpp"
 #include "torch_input.hpp"
-#include "torch_matrix_render.hpp"
 #include "style.hpp"
 
 #include "wheelfix/analysis/check_junit.hpp"
+#include "wheelfix/analysis/check_text.hpp"
 #include "wheelfix/analysis/report_json.hpp"
 #include "wheelfix/analysis/torch_check.hpp"
+#include "wheelfix/analysis/torch_matrix_text.hpp"
 #include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
@@ -57,27 +56,11 @@ struct CheckArguments {
 };
 
 // The JUnit document (analysis/check_junit.hpp) into FILE, as every output: atomically, readable by all.
-void write_junit(const std::vector<CheckReport>& reports, const std::string& path, bool overwrite) {
+void write_junit(const std::vector<analysis::CheckReport>& reports, const std::string& path, bool overwrite) {
     const std::string xml = analysis::check_junit(reports);
     using std::filesystem::perms;
     write_file_atomically(path, {reinterpret_cast<const std::uint8_t*>(xml.data()), xml.size()},
                           perms::owner_read | perms::owner_write | perms::group_read | perms::others_read, overwrite);
-}
-
-std::string render_checks_text(const analysis::CheckRun& run, const GlobalOptions& global) {
-    const std::vector<CheckReport>& reports = run.reports;
-    if (reports.size() == 1) return render_check_text(reports.front(), global);
-    std::string out;
-    std::size_t nothing_to_check = 0;
-    for (std::size_t i = 0; i < reports.size(); ++i) {
-        if (run.nothing_to_check[i]) {
-            out += reports[i].input + ": no ELF shared objects: nothing to check\n\n";
-            ++nothing_to_check;
-            continue;
-        }
-        out += reports[i].input + ":\n" + render_check_text(reports[i], global) + "\n";
-    }
-    return out + render_checks_summary(reports, nothing_to_check, global);
 }
 
 // Each input's matrix; one document (check/1 for one input, check/2 for several).
@@ -101,7 +84,7 @@ void print_release_matrices(const CheckArguments& args, const analysis::CheckRun
             continue;
         }
         if (run.matrices.size() > 1) fmt::print("{}{}:\n", i == 0 ? "" : "\n", args.inputs[i]);
-        fmt::print("{}{}{}", render_matrix_text(matrix.matrix, palette(global)), explain_releases_text(matrix, global),
+        fmt::print("{}{}{}", render_matrix_text(matrix.matrix, palette(global)), explain_releases_text(matrix, detail(global), palette(global)),
                    torch_requirement_text(matrix.requirement, matrix.stable));
     }
 }
@@ -118,7 +101,7 @@ int run_check(const CheckArguments& args, const GlobalOptions& global) {
         fmt::print("{}", run.reports.size() == 1 ? analysis::check_json(run.reports.front())
                                                  : analysis::checks_json(run.reports));
     else
-        fmt::print("{}", render_checks_text(run, global));
+        fmt::print("{}", render_checks_text(run, detail(global), palette(global)));
     return run.loads_everywhere() ? 0 : 1;
 }
 

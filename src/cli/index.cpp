@@ -11,7 +11,6 @@
 // user adds a nightly to a user atlas that `check --torch FILE` takes.
 #include "commands.hpp"
 #include "options.hpp"
-#include "render.hpp"
 #include "torch_input.hpp"
 
 #include "wheelfix/abi/atlas.hpp"
@@ -20,6 +19,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/table.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <fmt/format.h>
 

@@ -4,12 +4,13 @@
 // analysis/inspect.hpp reads and judges each input; this file renders it.
 // --json is --format json; markdown is for CI job summaries.
 #include "commands.hpp"
-#include "markdown.hpp"
 #include "options.hpp"
-#include "render.hpp"
+#include "style.hpp"
 
 #include "wheelfix/analysis/inspect.hpp"
 #include "wheelfix/analysis/report_json.hpp"
+#include "wheelfix/analysis/report_markdown.hpp"
+#include "wheelfix/analysis/report_text.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/text.hpp"
 
@@ -33,7 +34,7 @@ Format output_format(const std::string& format, const GlobalOptions& global) {
 
 // One input rendered in `format` (JSON goes into `json`, the rest is returned).
 template <typename Report>
-std::string render_input(const Report& report, const TargetFindings& judged, Format format, JsonWriter& json,
+std::string render_input(const Report& report, const analysis::TargetFindings& judged, Format format, JsonWriter& json,
                          const GlobalOptions& global) {
     if (format == Format::markdown) return render_markdown(report, judged);
     if (format == Format::text) return render_text(report, global.verbose, palette(global)) + render_text(judged, palette(global));

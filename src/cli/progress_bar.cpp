@@ -1,7 +1,7 @@
 // The stderr progress bar (progress_bar.hpp has the contract).
 #include "progress_bar.hpp"
 
-#include "render.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include "wheelfix/util/progress.hpp"
 

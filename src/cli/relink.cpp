@@ -2,11 +2,11 @@
 // edits, patchelf-grade, inside a wheel or on one ELF file.
 #include "commands.hpp"
 #include "options.hpp"
-#include "render.hpp"
 
 #include "wheelfix/repair/relink.hpp"
 #include "wheelfix/repair/report_json.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <fmt/format.h>
 

@@ -16,15 +16,16 @@
 // written.
 #include "commands.hpp"
 #include "options.hpp"
-#include "render.hpp"
 #include "style.hpp"
 #include "torch_input.hpp"
-#include "torch_matrix_render.hpp"
 
 #include "wheelfix/abi/symbol_index.hpp"
+#include "wheelfix/analysis/report_text.hpp"
+#include "wheelfix/analysis/torch_matrix_text.hpp"
 #include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/repair/repair.hpp"
 #include "wheelfix/repair/report_json.hpp"
+#include "wheelfix/repair/report_text.hpp"
 #include "wheelfix/repair/schedule.hpp"
 #include "wheelfix/repair/torch_auto.hpp"
 #include "wheelfix/util/error.hpp"
@@ -222,7 +223,7 @@ std::vector<std::string> left_lines(const repair::RepairReport& report) {
     std::vector<std::string> symbols;
     for (const auto& symbol : report.stubbed) symbols.push_back("stub (aborts when called): " + symbol);
     for (const auto& skipped : report.shim.not_shimmed) symbols.push_back("not shimmed: " + skipped.demangled + ": " + skipped.reason);
-    for (auto& line : once_each(symbols)) lines.push_back(std::move(line));
+    for (auto& line : analysis::once_each(symbols)) lines.push_back(std::move(line));
     return lines;
 }
 

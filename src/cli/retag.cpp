@@ -22,18 +22,17 @@
 // written. --pin range widens the pin to every release whose symbols resolve (said
 // to be symbol-level only); --pin SPECIFIER writes that, within the author's.
 // Every pin is intersected with the author's torch requirement, never wider.
-#include "check_report.hpp"
 #include "commands.hpp"
 #include "options.hpp"
-#include "render.hpp"
 
 #include "torch_input.hpp"
-#include "torch_matrix_render.hpp"
 #include "style.hpp"
 
 #include "wheelfix/analysis/torch_check.hpp"
+#include "wheelfix/analysis/torch_matrix_text.hpp"
 #include "wheelfix/analysis/torch_releases.hpp"
 #include "wheelfix/repair/report_json.hpp"
+#include "wheelfix/repair/report_text.hpp"
 #include "wheelfix/repair/retag.hpp"
 #include "wheelfix/repair/torch_auto.hpp"
 #include "wheelfix/wheel/filename.hpp"

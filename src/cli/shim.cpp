@@ -5,10 +5,11 @@
 // torch libraries, 2 on usage or input errors.
 #include "commands.hpp"
 #include "options.hpp"
-#include "render.hpp"
 
 #include "wheelfix/abi/signature.hpp"
+#include "wheelfix/analysis/report_text.hpp"
 #include "wheelfix/repair/report_json.hpp"
+#include "wheelfix/repair/report_text.hpp"
 #include "wheelfix/repair/shim_wheel.hpp"
 #include "wheelfix/util/error.hpp"
 
@@ -76,7 +77,7 @@ void render_text(const repair::ShimResult& result, const GlobalOptions& global) 
     for (const auto& skipped : result.not_shimmed)
         lines.push_back(fmt::format("not shimmed: {}: {} (needed by {})", skipped.demangled, skipped.reason,
                                     join(skipped.members, ", ")));
-    for (const auto& line : once_each(lines)) fmt::print("{}\n", line);
+    for (const auto& line : analysis::once_each(lines)) fmt::print("{}\n", line);
     for (const auto& library : result.missing_libraries)
         fmt::print("missing: torch {} has no {} (a shim cannot replace a library)\n", result.torch_version, library);
     for (const auto& change : result.changed) {

@@ -2,8 +2,8 @@
 #include "torch_input.hpp"
 
 #include "wheelfix/analysis/torch_check.hpp"
+#include "wheelfix/util/text.hpp"
 
-#include "render.hpp"
 
 #include <fmt/format.h>
 

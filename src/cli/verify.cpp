@@ -1,6 +1,5 @@
 // `wheelfix verify WHEEL...`: RECORD hashes and sizes, names, versions and tags.
 #include "commands.hpp"
-#include "render.hpp"
 #include "style.hpp"
 
 #include "wheelfix/analysis/report_json.hpp"

@@ -1,6 +1,8 @@
 // Text helpers (text.hpp has the contract).
 #include "wheelfix/util/text.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace wheelfix {
@@ -53,6 +55,13 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
                 d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
         }
     return d[a.size()][b.size()];
+}
+
+std::string human_size(std::uint64_t bytes) {
+    if (bytes < 1024) return fmt::format("{} B", bytes);
+    if (bytes < 1024 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+    if (bytes < std::uint64_t(1024) * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
+    return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
 }
 
 }  // namespace wheelfix

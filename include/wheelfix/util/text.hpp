@@ -11,7 +11,8 @@
 // same for numbers in decimal ({2, 10} + "." -> "2.10"). edit_distance(a, b) is
 // the optimal string alignment distance: insertions, deletions, substitutions and
 // transpositions of adjacent characters, each costing one, no substring edited twice
-// ("retag", "ertag" -> 1).
+// ("retag", "ertag" -> 1). human_size(bytes) is a size for people, in binary
+// units: "812 B", "812.0 KiB", "541.2 MiB", "1.25 GiB".
 #pragma once
 
 #include <cstdint>
@@ -26,5 +27,6 @@ std::vector<std::string> split_nonempty(std::string_view text, char separator);
 std::string join(const std::vector<std::string>& items, std::string_view separator);
 std::string join(const std::vector<std::uint64_t>& numbers, std::string_view separator);
 std::size_t edit_distance(const std::string& a, const std::string& b);
+std::string human_size(std::uint64_t bytes);
 
 }  // namespace wheelfix

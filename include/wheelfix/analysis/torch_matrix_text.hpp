@@ -7,20 +7,20 @@
 // `not covered`; column headers are the releases' public versions, their CUDA
 // builds and python tags are listed under the table; the CUDA note of a column
 // (the wheel's +cuXYZ differs from the entry's build) is printed beside the
-// verdict. requirement_text() says what `--torch auto` derives, and that releases
-// after the newest known one are unproven.
+// verdict. torch_requirement_text() says what `--torch auto` derives, and that releases
+// after the newest known one are unproven. Pure functions: nothing is decided or
+// printed here; the CLI chooses whether `colour` is enabled.
 #pragma once
 
-#include "style.hpp"
-
 #include "wheelfix/analysis/torch_matrix.hpp"
+#include "wheelfix/util/palette.hpp"
 
 #include <string>
 
-namespace wheelfix::cli {
+namespace wheelfix::analysis {
 
-std::string render_matrix_text(const analysis::TorchMatrix& matrix, const Palette& colour);
-std::string render_matrix_markdown(const analysis::TorchMatrix& matrix, const std::string& input);
-std::string torch_requirement_text(const analysis::TorchRequirement& requirement, const analysis::StableAbiUse& stable);
+std::string render_matrix_text(const TorchMatrix& matrix, const Palette& colour);
+std::string render_matrix_markdown(const TorchMatrix& matrix, const std::string& input);
+std::string torch_requirement_text(const TorchRequirement& requirement, const StableAbiUse& stable);
 
-}  // namespace wheelfix::cli
+}  // namespace wheelfix::analysis

@@ -1,29 +1,23 @@
-// Rendering the release matrix (torch_matrix_render.hpp has the contract).
-#include "torch_matrix_render.hpp"
-
-#include "render.hpp"
+// Rendering the release matrix (torch_matrix_text.hpp has the contract).
+#include "wheelfix/analysis/torch_matrix_text.hpp"
 
 #include "wheelfix/util/table.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <fmt/format.h>
 
-
-namespace wheelfix::cli {
+namespace wheelfix::analysis {
 
 namespace {
 
-using analysis::MatrixCell;
-using analysis::TorchMatrix;
-using analysis::Verdict;
-
-std::string header(const analysis::MatrixColumn& column) {
-    return analysis::public_version(column.torch_version);
+std::string header(const MatrixColumn& column) {
+    return public_version(column.torch_version);
 }
 
 std::string cell_text(const MatrixCell& cell) {
     if (cell.verdict == Verdict::no) return "NO " + std::to_string(cell.missing);
     if (cell.verdict == Verdict::runtime || cell.verdict == Verdict::not_admitted) return "NO " + cell.first_missing;
-    return std::string(analysis::verdict_name(cell.verdict));
+    return std::string(verdict_name(cell.verdict));
 }
 
 std::string coloured(const MatrixCell& cell, const Palette& colour) {
@@ -37,7 +31,7 @@ std::string coloured(const MatrixCell& cell, const Palette& colour) {
 // Column indexes as releases: runs of three or more adjacent columns as "first … last".
 std::vector<std::string> runs_text(const TorchMatrix& matrix, const std::vector<std::size_t>& columns) {
     std::vector<std::string> out;
-    for (const auto& [first, last] : analysis::adjacent_runs(columns)) {
+    for (const auto& [first, last] : adjacent_runs(columns)) {
         if (last - first >= 2) {
             out.push_back(header(matrix.columns[first]) + " … " + header(matrix.columns[last]));
         } else {
@@ -52,7 +46,7 @@ std::string releases_text(const std::vector<std::string>& releases) { return joi
 // "2.9.0 2.9.1: cu128 cp312" lines: the builds the columns come from, grouped.
 std::string builds_text(const TorchMatrix& matrix) {
     std::vector<std::pair<std::string, std::vector<std::size_t>>> groups;
-    for (const analysis::MatrixColumn& column : matrix.columns) {
+    for (const MatrixColumn& column : matrix.columns) {
         std::string build = column.build + (column.arch.empty() ? "" : " " + column.arch) +
                             (column.python_tag.empty() ? "" : " " + column.python_tag);
         if (!column.cuda_note.empty()) build += "; " + column.cuda_note;
@@ -69,7 +63,7 @@ std::string builds_text(const TorchMatrix& matrix) {
 
 std::string render_matrix_text(const TorchMatrix& matrix, const Palette& colour) {
     std::vector<std::string> head{"member"};
-    for (const analysis::MatrixColumn& column : matrix.columns) head.push_back(header(column));
+    for (const MatrixColumn& column : matrix.columns) head.push_back(header(column));
     Table table(head);
     for (std::size_t row = 0; row < matrix.members.size(); ++row) {
         std::vector<std::string> cells{matrix.members[row]};
@@ -101,7 +95,7 @@ std::string render_matrix_text(const TorchMatrix& matrix, const Palette& colour)
 
 std::string render_matrix_markdown(const TorchMatrix& matrix, const std::string& input) {
     std::vector<std::string> head{"member"};
-    for (const analysis::MatrixColumn& column : matrix.columns) head.push_back(header(column));
+    for (const MatrixColumn& column : matrix.columns) head.push_back(header(column));
     Table table(head);
     for (std::size_t row = 0; row < matrix.members.size(); ++row) {
         std::vector<std::string> cells{"`" + matrix.members[row] + "`"};
@@ -119,8 +113,7 @@ std::string render_matrix_markdown(const TorchMatrix& matrix, const std::string&
     return out;
 }
 
-
-std::string torch_requirement_text(const analysis::TorchRequirement& requirement, const analysis::StableAbiUse& stable) {
+std::string torch_requirement_text(const TorchRequirement& requirement, const StableAbiUse& stable) {
     std::string out;
     if (stable.uses_stable())
         out += stable.stable_only()
@@ -152,4 +145,4 @@ std::string torch_requirement_text(const analysis::TorchRequirement& requirement
     return out;
 }
 
-}  // namespace wheelfix::cli
+}  // namespace wheelfix::analysis

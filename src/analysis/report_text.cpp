@@ -1,5 +1,5 @@
-// Text renderings of the inspect reports (render.hpp).
-#include "render.hpp"
+// Text renderings of the inspect reports (report_text.hpp has the contract).
+#include "wheelfix/analysis/report_text.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <map>
 
-namespace wheelfix::cli {
+namespace wheelfix::analysis {
 
 namespace {
 
@@ -35,7 +35,7 @@ std::string needs_text(const policy::NeededVersions& needs) {
     return parts.empty() ? "no versioned libc/libstdc++ symbols" : join(parts, " ");
 }
 
-std::string search_path_text(const analysis::ElfReport& report) {
+std::string search_path_text(const ElfReport& report) {
     std::vector<std::string> parts;
     for (const auto& entry : report.search_path) {
         std::string text = entry.path;
@@ -67,7 +67,7 @@ std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries) {
     return join(parts, ", ");
 }
 
-std::string blackwell_text(const std::vector<analysis::GpuSupport>& support, const Palette& colour) {
+std::string blackwell_text(const std::vector<GpuSupport>& support, const Palette& colour) {
     std::vector<std::string> parts;
     for (const auto& row : support)
         parts.push_back(row.runs ? fmt::format("sm_{} {} ({})", row.sm, colour.good("yes"), row.how)
@@ -87,7 +87,7 @@ std::string variant_directory(const std::string& member) {
 
 // "sm_100 yes (sm100/: cubin sm_100a); sm_120 NO": the variant's directory named
 // when the member serving an SM is not `name` itself (a module of several variants).
-std::string support_text(const std::vector<analysis::ModuleSupport>& sms, std::string_view name, const Palette& colour) {
+std::string support_text(const std::vector<ModuleSupport>& sms, std::string_view name, const Palette& colour) {
     std::vector<std::string> parts;
     for (const auto& row : sms) {
         if (!row.runs) parts.push_back(fmt::format("sm_{} {}", row.sm, colour.bad("NO")));
@@ -100,17 +100,17 @@ std::string support_text(const std::vector<analysis::ModuleSupport>& sms, std::s
 
 }  // namespace
 
-std::string module_support_text(const analysis::CudaModule& module, const Palette& colour) {
+std::string module_support_text(const CudaModule& module, const Palette& colour) {
     return support_text(module.blackwell, module.name, colour);
 }
 
-std::string coverage_text(const analysis::CoverageRow& row, const Palette& colour) {
+std::string coverage_text(const CoverageRow& row, const Palette& colour) {
     return (row.is_module ? "" : "  ") + row.name + ": " + support_text(row.sms, row.name, colour);
 }
 
 namespace {
 
-std::string modules_text(const analysis::WheelReport& report, const Palette& colour) {
+std::string modules_text(const WheelReport& report, const Palette& colour) {
     std::string out;
     for (const auto& module : report.modules) {
         std::string variants = module.variants.size() > 1 ? fmt::format("  ({} variants)", module.variants.size()) : "";
@@ -120,9 +120,7 @@ std::string modules_text(const analysis::WheelReport& report, const Palette& col
     return out;
 }
 
-
-
-std::string torch_imports_text(const std::vector<analysis::TorchImport>& imports) {
+std::string torch_imports_text(const std::vector<TorchImport>& imports) {
     std::string out;
     std::string current_library;
     for (const auto& import : imports) {
@@ -137,30 +135,9 @@ std::string torch_imports_text(const std::vector<analysis::TorchImport>& imports
 
 }  // namespace
 
-std::vector<std::string> variant_lines(const repair::VariantOutcome& variant) {
-    std::vector<std::string> lines{"variant '" + variant.label + "' (variant.json schema " +
-                                   wheel::variant_schema_name(variant.schema) + ")"};
-    for (auto& line : wheel::property_lines(variant.properties)) lines.push_back("  " + line);
-    return lines;
-}
-
-std::string record_text(const analysis::WheelReport& report) {
+std::string record_text(const WheelReport& report) {
     if (report.record_findings.empty()) return fmt::format("ok ({} files hashed)", report.member_count);
     return fmt::format("{} problem(s), run 'wheelfix verify' for the list", report.record_findings.size());
-}
-
-namespace {
-
-
-
-
-}  // namespace
-
-std::string human_size(std::uint64_t bytes) {
-    if (bytes < 1024) return fmt::format("{} B", bytes);
-    if (bytes < 1024 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
-    if (bytes < std::uint64_t(1024) * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
-    return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
 }
 
 std::vector<std::string> once_each(const std::vector<std::string>& lines) {
@@ -180,12 +157,9 @@ std::vector<std::string> once_each(const std::vector<std::string>& lines) {
     return unique;
 }
 
-
-
-
 namespace {
 
-std::string where_text(const analysis::ResolvedNeed& need) {
+std::string where_text(const ResolvedNeed& need) {
     std::vector<std::string> parts;
     if (!need.location.empty()) parts.push_back(need.location + (need.via.empty() ? "" : " (" + need.via + ")"));
     if (!need.distribution.empty()) parts.push_back("from " + need.distribution);
@@ -196,26 +170,20 @@ std::string where_text(const analysis::ResolvedNeed& need) {
     return where;
 }
 
-
-
-
 }  // namespace
 
-
-
-
-std::vector<std::vector<std::string>> library_rows(const analysis::NeededResolution& libraries) {
+std::vector<std::vector<std::string>> library_rows(const NeededResolution& libraries) {
     std::vector<std::vector<std::string>> rows;
-    auto add = [&](const analysis::ElfNeeds& object, const std::string& label) {
+    auto add = [&](const ElfNeeds& object, const std::string& label) {
         for (const auto& need : object.needs)
-            rows.push_back({label, need.name, analysis::library_class_name(need.library_class), where_text(need)});
+            rows.push_back({label, need.name, library_class_name(need.library_class), where_text(need)});
     };
     for (const auto& object : libraries.members) add(object, object.name);
     for (std::size_t i = 0; i < libraries.grafts.size(); ++i) add(libraries.graft_needs[i], libraries.grafts[i].needed_name + " (graft)");
     return rows;
 }
 
-std::string libraries_text(const analysis::NeededResolution& libraries) {
+std::string libraries_text(const NeededResolution& libraries) {
     Table table({"member", "library", "class", "resolves to"});
     table.indent(2);
     for (auto& row : library_rows(libraries)) table.add_row(std::move(row));
@@ -223,7 +191,7 @@ std::string libraries_text(const analysis::NeededResolution& libraries) {
     return "\n" + line("libraries", "each NEEDED as ld.so resolves it (LD_LIBRARY_PATH as --ldpaths)", 0) + table.render_text();
 }
 
-std::string platform_verdict(const analysis::WheelReport& report) {
+std::string platform_verdict(const WheelReport& report) {
     if (!report.honest_tag.empty()) return report.honest_tag;
     if (report.outside_libraries.empty() || report.elves.empty()) return "no manylinux tag fits";
     std::string verdict = "linux_" + report.elves.front().machine + " as it stands: needs libraries from outside the wheel";
@@ -231,11 +199,11 @@ std::string platform_verdict(const analysis::WheelReport& report) {
     return verdict;
 }
 
-std::vector<std::string> outside_library_texts(const analysis::WheelReport& report) {
+std::vector<std::string> outside_library_texts(const WheelReport& report) {
     std::vector<std::string> texts;
     for (const auto& library : report.outside_libraries) {
         std::string text = library.name + " (needed by " + join(library.needed_by, ", ") + "): ";
-        if (library.library_class == analysis::LibraryClass::graft)
+        if (library.library_class == LibraryClass::graft)
             text += "found outside the wheel at " + library.location + ", not allowed by the policy; repair grafts it";
         else
             text += "not in the wheel, not allowed by the policy and missing (" + library.problem + "); repair refuses the wheel";
@@ -244,13 +212,13 @@ std::vector<std::string> outside_library_texts(const analysis::WheelReport& repo
     return texts;
 }
 
-std::string provided_beside_text(const analysis::NeededResolution& libraries) {
+std::string provided_beside_text(const NeededResolution& libraries) {
     std::vector<std::string> parts;
     for (const auto& [provider, names] : libraries.provided_beside()) parts.push_back(provider + " (" + join(names, ", ") + ")");
     return join(parts, ", ");
 }
 
-std::string render_text(const analysis::ElfReport& report, bool verbose, const Palette& colour) {
+std::string render_text(const ElfReport& report, bool verbose, const Palette& colour) {
     std::string out = fmt::format("{}  ({} {}-endian {} {}, {})\n", colour.strong(report.name), report.elf_class, report.endian,
                                   report.machine, report.type, human_size(report.size));
     if (report.soname) out += line("soname", *report.soname);
@@ -279,7 +247,7 @@ std::string render_text(const analysis::ElfReport& report, bool verbose, const P
     return out;
 }
 
-std::string render_text(const analysis::WheelReport& report, bool verbose, const Palette& colour) {
+std::string render_text(const WheelReport& report, bool verbose, const Palette& colour) {
     std::string out = colour.strong(report.path) + "\n";
     out += line("name", report.distribution);
     std::string version = report.version;
@@ -331,14 +299,14 @@ std::string render_text(const TargetFindings& target, const Palette& colour) {
         out = heading + ": " + colour.good("no findings") + "\n";
     } else {
         auto fixable = std::count_if(target.findings.begin(), target.findings.end(),
-                                     [](const analysis::Finding& finding) { return finding.repair_fixes; });
+                                     [](const Finding& finding) { return finding.repair_fixes; });
         out = fmt::format("{}: {}, {} fixed by repair\n", heading,
                           colour.bad(fmt::format("{} finding(s)", target.findings.size())), fixable);
-        for (const auto& finding : target.findings) out += line(analysis::kind_name(finding.kind), finding.message);
+        for (const auto& finding : target.findings) out += line(kind_name(finding.kind), finding.message);
     }
     for (std::size_t i = 0; i < target.coverage.size(); ++i)
         out += line(i == 0 ? "covers" : "", coverage_text(target.coverage[i], colour));
     return out;
 }
 
-}  // namespace wheelfix::cli
+}  // namespace wheelfix::analysis

@@ -1,4 +1,4 @@
-// `inspect --format markdown`: the inspect reports as GitHub-flavoured Markdown,
+// The inspect reports as GitHub-flavoured Markdown (`inspect --format markdown`),
 // for CI job summaries ($GITHUB_STEP_SUMMARY, GitLab and Buildkite annotations).
 //
 // Contract: one section per input, "### `<path>`" then tables (util/table.hpp):
@@ -8,16 +8,18 @@
 // --target findings when a profile was given; for an ELF file its facts and
 // findings. Failures are marked with the words the text output uses (NO, LIES)
 // and a leading "❌", passes with "✅"; never ANSI colour. Sections are separated
-// by one blank line and the document ends with a newline.
+// by one blank line and the document ends with a newline. One module per output
+// format of one record: this is the Markdown; report_text.hpp is the text, whose
+// phrases it reuses.
 #pragma once
 
-#include "render.hpp"
+#include "wheelfix/analysis/report_text.hpp"
 
 #include <string>
 
-namespace wheelfix::cli {
+namespace wheelfix::analysis {
 
-std::string render_markdown(const analysis::WheelReport& report, const TargetFindings& target);
-std::string render_markdown(const analysis::ElfReport& report, const TargetFindings& target);
+std::string render_markdown(const WheelReport& report, const TargetFindings& target);
+std::string render_markdown(const ElfReport& report, const TargetFindings& target);
 
-}  // namespace wheelfix::cli
+}  // namespace wheelfix::analysis

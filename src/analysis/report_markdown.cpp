@@ -1,5 +1,5 @@
-// Markdown renderings of the inspect reports (markdown.hpp has the contract).
-#include "markdown.hpp"
+// Markdown renderings of the inspect reports (report_markdown.hpp has the contract).
+#include "wheelfix/analysis/report_markdown.hpp"
 
 #include "wheelfix/util/table.hpp"
 
@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace wheelfix::cli {
+namespace wheelfix::analysis {
 
 namespace {
 
@@ -32,17 +32,17 @@ std::string marked_support(const std::string& text) {
     return (text.find(" NO") != std::string::npos ? std::string(kFail) : std::string(kPass)) + text;
 }
 
-std::string elf_cuda_text(const analysis::ElfReport& elf) {
+std::string elf_cuda_text(const ElfReport& elf) {
     if (elf.cudart_major) return fmt::format("libcudart.so.{}", *elf.cudart_major);
     return elf.fatbin.empty() ? "-" : "no libcudart in NEEDED";
 }
 
-std::string elf_search_path(const analysis::ElfReport& elf) {
+std::string elf_search_path(const ElfReport& elf) {
     if (!elf.rpath && !elf.runpath) return "-";
     return fmt::format("{} {}", elf.runpath ? "RUNPATH" : "RPATH", code(search_path_text(elf)));
 }
 
-Table elf_table(const std::vector<analysis::ElfReport>& elves) {
+Table elf_table(const std::vector<ElfReport>& elves) {
     Table table({"file", "size", "needs", "honest tag", "search path", "CUDA", "fatbin", "Blackwell"});
     table.align(1, Align::right);
     for (const auto& elf : elves)
@@ -52,7 +52,7 @@ Table elf_table(const std::vector<analysis::ElfReport>& elves) {
     return table;
 }
 
-Table module_table(const analysis::WheelReport& report) {
+Table module_table(const WheelReport& report) {
     Table table({"module", "variants", "Blackwell"});
     table.align(1, Align::right);
     for (const auto& module : report.modules)
@@ -77,10 +77,10 @@ std::string target_section(const TargetFindings& target) {
     }
     if (target.findings.empty()) return heading + std::string(kPass) + "no findings\n" + coverage;
     auto fixable = std::count_if(target.findings.begin(), target.findings.end(),
-                                 [](const analysis::Finding& finding) { return finding.repair_fixes; });
+                                 [](const Finding& finding) { return finding.repair_fixes; });
     Table table({"kind", "member", "finding", "fixed by repair"});
     for (const auto& finding : target.findings)
-        table.add_row({analysis::kind_name(finding.kind), or_dash(code(finding.member)), finding.message,
+        table.add_row({kind_name(finding.kind), or_dash(code(finding.member)), finding.message,
                        finding.repair_fixes ? "yes" : "no"});
     return heading + fmt::format("{}{} finding(s), {} fixed by `wheelfix repair`\n\n", kFail, target.findings.size(),
                                  fixable) +
@@ -89,7 +89,7 @@ std::string target_section(const TargetFindings& target) {
 
 }  // namespace
 
-std::string render_markdown(const analysis::WheelReport& report, const TargetFindings& target) {
+std::string render_markdown(const WheelReport& report, const TargetFindings& target) {
     Table facts({"", ""});
     facts.add_row({"name", code(report.distribution)});
     std::string version = code(report.version);
@@ -132,7 +132,7 @@ std::string render_markdown(const analysis::WheelReport& report, const TargetFin
     return out;
 }
 
-std::string render_markdown(const analysis::ElfReport& report, const TargetFindings& target) {
+std::string render_markdown(const ElfReport& report, const TargetFindings& target) {
     Table facts({"", ""});
     facts.add_row({"kind", fmt::format("{} {}-endian {} {}", report.elf_class, report.endian, report.machine, report.type)});
     facts.add_row({"size", human_size(report.size)});
@@ -153,4 +153,4 @@ std::string render_markdown(const analysis::ElfReport& report, const TargetFindi
     return fmt::format("### {}\n\n", code(report.name)) + facts.render_markdown() + target_section(target);
 }
 
-}  // namespace wheelfix::cli
+}  // namespace wheelfix::analysis

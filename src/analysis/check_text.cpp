@@ -1,24 +1,22 @@
-// Rendering `wheelfix check` results (check_report.hpp has the contract).
-#include "check_report.hpp"
-
-#include "render.hpp"
+// Rendering `wheelfix check` results (check_text.hpp has the contract).
+#include "wheelfix/analysis/check_text.hpp"
 
 #include "wheelfix/abi/drifts.hpp"
-#include "wheelfix/util/json.hpp"
 #include "wheelfix/util/table.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace wheelfix::cli {
+namespace wheelfix::analysis {
 
 namespace {
 
 bool member_fails(const abi::ElfCheck& check) { return !check.unresolved.empty() || !check.missing_libraries.empty(); }
 
 // The members' counts, one row each: all with -v, the failing ones otherwise.
-std::string member_table(const TorchResult& torch, const GlobalOptions& global, const Palette& colour) {
+std::string member_table(const TorchResult& torch, Detail detail, const Palette& colour) {
     bool any_missing_library = std::any_of(torch.members.begin(), torch.members.end(),
                                            [](const abi::ElfCheck& check) { return !check.missing_libraries.empty(); });
     std::vector<std::string> headers{"member", "resolved", "system", "elsewhere", "weak", "unresolved"};
@@ -27,7 +25,7 @@ std::string member_table(const TorchResult& torch, const GlobalOptions& global, 
     table.indent(2);
     for (std::size_t column = 1; column <= 5; ++column) table.align(column, Align::right);
     for (const abi::ElfCheck& check : torch.members) {
-        if (!global.verbose && (global.quiet || !member_fails(check))) continue;
+        if (detail != Detail::verbose && (detail == Detail::quiet || !member_fails(check))) continue;
         std::string unresolved = std::to_string(check.unresolved.size());
         std::vector<std::string> row{check.member, std::to_string(check.resolved), std::to_string(check.system),
                                      std::to_string(check.elsewhere), std::to_string(check.weak_missing),
@@ -46,11 +44,11 @@ std::string near_miss_text(const GroupedSymbol& group, const abi::NearMiss& miss
     return out;
 }
 
-std::string unresolved_text(const GroupedSymbol& group, const GlobalOptions& global, const Palette& colour,
+std::string unresolved_text(const GroupedSymbol& group, Detail detail, const Palette& colour,
                             const std::string& first_in = {}) {
     std::string out = fmt::format("  {}{}: {}\n", colour.bad("unresolved"), group.symbol.is_torch ? "" : " (not torch)",
                                   group.symbol.demangled);
-    if (group.symbol.demangled != group.symbol.name || global.verbose)
+    if (group.symbol.demangled != group.symbol.name || detail == Detail::verbose)
         out += fmt::format("    symbol: {}{}\n", group.symbol.name,
                            group.symbol.version.empty() ? "" : "@" + group.symbol.version);
     out += "    needed by: " + join(group.needed_by, ", ") + "\n";
@@ -62,23 +60,19 @@ std::string unresolved_text(const GroupedSymbol& group, const GlobalOptions& glo
     return out;
 }
 
-std::string torch_text(const TorchResult& torch, const GlobalOptions& global, const Palette& colour) {
+std::string torch_text(const TorchResult& torch, Detail detail, const Palette& colour) {
     std::string out = fmt::format("{} ({}){}\n", colour.strong("torch " + torch.label), torch.source,
                                   torch.loads() ? ": " + colour.good("everything resolves") : "");
-    out += member_table(torch, global, colour);
+    out += member_table(torch, detail, colour);
     for (const GroupedLibrary& library : torch.missing_libraries)
         out += fmt::format("  {}: {} (needed by {})\n", colour.bad("missing library"), library.name,
                            join(library.needed_by, ", "));
     for (const GroupedLibrary& library : torch.not_covered)
         out += fmt::format("  {}: {} ({}; needed by {})\n", colour.warn("not covered"), library.name,
                            torch.uncovered_reason(library.name), join(library.needed_by, ", "));
-    for (const GroupedSymbol& group : torch.unresolved) out += unresolved_text(group, global, colour);
+    for (const GroupedSymbol& group : torch.unresolved) out += unresolved_text(group, detail, colour);
     return out;
 }
-
-
-
-
 
 }  // namespace
 
@@ -95,16 +89,13 @@ std::string matrix_text(const CheckReport& report, const Palette& colour) {
     return "symbols resolve against: " + join(cells, ", ") + "\n";
 }
 
-std::string render_check_text(const CheckReport& report, const GlobalOptions& global) {
-    const Palette colour = palette(global);
+std::string render_check_text(const CheckReport& report, Detail detail, const Palette& colour) {
     std::string out;
-    for (const TorchResult& torch : report.torches) out += torch_text(torch, global, colour);
+    for (const TorchResult& torch : report.torches) out += torch_text(torch, detail, colour);
     return out + matrix_text(report, colour);
 }
 
-
-std::string explain_releases_text(const analysis::ReleaseMatrix& run, const GlobalOptions& global) {
-    const Palette colour = palette(global);
+std::string explain_releases_text(const ReleaseMatrix& run, Detail detail, const Palette& colour) {
     const auto& torches = run.report.torches;
     std::string out;
     for (const auto& [i, j] : run.report.same_miss_runs()) {
@@ -120,15 +111,14 @@ std::string explain_releases_text(const analysis::ReleaseMatrix& run, const Glob
             out += fmt::format("  {}: {} (needed by {})\n", colour.bad("missing library"), library.name,
                                join(library.needed_by, ", "));
         for (const GroupedSymbol& group : torches[i].unresolved)
-            out += unresolved_text(group, global, colour,
+            out += unresolved_text(group, detail, colour,
                                    group.symbol.near_misses.empty() ? run.report.first_resolving(j, group.symbol.name) : "");
     }
     return out;
 }
 
 std::string render_checks_summary(const std::vector<CheckReport>& reports, std::size_t nothing_to_check,
-                                  const GlobalOptions& global) {
-    const Palette colour = palette(global);
+                                  const Palette& colour) {
     std::vector<std::string> failing;
     for (const CheckReport& report : reports)
         if (!report.loads_everywhere()) failing.push_back(report.input);
@@ -139,4 +129,20 @@ std::string render_checks_summary(const std::vector<CheckReport>& reports, std::
     return out + fmt::format(", {} {}: {}\n", failing.size(), colour.bad("do not"), join(failing, ", "));
 }
 
-}  // namespace wheelfix::cli
+std::string render_checks_text(const CheckRun& run, Detail detail, const Palette& colour) {
+    const std::vector<CheckReport>& reports = run.reports;
+    if (reports.size() == 1) return render_check_text(reports.front(), detail, colour);
+    std::string out;
+    std::size_t nothing_to_check = 0;
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+        if (run.nothing_to_check[i]) {
+            out += reports[i].input + ": no ELF shared objects: nothing to check\n\n";
+            ++nothing_to_check;
+            continue;
+        }
+        out += reports[i].input + ":\n" + render_check_text(reports[i], detail, colour) + "\n";
+    }
+    return out + render_checks_summary(reports, nothing_to_check, colour);
+}
+
+}  // namespace wheelfix::analysis
