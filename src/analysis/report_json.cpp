@@ -11,6 +11,18 @@ namespace wheelfix::analysis {
 
 namespace {
 
+// `key`: an array holding one object per item, `fields` writing each object's fields.
+template <typename Items, typename Fields>
+void object_array(JsonWriter& json, std::string_view key, const Items& items, Fields fields) {
+    json.key(key).begin_array();
+    for (const auto& item : items) {
+        json.begin_object();
+        fields(item);
+        json.end_object();
+    }
+    json.end_array();
+}
+
 // Per SM: runs, and the member and entry that serve it (null when none does).
 void write_support(JsonWriter& json, const std::vector<ModuleSupport>& sms) {
     json.begin_array();
@@ -52,17 +64,10 @@ void write_abi_concerns(JsonWriter& json, const std::vector<AbiConcern>& concern
 }
 
 void write_fatbin(JsonWriter& json, const std::vector<cuda::FatbinEntry>& entries) {
-    json.key("fatbin").begin_array();
-    for (const auto& entry : entries) {
-        json.begin_object();
-        json.field("kind", entry.kind_name());
-        json.field("arch", entry.arch_name());
-        json.field("sm", entry.sm);
-        json.field("compressed", entry.compressed);
-        json.field("size", entry.payload_size);
-        json.end_object();
-    }
-    json.end_array();
+    object_array(json, "fatbin", entries, [&](const cuda::FatbinEntry& entry) {
+        json.field("kind", entry.kind_name()).field("arch", entry.arch_name()).field("sm", entry.sm);
+        json.field("compressed", entry.compressed).field("size", entry.payload_size);
+    });
 }
 
 void write_modules(JsonWriter& json, const WheelReport& report) {
@@ -154,15 +159,9 @@ void write_json(JsonWriter& json, const ElfReport& report) {
     json.string_array("needed", report.needed);
     json.field("rpath", report.rpath);
     json.field("runpath", report.runpath);
-    json.key("search_path").begin_array();
-    for (const auto& entry : report.search_path) {
-        json.begin_object();
-        json.field("path", entry.path);
-        json.field("absolute", entry.absolute);
-        json.field("outside_wheel", entry.outside_wheel);
-        json.end_object();
-    }
-    json.end_array();
+    object_array(json, "search_path", report.search_path, [&](const SearchPathEntry& entry) {
+        json.field("path", entry.path).field("absolute", entry.absolute).field("outside_wheel", entry.outside_wheel);
+    });
     write_needs(json, report.needs);
     json.field("honest_tag", report.honest_tag.empty() ? std::optional<std::string>() : report.honest_tag);
     json.key("abi_concerns").begin_array();
@@ -172,28 +171,17 @@ void write_json(JsonWriter& json, const ElfReport& report) {
     json.field("runtime_major", report.cudart_major);
     json.string_array("libraries", report.cuda_libraries);
     write_fatbin(json, report.fatbin);
-    json.key("blackwell").begin_array();
-    for (const auto& row : report.blackwell) {
-        json.begin_object();
-        json.field("sm", row.sm);
-        json.field("runs", row.runs);
+    object_array(json, "blackwell", report.blackwell, [&](const GpuSupport& row) {
+        json.field("sm", row.sm).field("runs", row.runs);
         json.field("via", row.runs ? std::optional<std::string>(row.how) : std::nullopt);
-        json.end_object();
-    }
-    json.end_array();
+    });
     json.end_object();
     json.field("defined_symbols", static_cast<std::uint64_t>(report.defined_symbols));
     json.field("undefined_symbols", static_cast<std::uint64_t>(report.undefined_symbols));
-    json.key("torch_imports").begin_array();
-    for (const auto& import : report.torch_imports) {
-        json.begin_object();
-        json.field("symbol", import.mangled);
-        json.field("demangled", import.demangled);
-        json.field("library", import.library);
+    object_array(json, "torch_imports", report.torch_imports, [&](const TorchImport& import) {
+        json.field("symbol", import.mangled).field("demangled", import.demangled).field("library", import.library);
         json.field("library_from", "namespace");
-        json.end_object();
-    }
-    json.end_array();
+    });
     if (!report.shim_for_torch.empty()) {
         json.key("shim").begin_object().field("torch", report.shim_for_torch);
         json.string_array("provides", report.shim_provides).end_object();
