@@ -1,12 +1,13 @@
 // `wheelfix variant WHEEL... -w DIR [--label auto|LABEL] [--schema 0.0.3|0.1.1]`: label
-// wheels as PEP 825 variants from what their binaries hold (repair/variant.hpp), and
+// wheels as PEP 825 variants from what their binaries hold (repair/variant.hpp; the
+// JSON documents are repair/report_json.hpp's), and
 // `wheelfix variant merge DIR`: the index-level {name}-{version}-variants.json.
 #include "commands.hpp"
 #include "options.hpp"
 
+#include "wheelfix/repair/report_json.hpp"
 #include "wheelfix/repair/variant.hpp"
 #include "wheelfix/util/error.hpp"
-#include "wheelfix/util/json.hpp"
 
 #include <fmt/format.h>
 
@@ -26,14 +27,7 @@ struct VariantArguments {
 int run_merge(const VariantArguments& args, const GlobalOptions& global) {
     const auto merged = repair::merge_variants(args.merge_dir, args.request.overwrite, args.request.dry_run);
     if (global.json) {
-        JsonWriter json;
-        json.begin_object().field("schema", "wheelfix.variant-merge/1").field("dry_run", args.request.dry_run);
-        json.key("indexes").begin_array();
-        for (const auto& index : merged)
-            json.begin_object().field("path", index.path.string()).string_array("wheels", index.wheels)
-                .string_array("labels", index.labels).end_object();
-        json.end_array().end_object();
-        fmt::print("{}", json.str());
+        fmt::print("{}", repair::variant_merge_json(merged, args.request.dry_run));
         return 0;
     }
     if (global.quiet) return 0;
@@ -51,23 +45,7 @@ int run_variant(VariantArguments& args, const GlobalOptions& global) {
     std::vector<repair::VariantOutcome> outcomes;
     for (const auto& input : args.inputs) outcomes.push_back(repair::label_wheel(input, args.request, args.output));
     if (global.json) {
-        JsonWriter json;
-        json.begin_object().field("schema", "wheelfix.variant/1").field("dry_run", args.request.dry_run);
-        json.key("wheels").begin_array();
-        for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            const auto& outcome = outcomes[i];
-            json.begin_object().field("input", args.inputs[i]).field("output", outcome.output.string());
-            json.field("label", outcome.label).field("variant_schema", wheel::variant_schema_name(outcome.schema));
-            json.key("properties");
-            wheel::write_variant_properties(json, outcome.properties);
-            json.key("cuda_lower_bound_from");
-            if (outcome.cuda) json.value(outcome.cuda->because);
-            else json.null();
-            json.string_array("requires_dist", outcome.requires_dist);
-            json.end_object();
-        }
-        json.end_array().end_object();
-        fmt::print("{}", json.str());
+        fmt::print("{}", repair::variant_json(args.inputs, outcomes, args.request.dry_run));
         return 0;
     }
     if (global.quiet) return 0;

@@ -257,4 +257,35 @@ void write_torch_auto_json(JsonWriter& json, const std::vector<TorchAutoPlan>& r
     json.end_array();
 }
 
+std::string variant_json(const std::vector<std::string>& inputs, const std::vector<VariantOutcome>& outcomes, bool dry_run) {
+    JsonWriter json;
+    json.begin_object().field("schema", "wheelfix.variant/1").field("dry_run", dry_run);
+    json.key("wheels").begin_array();
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        const auto& outcome = outcomes[i];
+        json.begin_object().field("input", inputs[i]).field("output", outcome.output.string());
+        json.field("label", outcome.label).field("variant_schema", wheel::variant_schema_name(outcome.schema));
+        json.key("properties");
+        wheel::write_variant_properties(json, outcome.properties);
+        json.key("cuda_lower_bound_from");
+        if (outcome.cuda) json.value(outcome.cuda->because);
+        else json.null();
+        json.string_array("requires_dist", outcome.requires_dist);
+        json.end_object();
+    }
+    json.end_array().end_object();
+    return json.str();
+}
+
+std::string variant_merge_json(const std::vector<MergedIndex>& indexes, bool dry_run) {
+    JsonWriter json;
+    json.begin_object().field("schema", "wheelfix.variant-merge/1").field("dry_run", dry_run);
+    json.key("indexes").begin_array();
+    for (const auto& index : indexes)
+        json.begin_object().field("path", index.path.string()).string_array("wheels", index.wheels)
+            .string_array("labels", index.labels).end_object();
+    json.end_array().end_object();
+    return json.str();
+}
+
 }  // namespace wheelfix::repair

@@ -1,7 +1,8 @@
 // The JSON documents of the writing commands (schemas in docs/schema): the
 // machine-readable contract of relink, shim, retag and repair, written beside the
 // results they serialise so a field added to a result and its key change together.
-// The commands (src/cli) print them; text for people stays there.
+// The commands (src/cli) print them; their text for people is report_text.hpp's
+// and the CLI's summaries.
 //
 // Contract:
 // - relink_json(result): wheelfix.relink/1; shim_json(result): wheelfix.shim/1, its
@@ -16,6 +17,9 @@
 //   "not_repaired", the input errors under "errors"; `extra` writes further keys
 //   (write_torch_auto_json: "torch_auto", each wheel's matrix, requirement and the
 //   torch it was repaired against).
+// - variant_json(inputs, outcomes, dry_run): wheelfix.variant/1, one entry per input
+//   with its outcome (outcomes[i] is inputs[i]'s); variant_merge_json(indexes, dry_run):
+//   wheelfix.variant-merge/1, one entry per -variants.json written (or, dry, not).
 // - A requirement change is {before (null when added), after}.
 #pragma once
 
@@ -25,6 +29,7 @@
 #include "wheelfix/repair/schedule.hpp"
 #include "wheelfix/repair/shim_planner.hpp"
 #include "wheelfix/repair/torch_auto.hpp"
+#include "wheelfix/repair/variant.hpp"
 #include "wheelfix/util/json.hpp"
 
 #include <functional>
@@ -46,5 +51,8 @@ void write_json(JsonWriter& json, const RepairReport& report);
 std::string repair_json(const std::vector<RepairOutcome>& outcomes, bool dry_run, const policy::Profile* target,
                         const std::function<void(JsonWriter&)>& extra = {});
 void write_torch_auto_json(JsonWriter& json, const std::vector<TorchAutoPlan>& runs);
+
+std::string variant_json(const std::vector<std::string>& inputs, const std::vector<VariantOutcome>& outcomes, bool dry_run);
+std::string variant_merge_json(const std::vector<MergedIndex>& indexes, bool dry_run);
 
 }  // namespace wheelfix::repair
