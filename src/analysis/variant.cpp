@@ -8,6 +8,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/text.hpp"
+#include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/version.hpp"
 
 #include <algorithm>
@@ -377,6 +378,16 @@ void attach_variant(WheelReport& report, const wheel::Wheel& wheel) {
         report.variant_findings.push_back(member + " names variant '" + label + "' but the file name's label is '" +
                                           report.variant_label + "'");
     for (auto& problem : variant_claim_problems(report, properties)) report.variant_findings.push_back(std::move(problem));
+}
+
+std::vector<wheel::VerifyFinding> verify_findings(const wheel::Wheel& wheel, const std::string& input) {
+    if (!wheel::is_variant_wheel(wheel)) return wheel::verify_wheel(wheel, wheel::scan_members(wheel.archive()));
+    const std::string member = wheel.dist_info() + "/" + wheel::kVariantJsonName;
+    auto report = inspect_wheel(input);
+    judge_torch_claim(report);
+    auto findings = std::move(report.record_findings);
+    for (auto& problem : report.variant_findings) findings.push_back({member, "variant " + problem});
+    return findings;
 }
 
 }  // namespace wheelfix::analysis

@@ -1,12 +1,10 @@
-// `wheelfix verify WHEEL...`: RECORD hashes and sizes, names, versions and tags.
+// `wheelfix verify WHEEL...`: RECORD hashes and sizes, names, versions and tags, and a
+// variant wheel's claims (analysis/variant.hpp verify_findings); this file renders them.
 #include "commands.hpp"
 #include "style.hpp"
 
 #include "wheelfix/analysis/report_json.hpp"
 #include "wheelfix/analysis/variant.hpp"
-#include "wheelfix/analysis/wheel_report.hpp"
-#include "wheelfix/wheel/scan.hpp"
-#include "wheelfix/wheel/verify.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 
 #include <fmt/format.h>
@@ -15,19 +13,6 @@ namespace wheelfix::cli {
 
 namespace {
 
-// A variant wheel (a label, or a variant.json) is read as inspect reads it, so that its
-// claims are judged against the binaries in the same pass as RECORD, and its torch
-// claim against its Requires-Dist and the torch verdict; any other only hashed.
-std::vector<wheel::VerifyFinding> variant_findings(const wheel::Wheel& wheel, const std::string& input) {
-    if (!wheel::is_variant_wheel(wheel)) return wheel::verify_wheel(wheel, wheel::scan_members(wheel.archive()));
-    const std::string member = wheel.dist_info() + "/" + wheel::kVariantJsonName;
-    auto report = analysis::inspect_wheel(input);
-    analysis::judge_torch_claim(report);
-    auto findings = std::move(report.record_findings);
-    for (auto& problem : report.variant_findings) findings.push_back({member, "variant " + problem});
-    return findings;
-}
-
 int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& global) {
     JsonWriter json;
     if (global.json) json.begin_object().field("schema", "wheelfix.verify/1").key("wheels").begin_array();
@@ -35,7 +20,7 @@ int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& glob
     const Palette colour = palette(global);
     for (const auto& input : inputs) {
         auto wheel = wheel::Wheel::open(input, wheel::WheelVersion::report);
-        auto findings = variant_findings(wheel, input);
+        auto findings = analysis::verify_findings(wheel, input);
         all_clean = all_clean && findings.empty();
         if (global.json) {
             json.begin_object().field("path", input).field("ok", findings.empty()).key("findings").begin_array();

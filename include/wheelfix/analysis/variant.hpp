@@ -56,10 +56,16 @@
 //   (torch_releases.hpp bundled_releases, when it pins one) does not admit. A minor
 //   is admitted when every atlas release of it for the wheel's arch is (X.Y.0 when
 //   the atlas knows none): the rule the writers claim by, so what they write holds.
+// - verify_findings(wheel, input): `verify`'s findings for one wheel. A variant wheel
+//   (a label, or a variant.json) is read as inspect reads it, so that its claims are
+//   judged against the binaries in the same pass as RECORD, and its torch claim
+//   against its Requires-Dist and the torch verdict (each problem a finding on its
+//   variant.json, "variant ..."); any other is only hashed (wheel/verify.hpp).
 #pragma once
 
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/wheel/variant.hpp"
+#include "wheelfix/wheel/verify.hpp"
 
 #include <optional>
 #include <string>
@@ -96,5 +102,7 @@ void judge_torch_claim(WheelReport& report, const std::optional<ReleaseMatrix>* 
 // another label than the file name, a label without variant.json, a variant.json
 // without a label.
 void attach_variant(WheelReport& report, const wheel::Wheel& wheel);
+
+std::vector<wheel::VerifyFinding> verify_findings(const wheel::Wheel& wheel, const std::string& input);
 
 }  // namespace wheelfix::analysis
