@@ -46,49 +46,10 @@ namespace {
 
 struct RetagArguments {
     std::string wheel;
-    std::string torch;
-    std::vector<std::string> torch_from;
+    repair::RetagCommand command;  // judged below (repair/retag.hpp check_retag_command)
     std::string output;
-    std::optional<std::string> cuda;
-    std::optional<std::string> platform;
-    std::string pin;  // "": minor, or range with --torch auto against the atlas
-    std::string local_format = "dotted";
-    bool fix_version = false;
-    bool overwrite = false;
     bool verify = false;
-    bool dry_run = false;
 };
-
-bool is_specifier(const std::string& pin) { return !pin.empty() && std::string_view("<>=!~").find(pin[0]) != std::string_view::npos; }
-
-wheel::Version torch_version_option(const std::string& text) {
-    auto version = wheel::Version::try_parse(text);
-    if (!version) throw InputError("--torch", "expected a torch version like 2.10 or 2.10.0, or 'auto', got '" + text + "'");
-    return *version;
-}
-
-void check_arguments(const RetagArguments& args) {
-    bool automatic = args.torch == kTorchAuto;
-    if (!automatic && !args.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
-    if (!args.pin.empty() && !is_specifier(args.pin) && args.pin != "range" && !wheel::parse_torch_pin(args.pin))
-        throw InputError("--pin", "expected minor, exact, none, range or a specifier like '>=2.9,<2.11', got '" + args.pin + "'");
-    if (is_specifier(args.pin) && !wheel::SpecifierSet::try_parse(args.pin))
-        throw InputError("--pin", "'" + args.pin + "' is not a PEP 440 specifier like '>=2.9,<2.11'");
-    if (args.pin == "range" && args.torch != kTorchAuto)
-        throw InputError("--pin range", "needs --torch auto (or give the range: --pin '>=2.9,<2.11')");
-    if (!automatic) torch_version_option(args.torch);
-    if (args.cuda) wheel::cuda_segment(*args.cuda);
-}
-
-
-
-
-
-// The --pin the written pin came from, as retag/1 names it.
-std::string pin_mode(const RetagArguments& args, const std::optional<repair::RetagPick>& pick) {
-    if (!args.pin.empty()) return args.pin;
-    return pick ? "range" : "minor";
-}
 
 std::string requirement_text(const std::pair<std::string, std::string>& change) {
     return (change.first.empty() ? "(none) -> " : change.first + " -> ") + change.second + (change.first.empty() ? " (added)" : "");
@@ -122,36 +83,20 @@ void render_text(const repair::RetagOptions& options, const std::optional<repair
     else fmt::print("wrote {}\n", result.output.string());
 }
 
-repair::RetagOptions retag_options(const RetagArguments& args, const wheel::Version& torch,
-                                   const std::optional<repair::RetagPick>& pick) {
-    repair::RetagOptions options;
-    options.request = {torch, args.cuda, *wheel::parse_local_format(args.local_format)};
-    const bool range = args.pin == "range" || (args.pin.empty() && pick);
-    options.pin = range || is_specifier(args.pin) ? wheel::TorchPin::minor
-                                                  : *wheel::parse_torch_pin(args.pin.empty() ? "minor" : args.pin);
-    if (range) options.pin_specifier = pick->requirement.pin;
-    if (is_specifier(args.pin)) options.pin_specifier = wheel::SpecifierSet::parse(args.pin);
-    options.platform = args.platform;
-    options.fix_version = args.fix_version;
-    options.overwrite = args.overwrite;
-    options.dry_run = args.dry_run;
-    return options;
-}
-
 int run_retag(const RetagArguments& args, const GlobalOptions& global) {
-    check_arguments(args);
+    const repair::RetagCommand& command = args.command;
+    repair::check_retag_command(command);
     require_output_directory(args.output);
     auto wheel = wheel::Wheel::open(args.wheel);
-    repair::require_agreeing_versions(wheel, args.fix_version);
-    if (args.platform) repair::require_plausible_platform(wheel, *args.platform);
-    bool automatic = args.torch == kTorchAuto;
+    repair::require_agreeing_versions(wheel, command.fix_version);
+    if (command.platform) repair::require_plausible_platform(wheel, *command.platform);
     std::optional<repair::RetagPick> pick;
-    if (automatic) {
-        pick = repair::pick_retag_torch(args.wheel, args.torch_from,
-                                        args.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth,
+    if (command.automatic()) {
+        pick = repair::pick_retag_torch(args.wheel, command.torch_from,
+                                        command.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth,
                                         torch_loader(global.verbose));
         if (!pick->torch) {
-            if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, nullptr, pin_mode(args, pick)));
+            if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, nullptr, repair::pin_mode(command)));
             else
                 fmt::print("{}{}nothing written\n", render_matrix_text(pick->releases->matrix, palette(global)),
                            torch_requirement_text(pick->requirement, pick->releases->stable));
@@ -160,10 +105,10 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     }
     // The extensions were read through their loader views; the copy is retag's own read.
     const auto digests = repair::retag_digests(wheel, args.verify);
-    auto torch = pick ? *pick->torch : torch_version_option(args.torch);
-    const repair::RetagOptions options = retag_options(args, torch, pick);
+    auto torch = pick ? *pick->torch : repair::retag_torch_version(command.torch);
+    const repair::RetagOptions options = repair::retag_options(command, torch, pick ? &pick->requirement : nullptr);
     auto result = repair::retag_wheel(wheel, digests, options, args.output);
-    if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, &result, pin_mode(args, pick)));
+    if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, &result, repair::pin_mode(command)));
     else render_text(options, pick, result, global);
     return 0;
 }
@@ -176,36 +121,36 @@ CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
                  "set the platform tag; only metadata changes, every other member is copied as stored");
     auto args = std::make_shared<RetagArguments>();
     command->add_option("wheel", args->wheel, "Wheel (*.whl)")->required();
-    command->add_option("--torch", args->torch,
+    command->add_option("--torch", args->command.torch,
                         "Torch version the wheel needs (2.10, 2.10.0), or 'auto': the releases of the torch atlas it "
                         "loads on (or the newest --torch-from it loads against)")
         ->required();
-    command->add_option("--torch-from", args->torch_from,
+    command->add_option("--torch-from", args->command.torch_from,
                         "With --torch auto: torch atlas, torch directory, torch wheel or wheelfix index to check "
                         "against (repeatable; default: the bundled atlas)")
         ->take_all();
     add_wheel_dir_option(*command, args->output, "Output directory, default ./wheelhouse/ (the wheel's new file name)");
-    command->add_option("--cuda", args->cuda, "Set or replace the cuXYZ local segment (13.0 -> cu130)");
-    command->add_option("--platform", args->platform,
+    command->add_option("--cuda", args->command.cuda, "Set or replace the cuXYZ local segment (13.0 -> cu130)");
+    command->add_option("--platform", args->command.platform,
                         "New platform tag or compressed tag set (manylinux_2_17_x86_64.manylinux2014_x86_64)");
-    command->add_option("--pin", args->pin,
+    command->add_option("--pin", args->command.pin,
                         "Requires-Dist torch pin, always within the author's: minor (>=2.10,<2.11; the default), "
                         "exact (==the torch version as given), none (left as it is), range (with --torch auto: every "
                         "release whose symbols resolve; symbol-level only), or a specifier ('>=2.9,<2.11'); --torch "
                         "auto's default is the verdict's pin (a C++ extension's built-for minor, a stable-ABI one's "
                         "linkable range)")
         ->type_name("TEXT:{minor,exact,none,range}");  // the words completion offers; a specifier is free text
-    command->add_option("--local-format", args->local_format,
+    command->add_option("--local-format", args->command.local_format,
                         "Torch segment spelling: dotted (torch2.10), compact (torch210), full (torch2.10.0)")
         ->check(CLI::IsMember({"dotted", "compact", "full"}))
         ->capture_default_str();
-    command->add_flag("--fix-version", args->fix_version,
+    command->add_flag("--fix-version", args->command.fix_version,
                       "Accept a file name whose version disagrees with METADATA: METADATA's version wins");
-    command->add_flag("--overwrite", args->overwrite, "Replace the output file if it exists (refused otherwise)");
+    command->add_flag("--overwrite", args->command.overwrite, "Replace the output file if it exists (refused otherwise)");
     command->add_flag("--verify", args->verify,
                       "Inflate and hash every member against RECORD before writing (default: sizes only, "
                       "METADATA and WHEEL hashed; other members are copied with their RECORD lines as they were)");
-    command->add_flag("--dry-run", args->dry_run, "Print the plan (rename, METADATA and WHEEL replaced), write nothing");
+    command->add_flag("--dry-run", args->command.dry_run, "Print the plan (rename, METADATA and WHEEL replaced), write nothing");
     return [args, &global] { return run_retag(*args, global); };
 }
 

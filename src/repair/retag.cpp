@@ -209,4 +209,51 @@ RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::Memb
     return retag.result;
 }
 
+namespace {
+
+bool is_specifier(const std::string& pin) { return !pin.empty() && std::string_view("<>=!~").find(pin[0]) != std::string_view::npos; }
+
+}  // namespace
+
+wheel::Version retag_torch_version(const std::string& text) {
+    auto version = wheel::Version::try_parse(text);
+    if (!version) throw InputError("--torch", "expected a torch version like 2.10 or 2.10.0, or 'auto', got '" + text + "'");
+    return *version;
+}
+
+void check_retag_command(const RetagCommand& command) {
+    const std::string& pin = command.pin;
+    if (!command.automatic() && !command.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
+    if (!pin.empty() && !is_specifier(pin) && pin != "range" && !wheel::parse_torch_pin(pin))
+        throw InputError("--pin", "expected minor, exact, none, range or a specifier like '>=2.9,<2.11', got '" + pin + "'");
+    if (is_specifier(pin) && !wheel::SpecifierSet::try_parse(pin))
+        throw InputError("--pin", "'" + pin + "' is not a PEP 440 specifier like '>=2.9,<2.11'");
+    if (pin == "range" && !command.automatic())
+        throw InputError("--pin range", "needs --torch auto (or give the range: --pin '>=2.9,<2.11')");
+    if (!command.automatic()) retag_torch_version(command.torch);
+    if (command.cuda) wheel::cuda_segment(*command.cuda);
+}
+
+RetagOptions retag_options(const RetagCommand& command, const wheel::Version& torch,
+                           const analysis::TorchRequirement* verdict) {
+    RetagOptions options;
+    options.request = {torch, command.cuda, *wheel::parse_local_format(command.local_format)};
+    const bool range = command.pin == "range" || (command.pin.empty() && verdict);
+    options.pin = range || is_specifier(command.pin)
+                      ? wheel::TorchPin::minor
+                      : *wheel::parse_torch_pin(command.pin.empty() ? "minor" : command.pin);
+    if (range) options.pin_specifier = verdict->pin;
+    if (is_specifier(command.pin)) options.pin_specifier = wheel::SpecifierSet::parse(command.pin);
+    options.platform = command.platform;
+    options.fix_version = command.fix_version;
+    options.overwrite = command.overwrite;
+    options.dry_run = command.dry_run;
+    return options;
+}
+
+std::string pin_mode(const RetagCommand& command) {
+    if (!command.pin.empty()) return command.pin;
+    return command.automatic() ? "range" : "minor";
+}
+
 }  // namespace wheelfix::repair
