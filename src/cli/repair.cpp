@@ -263,14 +263,6 @@ void render_text(const repair::RepairReport& report, const repair::RepairOptions
 }
 
 
-std::vector<std::string> real_torch_candidates(const RepairArguments& args) {
-    std::vector<std::string> candidates = analysis::release_request("", args.torch_from).torches;
-    const char* environment = std::getenv(kTorchEnvironment);
-    if (environment != nullptr && *environment != 0 && std::string_view(environment) != kTorchAuto)
-        candidates.push_back(environment);
-    return candidates;
-}
-
 std::string auto_torch_text(const repair::TorchAutoPlan& run, const GlobalOptions& global) {
     std::string text = run.input + ":\n" + render_matrix_text(run.releases.matrix, palette(global)) +
                        torch_requirement_text(run.releases.requirement, run.releases.stable);
@@ -294,7 +286,9 @@ int run_repair(const RepairArguments& args, const GlobalOptions& global) {
     std::vector<Outcome> outcomes;
     if (automatic) {
         const auto mode = args.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth;
-        auto setup = repair::auto_setup(args.wheels, args.torch_from, real_torch_candidates(args), mode,
+        const char* environment = std::getenv(kTorchEnvironment);
+        auto setup = repair::auto_setup(args.wheels, args.torch_from,
+                                        repair::real_torches(args.torch_from, environment ? environment : ""), mode,
                                         args.pin != "none", options, torch_loader(global.verbose), plans);
         outcomes = repair::repair_wheels(args.wheels, setup, options, args.output, args.jobs);
     } else {
@@ -303,11 +297,8 @@ int run_repair(const RepairArguments& args, const GlobalOptions& global) {
         outcomes = repair::repair_wheels(args.wheels, index, options, args.output, args.jobs);
     }
     if (global.json) {
-        std::vector<repair::TorchAutoPlan> runs;
-        for (auto& plan : plans)
-            if (plan) runs.push_back(std::move(*plan));
         std::function<void(JsonWriter&)> extra;
-        if (automatic) extra = [&](JsonWriter& json) { repair::write_torch_auto_json(json, runs); };
+        if (automatic) extra = [&](JsonWriter& json) { repair::write_torch_auto_json(json, plans); };
         fmt::print("{}", repair::repair_json(outcomes, options.dry_run, options.profile ? &*options.profile : nullptr, extra));
     } else {
         for (std::size_t i = 0; i < outcomes.size(); ++i) {

@@ -246,9 +246,11 @@ std::string repair_json(const std::vector<RepairOutcome>& outcomes, bool dry_run
     return json.str();
 }
 
-void write_torch_auto_json(JsonWriter& json, const std::vector<TorchAutoPlan>& runs) {
+void write_torch_auto_json(JsonWriter& json, const std::vector<std::optional<TorchAutoPlan>>& plans) {
     json.key("torch_auto").begin_array();
-    for (const TorchAutoPlan& run : runs) {
+    for (const auto& plan : plans) {
+        if (!plan) continue;
+        const TorchAutoPlan& run = *plan;
         json.begin_object().field("input", run.input);
         analysis::write_matrix_json(json, run.releases.matrix);
         analysis::write_requirement_json(json, run.releases.requirement, run.releases.stable);

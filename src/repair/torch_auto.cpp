@@ -53,6 +53,12 @@ TorchAutoPlan plan_torch_auto(const std::string& wheel, const std::vector<std::s
     return plan;
 }
 
+std::vector<std::string> real_torches(const std::vector<std::string>& torch_from, const std::string& environment) {
+    std::vector<std::string> torches = analysis::release_request("", torch_from).torches;
+    if (!environment.empty() && environment != "auto") torches.push_back(environment);
+    return torches;
+}
+
 WheelSetup auto_setup(const std::vector<std::string>& wheels, const std::vector<std::string>& atlases,
                       const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
                       const RepairOptions& base, const analysis::TorchLoader& load,

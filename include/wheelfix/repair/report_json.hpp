@@ -16,7 +16,8 @@
 //   under "wheels", the wheels the --torch auto verdict refused under
 //   "not_repaired", the input errors under "errors"; `extra` writes further keys
 //   (write_torch_auto_json: "torch_auto", each wheel's matrix, requirement and the
-//   torch it was repaired against).
+//   torch it was repaired against; a wheel without a plan, one that could not be
+//   read, is left out).
 // - variant_json(inputs, outcomes, dry_run): wheelfix.variant/1, one entry per input
 //   with its outcome (outcomes[i] is inputs[i]'s); variant_merge_json(indexes, dry_run):
 //   wheelfix.variant-merge/1, one entry per -variants.json written (or, dry, not).
@@ -50,7 +51,7 @@ std::string retag_json(const std::string& input, const std::optional<RetagPick>&
 void write_json(JsonWriter& json, const RepairReport& report);
 std::string repair_json(const std::vector<RepairOutcome>& outcomes, bool dry_run, const policy::Profile* target,
                         const std::function<void(JsonWriter&)>& extra = {});
-void write_torch_auto_json(JsonWriter& json, const std::vector<TorchAutoPlan>& runs);
+void write_torch_auto_json(JsonWriter& json, const std::vector<std::optional<TorchAutoPlan>>& plans);
 
 std::string variant_json(const std::vector<std::string>& inputs, const std::vector<VariantOutcome>& outcomes, bool dry_run);
 std::string variant_merge_json(const std::vector<MergedIndex>& indexes, bool dry_run);

@@ -20,6 +20,10 @@
 // holds it, with options.load_test_unavailable saying why no load test runs.
 // plan.against names that torch for the report. Throws InputError for an
 // unreadable wheel, atlas or torch.
+// real_torches(torch_from, environment): the torches `repair --torch auto` may shim
+// and load-test against: the plain torches among --torch-from (directories, wheels,
+// index files; atlases are columns, not torches), then $WHEELFIX_TORCH
+// (`environment`, "" when unset) unless it is empty or "auto".
 // auto_setup(wheels, atlases, real_torches, mode, write_pin, base, load, plans) is
 // repair_wheels' WheelSetup (schedule.hpp) for `repair --torch auto`: on the worker,
 // plan_torch_auto for wheel i, kept in plans[i] (without its torch); NotRepaired with
@@ -61,6 +65,7 @@ TorchAutoPlan plan_torch_auto(const std::string& wheel, const std::vector<std::s
                               const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
                               const RepairOptions& base, const analysis::TorchLoader& load);
 
+std::vector<std::string> real_torches(const std::vector<std::string>& torch_from, const std::string& environment);
 WheelSetup auto_setup(const std::vector<std::string>& wheels, const std::vector<std::string>& atlases,
                       const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
                       const RepairOptions& base, const analysis::TorchLoader& load,
