@@ -6,7 +6,8 @@
 // several, an input without ELF shared objects (a pure-python wheel) is said to
 // have nothing to check, not refused; alone it is refused as before.
 //
-// The work is analysis/torch_releases.hpp's check_inputs; this file parses and renders. The input
+// The work is analysis/torch_releases.hpp's check_inputs, the text analysis/check_text.hpp's;
+// this file parses, writes the --junit file and prints. The input
 // is read once: each ELF member of a wheel (members named like shared
 // libraries) is parsed and reduced to what resolution needs (its NEEDED and
 // undefined symbols) and to its own exports, which join the search scope of the
@@ -18,7 +19,7 @@
 //
 // `--torch-release all|'>=2.6'|2.9.1,2.10.0` checks against releases of the torch
 // atlas (the bundled one, and user atlases given with --torch) and prints the matrix
-// (analysis/torch_releases.hpp, torch_matrix_render.hpp), then every miss per release
+// (analysis/torch_releases.hpp, analysis/torch_matrix_text.hpp), then every miss per release
 // range as a torch directory's check explains it (near misses, forwardable drifts,
 // known-drift notes), then the torch verdict; several inputs get a matrix each (JSON:
 // check/2 with each input's matrix and requirement). A --torch PATH that is an atlas

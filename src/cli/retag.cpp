@@ -21,7 +21,9 @@
 // resolves, or the author's range and the linkable one do not meet): exit 1, nothing
 // written. --pin range widens the pin to every release whose symbols resolve (said
 // to be symbol-level only); --pin SPECIFIER writes that, within the author's.
-// Every pin is intersected with the author's torch requirement, never wider.
+// Every pin is intersected with the author's torch requirement, never wider. The
+// options are judged and turned into RetagOptions by repair/retag.hpp (RetagCommand);
+// this file binds them and renders.
 #include "commands.hpp"
 #include "options.hpp"
 
