@@ -134,117 +134,10 @@ repair::RepairOptions repair_options(const RepairArguments& args) {
     return options;
 }
 
-std::string counted(std::size_t count, std::string_view one, std::string_view many) {
-    return fmt::format("{} {}", count, count == 1 ? one : many);
-}
-
-std::vector<std::string> finding_lines(const std::vector<analysis::Finding>& findings) {
-    std::vector<std::string> lines;
-    for (const auto& finding : findings) lines.push_back(finding.message);
-    return lines;
-}
-
-std::vector<std::string> wrong_lines(const repair::RepairReport& report) {
-    std::vector<std::string> lines;
-    if (report.unresolved_torch_symbols > 0)
-        lines.push_back(fmt::format("torch {} does not export {} the extensions need", report.torch_version,
-                                    counted(report.unresolved_torch_symbols, "torch function", "torch functions")));
-    if (!report.absolute_rpath_entries.empty())
-        lines.push_back(counted(report.absolute_rpath_entries.size(), "search path entry", "search path entries") +
-                        " outside the wheel (build trees, absolute paths): dropped");
-    if (report.retag.wheel_tags_rewritten) lines.push_back("WHEEL's Tag lines disagree with the file name: rewritten");
-    if (!report.grafted.empty())
-        lines.push_back(counted(report.grafted.size(), "library", "libraries") + " from the build machine, not in the wheel: grafted");
-    for (const auto& name : report.resolution.names_of(analysis::LibraryClass::python))
-        lines.push_back("links " + name + " (forbidden for manylinux wheels): NEEDED removed");
-    for (const auto& distribution : report.distributions) lines.push_back("needs beside it: " + distribution);
-    for (auto& line : finding_lines(report.findings_before)) lines.push_back(std::move(line));
-    return lines;
-}
-
-std::vector<std::string> done_lines(const repair::RepairReport& report, bool verbose) {
-    std::vector<std::string> lines;
-    for (const auto& graft : report.grafted) {
-        lines.push_back("grafted " + graft.needed_name + " -> " + graft.member + " (from " + graft.source.string() + ")");
-        if (verbose)
-            for (const auto& line : graft.changes) lines.push_back("  " + line);
-    }
-    for (const auto& change : report.relinked) {
-        lines.push_back("relinked " + change.member);
-        if (verbose)
-            for (const auto& line : change.changes) lines.push_back("  " + line);
-    }
-    if (report.shim.shim) {
-        auto stubs = report.stubbed.size();
-        lines.push_back(fmt::format("added {} ({}, {})", report.shim.shim_member,
-                                    counted(report.shim.symbols.size() - stubs, "forwarder", "forwarders"),
-                                    counted(stubs, "stub", "stubs")));
-    }
-    const auto& retag = report.retag;
-    if (retag.version.before == retag.version.after)
-        lines.push_back("version " + retag.version.before + " kept" +
-                        (report.torch_skipped ? ": no torch was checked (no --torch)"
-                         : report.uses_torch  ? ""
-                                              : ": no extension links or imports torch"));
-    else
-        lines.push_back("version " + retag.version.before + " -> " + retag.version.after);
-    for (const auto& [before, after] : retag.requirements)
-        lines.push_back("Requires-Dist: " + (before.empty() ? after + " (added)" : before + " -> " + after));
-    for (const auto& runtime : report.runtime_requires)
-        lines.push_back("Requires-Dist: " + runtime.line + " (added: NEEDs " + runtime.library + "; torch " +
-                        report.torch_version + " is " +
-                        (report.runtime_torch_cuda.empty() ? std::string("a CPU build")
-                                                           : "a CUDA " + report.runtime_torch_cuda + " build") +
-                        ")");
-    if (report.platform_after != report.platform_before)
-        lines.push_back("platform " + report.platform_before + " -> " + report.platform_after);
-    if (report.variant)
-        for (auto& line : variant_lines(*report.variant)) lines.push_back(std::move(line));
-    return lines;
-}
-
-std::vector<std::string> load_lines(const repair::RepairReport& report) {
-    std::vector<std::string> lines;
-    for (const auto& load : report.loads) {
-        if (load.status == repair::LoadOutcome::Status::loaded)
-            lines.push_back("loads " + load.member + " (RTLD_NOW" + (load.stand_in.empty() ? "" : "; " + load.stand_in) + ")");
-        else if (load.status == repair::LoadOutcome::Status::not_tested)
-            lines.push_back("not proven " + load.member + ": " + load.reason);
-    }
-    if (report.written && report.loads.empty() && !report.load_test_skipped.empty())
-        lines.push_back("load test skipped: " + report.load_test_skipped);
-    return lines;
-}
-
-std::vector<std::string> left_lines(const repair::RepairReport& report) {
-    auto lines = finding_lines(report.remaining);
-    for (const auto& load : report.loads)
-        if (load.status == repair::LoadOutcome::Status::failed) lines.push_back("does not load: " + load.member + ": " + load.reason);
-    std::vector<std::string> symbols;
-    for (const auto& symbol : report.stubbed) symbols.push_back("stub (aborts when called): " + symbol);
-    for (const auto& skipped : report.shim.not_shimmed) symbols.push_back("not shimmed: " + skipped.demangled + ": " + skipped.reason);
-    for (auto& line : analysis::once_each(symbols)) lines.push_back(std::move(line));
-    return lines;
-}
-
 void print_section(std::string_view heading, const std::vector<std::string>& lines) {
     if (lines.empty()) return;
     fmt::print("  {:<6}{}\n", heading, lines.front());
     for (std::size_t i = 1; i < lines.size(); ++i) fmt::print("  {:<6}{}\n", "", lines[i]);
-}
-
-std::string verdict(const repair::RepairReport& report, const repair::RepairOptions& options) {
-    auto name = report.output.string();
-    if (report.written && report.not_proven())
-        return (report.clean() ? "wrote (not proven: " : "wrote (findings left; not proven: ") +
-               counted(report.not_loaded(), "member", "members") + " not loaded; --no-load-test to skip the proof) " +
-               name;
-    if (report.written) return (report.clean() ? "wrote " : "wrote (findings left) ") + name;
-    if (options.dry_run) return "would write " + name + " (dry run)";
-    if (report.withdrawn && options.strict)
-        return "removed again (--strict, findings left once written): " + name;
-    if (report.withdrawn) return "not written (does not load): " + name;
-    return "not written (--strict, findings left): " + name;
 }
 
 void render_text(const repair::RepairReport& report, const repair::RepairOptions& options, const GlobalOptions& global) {
@@ -252,14 +145,14 @@ void render_text(const repair::RepairReport& report, const repair::RepairOptions
     std::string torch = report.torch_skipped ? "no torch checked" : "torch " + report.torch_version;
     fmt::print("{}  ({}{})\n", report.input.filename().string(), torch, target);
     if (!global.quiet) {
-        auto wrong = wrong_lines(report);
+        auto wrong = repair::wrong_lines(report);
         print_section("wrong", wrong.empty() ? std::vector<std::string>{"nothing found"} : wrong);
-        print_section("done", done_lines(report, global.verbose));
-        print_section("proof", load_lines(report));
+        print_section("done", repair::done_lines(report, global.verbose));
+        print_section("proof", repair::load_lines(report));
     }
-    print_section("left", left_lines(report));
+    print_section("left", repair::left_lines(report));
     if (!report.plan.empty()) fmt::print("{}", report.plan);
-    fmt::print("  {}\n", verdict(report, options));
+    fmt::print("  {}\n", repair::repair_verdict(report, options));
 }
 
 

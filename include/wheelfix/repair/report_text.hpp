@@ -1,4 +1,5 @@
-// The writers' records (repair/variant.hpp's VariantOutcome, ...) as text for people;
+// The writers' records (variant.hpp's VariantOutcome, repair.hpp's RepairReport) as
+// text for people;
 // their JSON documents are report_json.hpp's. One module per output format of one
 // record: this is the text.
 //
@@ -6,6 +7,7 @@
 // decided or printed here.
 #pragma once
 
+#include "wheelfix/repair/repair.hpp"
 #include "wheelfix/repair/variant.hpp"
 
 #include <string>
@@ -16,5 +18,17 @@ namespace wheelfix::repair {
 // The variant a writer (repair, retag, shim) labelled its output as: "variant 'L'
 // (variant.json schema S)" and a line per property, indented.
 std::vector<std::string> variant_lines(const VariantOutcome& variant);
+
+// `repair`'s one-screen summary of a wheel, section by section, one line each entry:
+// what was wrong (empty when nothing was found), what was done (with `verbose` each
+// graft's and relink's changes below it), what proves it (the members that load, the
+// ones not proven and why), what is left (findings, members that do not load, stubs
+// and symbols not shimmed, each demangled name once), and the closing verdict
+// ("wrote NAME", "would write NAME (dry run)", not written or removed again, and why).
+std::vector<std::string> wrong_lines(const RepairReport& report);
+std::vector<std::string> done_lines(const RepairReport& report, bool verbose);
+std::vector<std::string> load_lines(const RepairReport& report);
+std::vector<std::string> left_lines(const RepairReport& report);
+std::string repair_verdict(const RepairReport& report, const RepairOptions& options);
 
 }  // namespace wheelfix::repair
