@@ -371,3 +371,44 @@ TEST_CASE("retag: a size-changing tamper is refused by default; a same-size one 
     CHECK(record_line(output, "demo_pkg/core.py") == record_line(input, "demo_pkg/core.py"));  // the stale line, kept
     CHECK(problems(verify_wheel(output)).find("demo_pkg/core.py: sha256 mismatch") != std::string::npos);
 }
+
+TEST_CASE("retag's options as given: the --pin grammar, what goes only with --torch auto, the pin each gives") {
+    using repair::RetagCommand;
+    const auto given = [](std::string torch, std::string pin = {}, std::vector<std::string> torch_from = {}) {
+        RetagCommand command;
+        command.torch = std::move(torch);
+        command.pin = std::move(pin);
+        command.torch_from = std::move(torch_from);
+        return command;
+    };
+    const auto refused = [](const RetagCommand& command, std::string_view option) {
+        try {
+            repair::check_retag_command(command);
+        } catch (const InputError& error) {
+            return std::string_view(error.what()).find(option) != std::string_view::npos;
+        }
+        return false;
+    };
+    CHECK(refused(given("2.10", "bogus"), "--pin"));
+    CHECK(refused(given("2.10", ">=x"), "--pin"));
+    CHECK(refused(given("2.10", "range"), "--pin range"));
+    CHECK(refused(given("2.10", "", {"/t"}), "--torch-from"));
+    CHECK(refused(given("2.x"), "--torch"));
+    CHECK_NOTHROW(repair::check_retag_command(given("auto", "range")));
+    CHECK_NOTHROW(repair::check_retag_command(given("2.10", ">=2.9,<2.11")));
+
+    const Version torch = Version::parse("2.10");
+    const auto minor = repair::retag_options(given("2.10"), torch, nullptr);
+    CHECK(minor.pin == TorchPin::minor);
+    CHECK_FALSE(minor.pin_specifier);
+    CHECK(repair::retag_options(given("2.10", "exact"), torch, nullptr).pin == TorchPin::exact);
+    CHECK(repair::retag_options(given("2.10", ">=2.9,<2.11"), torch, nullptr).pin_specifier->text() ==
+          SpecifierSet::parse(">=2.9,<2.11").text());
+    analysis::TorchRequirement verdict;
+    verdict.pin = SpecifierSet::parse(">=2.9.0,<2.10");
+    const RetagCommand automatic = given("auto");
+    CHECK(repair::retag_options(automatic, torch, &verdict).pin_specifier->text() == verdict.pin->text());
+    CHECK(repair::pin_mode(automatic) == "range");
+    CHECK(repair::pin_mode(given("2.10")) == "minor");
+    CHECK(repair::pin_mode(given("2.10", "none")) == "none");
+}
