@@ -1,11 +1,12 @@
 // `wheelfix repair WHEEL... --torch PATH -o DIR [--target PROFILE] [...]`: the
 // pipeline step (repair/repair.hpp) over one or more wheels, -j of them at a time
-// (repair/schedule.hpp), with a one-screen summary per wheel: what was wrong, what was done, what is left.
+// (repair/torch_auto.hpp repair_batch, repair/schedule.hpp), with a one-screen summary
+// per wheel (repair/report_text.hpp): what was wrong, what was done, what is left.
 // Exit status: 0 when every wheel came out clean, 1 when a wheel was written (or,
 // with --strict / --dry-run, would be) with findings left, 2 when a wheel could
 // not be repaired at all (usage or input error: its line says why).
 //
-// --torch auto (analysis/torch_releases.hpp): per wheel, the matrix of the torch atlas
+// --torch auto (repair/torch_auto.hpp, analysis/torch_releases.hpp): per wheel, the matrix of the torch atlas
 // (bundled, and the atlases among --torch-from) and the newest contiguous range of
 // releases that load, as retag --torch auto derives it: METADATA pins the range
 // (--pin none leaves it), the local label names its lowest release. The wheel is
@@ -174,29 +175,26 @@ void print_outcome(const Outcome& outcome, const repair::RepairOptions& options,
 int run_repair(const RepairArguments& args, const GlobalOptions& global) {
     require_output_directory(args.output);
     auto options = repair_options(args);
-    const bool automatic = args.torch == kTorchAuto;
-    std::vector<std::optional<repair::TorchAutoPlan>> plans(args.wheels.size());
-    std::vector<Outcome> outcomes;
-    if (automatic) {
-        const auto mode = args.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth;
-        const char* environment = std::getenv(kTorchEnvironment);
-        auto setup = repair::auto_setup(args.wheels, args.torch_from,
-                                        repair::real_torches(args.torch_from, environment ? environment : ""), mode,
-                                        args.pin != "none", options, torch_loader(global.verbose), plans);
-        outcomes = repair::repair_wheels(args.wheels, setup, options, args.output, args.jobs);
-    } else {
-        auto index = args.torch.empty() ? abi::SymbolIndex{} : abi::load_index(args.torch);
+    const char* environment = std::getenv(kTorchEnvironment);
+    const repair::RepairTorch torch{args.torch, args.torch_from,
+                                    repair::real_torches(args.torch_from, environment ? environment : ""), args.pin};
+    const auto load_index = [](const std::string& path) {
+        abi::SymbolIndex index = abi::load_index(path);
         print_notes(index);
-        outcomes = repair::repair_wheels(args.wheels, index, options, args.output, args.jobs);
-    }
+        return index;
+    };
+    const repair::RepairBatch batch = repair::repair_batch(args.wheels, torch, options, torch_loader(global.verbose),
+                                                           load_index, args.output, args.jobs);
+    const auto& outcomes = batch.outcomes;
     if (global.json) {
         std::function<void(JsonWriter&)> extra;
-        if (automatic) extra = [&](JsonWriter& json) { repair::write_torch_auto_json(json, plans); };
+        if (batch.automatic) extra = [&](JsonWriter& json) { repair::write_torch_auto_json(json, batch.plans); };
         fmt::print("{}", repair::repair_json(outcomes, options.dry_run, options.profile ? &*options.profile : nullptr, extra));
     } else {
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            if (plans[i] && !global.quiet) fmt::print("{}", auto_torch_text(*plans[i], global));
-            print_outcome(outcomes[i], plans[i] ? plans[i]->options : options, global);
+            const auto& plan = batch.plans[i];
+            if (plan && !global.quiet) fmt::print("{}", auto_torch_text(*plan, global));
+            print_outcome(outcomes[i], plan ? plan->options : options, global);
         }
     }
     for (const auto& outcome : outcomes)

@@ -101,4 +101,23 @@ RetagPick pick_retag_torch(const std::string& wheel, const std::vector<std::stri
     return pick;
 }
 
+RepairBatch repair_batch(const std::vector<std::string>& wheels, const RepairTorch& torch, const RepairOptions& options,
+                         const analysis::TorchLoader& load,
+                         const std::function<abi::SymbolIndex(const std::string&)>& load_index,
+                         const std::filesystem::path& out_dir, unsigned jobs) {
+    RepairBatch batch;
+    batch.plans.resize(wheels.size());
+    batch.automatic = torch.torch == "auto";
+    if (!batch.automatic) {
+        const abi::SymbolIndex index = torch.torch.empty() ? abi::SymbolIndex{} : load_index(torch.torch);
+        batch.outcomes = repair_wheels(wheels, index, options, out_dir, jobs);
+        return batch;
+    }
+    const auto mode = torch.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth;
+    const WheelSetup setup = auto_setup(wheels, torch.torch_from, torch.real_torches, mode, torch.pin != "none", options,
+                                        load, batch.plans);
+    batch.outcomes = repair_wheels(wheels, setup, options, out_dir, jobs);
+    return batch;
+}
+
 }  // namespace wheelfix::repair

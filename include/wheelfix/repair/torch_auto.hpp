@@ -29,6 +29,13 @@
 // plan_torch_auto for wheel i, kept in plans[i] (without its torch); NotRepaired with
 // the verdict's finding when no release loads, else the job against the plan's torch.
 // `plans` must hold one entry per wheel and outlive the run.
+// repair_batch(wheels, torch, options, load, load_index, out_dir, jobs) is `repair`'s
+// run: with torch.torch "auto", auto_setup over torch.torch_from (atlases) and
+// torch.real_torches, the search and the pin as torch.pin says (range: every release
+// whose symbols resolve; none: METADATA keeps its pin), each wheel's plan kept in
+// RepairBatch::plans; otherwise every wheel against one index, load_index(torch.torch)
+// (an empty index, no torch checked, when torch.torch is empty). Either way
+// repair_wheels, -j included. RepairBatch::automatic says which.
 // pick_retag_torch(wheel, torches, mode, load) is `retag --torch auto`'s choice: with
 // no `torches`, or atlases among them (retag_against_atlas), the matrix and verdict
 // of auto_releases; otherwise the matrix and verdict over the plain torches
@@ -42,6 +49,8 @@
 #include "wheelfix/repair/repair.hpp"
 #include "wheelfix/repair/schedule.hpp"
 
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +79,22 @@ WheelSetup auto_setup(const std::vector<std::string>& wheels, const std::vector<
                       const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
                       const RepairOptions& base, const analysis::TorchLoader& load,
                       std::vector<std::optional<TorchAutoPlan>>& plans);
+
+struct RepairTorch {
+    std::string torch;                      // "", "auto", or a torch directory, wheel or index file
+    std::vector<std::string> torch_from;    // with "auto"
+    std::vector<std::string> real_torches;  // with "auto" (real_torches above)
+    std::string pin = "minor";              // --pin: minor, exact, none, range
+};
+struct RepairBatch {
+    std::vector<RepairOutcome> outcomes;               // one per wheel, in order
+    std::vector<std::optional<TorchAutoPlan>> plans;   // one per wheel; set with "auto" for the wheels planned
+    bool automatic = false;
+};
+RepairBatch repair_batch(const std::vector<std::string>& wheels, const RepairTorch& torch, const RepairOptions& options,
+                         const analysis::TorchLoader& load,
+                         const std::function<abi::SymbolIndex(const std::string&)>& load_index,
+                         const std::filesystem::path& out_dir, unsigned jobs);
 
 struct RetagPick {
     analysis::CheckReport report;
