@@ -2,6 +2,7 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/json.hpp"
+#include "wheelfix/util/palette.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/text.hpp"
 #include "wheelfix/util/parallel_tasks.hpp"
@@ -367,4 +368,15 @@ TEST_CASE("run_tasks: TaskStop skips the tasks from an index on, and says so") {
     }
     const ScopedThreadBudget scoped(2);
     CHECK(run_tasks(std::vector<std::uint64_t>{}, [](std::size_t) { FAIL("no task"); }).started_all);
+}
+
+TEST_CASE("human_size in binary units, and a Palette that colours only when enabled") {
+    CHECK(human_size(812) == "812 B");
+    CHECK(human_size(2048) == "2.0 KiB");
+    CHECK(human_size(std::uint64_t(541) * 1024 * 1024 + 200 * 1024) == "541.2 MiB");
+    CHECK(human_size(std::uint64_t(5) * 1024 * 1024 * 1024 / 4) == "1.25 GiB");
+    CHECK(Palette(false).bad("NO") == "NO");
+    CHECK(Palette(true).bad("NO") == "\x1b[1;31mNO\x1b[0m");
+    CHECK(Palette(true).good("yes") == "\x1b[32myes\x1b[0m");
+    CHECK(Palette(true).strong("") == "");
 }
