@@ -85,7 +85,8 @@ void print_release_matrices(const CheckArguments& args, const analysis::CheckRun
             continue;
         }
         if (run.matrices.size() > 1) fmt::print("{}{}:\n", i == 0 ? "" : "\n", args.inputs[i]);
-        fmt::print("{}{}{}", render_matrix_text(matrix.matrix, palette(global)), explain_releases_text(matrix, detail(global), palette(global)),
+        fmt::print("{}{}{}", render_matrix_text(matrix.matrix, palette(global)),
+                   explain_releases_text(matrix, detail(global), palette(global)),
                    torch_requirement_text(matrix.requirement, matrix.stable));
     }
 }

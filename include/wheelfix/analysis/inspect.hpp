@@ -5,10 +5,10 @@
 // wheel (inspect_wheel), every NEEDED resolved against `context`
 // (attach_libraries), its torch range from the bundled atlas (bundled_releases,
 // torch_range_of) and its variant's torch claim judged by that same run
-// (variant.hpp judge_torch_claim); any other path as one ELF file (inspect_file). With a profile, the input is
-// judged against it (profile_findings.hpp evaluate) and the profile's SMs are
-// covered per CUDA module (modules.hpp sm_coverage); `profile` must outlive the
-// result, which points at it. Errors are InputErrors naming the input.
+// (variant.hpp judge_torch_claim); any other path as one ELF file (inspect_file).
+// With a profile, the input is judged against it (profile_findings.hpp evaluate)
+// and the profile's SMs are covered per CUDA module (modules.hpp sm_coverage);
+// `profile` must outlive the result, which points at it. Errors are InputErrors naming the input.
 // has_findings() is what makes `inspect` exit 1: a profile finding, or a wheel
 // variant whose label its binaries contradict.
 #pragma once

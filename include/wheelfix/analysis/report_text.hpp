@@ -4,7 +4,8 @@
 // report_json.hpp's. One module per output format of one record: this is the text.
 //
 // Contract: each function is pure: the same report gives the same bytes; nothing is
-// read, decided or printed here. `colour` marks what fails and passes
+// read or printed here, and every verdict a text states (a tag, what repair does about
+// an outside library) comes from the report's fields. `colour` marks what fails and passes
 // (util/palette.hpp); the CLI chooses whether it is enabled, off by default.
 #pragma once
 
@@ -34,7 +35,7 @@ std::vector<std::vector<std::string>> library_rows(const NeededResolution& libra
 
 // The phrases the text renderings are made of, for other renderings (Markdown).
 std::string needs_text(const policy::NeededVersions& needs);            // "GLIBC_2.34 GLIBCXX_3.4.29"
-// abi_concerns (abi_rules.hpp): what the file's imports and ISA note cost its platform tag
+// (what a file's imports and ISA note cost its platform tag is abi_rules.hpp's abi_concerns)
 std::string search_path_text(const ElfReport& report);        // entries with [absolute] marks
 std::string fatbin_text(const std::vector<cuda::FatbinEntry>& entries);  // "cubin sm_100a x12, PTX sm_90"
 std::string blackwell_text(const std::vector<GpuSupport>& support, const Palette& colour = Palette(false));
