@@ -53,36 +53,13 @@ struct RetagArguments {
     bool verify = false;
 };
 
-std::string requirement_text(const std::pair<std::string, std::string>& change) {
-    return (change.first.empty() ? "(none) -> " : change.first + " -> ") + change.second + (change.first.empty() ? " (added)" : "");
-}
-
 void render_text(const repair::RetagOptions& options, const std::optional<repair::RetagPick>& pick,
                  const repair::RetagResult& result, const GlobalOptions& global) {
     if (global.quiet && result.plan.empty()) return;
     if (pick)
         fmt::print("{}{}", render_matrix_text(pick->releases->matrix, palette(global)),
                    torch_requirement_text(pick->requirement, pick->releases->stable));
-    fmt::print("{} -> {}\n", result.file_name.before, result.file_name.after);
-    if (result.fixed_file_name_version)
-        fmt::print("  fixed      file name said {}, METADATA {}: METADATA wins\n", *result.fixed_file_name_version,
-                   result.version.before);
-    fmt::print("  version    {} -> {}\n", result.version.before, result.version.after);
-    if (result.dist_info.before != result.dist_info.after)
-        fmt::print("  dist-info  {} -> {}\n", result.dist_info.before, result.dist_info.after);
-    for (const auto& change : result.requirements) fmt::print("  torch pin  {}\n", requirement_text(change));
-    if (result.pin_specifier && result.requirements.empty())
-        fmt::print("  torch pin  kept (a URL requirement)\n");
-    if (result.tags.before != result.tags.after)
-        fmt::print("  tags       {} -> {}\n", join(result.tags.before, " "), join(result.tags.after, " "));
-    if (const auto kept = repair::unchecked_platform_tags(result, options); !kept.empty())
-        fmt::print("  platform   {} kept, not checked against the binaries (retag judges no tag): `wheelfix inspect` "
-                   "shows the tag they deserve, --platform sets it, `wheelfix repair` sets it from them\n",
-                   join(kept, "."));
-    if (result.variant)
-        for (const auto& line : variant_lines(*result.variant)) fmt::print("  {}\n", line);
-    if (!result.plan.empty()) fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
-    else fmt::print("wrote {}\n", result.output.string());
+    fmt::print("{}", repair::retag_text(result, options));
 }
 
 int run_retag(const RetagArguments& args, const GlobalOptions& global) {

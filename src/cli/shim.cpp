@@ -6,8 +6,6 @@
 #include "commands.hpp"
 #include "options.hpp"
 
-#include "wheelfix/abi/signature.hpp"
-#include "wheelfix/analysis/report_text.hpp"
 #include "wheelfix/repair/report_json.hpp"
 #include "wheelfix/repair/report_text.hpp"
 #include "wheelfix/repair/shim_wheel.hpp"
@@ -28,69 +26,8 @@ struct ShimArguments {
     bool dry_run = false;
 };
 
-std::string parameter_list(const abi::Signature& signature) {
-    std::vector<std::string> spellings;
-    for (const auto& param : signature.params) spellings.push_back(param.spelling);
-    return "(" + join(spellings, ", ") + ")";
-}
-
-// The successor as people read it: just its parameter list when only that changed.
-std::string target_text(const repair::ShimmedSymbol& shimmed) {
-    auto old_signature = abi::parse_signature(shimmed.symbol.name);
-    auto new_signature = abi::parse_signature(shimmed.symbol.target.value_or(""));
-    if (old_signature && new_signature && old_signature->qualified_name == new_signature->qualified_name)
-        return parameter_list(*new_signature);
-    return shimmed.target_demangled;
-}
-
-std::string symbol_line(const repair::ShimmedSymbol& shimmed) {
-    const auto& symbol = shimmed.symbol;
-    if (shimmed.decision == repair::ShimDecision::stub) return fmt::format("stub    {}: {}", symbol.demangled, shimmed.reason);
-    std::string line = fmt::format("forward {} -> {}", symbol.demangled, target_text(shimmed));
-    if (!shimmed.appended.empty()) line += " [appended " + join(shimmed.appended, ", ") + "]";
-    if (shimmed.source != "near miss") line += " (" + shimmed.source + ")";
-    return line;
-}
-
-
-std::string unrepaired_summary(const repair::ShimResult& result) {
-    auto stubs = std::count_if(result.symbols.begin(), result.symbols.end(),
-                               [](const auto& s) { return s.decision == repair::ShimDecision::stub; });
-    return fmt::format("not fully repaired: {} stub(s) that abort when called, {} symbol(s) not shimmed, {} missing "
-                       "torch librar(y/ies)",
-                       stubs, result.not_shimmed.size(), result.missing_libraries.size());
-}
-
 void render_text(const repair::ShimResult& result, const GlobalOptions& global) {
-    if (result.shim)
-        fmt::print("shim for torch {} ({}): {}\n", result.torch_version, result.machine, result.shim_member);
-    else
-        fmt::print("nothing to shim: every torch function the extensions need resolves against torch {}\n",
-                   result.torch_version);
-    std::vector<std::string> lines;
-    for (const auto& shimmed : result.symbols) {
-        lines.push_back("  " + symbol_line(shimmed));
-        if (!global.verbose) continue;  // with -v each symbol's own details follow it
-        lines.back() += "\n      needed by " + join(shimmed.members, ", ");
-        if (shimmed.decision == repair::ShimDecision::forward) lines.back() += "\n      why: " + shimmed.reason;
-    }
-    for (const auto& skipped : result.not_shimmed)
-        lines.push_back(fmt::format("not shimmed: {}: {} (needed by {})", skipped.demangled, skipped.reason,
-                                    join(skipped.members, ", ")));
-    for (const auto& line : analysis::once_each(lines)) fmt::print("{}\n", line);
-    for (const auto& library : result.missing_libraries)
-        fmt::print("missing: torch {} has no {} (a shim cannot replace a library)\n", result.torch_version, library);
-    for (const auto& change : result.changed) {
-        fmt::print("{}\n", change.member);
-        for (const auto& line : change.changes) fmt::print("  {}\n", line);
-    }
-    for (const auto& [before, after] : result.requirements)
-        fmt::print("torch pin  {}{}\n", before.empty() ? "(none) -> " : before + " -> ", after);
-    if (result.variant)
-        for (const auto& line : variant_lines(*result.variant)) fmt::print("{}\n", line);
-    if (!result.plan.empty()) fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
-    else if (!global.quiet) fmt::print("wrote {}\n", result.output.string());
-    if (!repair::fully_repaired(result)) fmt::print("{}\n", unrepaired_summary(result));
+    fmt::print("{}", repair::shim_text(result, global.verbose, global.quiet));
 }
 
 

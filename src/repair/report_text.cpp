@@ -1,9 +1,14 @@
 // The writers' records as text (report_text.hpp has the contract).
 #include "wheelfix/repair/report_text.hpp"
 
+#include "wheelfix/abi/signature.hpp"
 #include "wheelfix/analysis/report_text.hpp"
+#include "wheelfix/repair/report_json.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace wheelfix::repair {
 
@@ -17,6 +22,43 @@ std::vector<std::string> finding_lines(const std::vector<analysis::Finding>& fin
     std::vector<std::string> lines;
     for (const auto& finding : findings) lines.push_back(finding.message);
     return lines;
+}
+
+
+std::string parameter_list(const abi::Signature& signature) {
+    std::vector<std::string> spellings;
+    for (const auto& param : signature.params) spellings.push_back(param.spelling);
+    return "(" + join(spellings, ", ") + ")";
+}
+
+// The successor as people read it: just its parameter list when only that changed.
+std::string target_text(const ShimmedSymbol& shimmed) {
+    auto old_signature = abi::parse_signature(shimmed.symbol.name);
+    auto new_signature = abi::parse_signature(shimmed.symbol.target.value_or(""));
+    if (old_signature && new_signature && old_signature->qualified_name == new_signature->qualified_name)
+        return parameter_list(*new_signature);
+    return shimmed.target_demangled;
+}
+
+std::string symbol_line(const ShimmedSymbol& shimmed) {
+    const auto& symbol = shimmed.symbol;
+    if (shimmed.decision == ShimDecision::stub) return fmt::format("stub    {}: {}", symbol.demangled, shimmed.reason);
+    std::string line = fmt::format("forward {} -> {}", symbol.demangled, target_text(shimmed));
+    if (!shimmed.appended.empty()) line += " [appended " + join(shimmed.appended, ", ") + "]";
+    if (shimmed.source != "near miss") line += " (" + shimmed.source + ")";
+    return line;
+}
+
+std::string unrepaired_summary(const ShimResult& result) {
+    auto stubs = std::count_if(result.symbols.begin(), result.symbols.end(),
+                               [](const auto& s) { return s.decision == ShimDecision::stub; });
+    return fmt::format("not fully repaired: {} stub(s) that abort when called, {} symbol(s) not shimmed, {} missing "
+                       "torch librar(y/ies)",
+                       stubs, result.not_shimmed.size(), result.missing_libraries.size());
+}
+
+std::string requirement_text(const std::pair<std::string, std::string>& change) {
+    return (change.first.empty() ? "(none) -> " : change.first + " -> ") + change.second + (change.first.empty() ? " (added)" : "");
 }
 
 }  // namespace
@@ -123,6 +165,65 @@ std::string repair_verdict(const RepairReport& report, const RepairOptions& opti
         return "removed again (--strict, findings left once written): " + name;
     if (report.withdrawn) return "not written (does not load): " + name;
     return "not written (--strict, findings left): " + name;
+}
+
+std::string retag_text(const RetagResult& result, const RetagOptions& options) {
+    std::string out;
+    out += fmt::format("{} -> {}\n", result.file_name.before, result.file_name.after);
+    if (result.fixed_file_name_version)
+        out += fmt::format("  fixed      file name said {}, METADATA {}: METADATA wins\n", *result.fixed_file_name_version,
+                           result.version.before);
+    out += fmt::format("  version    {} -> {}\n", result.version.before, result.version.after);
+    if (result.dist_info.before != result.dist_info.after)
+        out += fmt::format("  dist-info  {} -> {}\n", result.dist_info.before, result.dist_info.after);
+    for (const auto& change : result.requirements) out += fmt::format("  torch pin  {}\n", requirement_text(change));
+    if (result.pin_specifier && result.requirements.empty())
+        out += fmt::format("  torch pin  kept (a URL requirement)\n");
+    if (result.tags.before != result.tags.after)
+        out += fmt::format("  tags       {} -> {}\n", join(result.tags.before, " "), join(result.tags.after, " "));
+    if (const auto kept = unchecked_platform_tags(result, options); !kept.empty())
+        out += fmt::format("  platform   {} kept, not checked against the binaries (retag judges no tag): `wheelfix inspect` "
+                           "shows the tag they deserve, --platform sets it, `wheelfix repair` sets it from them\n",
+                           join(kept, "."));
+    if (result.variant)
+        for (const auto& line : variant_lines(*result.variant)) out += fmt::format("  {}\n", line);
+    if (!result.plan.empty()) out += fmt::format("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
+    else out += fmt::format("wrote {}\n", result.output.string());
+    return out;
+}
+
+std::string shim_text(const ShimResult& result, bool verbose, bool quiet) {
+    std::string out;
+    if (result.shim)
+        out += fmt::format("shim for torch {} ({}): {}\n", result.torch_version, result.machine, result.shim_member);
+    else
+        out += fmt::format("nothing to shim: every torch function the extensions need resolves against torch {}\n",
+                           result.torch_version);
+    std::vector<std::string> lines;
+    for (const auto& shimmed : result.symbols) {
+        lines.push_back("  " + symbol_line(shimmed));
+        if (!verbose) continue;  // with -v each symbol's own details follow it
+        lines.back() += "\n      needed by " + join(shimmed.members, ", ");
+        if (shimmed.decision == ShimDecision::forward) lines.back() += "\n      why: " + shimmed.reason;
+    }
+    for (const auto& skipped : result.not_shimmed)
+        lines.push_back(fmt::format("not shimmed: {}: {} (needed by {})", skipped.demangled, skipped.reason,
+                                    join(skipped.members, ", ")));
+    for (const auto& line : analysis::once_each(lines)) out += fmt::format("{}\n", line);
+    for (const auto& library : result.missing_libraries)
+        out += fmt::format("missing: torch {} has no {} (a shim cannot replace a library)\n", result.torch_version, library);
+    for (const auto& change : result.changed) {
+        out += fmt::format("{}\n", change.member);
+        for (const auto& line : change.changes) out += fmt::format("  {}\n", line);
+    }
+    for (const auto& [before, after] : result.requirements)
+        out += fmt::format("torch pin  {}{}\n", before.empty() ? "(none) -> " : before + " -> ", after);
+    if (result.variant)
+        for (const auto& line : variant_lines(*result.variant)) out += fmt::format("{}\n", line);
+    if (!result.plan.empty()) out += fmt::format("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());
+    else if (!quiet) out += fmt::format("wrote {}\n", result.output.string());
+    if (!fully_repaired(result)) out += fmt::format("{}\n", unrepaired_summary(result));
+    return out;
 }
 
 }  // namespace wheelfix::repair

@@ -1,5 +1,5 @@
-// The writers' records (variant.hpp's VariantOutcome, repair.hpp's RepairReport) as
-// text for people;
+// The writers' records (variant.hpp's VariantOutcome, repair.hpp's RepairReport,
+// retag.hpp's RetagResult, shim_planner.hpp's ShimResult) as text for people;
 // their JSON documents are report_json.hpp's. One module per output format of one
 // record: this is the text.
 //
@@ -8,6 +8,8 @@
 #pragma once
 
 #include "wheelfix/repair/repair.hpp"
+#include "wheelfix/repair/retag.hpp"
+#include "wheelfix/repair/shim_planner.hpp"
 #include "wheelfix/repair/variant.hpp"
 
 #include <string>
@@ -30,5 +32,16 @@ std::vector<std::string> done_lines(const RepairReport& report, bool verbose);
 std::vector<std::string> load_lines(const RepairReport& report);
 std::vector<std::string> left_lines(const RepairReport& report);
 std::string repair_verdict(const RepairReport& report, const RepairOptions& options);
+
+// `retag`'s text after its matrix: the file name before -> after, then one line each for
+// what changed (version, dist-info, each torch pin, tags, the platform tags kept
+// unchecked, the variant), and "wrote NAME" or the plan and "would write NAME".
+std::string retag_text(const RetagResult& result, const RetagOptions& options);
+// `shim`'s text: the shim written (or that nothing needed one), a line per symbol
+// forwarded or stubbed (with `verbose` the members needing it and why), the symbols
+// not shimmed, missing torch libraries, each member's changes, the pin, the variant,
+// "wrote NAME" (not with `quiet`) or the plan, and "not fully repaired: ..." when stubs,
+// unshimmed symbols or missing libraries are left.
+std::string shim_text(const ShimResult& result, bool verbose, bool quiet);
 
 }  // namespace wheelfix::repair
