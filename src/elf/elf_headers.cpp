@@ -8,6 +8,7 @@
 // Extended numbering is honoured: e_shnum 0 with e_shoff set, e_phnum PN_XNUM and
 // e_shstrndx SHN_XINDEX take the real values from section header 0. A file
 // without section headers, or with e_shstrndx SHN_UNDEF, has unnamed sections.
+#include "elf_layout.hpp"
 #include "elf_parser.hpp"
 
 #include "wheelfix/util/error.hpp"
@@ -137,23 +138,9 @@ void Parser::read_program_headers() {
         const std::uint64_t at = phoff_ + i * phentsize_;
         ProgramHeader ph;
         ph.type = in_.u32(at, "p_type");
-        if (in_.is64()) {
-            ph.flags = in_.u32(at + 4, "p_flags");
-            ph.offset = in_.u64(at + 8, "p_offset");
-            ph.vaddr = in_.u64(at + 16, "p_vaddr");
-            ph.paddr = in_.u64(at + 24, "p_paddr");
-            ph.filesz = in_.u64(at + 32, "p_filesz");
-            ph.memsz = in_.u64(at + 40, "p_memsz");
-            ph.align = in_.u64(at + 48, "p_align");
-        } else {
-            ph.offset = in_.u32(at + 4, "p_offset");
-            ph.vaddr = in_.u32(at + 8, "p_vaddr");
-            ph.paddr = in_.u32(at + 12, "p_paddr");
-            ph.filesz = in_.u32(at + 16, "p_filesz");
-            ph.memsz = in_.u32(at + 20, "p_memsz");
-            ph.flags = in_.u32(at + 24, "p_flags");
-            ph.align = in_.u32(at + 28, "p_align");
-        }
+        ph.flags = in_.u32(at + program_header_flags_at(in_.is64()), "p_flags");
+        for (const ProgramHeaderWord& word : kProgramHeaderWords)
+            ph.*word.field = in_.word(at + (in_.is64() ? word.at64 : word.at32), word.name);
         file_.program_headers_.push_back(ph);
     }
 }

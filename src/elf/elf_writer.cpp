@@ -4,6 +4,8 @@
 // inverse of what elf_headers.cpp and elf_dynamic.cpp read.
 #include "elf_writer.hpp"
 
+#include "elf_layout.hpp"
+
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -44,23 +46,9 @@ void ElfWriter::word(std::span<std::uint8_t> out, std::uint64_t at, std::uint64_
 void ElfWriter::program_header(std::span<std::uint8_t> out, std::uint64_t at,
                                const ProgramHeader& ph) const {
     u32(out, at, ph.type);
-    if (is64()) {
-        u32(out, at + 4, ph.flags);
-        u64(out, at + 8, ph.offset);
-        u64(out, at + 16, ph.vaddr);
-        u64(out, at + 24, ph.paddr);
-        u64(out, at + 32, ph.filesz);
-        u64(out, at + 40, ph.memsz);
-        u64(out, at + 48, ph.align);
-        return;
-    }
-    word(out, at + 4, ph.offset);
-    word(out, at + 8, ph.vaddr);
-    word(out, at + 12, ph.paddr);
-    word(out, at + 16, ph.filesz);
-    word(out, at + 20, ph.memsz);
-    u32(out, at + 24, ph.flags);
-    word(out, at + 28, ph.align);
+    u32(out, at + program_header_flags_at(is64()), ph.flags);
+    for (const ProgramHeaderWord& field : kProgramHeaderWords)
+        word(out, at + (is64() ? field.at64 : field.at32), ph.*field.field);
 }
 
 void ElfWriter::section_header(std::span<std::uint8_t> out, std::uint64_t at,
