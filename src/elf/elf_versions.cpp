@@ -45,6 +45,23 @@ std::string_view version_string(const ElfBytes& in, const StringTable& strings,
     return in.string_at(strings.extent, offset, what);
 }
 
+// Walks one chain of version records: at most `count` records of `size` bytes from
+// `at`, each linked to the next by the 4-byte offset at `next_at` inside it (zero
+// ends the chain, as in ld.so); visit(offset) reads each.
+template <class Visit>
+void walk_chain(const ElfBytes& in, RecordBudget& budget, std::uint64_t at, std::uint64_t count,
+                std::uint64_t size, std::uint64_t next_at, const char* what, const char* next_name,
+                const Visit& visit) {
+    for (std::uint64_t i = 0; i < count; ++i) {
+        budget.take();
+        in.range(at, size, what);
+        visit(at);
+        const std::uint32_t next = in.u32(at + next_at, next_name);
+        if (next == 0) break;
+        at += next;
+    }
+}
+
 // Version index -> the table entry that defines it, for one symbol lookup each.
 struct VersionIndex {
     std::vector<const VersionDef*> defs;
@@ -114,64 +131,39 @@ std::optional<VersionTableLocation> Parser::version_table(std::uint32_t section_
 // Elf_Vernaux: vna_hash u32, vna_flags u16, vna_other u16, vna_name u32, vna_next u32.
 void Parser::read_version_needs(const VersionTableLocation& table) {
     RecordBudget budget(in_.file_size(), kVerneedSize, "version needs table");
-    std::uint64_t at = table.offset;
-    for (std::uint64_t i = 0; i < table.count; ++i) {
-        budget.take();
-        in_.range(at, kVerneedSize, "verneed entry");
+    walk_chain(in_, budget, table.offset, table.count, kVerneedSize, 12, "verneed entry", "vn_next",
+               [&](std::uint64_t at) {
         VersionNeed need;
-        const std::uint16_t aux_count = in_.u16(at + 2, "vn_cnt");
-        need.file =
-            version_string(in_, table.strings, in_.u32(at + 4, "vn_file"), "verneed file name");
-        std::uint64_t aux_at = at + in_.u32(at + 8, "vn_aux");
-        for (std::uint16_t j = 0; j < aux_count; ++j) {
-            budget.take();
-            in_.range(aux_at, kVernauxSize, "vernaux entry");
+        need.file = version_string(in_, table.strings, in_.u32(at + 4, "vn_file"), "verneed file name");
+        walk_chain(in_, budget, at + in_.u32(at + 8, "vn_aux"), in_.u16(at + 2, "vn_cnt"), kVernauxSize, 12,
+                   "vernaux entry", "vna_next", [&](std::uint64_t aux_at) {
             VersionNeedAux aux;
             aux.hash = in_.u32(aux_at, "vna_hash");
             aux.flags = in_.u16(aux_at + 4, "vna_flags");
             aux.other = in_.u16(aux_at + 6, "vna_other");
-            aux.name =
-                version_string(in_, table.strings, in_.u32(aux_at + 8, "vna_name"), "vernaux name");
+            aux.name = version_string(in_, table.strings, in_.u32(aux_at + 8, "vna_name"), "vernaux name");
             need.versions.push_back(aux);
-            const std::uint32_t next = in_.u32(aux_at + 12, "vna_next");
-            if (next == 0) break;
-            aux_at += next;
-        }
+        });
         file_.version_needs_.push_back(std::move(need));
-        const std::uint32_t next = in_.u32(at + 12, "vn_next");
-        if (next == 0) break;
-        at += next;
-    }
+    });
 }
 
 // Elf_Verdef: vd_version u16, vd_flags u16, vd_ndx u16, vd_cnt u16, vd_hash u32,
 // vd_aux u32, vd_next u32. Elf_Verdaux: vda_name u32, vda_next u32.
 void Parser::read_version_defs(const VersionTableLocation& table) {
     RecordBudget budget(in_.file_size(), kVerdauxSize, "version definitions table");
-    std::uint64_t at = table.offset;
-    for (std::uint64_t i = 0; i < table.count; ++i) {
-        budget.take();
-        in_.range(at, kVerdefSize, "verdef entry");
+    walk_chain(in_, budget, table.offset, table.count, kVerdefSize, 16, "verdef entry", "vd_next",
+               [&](std::uint64_t at) {
         VersionDef def;
         def.flags = in_.u16(at + 2, "vd_flags");
         def.index = in_.u16(at + 4, "vd_ndx");
-        const std::uint16_t name_count = in_.u16(at + 6, "vd_cnt");
         def.hash = in_.u32(at + 8, "vd_hash");
-        std::uint64_t aux_at = at + in_.u32(at + 12, "vd_aux");
-        for (std::uint16_t j = 0; j < name_count; ++j) {
-            budget.take();
-            in_.range(aux_at, kVerdauxSize, "verdaux entry");
-            def.names.push_back(
-                version_string(in_, table.strings, in_.u32(aux_at, "vda_name"), "verdaux name"));
-            const std::uint32_t next = in_.u32(aux_at + 4, "vda_next");
-            if (next == 0) break;
-            aux_at += next;
-        }
+        walk_chain(in_, budget, at + in_.u32(at + 12, "vd_aux"), in_.u16(at + 6, "vd_cnt"), kVerdauxSize, 4,
+                   "verdaux entry", "vda_next", [&](std::uint64_t aux_at) {
+            def.names.push_back(version_string(in_, table.strings, in_.u32(aux_at, "vda_name"), "verdaux name"));
+        });
         file_.version_defs_.push_back(std::move(def));
-        const std::uint32_t next = in_.u32(at + 16, "vd_next");
-        if (next == 0) break;
-        at += next;
-    }
+    });
 }
 
 std::optional<Extent> Parser::versym_table() const {
