@@ -14,6 +14,8 @@
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/util/text.hpp"
+#include "wheelfix/wheel/filename.hpp"
+#include "wheelfix/wheel/metadata.hpp"
 
 #include <elf.h>
 #include <sys/utsname.h>
@@ -327,33 +329,21 @@ std::string result_platform_tag(const policy::Profile& profile, analysis::WheelR
     return options.only_plat ? asked.text : tag;
 }
 
-// The distributions a wheel's torch and nvidia libraries come from, and whether
-// METADATA requires each ("torch (required)", "nvidia-cuda-runtime (not in METADATA)").
-std::vector<std::string> needed_distributions(const wheel::Wheel& wheel, const analysis::NeededResolution& resolution) {
+// The distributions a wheel's torch and nvidia libraries come from, each with
+// whether a Requires-Dist names it (names compared as PEP 503 normalises them).
+std::vector<DistributionNeed> needed_distributions(const wheel::Wheel& wheel, const analysis::NeededResolution& resolution) {
     std::set<std::string> names;
     for (const auto& object : resolution.members)
         for (const auto& need : object.needs)
             if ((need.library_class == analysis::LibraryClass::torch || need.library_class == analysis::LibraryClass::nvidia) &&
                 !need.distribution.empty())
                 names.insert(need.distribution);
-    std::vector<std::string> requires_dist;
-    for (const auto& [key, value] : wheel.metadata().headers)
-        if (key == "Requires-Dist") requires_dist.push_back(value);
-    auto normal = [](std::string text) {
-        for (auto& c : text) c = c == '_' || c == '.' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        return text;
-    };
-    std::vector<std::string> lines;
-    for (const auto& name : names) {
-        bool required = std::any_of(requires_dist.begin(), requires_dist.end(), [&](const std::string& line) {
-            auto lowered = normal(line);
-            auto wanted = normal(name);
-            return lowered.starts_with(wanted) &&
-                   (lowered.size() == wanted.size() || std::string(" ;<>=!~([").find(lowered[wanted.size()]) != std::string::npos);
-        });
-        lines.push_back(name + (required ? " (METADATA requires it)" : " (not in METADATA's Requires-Dist)"));
-    }
-    return lines;
+    std::set<std::string> required;
+    for (const std::string& line : wheel.metadata().all("Requires-Dist"))
+        required.insert(wheel::normalize_project_name(wheel::parse_requirement(line).name));
+    std::vector<DistributionNeed> needs;
+    for (const auto& name : names) needs.push_back({name, required.contains(wheel::normalize_project_name(name))});
+    return needs;
 }
 
 // The edit request of one member: its relink options for its depth, the search
@@ -630,6 +620,10 @@ private:
 };
 
 }  // namespace
+
+std::string DistributionNeed::text() const {
+    return name + (required ? " (METADATA requires it)" : " (not in METADATA's Requires-Dist)");
+}
 
 OutputClaims::OutputClaims(std::vector<std::string> groups) : groups_(std::move(groups)), settled_(groups_.size(), false) {}
 

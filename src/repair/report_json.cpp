@@ -194,7 +194,9 @@ void write_json(JsonWriter& json, const RepairReport& report) {
         json.begin_object().field("needed", graft.needed_name).field("member", graft.member)
             .field("source", graft.source.string()).field("sha256", graft.sha256).field("owner", graft.owner ? graft.owner->purl() : std::string())
             .string_array("needed_by", graft.needed_by).end_object();
-    json.end_array().string_array("distributions_needed", report.distributions);
+    json.end_array().key("distributions_needed").begin_array();
+    for (const auto& distribution : report.distributions) json.value(distribution.text());
+    json.end_array();
     json.key("file_name").begin_object().field("before", retag.file_name.before).field("after", retag.file_name.after).end_object();
     json.key("version").begin_object().field("before", retag.version.before).field("after", retag.version.after).end_object();
     json.field("torch_pin", retag.pin_specifier ? std::optional<std::string>(retag.pin_specifier->text()) : std::nullopt);

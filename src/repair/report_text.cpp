@@ -83,7 +83,7 @@ std::vector<std::string> wrong_lines(const RepairReport& report) {
         lines.push_back(counted(report.grafted.size(), "library", "libraries") + " from the build machine, not in the wheel: grafted");
     for (const auto& name : report.resolution.names_of(analysis::LibraryClass::python))
         lines.push_back("links " + name + " (forbidden for manylinux wheels): NEEDED removed");
-    for (const auto& distribution : report.distributions) lines.push_back("needs beside it: " + distribution);
+    for (const auto& distribution : report.distributions) lines.push_back("needs beside it: " + distribution.text());
     for (auto& line : finding_lines(report.findings_before)) lines.push_back(std::move(line));
     return lines;
 }

@@ -165,6 +165,16 @@ private:
     std::map<std::filesystem::path, std::filesystem::path> taken_;
 };
 
+// A distribution the wheel's torch or NVIDIA libraries come from (torch,
+// nvidia-cuda-runtime, ...), and whether a Requires-Dist of METADATA names it: the
+// user must install it beside the wheel.
+struct DistributionNeed {
+    std::string name;
+    bool required = false;
+    // "torch (METADATA requires it)", "nvidia-cuda-runtime (not in METADATA's Requires-Dist)"
+    std::string text() const;
+};
+
 struct RepairReport {
     std::filesystem::path input;
     std::filesystem::path output;           // written (or, dry run / strict refusal, would be)
@@ -187,7 +197,7 @@ struct RepairReport {
     // METADATA requires them).
     analysis::NeededResolution resolution;
     std::vector<GraftedFile> grafted;
-    std::vector<std::string> distributions;
+    std::vector<DistributionNeed> distributions;
 
     // What was done.
     std::vector<MemberChange> relinked;
