@@ -2,7 +2,7 @@
 // torch loaded as far as the targets' NEEDED closure reaches, misses grouped.
 #include "wheelfix/analysis/torch_check.hpp"
 
-#include "wheelfix/analysis/loader_view.hpp"
+#include "wheelfix/analysis/member_view.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
@@ -64,7 +64,7 @@ void append_targets(Targets& targets, Targets&& found) {
 }
 
 // The library members, each read as far as its loader's view needs
-// (loader_view.hpp) on the threads the budget spares, each into its own Targets;
+// (member_view.hpp) on the threads the budget spares, each into its own Targets;
 // joined in member order, so the result is the serial one whatever the budget.
 Targets read_wheel_targets(const std::string& path) {
     const zip::Archive archive = zip::Archive::open(path);

@@ -3,9 +3,8 @@
 #include "wheelfix/repair/foresight.hpp"
 
 #include "wheelfix/analysis/elf_report.hpp"
-#include "wheelfix/analysis/loader_view.hpp"
+#include "wheelfix/analysis/member_view.hpp"
 #include "wheelfix/repair/plan.hpp"
-#include "wheelfix/repair/speculation.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/parallel_tasks.hpp"
 #include "wheelfix/zip/codec.hpp"
@@ -37,7 +36,7 @@ Seen look(const ShimPlanner* planner, const zip::Archive& archive, const zip::Me
     };
     try {
         if (member.method == zip::Method::deflated && member.size >= kBoundedFrom) {
-            if (!read_far_view(archive, member, learn)) return {};
+            if (!analysis::read_far_view(archive, member, learn)) return {};
             return seen;
         }
         const auto view = analysis::read_loader_view(archive, member, archive.path().string(), tail_reads_left);

@@ -1,6 +1,15 @@
-// A wheel's library members as the dynamic loader sees them, read only as far as
-// that needs: what `check` reads (analysis/torch_check.hpp), and what repair reads
-// ahead of its one pass to foresee its shim (repair/foresight.hpp).
+// The partial views of one member, and how each is read: the one place that reads a
+// member's bytes for a view without the whole pass over the wheel (that pass, which
+// reads each member whole or as a bounded stream, is wheel/scan.hpp's, driven by the
+// plan engine, repair/plan.hpp). Two views:
+// - the loader's view (read_loader_view): streamed from the start, stopping once the
+//   loader's view parses, the member's end read through zip::FarReader's confirmed
+//   entry when the tables lie there; checked where it matters (what `check` reads,
+//   analysis/torch_check.hpp, and repair's foresight of small members);
+// - the far view (read_far_view): the member's head and the ranges its readers want
+//   past it through zip::FarReader's unconfirmed entries, for a fraction of a full
+//   inflate; never trusted (repair's speculation and foresight of big members, whose
+//   answers the real pass confirms).
 //
 // Contract: read_loader_view(archive, member, wheel_label, tail_reads_left) streams
 // the member into an elf::StreamedElf keeping what the loader reads
@@ -22,6 +31,23 @@
 // the read stopped early); `bytes` is null when the member is not ELF. A member
 // that is ELF but invalid is an InputError "<wheel_label>: <member>: invalid ELF: ...";
 // errors of the member's bytes are InputErrors naming the archive and member.
+//
+// read_far_view(archive, member, use) reads the deflated member's first kFarViewHead
+// inflated bytes (where linkers put the dynamic tables: elf/streamed_elf.hpp's
+// first-load window) into a StreamedElf keeping what the loader reads, and the ranges
+// its readers then want past them through zip::FarReader (which enters the deflate
+// stream near them without inflating what comes before: PT_DYNAMIC's range with a
+// locator that recognizes its dynamic array, from the program headers' PT_DYNAMIC
+// entry, so that the decode stops there; others, the section headers at the end,
+// decoding to the end), as many rounds as read_streamed would take: use(elf) runs on
+// each parse of that partial image, until one reads nothing missing. False, never an
+// error, when the member is not a deflated ELF file, a wanted range lies where
+// neither read reaches, or the ELF, an edit use() plans, the member's bytes or the
+// inflate fail on the partial image (a pass that reads every byte reports them).
+// Nothing read so is CRC-checked: a caller uses it only where a wrong answer costs a
+// second read, never a wrong byte. Cost: one inflate of the head, plus FarReader's (a
+// few percent of a full inflate on real libraries); memory: the head, the kept
+// ranges and a ring per far read (zip::FarReader::kRing at most).
 //
 // read_loader_views(archive, members, use) reads each of `members` so, on the
 // threads the thread budget spares, largest first (util/parallel_tasks.hpp), and
@@ -52,6 +78,8 @@ inline constexpr std::uint64_t kStopEarlyFrom = std::uint64_t(16) << 20;
 // was only if something before that end is still missing.
 inline constexpr std::uint64_t kTailFrom = std::uint64_t(64) << 20;
 inline constexpr int kMaxTailReads = 16;  // a wheel's members together
+// A far view's head: the bytes read from the start before any far read.
+inline constexpr std::uint64_t kFarViewHead = std::uint64_t(16) << 20;
 
 struct LoaderView {
     std::unique_ptr<elf::StreamedElf> bytes;  // null: not ELF
@@ -62,6 +90,9 @@ struct LoaderView {
 
 LoaderView read_loader_view(const zip::Archive& archive, const zip::Member& member, const std::string& wheel_label,
                             std::atomic<int>& tail_reads_left);
+
+using FarViewUse = std::function<void(const elf::ElfFile& elf)>;
+bool read_far_view(const zip::Archive& archive, const zip::Member& member, const FarViewUse& use);
 
 std::vector<const zip::Member*> library_members(const zip::Archive& archive);
 
