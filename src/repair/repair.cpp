@@ -6,6 +6,7 @@
 // load-tested before it is published.
 #include "wheelfix/repair/repair.hpp"
 
+#include "wheelfix/analysis/torch_verdict.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/repair/foresight.hpp"
@@ -15,7 +16,6 @@
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/util/text.hpp"
 #include "wheelfix/wheel/filename.hpp"
-#include "wheelfix/wheel/metadata.hpp"
 
 #include <elf.h>
 #include <sys/utsname.h>
@@ -338,9 +338,8 @@ std::vector<DistributionNeed> needed_distributions(const wheel::Wheel& wheel, co
             if ((need.library_class == analysis::LibraryClass::torch || need.library_class == analysis::LibraryClass::nvidia) &&
                 !need.distribution.empty())
                 names.insert(need.distribution);
-    std::set<std::string> required;
-    for (const std::string& line : wheel.metadata().all("Requires-Dist"))
-        required.insert(wheel::normalize_project_name(wheel::parse_requirement(line).name));
+    const auto declared = analysis::torch_claims(wheel).requires_dist;  // normalised, as check reads them
+    const std::set<std::string> required(declared.begin(), declared.end());
     std::vector<DistributionNeed> needs;
     for (const auto& name : names) needs.push_back({name, required.contains(wheel::normalize_project_name(name))});
     return needs;
