@@ -176,7 +176,7 @@ TorchRequirement torch_verdict(const TorchMatrix& matrix, const StableAbiUse& st
     std::vector<bool> resolves(count);
     for (std::size_t i = 0; i < count; ++i) resolves[i] = matrix.column_verdict(i) == Verdict::ok && versions[i];
     if (std::none_of(resolves.begin(), resolves.end(), [](bool ok) { return ok; })) {
-        verdict.finding = "no release of the matrix loads it (see the misses above)";
+        verdict.finding = "no release of the matrix loads it";
         return verdict;
     }
     if (!claims.author_meets) {
