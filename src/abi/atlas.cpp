@@ -306,8 +306,6 @@ void scan_symbol_lines(AtlasParser& parser, std::uint32_t count, std::size_t set
 
 }  // namespace
 
-std::string AtlasEntry::release() const { return torch_version.substr(0, torch_version.find('+')); }
-
 bool is_torch_python_library(std::string_view file_name) { return file_name.starts_with("libtorch_python."); }
 
 bool torch_version_less(std::string_view a, std::string_view b) {
@@ -514,40 +512,6 @@ const std::vector<Atlas::SymbolRecord>& Atlas::symbols() const {
     std::string().swap(pending.text);
     pending.parsed = true;
     return symbols_;
-}
-
-std::vector<std::vector<std::uint32_t>> Atlas::nodes_defining(const std::vector<std::string>& names) const {
-    std::vector<std::vector<std::uint32_t>> nodes(names.size());
-    const auto finish = [&] {
-        for (std::vector<std::uint32_t>& found : nodes) {
-            std::sort(found.begin(), found.end());
-            found.erase(std::unique(found.begin(), found.end()), found.end());
-        }
-        return nodes;
-    };
-    std::unique_lock<std::mutex> lock;
-    if (pending_) lock = std::unique_lock<std::mutex>(pending_->parsing);
-    if (!pending_ || pending_->parsed) {
-        lock = {};
-        for (std::size_t i = 0; i < names.size(); ++i) nodes[i] = nodes_defining(names[i]);
-        return nodes;
-    }
-    // One pass over the symbol lines: a key's name part (before its first '@'; a '@' in a
-    // name is escaped) looked up among the escaped names asked.
-    std::unordered_map<std::string, std::vector<std::size_t>> wanted;
-    for (std::size_t i = 0; i < names.size(); ++i) wanted[escape(names[i])].push_back(i);
-    const PendingSymbols& pending = *pending_;
-    AtlasParser parser(pending.text, pending.where, pending.at, pending.line);
-    std::string name;
-    scan_symbol_lines(parser, pending.count, set_count(), [&](std::string_view key, std::uint8_t, std::uint32_t set) {
-        name.assign(key.substr(0, key.find('@')));
-        const auto found = wanted.find(name);
-        if (found == wanted.end()) return;
-        for (std::size_t i : found->second)
-            nodes[i].insert(nodes[i].end(), set_members_.begin() + set_offsets_[set],
-                            set_members_.begin() + set_offsets_[set + 1]);
-    });
-    return finish();
 }
 
 Atlas::Subset Atlas::select(const SymbolSelection& selection) const {
@@ -770,29 +734,6 @@ SymbolIndex Atlas::index_for(const AtlasRelease& release, std::string_view pytho
     index.source_sha256 = primary.sha256;
     index.not_covered = std::move(not_covered);
     return index;
-}
-
-std::vector<std::uint32_t> Atlas::nodes_defining(std::string_view name) const {
-    const std::string escaped = escape(name);
-    const auto key_of = [&](const SymbolRecord& record) {
-        return std::string_view(keys_.data() + record.key_offset, record.key_length);
-    };
-    std::vector<std::uint32_t> nodes;
-    auto add_set = [&](std::uint32_t set) {
-        nodes.insert(nodes.end(), set_members_.begin() + set_offsets_[set], set_members_.begin() + set_offsets_[set + 1]);
-    };
-    const std::vector<SymbolRecord>& records = symbols();
-    // The unversioned key, then the versioned ones ("name@…", adjacent to each other).
-    auto at = std::lower_bound(records.begin(), records.end(), std::string_view(escaped),
-                               [&](const SymbolRecord& record, std::string_view key) { return key_of(record) < key; });
-    for (; at != records.end() && key_of(*at) == escaped; ++at) add_set(at->set);
-    const std::string versioned = escaped + "@";
-    at = std::lower_bound(records.begin(), records.end(), std::string_view(versioned),
-                          [&](const SymbolRecord& record, std::string_view key) { return key_of(record) < key; });
-    for (; at != records.end() && key_of(*at).starts_with(versioned); ++at) add_set(at->set);
-    std::sort(nodes.begin(), nodes.end());
-    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-    return nodes;
 }
 
 SymbolIndex Atlas::entry_index(std::uint32_t entry) const {

@@ -136,9 +136,6 @@ void fill_policy(ElfReport& report, const elf::ElfFile& elf) {
     report.needs = needs_of(elf);
     if (named_for_musl(report.name)) report.needs.links_musl = true;
     report.honest_tag = policy::honest_tag(report.needs, report.machine);
-    if (report.needs.links_musl) return;
-    if (const auto* tag = policy::lowest_manylinux_tag(report.needs, report.machine))
-        report.honest_tag_alias = tag->alias;
 }
 
 void fill_cuda_linkage(ElfReport& report) {

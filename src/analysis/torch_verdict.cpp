@@ -98,7 +98,6 @@ TorchClaims torch_claims(const wheel::Wheel& wheel) {
         const std::string project = wheel::normalize_project_name(requirement.name);
         claims.requires_dist.push_back(project);
         if (project != "torch" || !requirement.marker.empty() || !requirement.url.empty()) continue;
-        claims.author_lines.push_back(value);
         const auto set = wheel::SpecifierSet::try_parse(requirement.specifier);
         if (!set) continue;  // unreadable: it stays as the author wrote it, and bounds nothing we write
         const auto meet = claims.author.intersect(*set);

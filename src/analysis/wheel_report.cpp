@@ -141,10 +141,6 @@ WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::Mem
     return report;
 }
 
-ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, std::span<const std::uint8_t> image) {
-    return analyze_or_throw(wheel.archive().path().string() + ": " + member, member, image, wheel::directory_depth(member));
-}
-
 ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, const elf::ElfFile& elf) {
     try {
         return analyze_elf(member, elf, wheel::directory_depth(member));

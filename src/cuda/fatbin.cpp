@@ -181,10 +181,6 @@ const char* FatbinEntry::kind_name() const {
     return "unknown";
 }
 
-std::vector<FatbinEntry> parse_fatbin_section(std::span<const std::uint8_t> bytes) {
-    return parse_fatbin_section(bytes, nullptr, 0);
-}
-
 std::vector<FatbinEntry> parse_fatbin_section(std::span<const std::uint8_t> bytes, const ByteRanges* present,
                                               std::uint64_t file_offset) {
     const Walk walk{bytes, present, file_offset};

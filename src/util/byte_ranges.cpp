@@ -38,10 +38,6 @@ void ByteRanges::add(std::uint64_t begin, std::uint64_t end) {
     total_ += end - begin;
 }
 
-void ByteRanges::add(const ByteRanges& other) {
-    for (const Range& range : other.ranges_) add(range.first, range.second);
-}
-
 bool ByteRanges::covers(std::uint64_t begin, std::uint64_t end) const {
     if (begin >= end) return true;
     auto range = first_ending_at_or_after(ranges_, end);

@@ -14,6 +14,5 @@ std::string Palette::bad(std::string_view text) const { return wrap("1;31", text
 std::string Palette::good(std::string_view text) const { return wrap("32", text); }
 std::string Palette::warn(std::string_view text) const { return wrap("33", text); }
 std::string Palette::strong(std::string_view text) const { return wrap("1", text); }
-std::string Palette::faint(std::string_view text) const { return wrap("2", text); }
 
 }  // namespace wheelfix

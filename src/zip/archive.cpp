@@ -474,8 +474,6 @@ RawReader::RawReader(RawReader&&) noexcept = default;
 RawReader& RawReader::operator=(RawReader&&) noexcept = default;
 RawReader::~RawReader() = default;
 
-std::uint64_t RawReader::position() const { return state_->position; }
-
 void RawReader::skip_to(std::uint64_t position) {
     auto& s = *state_;
     s.position = std::min(position, s.member.compressed_size);

@@ -250,7 +250,6 @@ struct Deflater::Impl {
     virtual void start(std::span<const std::uint8_t> dictionary) = 0;
     virtual void feed(std::span<const std::uint8_t> input, std::vector<std::uint8_t>& out) = 0;
     virtual void end(bool final_block, std::vector<std::uint8_t>& out) = 0;
-    virtual Backend backend() const noexcept = 0;
 };
 
 namespace {
@@ -276,7 +275,6 @@ public:
     void start(std::span<const std::uint8_t> dictionary) override { raw_.start(dictionary); }
     void feed(std::span<const std::uint8_t> input, std::vector<std::uint8_t>& out) override { raw_.feed(input, out); }
     void end(bool final_block, std::vector<std::uint8_t>& out) override { raw_.end(final_block, out); }
-    Backend backend() const noexcept override { return Backend::zlib; }
 
 private:
     RawDeflater raw_;
@@ -345,8 +343,6 @@ public:
         }
     }
 
-    Backend backend() const noexcept override { return Backend::isal; }
-
 private:
     // One isal_deflate() call into fresh room; true when the room was filled.
     bool run_once(std::vector<std::uint8_t>& out) {
@@ -389,8 +385,6 @@ void Deflater::feed(std::span<const std::uint8_t> input, std::vector<std::uint8_
 void Deflater::end(bool final_block, std::vector<std::uint8_t>& out) {
     impl_->end(final_block, out);
 }
-
-Backend Deflater::backend() const noexcept { return impl_->backend(); }
 
 DeflateChoice member_deflate() noexcept {
 #ifdef WHEELFIX_HAVE_ISAL

@@ -127,11 +127,11 @@ TEST_CASE("a damaged atlas is an InputError, never a crash") {
                                       "node id"),
                     InputError);
     // The symbol lines are read on first need: damage there is an InputError then, by
-    // either reader (the whole table, or the one-pass lookup by name).
+    // either reader (the whole table, or the one-pass selection by name).
     const abi::Atlas damaged = abi::Atlas::parse(
         "wheelfix-torch-atlas 1\nentries 1\nt - - - w -\nlibraries 1\nL 0 a -\nsets 1\n0\nsymbols 1\n4 2 0 abc\nend\n",
         "prefix");
-    CHECK_THROWS_AS(damaged.nodes_defining(std::vector<std::string>{"abc"}), InputError);
+    CHECK_THROWS_AS(damaged.select({{"abc"}, {}}), InputError);
     CHECK_THROWS_AS(damaged.symbol_count(), InputError);
     CHECK_THROWS_AS(abi::Atlas::parse("wheelfix-torch-atlas 1\nentries 1\nt - - - w -\nlibraries 1\nL 0 a -\nsets 1\n"
                                       "0\nsymbols 1\n0 2 0 abc\n", "no end").symbol_count(),
@@ -140,12 +140,11 @@ TEST_CASE("a damaged atlas is an InputError, never a crash") {
         "wheelfix-torch-atlas 1\nentries 1\n2.0.0 - x86_64 cp312 w -\nlibraries 1\nL 0 libtorch.so -\nsets 1\n0\n"
         "symbols 2\n0 2 0 abc\n2 2 0 d\nend\n",
         "tiny");
-    // The one-pass lookup (nothing parsed yet) and the table's binary search agree.
-    const std::vector<std::string> names{"abd", "zz", "abc"};
-    const auto by_scan = tiny.nodes_defining(names);
-    CHECK(by_scan == std::vector<std::vector<std::uint32_t>>{{0}, {}, {0}});
+    // The one-pass selection (nothing parsed yet) and the parsed table's agree.
+    const abi::SymbolSelection names{{"abd", "zz", "abc"}, {}};
+    CHECK(tiny.select(names).size() == 2);
     const abi::SymbolIndex index = tiny.index_for(tiny.releases().front(), "");
-    CHECK(tiny.nodes_defining(names) == by_scan);
+    CHECK(tiny.select(names).size() == 2);
     REQUIRE(index.libraries.size() == 1);
     CHECK(symbol_names(index.libraries[0]) == std::vector<std::string>{"abc@@:2", "abd@@:2"});
 }

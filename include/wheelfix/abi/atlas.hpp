@@ -22,11 +22,9 @@
 // load() reads it back (refusing another format version, damaged data, counts or
 // ids out of range: InputError naming the file). The symbol lines (nearly all of
 // the file) are parsed only when a question needs every name: materialising a
-// release, saving, counting; until then the inflated text is kept and
-// nodes_defining(names) answers by one pass over it, decoding each key in place and
-// hash-looking it up among the names asked (inspect's torch range never builds the
-// symbol table). Damage in the symbol lines is reported (InputError naming the file)
-// when they are first read. index_for() materialises one
+// release, saving, counting; until then the inflated text is kept and select()
+// reads it in place. Damage in the symbol lines is reported (InputError naming the
+// file) when they are first read. index_for() materialises one
 // release as a SymbolIndex that check_imports() takes, only as far as the roots'
 // NEEDED closure reaches, with libtorch_python taken from the wheel of the asked
 // CPython tag: when the release has no entry for that tag, `not_covered` names it
@@ -72,7 +70,6 @@ struct AtlasEntry {
     std::string wheel;          // the file name it was indexed from
     std::string sha256;         // of that wheel, hex; empty when unknown
 
-    std::string release() const;  // torch_version without "+local": "2.9.1"
 };
 
 struct AtlasLibrary {
@@ -124,12 +121,6 @@ public:
                           const IndexOptions& options = {}, const Subset* subset = nullptr) const;
     Subset select(const SymbolSelection& selection) const;
     SymbolIndex entry_index(std::uint32_t entry) const;
-
-    // Without materialising anything (inspect's torch range): the nodes defining `name`
-    // in any version.
-    std::vector<std::uint32_t> nodes_defining(std::string_view name) const;
-    // The same for many names at once (result[i] for names[i]), without parsing the symbol lines.
-    std::vector<std::vector<std::uint32_t>> nodes_defining(const std::vector<std::string>& names) const;
 
 private:
     struct SymbolRecord {

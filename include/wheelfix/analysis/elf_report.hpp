@@ -59,7 +59,6 @@ struct ElfReport {
 
     policy::NeededVersions needs;
     std::string honest_tag;  // "manylinux_2_17", "musllinux_1_1", or "" when none fits
-    std::string honest_tag_alias;
 
     std::optional<int> cudart_major;    // from NEEDED libcudart.so.N
     std::vector<std::string> cuda_libraries;  // NEEDED CUDA libraries (cublas, nccl, ...)

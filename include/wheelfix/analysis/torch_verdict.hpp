@@ -69,7 +69,6 @@ struct TorchClaims {
     std::optional<wheel::Version> built_for;  // the torch release (or minor) the wheel names
     std::string built_for_source;             // "local version +torch2.9", "METADATA torch==2.9.1"
     wheel::SpecifierSet author;               // unconditional Requires-Dist: torch, intersected
-    std::vector<std::string> author_lines;    // as written
     bool author_meets = true;                 // false: the author's own clauses cannot meet
     std::vector<std::string> requires_dist;   // normalised names of every Requires-Dist
 };

@@ -118,7 +118,6 @@ struct KnownMember {
 };
 using KnownMembers = std::function<std::optional<KnownMember>(const zip::Member&)>;
 WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers& known);
-ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, std::span<const std::uint8_t> image);
 ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, const elf::ElfFile& elf);
 std::unique_ptr<elf::StreamedElf> streamed_for_analysis(std::uint64_t size);
 ElfReport analyze_streamed(elf::StreamedElf& streamed, const elf::Fetch& fetch, const std::string& label,

@@ -37,7 +37,7 @@
 // between containers (alignment padding) are skipped, and so is zero padding at
 // the end of a container's payload. Nothing is decompressed: only headers are read.
 // An entry of an unknown kind is returned with its raw kind value.
-// The three-argument form reads the section inside a partial image (util/
+// Given `present`, it reads the section inside a partial image (util/
 // byte_ranges.hpp): `bytes` starts at image offset `file_offset`, every byte it
 // reads must be `present`, else BytesNotKept; the result, when there is one, is
 // the one the whole section gives. cuda/fatbin_scan.hpp keeps those bytes while
@@ -98,9 +98,8 @@ struct FatbinEntry {
     const char* kind_name() const;    // "cubin", "ptx", "ltoir", "unknown"
 };
 
-std::vector<FatbinEntry> parse_fatbin_section(std::span<const std::uint8_t> bytes);
-std::vector<FatbinEntry> parse_fatbin_section(std::span<const std::uint8_t> bytes, const ByteRanges* present,
-                                              std::uint64_t file_offset);
+std::vector<FatbinEntry> parse_fatbin_section(std::span<const std::uint8_t> bytes, const ByteRanges* present = nullptr,
+                                              std::uint64_t file_offset = 0);
 
 // Whether an entry can run on a GPU of compute capability `sm` (e.g. 100, 120;
 // major = sm / 10, minor = sm % 10):

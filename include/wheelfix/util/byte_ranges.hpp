@@ -24,7 +24,6 @@ public:
     using Range = std::pair<std::uint64_t, std::uint64_t>;
 
     void add(std::uint64_t begin, std::uint64_t end);
-    void add(const ByteRanges& other);
     bool covers(std::uint64_t begin, std::uint64_t end) const;
     // The parts of [begin, end) this set covers, in order.
     std::vector<Range> intersect(std::uint64_t begin, std::uint64_t end) const;

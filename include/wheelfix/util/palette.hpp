@@ -22,7 +22,6 @@ public:
     std::string good(std::string_view text) const;    // green: what passes (yes, OK)
     std::string warn(std::string_view text) const;    // yellow: works, with a caveat (stub, weak)
     std::string strong(std::string_view text) const;  // bold: headings, file names
-    std::string faint(std::string_view text) const;   // dim: secondary detail
 
 private:
     std::string wrap(std::string_view code, std::string_view text) const;

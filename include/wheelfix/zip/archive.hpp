@@ -85,7 +85,6 @@ public:
     // file ends early or cannot be read (a stored member's CRC is checked when its
     // last byte is read).
     std::size_t read(std::span<std::uint8_t> buffer);
-    std::uint64_t position() const;  // bytes delivered so far
     // Goes on reading from `position` in the stored bytes (clamped to their end),
     // for a reader that resumes mid-stream (zip/seekable_member.hpp). A stored
     // member's CRC is then not checked: only a front-to-back read sees every byte.

@@ -94,7 +94,6 @@ public:
     void start(std::span<const std::uint8_t> dictionary = {});
     void feed(std::span<const std::uint8_t> input, std::vector<std::uint8_t>& out);
     void end(bool final_block, std::vector<std::uint8_t>& out);
-    Backend backend() const noexcept;
 
     struct Impl;
 
