@@ -39,15 +39,6 @@ std::string without_member_prefix(const std::string& problem, const std::string&
 
 // ---- hashing --------------------------------------------------------------------
 
-MemberDigest digest_member(const zip::Archive& archive, const zip::Member& member) {
-    MemberDigest digest;
-    digest.member = &member;
-    Sha256 hasher;
-    digest.size = archive.stream(member, [&](std::span<const std::uint8_t> chunk) { hasher.update(chunk); });
-    digest.sha256 = hasher.digest();
-    return digest;
-}
-
 // sha384 / sha512 of a member, urlsafe-b64 without padding.
 std::string evp_hash(const zip::Archive& archive, const zip::Member& member, std::string_view algorithm) {
     init_crypto();
@@ -269,22 +260,6 @@ std::vector<VerifyFinding> verify_wheel(const Wheel& wheel, const std::vector<Me
     check_name_collisions(wheel, findings);
     check_name_lengths(wheel, findings);
     return findings;
-}
-
-std::vector<VerifyFinding> verify_wheel(const Wheel& wheel) {
-    std::vector<MemberDigest> digests;
-    Findings unreadable;
-    for (const auto& member : wheel.archive().members()) {
-        if (member.is_directory) continue;
-        try {
-            digests.push_back(digest_member(wheel.archive(), member));
-        } catch (const InputError& error) {
-            unreadable.push_back({member.name, without_member_prefix(error.problem(), member.name)});
-        }
-    }
-    auto findings = verify_wheel(wheel, digests);
-    unreadable.insert(unreadable.end(), findings.begin(), findings.end());
-    return unreadable;
 }
 
 }  // namespace wheelfix::wheel

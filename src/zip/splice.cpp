@@ -1,12 +1,6 @@
-// plan_splice: a new deflate stream for an edited member that reuses the original
-// compressed bytes everywhere except around the edits.
-//
-// Technique (zlib's examples/zran.c for the index, gzjoin.c for joining streams):
-// a deflate block decodes from its own bits plus the 32 KiB of output before it.
-// So for an edit [a, b) (original coordinates) we restart at the last block
-// boundary p <= a and resume the original at the first boundary q >= b + 32 KiB:
-// from q on, the window holds original bytes again and the original blocks decode
-// as before, whatever the edit did to the length. The new stream is
+// plan_splice (splice.hpp has the contract). A deflate block decodes from its own
+// bits plus the 32 KiB of output before it, so for an edit [a, b) restarting at the
+// block boundary p <= a and resuming at the boundary q >= b + 32 KiB gives
 //
 //   original bytes [0, p/8)                  copied as stored
 //   deflate of the new content [p, q)        dictionary: the 32 KiB before p;
@@ -17,20 +11,16 @@
 //                                            byte's high 8 - q%8 bits (q's start)
 //   original bytes [q/8 + 1, end)            copied as stored (from q/8 if aligned)
 //
-// so the original tail is never bit-shifted and any boundary can be q, not only
-// the one in eight that is byte aligned (see RawDeflater::end_before). Without a
-// q the middle runs to the end and ends with Z_FINISH. Regions whose [p, q]
-// meet are merged. The bytes before p never include the final block (p is a
-// block start). The new content is never materialized. Its SHA-256 runs on a
-// thread of its own (when the thread budget spares one) over the content as a list of spans (subspans of the inflated
-// original and the edits' bytes, apply_edits' order), while this thread deflates.
-// Its CRC-32 never reads the unchanged spans: they run between access points (or
-// to the member's end), whose prefix CRCs inflate_indexed recorded, so with
-// crc32_combine's linearity (zlib >= 1.2.12: combine(c1, c2, n) = shift(c1, n) ^ c2)
+// (see RawDeflater::end_before). The bytes before p never include the final block
+// (p is a block start). The new content is never materialized: its SHA-256 reads it
+// as a list of spans (subspans of the inflated original and the edits' bytes,
+// apply_edits' order). Its CRC-32 never reads the unchanged spans: they run between
+// access points (or to the member's end), whose prefix CRCs inflate_indexed
+// recorded, so with crc32_combine's linearity (zlib >= 1.2.12:
+// combine(c1, c2, n) = shift(c1, n) ^ c2)
 //   crc(span [s, e)) = prefix(e) ^ combine(prefix(s), 0, e - s)
 // and the span is folded into the running CRC with crc32_combine; only the bytes
-// fed to deflate are CRC'd directly. A stored original, or a splice that would
-// re-deflate everything, goes to parallel_deflate.
+// fed to deflate are CRC'd directly.
 #include "wheelfix/zip/splice.hpp"
 
 #include "wheelfix/util/sha256.hpp"

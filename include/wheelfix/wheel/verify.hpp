@@ -20,9 +20,8 @@
 //   aside by a writer: relink, shim, retag and repair refuse such a wheel).
 // - a Wheel-Version of an unknown major (a wheel opened with WheelVersion::report):
 //   pip refuses to install it (FindingKind::wheel_version, never set aside).
-// The one-argument form reads every member once (a member that cannot be read —
-// CRC mismatch, corrupt data — is a finding). The two-argument form takes the
-// digests scan_members() already computed and reads nothing again except members
+// It takes the digests scan_members() already computed (a member that cannot be
+// read is scan_members' InputError) and reads nothing again except members
 // whose RECORD hash is sha384/sha512; members without a digest are not hash-checked,
 // and a digest without a hash (MemberDigest::hashed false, scan_sizes) is checked
 // by size only.
@@ -48,7 +47,6 @@ struct VerifyFinding {
     FindingKind kind = FindingKind::record;
 };
 
-std::vector<VerifyFinding> verify_wheel(const Wheel& wheel);
 // Whether WHEEL's Tag lines are exactly the tags the file name expands to (the
 // FindingKind::tags part of verify_wheel, which reads no member).
 bool tags_agree(const Wheel& wheel);
