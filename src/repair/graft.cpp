@@ -100,12 +100,8 @@ std::optional<Links> early_links(const wheel::Wheel& wheel, const analysis::ElfR
     }
     for (const auto& needed : elf.needed)
         if (base_names.contains(needed)) return std::nullopt;
-    analysis::SearchContext context;
-    context.ldpaths = options.ldpaths;
-    context.root = options.root;
-    context.exclude = options.exclude;
-    context.musl = elf.needs.links_musl;
-    context.cuda_major = elf.cudart_major;
+    const analysis::SearchContext context{.ldpaths = options.ldpaths, .root = options.root, .exclude = options.exclude,
+                                          .musl = elf.needs.links_musl, .cuda_major = elf.cudart_major};
     std::vector<analysis::WheelElf> view{{elf.name, analysis::installed_path(elf.name).value_or(""), &elf}};
     GraftPlan plan;
     plan.libs_dir = libs_dir;
@@ -135,12 +131,8 @@ GraftPlan plan_grafts(const wheel::Wheel& wheel, const std::vector<analysis::Elf
         if (!elf_members.contains(member.name) && !member.name.starts_with(wheel.dist_info() + "/"))
             if (auto installed = analysis::installed_path(member.name)) others.push_back(*installed);
 
-    analysis::SearchContext context;
-    context.ldpaths = options.ldpaths;
-    context.root = options.root;
-    context.exclude = options.exclude;
-    context.musl = wheel_links_musl(elves);
-    context.cuda_major = wheel_cuda_major(elves);
+    const analysis::SearchContext context{.ldpaths = options.ldpaths, .root = options.root, .exclude = options.exclude,
+                                          .musl = wheel_links_musl(elves), .cuda_major = wheel_cuda_major(elves)};
 
     GraftPlan plan;
     plan.libs_dir = libs_dir;

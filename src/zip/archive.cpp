@@ -17,15 +17,8 @@
 //
 // Raw (compressed) bytes do not go through libzip: its layered sources read the
 // file into a buffer of their own and copy it again into ours, and a zip_t is not
-// thread-safe. open_raw() reads
-// them with pread from where the member's stored bytes begin (the central
-// directory and local headers walked once per archive, stored_offsets.hpp), on a
-// descriptor of our own opened with the archive.
-//
-// Before anything is inflated, open() also applies the inflate limits (a zip bomb
-// is refused from its central directory, never discovered by running out of
-// memory or disk: a member cannot deliver more than its declared size), and reads
-// each symlink entry's target to refuse one that leaves the archive.
+// thread-safe. open_raw() preads them on a descriptor of our own opened with the
+// archive.
 #include "wheelfix/zip/archive.hpp"
 
 #include "sink_pipeline.hpp"

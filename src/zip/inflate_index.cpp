@@ -14,13 +14,10 @@
 // the inflated bytes go is a Delivery: a fixed buffer handed to the sink when full
 // (streaming), or the kept image itself — sized once for the member (one byte
 // over, so an overlong stream shows at once) and written by inflate() directly.
-// Size and CRC-32 are checked against the central directory. The digest (CRC-32,
-// the prefix CRC at each block start, SHA-256 when asked) runs either on this
-// thread as the bytes pass, or, for a big kept image when the thread budget
-// (util/thread_budget.hpp) has a share to spare, on a Follower: a second thread
-// that digests the image up to where this one has published it final, in
-// order, and prefaults the pages just ahead of the inflate (MADV_POPULATE_WRITE),
-// so a 541 MB member costs this thread its inflate and little else.
+// A big kept image's digest runs on a Follower (the header says when): it digests
+// the image up to where this thread has published it final, and prefaults the
+// pages just ahead of the inflate (MADV_POPULATE_WRITE), so a 541 MB member costs
+// this thread its inflate and little else.
 //
 // Why not MADV_HUGEPAGE on the image: measured here (a Firecracker VM, THP in
 // madvise mode, free page reporting by virtio_balloon) a huge page freed a few

@@ -8,7 +8,8 @@
 // decodes to). zlib finds every boundary; ISA-L finds one at least every ~1 MiB
 // of output (past that it is fed short slices until it stands at one), so a
 // splice re-deflates a little more around an edit and windows are a little
-// further apart, for an inflate 1.4x faster. index_backend() picks by what the read keeps. The CRC-32 and size are checked against the central directory; a
+// further apart, for an inflate 1.4x faster. index_backend() picks by what the
+// read keeps. The CRC-32 and size are checked against the central directory; a
 // mismatch, truncated or corrupt data is an InputError naming the archive and
 // member. Stored members have no blocks: their index is empty (plan_splice then
 // deflates the new content whole). Each access point also keeps the compressed
