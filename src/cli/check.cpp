@@ -1,30 +1,12 @@
-// `wheelfix check WHEEL|ELF... --torch PATH... [--json]`: will the wheel's extensions
-// load against each torch? PATH is a torch directory, a torch wheel or an index.
-// Several inputs (`check dist/*.whl`): each torch is loaded once for all of them,
-// each input gets its report, then one summary line (JSON: check/2) and one exit
-// status; one input prints exactly what it always did (JSON: check/1). Among
-// several, an input without ELF shared objects (a pure-python wheel) is said to
-// have nothing to check, not refused; alone it is refused as before.
-//
-// The work is analysis/torch_releases.hpp's check_inputs, the text analysis/check_text.hpp's;
-// this file parses, writes the --junit file and prints. The input
-// is read once: each ELF member of a wheel (members named like shared
-// libraries) is parsed and reduced to what resolution needs (its NEEDED and
-// undefined symbols) and to its own exports, which join the search scope of the
-// other members (libraries a wheel bundles); then its bytes are dropped. Each
-// torch is loaded only as far as the members' NEEDED closure reaches, so a torch
-// wheel has only those libraries inflated, once each. Exit 0 when everything
-// resolves against every torch, 1 when anything is missing, 2 on error. --junit FILE
-// also writes the report as JUnit XML (analysis/check_junit.hpp) for CI test reports.
-//
-// `--torch-release all|'>=2.6'|2.9.1,2.10.0` checks against releases of the torch
-// atlas (the bundled one, and user atlases given with --torch) and prints the matrix
-// (analysis/torch_releases.hpp, analysis/torch_matrix_text.hpp), then every miss per release
-// range as a torch directory's check explains it (near misses, forwardable drifts,
-// known-drift notes), then the torch verdict; several inputs get a matrix each (JSON:
-// check/2 with each input's matrix and requirement). A --torch PATH that is an atlas
-// asks for the same with `all` by default. Exit 0 when every input's symbols resolve on
-// every release asked, 1 when not on some (or a release does not cover a library it needs).
+// `wheelfix check WHEEL|ELF... --torch PATH... [--json] [--junit FILE]`: will the
+// wheel's extensions load against each torch (a torch directory, a torch wheel or an
+// index), or, with `--torch-release all|'>=2.6'|2.9.1,2.10.0` or an atlas among the
+// --torch paths, against the atlas's releases? The run is analysis/torch_releases.hpp's
+// check_inputs (what is refused, how far each torch is read, the exit status: 0 when
+// everything resolves everywhere, 1 when anything is missing, 2 on error); the text is
+// analysis/check_text.hpp's and torch_matrix_text.hpp's, the JSON report_json.hpp's
+// (check/1 for one input, check/2 for several), the JUnit XML check_junit.hpp's.
+// This file parses, writes the --junit file and prints.
 #include "commands.hpp"
 #include "options.hpp"
 #include "torch_input.hpp"

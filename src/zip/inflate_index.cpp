@@ -463,7 +463,7 @@ private:
 // Raw inflate over the member's stored bytes (zip/codec.hpp), one step at a time,
 // recording block starts: zlib stops after every block (Z_BLOCK); ISA-L stands at
 // a block start only when its input ends inside a block header, so once
-// kBlockEvery bytes have come out since the last start found, it is fed kSlice
+// `block_every` bytes have come out since the last start found, it is fed kSlice
 // bytes at a time until it stands at one (a header is tens of bytes, a block tens
 // of KB: a few blocks' worth of short slices find one).
 //
