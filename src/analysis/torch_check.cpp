@@ -70,8 +70,8 @@ Targets read_wheel_targets(const std::string& path) {
     const zip::Archive archive = zip::Archive::open(path);
     const auto libraries = library_members(archive);
     std::vector<Targets> found(libraries.size());
-    read_loader_views(archive, libraries, [&](std::size_t i, LoaderView& view) {
-        if (!view.bytes) return;
+    read_loader_views(archive, libraries, [&](std::size_t i, wheel::MemberImage& view) {
+        if (!view.is_elf()) return;
         try {
             add_target(found[i], libraries[i]->name, view.parse());  // imports and exports are copies
         } catch (const elf::ElfError& error) {

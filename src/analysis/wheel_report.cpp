@@ -1,13 +1,13 @@
 // inspect_wheel / inspect_file: assemble reports from one read of the input.
-// inspect_wheel streams the ELF members (elf/streamed_elf.hpp with
-// cuda/fatbin_scan.hpp riding along): memory follows what the reports read, not
+// inspect_wheel streams the ELF members (wheel/member_reader.hpp: bounded images
+// keeping what the analysis reads): memory follows what the reports read, not
 // the size of the members.
 #include "wheelfix/analysis/wheel_report.hpp"
 
 #include "wheelfix/analysis/variant.hpp"
 
 #include "wheelfix/cuda/fatbin_scan.hpp"
-#include "wheelfix/elf/streamed_elf.hpp"
+#include "wheelfix/wheel/member_reader.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
@@ -151,29 +151,22 @@ ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, c
     }
 }
 
-std::unique_ptr<elf::StreamedElf> streamed_for_analysis(std::uint64_t size) {
-    auto streamed = std::make_unique<elf::StreamedElf>(size, elf::StreamedElf::Needs::inspection);
-    streamed->stream().add(std::make_unique<cuda::FatbinScanner>());
-    return streamed;
-}
-
-ElfReport analyze_streamed(elf::StreamedElf& streamed, const elf::Fetch& fetch, const std::string& label,
-                           const std::string& member) {
-    return elf::read_streamed(streamed, fetch, [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
-        return analyze_or_throw(label, member, image, wheel::directory_depth(member), present);
+ElfReport analyze_image(wheel::MemberImage& image, const std::string& label, const std::string& member) {
+    return image.read([&](std::span<const std::uint8_t> bytes, const ByteRanges* present) {
+        return analyze_or_throw(label, member, bytes, wheel::directory_depth(member), present);
     });
 }
 
 namespace {
 
 // The stream one ELF member goes through; its report goes to its own slot when the
-// member ends (ranges its layout hid from the stream are fetched again:
-// elf::read_streamed). Members stream on several threads: each writes only its slot.
+// member ends (a bounded image: ranges its layout hid from the stream are fetched
+// again). Members stream on several threads: each writes only its slot.
 wheel::ElfStream stream_member(const wheel::Wheel& wheel, const zip::Member& member, std::optional<ElfReport>& slot) {
-    std::shared_ptr<elf::StreamedElf> streamed = streamed_for_analysis(member.size);
+    std::shared_ptr<elf::StreamedElf> streamed = wheel::keeping(member.size, wheel::Keeps::analysis);
     auto finish = [&wheel, &member, &slot, streamed](const zip::SeekableMember& seekable) {
-        auto fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) { seekable.read(ranges, sink); };
-        slot.emplace(analyze_streamed(*streamed, fetch, wheel.archive().path().string() + ": " + member.name, member.name));
+        wheel::MemberImage image(streamed, seekable);
+        slot.emplace(analyze_image(image, wheel.archive().path().string() + ": " + member.name, member.name));
     };
     return {[streamed](std::span<const std::uint8_t> chunk) { streamed->consume(chunk); }, finish};
 }

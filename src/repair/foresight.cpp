@@ -7,6 +7,7 @@
 #include "wheelfix/repair/plan.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/parallel_tasks.hpp"
+#include "wheelfix/wheel/member_reader.hpp"
 #include "wheelfix/zip/codec.hpp"
 
 #include <algorithm>
@@ -36,11 +37,11 @@ Seen look(const ShimPlanner* planner, const zip::Archive& archive, const zip::Me
     };
     try {
         if (member.method == zip::Method::deflated && member.size >= kBoundedFrom) {
-            if (!analysis::read_far_view(archive, member, learn)) return {};
+            if (!wheel::read_far_view(archive, member, learn)) return {};
             return seen;
         }
-        const auto view = analysis::read_loader_view(archive, member, archive.path().string(), tail_reads_left);
-        if (view.bytes) learn(view.parse());
+        const auto view = wheel::read_loader_view(archive, member, archive.path().string(), tail_reads_left);
+        if (view.is_elf()) learn(view.parse());
     } catch (const InputError&) {
         return {};
     } catch (const elf::ElfError&) {
@@ -102,7 +103,7 @@ Foresight foresee(const wheel::Wheel& wheel, const ForesightRequest& request) {
     std::optional<ShimPlanner> planner;
     if (request.index) planner.emplace(*request.index, archive.path().string(), request.maps);
     std::vector<Seen> seen(libraries.size());
-    std::atomic<int> tail_reads_left{analysis::kMaxTailReads};
+    std::atomic<int> tail_reads_left{wheel::kMaxTailReads};
     run_tasks(sizes, [&](std::size_t i) { seen[i] = look(planner ? &*planner : nullptr, archive, *libraries[i], tail_reads_left); });
     Foresight foresight;
     if (planner) foresight.shim_links = foreseen_shim_links(wheel, *planner, seen, request.runpath);

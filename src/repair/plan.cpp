@@ -2,14 +2,12 @@
 // write (plan.hpp has the contract); describe_plan: the plan as --dry-run prints it.
 #include "wheelfix/repair/plan.hpp"
 
-#include "wheelfix/analysis/wheel_report.hpp"
-#include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/repair/speculation.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
-#include "wheelfix/zip/seekable_member.hpp"
 #include "wheelfix/util/output_file.hpp"
 #include "wheelfix/wheel/filename.hpp"
+#include "wheelfix/wheel/member_reader.hpp"
 #include "wheelfix/wheel/metadata_edit.hpp"
 #include "wheelfix/wheel/variant.hpp"
 #include "wheelfix/zip/splice.hpp"
@@ -23,50 +21,17 @@ namespace wheelfix::repair {
 
 namespace {
 
-// A big ELF member read with bounded memory: its index (no bytes), the ranges
-// the ELF readers and the editor need kept in a lazily backed image, and a way to
-// inflate any other range again from the nearest window.
-struct Bounded {
-    Bounded(const zip::Archive& archive, const zip::Member& member, zip::InflatedMember&& indexed,
-            std::unique_ptr<elf::StreamedElf> kept_bytes)
-        : windows(std::make_unique<zip::SeekableMember>(archive, member, std::move(indexed))),
-          bytes(std::move(kept_bytes)) {}
-    std::unique_ptr<zip::SeekableMember> windows;  // takes the windows out of the index
-    std::unique_ptr<elf::StreamedElf> bytes;
-
-    // `read()` on the kept bytes; when it finds bytes missing, they (and all the
-    // learners want) are inflated again and it runs again, up to kMaxRounds, then
-    // once more on the whole file.
-    template <class Read>
-    auto with_fetch(Read&& read) -> decltype(read()) {
-        for (int round = 1;; ++round) {
-            try {
-                return read();
-            } catch (const BytesNotKept& missing) {
-                ByteRanges ranges = bytes->to_fetch(missing);
-                if (round == elf::StreamedElf::kMaxRounds || ranges.empty()) {
-                    // A layout nothing here anticipates: the whole file, so the
-                    // answer is the whole file's (memory is then the member's).
-                    if (bytes->kept().covers(0, bytes->size())) throw;
-                    ranges = ByteRanges();
-                    ranges.add(0, bytes->size());
-                }
-                windows->read(ranges, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { bytes->fill(at, chunk); });
-            }
-        }
-    }
-    elf::ElfFile parse() const { return bytes->parse(); }
-};
-
-// A member kept after its read (its decision reads the wheel): for a bounded one
-// its index, kept ranges and parse; a member read whole keeps only its name, and
-// is inflated and parsed again when its edit is planned (plan.hpp, step 2).
+// A member as its read left it (wheel/member_reader.hpp: whole, or bounded) with
+// its parse. Kept after the read when its decision reads the wheel: a bounded one
+// whole (its index, kept ranges and parse); a member read whole keeps only its
+// name, and is inflated and parsed again when its edit is planned (plan.hpp, step 2).
 struct KeptMember {
     std::string name;
     const zip::Member* member = nullptr;
-    zip::InflatedMember inflated;
+    wheel::MemberImage image;
     std::optional<elf::ElfFile> elf;
-    std::unique_ptr<Bounded> bounded;
+
+    bool bounded() const { return image.way() == wheel::ReadWay::bounded; }
 };
 
 // The pieces of the edited content in [begin, end) (new offsets), in order: each
@@ -171,7 +136,7 @@ private:
         std::optional<elf::EditRequest> early;
     };
     std::vector<Awaiting> awaiting_;
-    std::unique_ptr<elf::StreamedElf> streaming_;  // the bounded member being read, until take() owns it
+    std::shared_ptr<elf::StreamedElf> streaming_;  // the bounded member being read, until take() owns it
     // Bounded members whose edits were planned before their pass, the digest of the
     // new content that pass computed and the command's reader it fed (plan.hpp, step 2).
     struct Speculation {
@@ -193,7 +158,7 @@ private:
     wheel::StreamSink stream_into(const zip::Member& member) {
         streaming_.reset();
         if (member.method != zip::Method::deflated || member.size < kBoundedFrom) return {};
-        streaming_ = view_reader(member.size);
+        streaming_ = wheel::keeping(member.size, decision().view_reads);
         // speculated_'s digest, when the speculation planned edits: set by the start, before the first chunk.
         auto digest = std::make_shared<zip::EditedDigest*>(nullptr);
         // Each chunk once, through one of the two sinks: `original` is the member's own
@@ -215,21 +180,17 @@ private:
 
     const MemberDecision& decision() const { return hooks_.decision; }
 
-    // The reader a big member streams into, or its new content does: keeping what
-    // the decision's view reads (MemberDecision::view_reads).
-    std::unique_ptr<elf::StreamedElf> view_reader(std::uint64_t size) const {
-        if (decision().view_reads == ViewReads::analysis) return analysis::streamed_for_analysis(size);
-        return std::make_unique<elf::StreamedElf>(size, elf::StreamedElf::Needs::dynamic_linking);
-    }
-
     // The engine's reader of an edited member's new content, when the decision
     // observes it (MemberDecision::observe_edited).
     EditedReader edited_reader(const std::string& member, std::uint64_t size) const {
         if (!decision().observe_edited) return {};
-        std::shared_ptr<elf::StreamedElf> streamed = view_reader(size);
+        std::shared_ptr<elf::StreamedElf> streamed = wheel::keeping(size, decision().view_reads);
         EditedReader reader;
         reader.content = [streamed](std::span<const std::uint8_t> chunk) { streamed->consume(chunk); };
-        reader.finish = [this, streamed, member](const elf::Fetch& again) { decision().observe_edited(member, *streamed, again); };
+        reader.finish = [this, streamed, member](const elf::Fetch& again) {
+            wheel::MemberImage edited(wheel::ReadWay::bounded, streamed, again);
+            decision().observe_edited(member, edited);
+        };
         return reader;
     }
 
@@ -297,27 +258,30 @@ private:
 
     // Plans the editor's byte edits on the one parse and splices them into the
     // member's stream (skipped in a dry run: the change lines are what it shows).
-    // A bounded member (kept->bounded) is planned on its kept ranges, fetching
-    // what the editor finds missing, and spliced reading the rest again.
+    // A bounded member is planned on its kept ranges, fetching what the editor
+    // finds missing (MemberImage::read: parsed again on what the image holds then),
+    // and spliced reading the rest again.
     void edit(const ElfEditStep& step, KeptMember& kept) {
         planned_[step.member] = false;
         elf::EditPlan edits;
         try {
-            edits = kept.bounded ? kept.bounded->with_fetch([&] { return elf::plan_edits(kept.bounded->parse(), step.edits); })
-                                 : elf::plan_edits(*kept.elf, step.edits);
+            edits = kept.image.read([&](std::span<const std::uint8_t>, const ByteRanges*) {
+                if (kept.bounded()) kept.elf = kept.image.parse();
+                return elf::plan_edits(*kept.elf, step.edits);
+            });
         } catch (const elf::EditError& error) {
             throw InputError(member_label(step.member), std::string("cannot edit: ") + error.what());
         } catch (const elf::ElfError& error) {
             throw InputError(member_label(step.member), std::string("invalid ELF: ") + error.what());
         }
-        if (kept.bounded) kept.elf = kept.bounded->parse();  // the image may have grown: parse its new state
         if (edits.edits.empty()) return;
         planned_[step.member] = true;
-        MemberChange change{step.member, edits.changes, kept.inflated.size, edits.new_size, 0, edits.grew};
+        const std::uint64_t size = kept.image.index().size;
+        MemberChange change{step.member, edits.changes, size, edits.new_size, 0, edits.grew};
         if (!options_.dry_run) {
             // The new content's digests (and the reader it fed) from the member's own
             // pass when a speculation planned these edits; else the splice streams it.
-            auto known = kept.bounded ? speculated(step.member, edits.edits, kept.inflated.size) : std::nullopt;
+            auto known = kept.bounded() ? speculated(step.member, edits.edits, size) : std::nullopt;
             EditedReader reader = known ? std::move(known->reader) : EditedReader{};
             if (!known) reader = edited_reader(step.member, edits.new_size);
             auto spliced = splice(kept, edits.edits, known ? &known->digests : nullptr, reader.content);
@@ -335,27 +299,17 @@ private:
     // had its bytes already).
     static zip::PrecompressedMember splice(const KeptMember& kept, const ByteEdits& edits, const zip::ContentDigests* known,
                                            const zip::ContentSink& content) {
-        if (!kept.bounded) return zip::plan_splice(kept.inflated, edits, zip::kSpliceLevel, content);
-        const auto& windows = *kept.bounded->windows;
-        if (known) return zip::plan_splice(kept.inflated, windows, edits, *known, zip::kSpliceLevel);
-        return zip::plan_splice(kept.inflated, windows, edits, zip::kSpliceLevel, content);
+        const zip::InflatedMember& index = kept.image.index();
+        if (!kept.bounded()) return zip::plan_splice(index, edits, zip::kSpliceLevel, content);
+        const auto& windows = *kept.image.windows();
+        if (known) return zip::plan_splice(index, windows, edits, *known, zip::kSpliceLevel);
+        return zip::plan_splice(index, windows, edits, zip::kSpliceLevel, content);
     }
 
     // Reads ranges of a kept member's edited content: the original's bytes (its
     // windows, or the bytes held) with the edits put in place.
     static elf::Fetch edited_fetch(const KeptMember& kept, const ByteEdits& edits) {
-        elf::Fetch original = [&kept](const ByteRanges& ranges, const elf::FetchSink& sink) {
-            if (kept.bounded) {
-                kept.bounded->windows->read(ranges, sink);
-                return;
-            }
-            const auto& data = kept.inflated.data;
-            for (const auto& [begin, end] : ranges.ranges()) {
-                const std::uint64_t to = std::min<std::uint64_t>(end, data.size());
-                if (begin < to)
-                    sink(std::span<const std::uint8_t>(data.data() + begin, static_cast<std::size_t>(to - begin)), begin);
-            }
-        };
+        elf::Fetch original = [&kept](const ByteRanges& ranges, const elf::FetchSink& sink) { kept.image.fetch(ranges, sink); };
         return [original, &edits](const ByteRanges& ranges, const elf::FetchSink& sink) {
             read_edited(edits, ranges, original, sink);
         };
@@ -366,11 +320,12 @@ private:
         if (found == kept_.end())
             throw std::logic_error("plan edits " + step.member + ", which was neither read nor kept");
         KeptMember& kept = **found;
-        if (!kept.elf && !kept.bounded) {  // read whole, not held: read again for this edit only
+        if (!kept.elf) {  // read whole, not held: read again for this edit only
             KeptMember again{kept.name, kept.member,
-                             zip::inflate_indexed(wheel_.archive(), *kept.member, [](std::span<const std::uint8_t>) {}, true),
-                             std::nullopt, nullptr};
-            again.elf = parse(again.name, again.inflated);
+                             wheel::MemberImage(zip::inflate_indexed(wheel_.archive(), *kept.member,
+                                                                     [](std::span<const std::uint8_t>) {}, true)),
+                             std::nullopt};
+            again.elf = parse(again.name, again.image);
             edit(step, again);
             return;
         }
@@ -401,9 +356,9 @@ private:
         awaiting_.clear();
     }
 
-    elf::ElfFile parse(const std::string& member, const zip::InflatedMember& inflated) const {
+    elf::ElfFile parse(const std::string& member, const wheel::MemberImage& whole) const {
         try {
-            return elf::ElfFile::parse(inflated.data);
+            return whole.parse();
         } catch (const elf::ElfError& error) {
             throw InputError(member_label(member), std::string("invalid ELF: ") + error.what());
         }
@@ -421,14 +376,16 @@ private:
     // once when the foreseen facts decide an edit, kept when its edits read the wheel.
     void take(const zip::Member& member, zip::InflatedMember& inflated) {
         ++result_.elf_members;
-        auto kept = std::make_unique<KeptMember>(KeptMember{member.name, &member, std::move(inflated), std::nullopt, nullptr});
+        auto kept = std::make_unique<KeptMember>(KeptMember{
+            member.name, &member,
+            streaming_ ? wheel::MemberImage(wheel_.archive(), member, std::move(inflated), std::move(streaming_))
+                       : wheel::MemberImage(std::move(inflated)),
+            std::nullopt});
         std::shared_ptr<const MemberView> view;
-        if (streaming_) {
-            kept->bounded = std::make_unique<Bounded>(wheel_.archive(), member, std::move(kept->inflated), std::move(streaming_));
-            kept->inflated.windows.clear();
+        if (kept->bounded()) {
             view = observe_bounded(member.name, *kept);
         } else {
-            kept->elf = parse(member.name, kept->inflated);
+            kept->elf = parse(member.name, kept->image);
             view = observe(member.name, *kept->elf);
         }
         if (!view || !decision().edits_for) return;
@@ -440,8 +397,7 @@ private:
         }
         if (!view->reads_wheel && !early.waits) return;
         awaiting_.push_back({member.name, std::move(view), std::move(early.request)});
-        if (!kept->bounded)
-            kept = std::make_unique<KeptMember>(KeptMember{member.name, &member, {}, std::nullopt, nullptr});
+        if (!kept->bounded()) kept = std::make_unique<KeptMember>(KeptMember{member.name, &member, {}, std::nullopt});
         kept_.push_back(std::move(kept));
     }
 
@@ -449,8 +405,8 @@ private:
     // fetched and it runs again (so observe must not act before it has read).
     std::shared_ptr<const MemberView> observe_bounded(const std::string& name, KeptMember& kept) {
         try {
-            return kept.bounded->with_fetch([&] {
-                kept.elf = kept.bounded->parse();
+            return kept.image.read([&](std::span<const std::uint8_t>, const ByteRanges*) {
+                kept.elf = kept.image.parse();
                 return observe(name, *kept.elf);
             });
         } catch (const elf::ElfError& error) {

@@ -403,10 +403,8 @@ public:
         };
         decision.foresee = [this] { return foresee(); };
         decision.decide = [this](WheelPlan& plan, const PlanResult& read) { return decide(plan, read); };
-        decision.view_reads = ViewReads::analysis;  // observe() analyses every member
-        decision.observe_edited = [this](const std::string& member, elf::StreamedElf& edited, const elf::Fetch& again) {
-            observe_edited(member, edited, again);
-        };
+        decision.view_reads = wheel::Keeps::analysis;  // observe() analyses every member
+        decision.observe_edited = [this](const std::string& member, wheel::MemberImage& edited) { observe_edited(member, edited); };
         return hooks;
     }
 
@@ -450,9 +448,9 @@ private:
     // An edited member's new content, analysed from what the engine kept of it as
     // the splice (or, speculated, the member's read) streamed it: what the proof
     // would otherwise read back from the output.
-    void observe_edited(const std::string& member, elf::StreamedElf& edited, const elf::Fetch& again) {
+    void observe_edited(const std::string& member, wheel::MemberImage& edited) {
         const std::string label = wheel_.archive().path().string() + ": " + member + " (as edited)";
-        edited_reports_.insert_or_assign(member, analysis::analyze_streamed(edited, again, label, member));
+        edited_reports_.insert_or_assign(member, analysis::analyze_image(edited, label, member));
     }
 
     // What the decision reads of a member, on any parse of it (the pass's, or a big

@@ -76,7 +76,7 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
     std::vector<analysis::ElfReport> elves;
     PlanHooks hooks;
     MemberDecision& decision = hooks.decision;
-    if (variant) decision.view_reads = ViewReads::analysis;
+    if (variant) decision.view_reads = wheel::Keeps::analysis;
     decision.view = [&](const std::string& member, const elf::ElfFile& elf) {
         return shim_view(member, planner.examine(member, elf).needs_shim());
     };

@@ -2,7 +2,7 @@
 // the contract and why it cannot make a wrong byte).
 #include "wheelfix/repair/speculation.hpp"
 
-#include "wheelfix/analysis/member_view.hpp"
+#include "wheelfix/wheel/member_reader.hpp"
 
 #include <optional>
 #include <utility>
@@ -12,7 +12,7 @@ namespace wheelfix::repair {
 std::optional<ByteEdits> speculate_edits(const zip::Archive& archive, const zip::Member& member,
                                          const RequestFor& request_for) {
     std::optional<ByteEdits> edits;
-    const bool read = analysis::read_far_view(archive, member, [&](const elf::ElfFile& elf) {
+    const bool read = wheel::read_far_view(archive, member, [&](const elf::ElfFile& elf) {
         edits.reset();
         const auto request = request_for(elf);
         if (!request) return;

@@ -6,7 +6,7 @@
 // reader), and every range `again` reads (around, across and past the edits, the
 // whole member) is that member's slice. The edits grow the dynamic string table (a long RUNPATH and an
 // added NEEDED), so the editor's edits change the size, not only bytes in place.
-#include "wheelfix/analysis/member_view.hpp"
+#include "wheelfix/wheel/member_reader.hpp"
 #include "wheelfix/repair/plan.hpp"
 #include "wheelfix/repair/speculation.hpp"
 #include "wheelfix/util/timings.hpp"
@@ -63,12 +63,15 @@ TEST_CASE("execute_plan: observe_edited gets each edited member's new content as
     hooks.decision.edits_for = [](const repair::MemberView& view, const repair::WheelFacts*) {
         return repair::MemberEdits{static_cast<const Grown&>(view).request};
     };
-    hooks.decision.observe_edited = [&](const std::string& member, elf::StreamedElf& edited, const elf::Fetch& again) {
+    hooks.decision.observe_edited = [&](const std::string& member, wheel::MemberImage& edited) {
         Seen& slot = seen[member];
         CHECK_FALSE(slot.finished);  // once per member
         slot = Seen{};
         slot.size = edited.size();
-        for (const auto& [begin, end] : edited.kept().ranges())
+        CHECK(edited.way() == wheel::ReadWay::bounded);
+        CHECK(edited.trusted());
+        REQUIRE(edited.present() != nullptr);
+        for (const auto& [begin, end] : edited.present()->ranges())
             slot.kept.push_back({{begin, end}, Bytes(edited.image().begin() + static_cast<std::ptrdiff_t>(begin),
                                                      edited.image().begin() + static_cast<std::ptrdiff_t>(end))});
         {
@@ -79,7 +82,7 @@ TEST_CASE("execute_plan: observe_edited gets each edited member's new content as
                 ranges.add(begin, end);
                 Bytes bytes;
                 std::uint64_t next = begin;
-                again(ranges, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) {
+                edited.fetch(ranges, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) {
                     CHECK(at == next);  // in order, with the edited content's offsets
                     bytes.insert(bytes.end(), chunk.begin(), chunk.end());
                     next = at + chunk.size();
@@ -231,6 +234,6 @@ TEST_CASE("execute_plan: a right foresight saves the second read; a wrong or abs
     // dropped and it streams again.
     const std::uint64_t member = repair::kBoundedFrom + (1 << 20);
     CHECK(waited.inflated >= 2 * member);
-    CHECK(right.inflated + member <= waited.inflated + analysis::kFarViewHead + (1 << 20));
+    CHECK(right.inflated + member <= waited.inflated + wheel::kFarViewHead + (1 << 20));
     CHECK(wrong.inflated >= waited.inflated);
 }

@@ -13,15 +13,13 @@
 // For commands that read the wheel themselves (repair): analyze_member() is one
 // member's ElfReport (errors as InputErrors naming wheel and member), and
 // wheel_report() assembles the report from the caller's digests and ElfReports
-// (in member order) exactly as inspect_wheel does. streamed_for_analysis(size) is
-// the reader a caller streaming a big ELF member gives it, so that analyze_member
-// on its partial parse finds what it reads kept (notes, the fatbin's headers:
-// cuda/fatbin_scan.hpp) instead of fetching the member again range by range.
-// analyze_streamed(streamed, fetch, label, member) is the ElfReport of a member
-// whose every byte went through `streamed` (made by streamed_for_analysis), as
-// inspect_wheel makes each ELF member's it reads: the ranges the stream did not keep
-// are read through `fetch` (errors name `label`, the file). Repair reads its edited
-// members so, in the splice's one pass over their new content (repair/plan.hpp).
+// (in member order) exactly as inspect_wheel does. analyze_image(image, label,
+// member) is the ElfReport of a member read into a wheel::MemberImage that keeps
+// what the analysis reads (wheel/member_reader.hpp Keeps::analysis), as
+// inspect_wheel makes each ELF member's it reads (a bounded image): the ranges it
+// did not keep are fetched (MemberImage::read; errors name `label`, the file).
+// Repair reads its edited members so, in the splice's one pass over their new
+// content (repair/plan.hpp).
 // inspect_wheel(path, known) is for a wheel some of whose members are byte-for-byte
 // copies of members the caller has read already (repair's output: members copied
 // as stored): known(member) gives the digest and ElfReport of such a member, or
@@ -32,7 +30,7 @@
 #include "wheelfix/analysis/elf_report.hpp"
 #include "wheelfix/analysis/modules.hpp"
 #include "wheelfix/analysis/needed_resolution.hpp"
-#include "wheelfix/elf/streamed_elf.hpp"
+#include "wheelfix/wheel/member_reader.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/variant.hpp"
 #include "wheelfix/wheel/verify.hpp"
@@ -119,9 +117,7 @@ struct KnownMember {
 using KnownMembers = std::function<std::optional<KnownMember>(const zip::Member&)>;
 WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers& known);
 ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, const elf::ElfFile& elf);
-std::unique_ptr<elf::StreamedElf> streamed_for_analysis(std::uint64_t size);
-ElfReport analyze_streamed(elf::StreamedElf& streamed, const elf::Fetch& fetch, const std::string& label,
-                           const std::string& member);
+ElfReport analyze_image(wheel::MemberImage& image, const std::string& label, const std::string& member);
 WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
                          std::vector<ElfReport> elves);
 ElfReport inspect_file(const std::filesystem::path& path);

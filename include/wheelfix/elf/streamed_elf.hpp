@@ -29,7 +29,11 @@
 // for a few MiB of inflate) into the same image, where the learners learn from
 // them (SparseStream::fill) and may want more, and runs the reader again, up to
 // kMaxRounds times; past that (a layout nothing here anticipates) it fetches the
-// file whole, so the answer is always the whole file's.
+// file whole into the image and runs the reader on it as a whole file, so the
+// answer is always the whole file's (WhenLost::read_whole), or, for bytes nobody
+// checks (wheel/member_reader.hpp's far view), gives up: the last BytesNotKept
+// comes out (WhenLost::give_up). It is the one fetch-and-retry loop: every reader
+// of a partial image goes through it (wheel/member_reader.hpp MemberImage::read).
 // Offsets and sizes read from the stream are clamped to the file size, so hostile
 // headers cannot make it keep more than the file. is_elf() says whether the file
 // starts with the ELF magic (elf::is_elf); when not, nothing but the first 64 bytes
@@ -87,28 +91,30 @@ private:
 using FetchSink = std::function<void(std::span<const std::uint8_t>, std::uint64_t)>;
 using Fetch = std::function<void(const ByteRanges& ranges, const FetchSink& sink)>;
 
+enum class WhenLost { read_whole, give_up };
+
 // `read(image, present)` -> result; see the contract above. `streamed` has been fed
-// the whole file already; it grows by what is fetched.
+// the bytes it was shown already; it grows by what is fetched.
 template <class Read>
-auto read_streamed(StreamedElf& streamed, const Fetch& fetch, Read&& read)
+auto read_streamed(StreamedElf& streamed, const Fetch& fetch, Read&& read, WhenLost lost = WhenLost::read_whole)
     -> decltype(read(std::span<const std::uint8_t>(), static_cast<const ByteRanges*>(nullptr))) {
+    auto fill = [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { streamed.fill(at, chunk); };
     for (int round = 1;; ++round) {
         try {
             return read(streamed.image(), &streamed.kept());
         } catch (const BytesNotKept& missing) {
-            if (round == StreamedElf::kMaxRounds) break;
-            const ByteRanges ranges = streamed.to_fetch(missing);
+            const ByteRanges ranges = round == StreamedElf::kMaxRounds ? ByteRanges() : streamed.to_fetch(missing);
+            if (ranges.empty() && lost == WhenLost::give_up) throw;
             if (ranges.empty()) break;
-            fetch(ranges, [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { streamed.fill(at, chunk); });
+            fetch(ranges, fill);
         }
     }
-    std::vector<std::uint8_t> whole;
-    whole.reserve(static_cast<std::size_t>(streamed.size()));
-    ByteRanges everything;
-    everything.add(0, streamed.size());
-    fetch(everything,
-          [&](std::span<const std::uint8_t> chunk, std::uint64_t) { whole.insert(whole.end(), chunk.begin(), chunk.end()); });
-    return read(std::span<const std::uint8_t>(whole), nullptr);
+    if (!streamed.kept().covers(0, streamed.size())) {
+        ByteRanges everything;
+        everything.add(0, streamed.size());
+        fetch(everything, fill);
+    }
+    return read(streamed.image(), nullptr);
 }
 
 }  // namespace wheelfix::elf

@@ -15,7 +15,7 @@
 // a big deflated one (kBoundedFrom: the pass will read it with bounded memory and
 // speculate on it) with the reads its speculation makes (read_far_view: its start
 // and the ranges far from it, which find the dynamic tables whatever the bytes
-// before them); others as far as the loader's view needs (analysis/member_view.hpp,
+// before them); others as far as the loader's view needs (wheel/member_reader.hpp,
 // what `check` reads). Of each it keeps its linkage (analysis::analyze_linking) and,
 // with request.index, its ShimExamination. Then:
 // - shim_links (with request.index): the members' examinations taken in archive

@@ -96,7 +96,7 @@
 
 #include "wheelfix/elf/editor.hpp"
 #include "wheelfix/elf/elf_file.hpp"
-#include "wheelfix/elf/streamed_elf.hpp"
+#include "wheelfix/wheel/member_reader.hpp"
 #include "wheelfix/wheel/rewrite.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/wheel.hpp"
@@ -175,10 +175,6 @@ struct WheelFacts {
     virtual ~WheelFacts() = default;
 };
 
-// What a decision's view reads of a big member, so what the engine's reader of it
-// keeps: the loader's view, or the analysis' (notes, the fatbin's headers).
-enum class ViewReads { loader, analysis };
-
 // A decision's answer for one member.
 struct MemberEdits {
     std::optional<elf::EditRequest> request;  // nullopt: no edit step
@@ -204,15 +200,16 @@ struct MemberDecision {
     // After the read: the whole-wheel decision (step 4); returns the final facts
     // (unset: the foreseen ones are final).
     std::function<std::shared_ptr<const WheelFacts>(WheelPlan& plan, const PlanResult& read)> decide;
-    // What view/observe read of a big member (the engine's reader keeps it; a read
-    // past it fetches the member again).
-    ViewReads view_reads = ViewReads::loader;
+    // What view/observe read of a big member: what the engine's reader of it keeps
+    // (wheel/member_reader.hpp Keeps: the loader's view, or the analysis'); a read
+    // past it fetches the member again.
+    wheel::Keeps view_reads = wheel::Keeps::loader;
     // Each edited member's new content, as the engine read it while writing it (not
-    // in a dry run): `edited` the partial image view_reads keeps, `again` reading
-    // any range of the new content once more (observe_edited may fill `edited` from
-    // it). On the executor's thread, once the member is spliced: what a command
-    // would otherwise read back from the output.
-    std::function<void(const std::string& member, elf::StreamedElf& edited, const elf::Fetch& again)> observe_edited;
+    // in a dry run): a bounded image keeping what view_reads declares, whose fetch
+    // reads any range of the new content once more (MemberImage::read fetches what
+    // a reader lacks). On the executor's thread, once the member is spliced: what a
+    // command would otherwise read back from the output.
+    std::function<void(const std::string& member, wheel::MemberImage& edited)> observe_edited;
 };
 
 // What a command asks of the executor: its decision, and which members are read.

@@ -10,7 +10,7 @@
 // inflate.
 //
 // Contract: speculate_edits(archive, member, request_for) reads the member's far
-// view (analysis/member_view.hpp read_far_view: its head and the ranges its readers
+// view (wheel/member_reader.hpp read_far_view: its head and the ranges its readers
 // want past it, for a fraction of a full inflate), asks `request_for(elf)` on each
 // parse of it which edits the command wants (nullopt: none), plans them
 // (elf::plan_edits) and returns the byte edits of the last parse. nullopt, never an

@@ -1,0 +1,167 @@
+// How a wheel member's bytes are obtained, and what is known of them: one image
+// type (MemberImage) for every way wheelfix reads an ELF member, and the readers
+// that yield it. The pass over a whole wheel (its order, threads, progress and
+// digests) is wheel/scan.hpp's; this is what one member's read gives.
+//
+// The ways (ReadWay), each with its cost, its memory and what its view is trusted for:
+// - whole: inflated whole, CRC-checked (the plan engine's members under
+//   repair::kBoundedFrom, and stored ones). Cost: one inflate; memory: the member.
+//   Every byte is there: read() runs once. Trusted.
+// - bounded: streamed once from start to end, CRC-checked, a window recorded every
+//   few MiB (zip/seekable_member.hpp) while an elf::StreamedElf keeps the ranges the
+//   readers need (what `Keeps` declares); what they still lack is inflated again
+//   from the nearest window. Cost: one inflate, plus a few MiB per range fetched;
+//   memory: the kept ranges and the windows (8 MiB at most), not the member.
+//   Trusted. The plan engine's big members (repair/plan.hpp step 2), inspect's
+//   members (analysis/wheel_report.hpp), an edited member's new content (its
+//   fetch reads the original's bytes with the edits put in place).
+// - loader_view (read_loader_view): streamed from the start into a StreamedElf
+//   keeping what the loader reads (Keeps::loader), so memory does not grow with
+//   the member:
+//   - a member of kStopEarlyFrom bytes or more is inflated only until the loader's
+//     view of it (elf::ElfFile::parse_as_loader) reads from what is kept: tried at
+//     the first MiB, then each time the stream passes the end of what the last try
+//     found missing; then inflating stops, so the CRC-32 of the unread rest is not
+//     checked. When those tables come last (nvcc output, where .dynamic follows
+//     the device code, or after patchelf) and lie kTailFrom bytes or more ahead and
+//     within zip::FarReader::kRing of the end, they are read from the member's end
+//     (zip::FarReader::open_confirmed), once a member and at most `tail_reads_left`
+//     times over the caller's members, and the stream stops there too; what lay
+//     behind the stream is read on to the end and fetched again;
+//   - smaller members are read whole (CRC-checked), and what the parse still lacks
+//     is fetched again from the member's windows.
+//   parse() gives the loader's view when the read stopped early, else the ElfFile
+//   over the kept image; nothing is fetched once the read returns (read() runs
+//   once). Trusted for what the loader reads (`check`, analysis/torch_check.hpp,
+//   and repair's foresight of small members).
+// - far_view (read_far_view): the deflated member's first kFarViewHead inflated
+//   bytes (where linkers put the dynamic tables: elf/streamed_elf.hpp's first-load
+//   window) into a StreamedElf keeping what the loader reads, and the ranges its
+//   readers want past them through zip::FarReader, which enters the deflate stream
+//   near them without inflating what comes before: PT_DYNAMIC's range with a
+//   locator that recognizes its dynamic array (from the program headers' PT_DYNAMIC
+//   entry), so that the decode stops there; others (the section headers, at the
+//   end) decoding to the end. Cost: one inflate of the head, plus FarReader's (a
+//   few percent of a full inflate on real libraries); memory: the head, the kept
+//   ranges and a ring per far read (zip::FarReader::kRing at most). Never trusted:
+//   nothing is CRC-checked, so a caller uses it only where a wrong answer costs a
+//   second read, never a wrong byte (repair's speculation and foresight of big
+//   members, whose answers the real pass confirms).
+//
+// Contract of MemberImage::read(read): read(image, present) runs on what is known
+// (present null: every byte is there); on BytesNotKept, the range missing and all
+// the image's learners want and it lacks are fetched into it and read runs again
+// (elf::read_streamed, the one fetch-and-retry loop), up to
+// elf::StreamedElf::kMaxRounds times; past that (a layout nothing here
+// anticipates) a trusted image fetches the member whole into itself, so the answer
+// is the whole file's (memory is then the member's), and a far view gives up:
+// the last BytesNotKept comes out. An image without a fetch (a loader view) runs
+// read once.
+//
+// read_loader_view(archive, member, wheel_label, tail_reads_left): a member that is
+// not ELF gives an empty image (is_elf() false); one that is ELF but invalid is an
+// InputError "<wheel_label>: <member>: invalid ELF: ..."; errors of the member's
+// bytes are InputErrors naming the archive and member.
+// read_far_view(archive, member, use): use(elf) runs on each parse of the far view,
+// until one reads nothing missing. False, never an error, when the member is not a
+// deflated ELF file, a wanted range lies where neither read reaches, or the ELF, an
+// edit use() plans, the member's bytes or the inflate fail on the partial image (a
+// pass that reads every byte reports them).
+#pragma once
+
+#include "wheelfix/elf/elf_file.hpp"
+#include "wheelfix/elf/streamed_elf.hpp"
+#include "wheelfix/zip/archive.hpp"
+#include "wheelfix/zip/inflate_index.hpp"
+#include "wheelfix/zip/seekable_member.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace wheelfix::wheel {
+
+enum class ReadWay { whole, bounded, loader_view, far_view };
+
+// What a streamed image keeps: the loader's view (elf::StreamedElf's
+// Needs::dynamic_linking: headers, the dynamic segment and its tables), or the
+// analysis' (Needs::inspection, and cuda/fatbin_scan.hpp's fatbin headers: what
+// analysis::analyze_elf reads), so that a reader finds it kept instead of fetching
+// the member again range by range.
+enum class Keeps { loader, analysis };
+std::unique_ptr<elf::StreamedElf> keeping(std::uint64_t size, Keeps keeps);
+
+// Library members from this size on are read only as far as the loader's view needs.
+inline constexpr std::uint64_t kStopEarlyFrom = std::uint64_t(16) << 20;
+// What the loader's view still lacks this far ahead of the stream or more (PT_DYNAMIC
+// and its tables behind nvcc's device code) is read from the member's end instead
+// (zip/far_read.hpp), for a few MiB of inflate; the stream goes on from where it
+// was only if something before that end is still missing.
+inline constexpr std::uint64_t kTailFrom = std::uint64_t(64) << 20;
+inline constexpr int kMaxTailReads = 16;  // a wheel's members together
+// A far view's head: the bytes read from the start before any far read.
+inline constexpr std::uint64_t kFarViewHead = std::uint64_t(16) << 20;
+
+class MemberImage {
+public:
+    // Nothing read: not ELF.
+    MemberImage() = default;
+    // whole: every byte in `inflated.data` (kept with its index, for a splice).
+    explicit MemberImage(zip::InflatedMember&& inflated);
+    // bounded, from the plan engine's pass: `index` came from inflate_indexed with
+    // InflateOptions::window_every (its windows move into the image's reader; its
+    // blocks, size and CRC-32 stay, for a splice), `kept` took every byte.
+    MemberImage(const zip::Archive& archive, const zip::Member& member, zip::InflatedMember&& index,
+                std::shared_ptr<elf::StreamedElf> kept);
+    // bounded, read through `windows` (which must outlive this image).
+    MemberImage(std::shared_ptr<elf::StreamedElf> kept, const zip::SeekableMember& windows);
+    // Any streamed way: `kept` took the bytes it was shown, `fetch` reads the others.
+    MemberImage(ReadWay way, std::shared_ptr<elf::StreamedElf> kept, elf::Fetch fetch);
+
+    ReadWay way() const { return way_; }
+    bool trusted() const { return way_ != ReadWay::far_view; }
+    bool is_elf() const;
+    std::uint64_t size() const;
+    // The image (the whole member's bytes, or a partial image of its size) and the
+    // ranges of it that hold the member's bytes (null: all of them).
+    std::span<const std::uint8_t> image() const;
+    const ByteRanges* present() const;
+    // The ElfFile over what is known (the loader's view of a loader view that
+    // stopped early); BytesNotKept when it lacks something.
+    elf::ElfFile parse() const;
+    // The member's bytes in `ranges`, held or fetched (not into the image).
+    void fetch(const ByteRanges& ranges, const elf::FetchSink& sink) const;
+    // The contract above.
+    template <class Read>
+    auto read(Read&& read) -> decltype(read(std::span<const std::uint8_t>(), static_cast<const ByteRanges*>(nullptr))) {
+        if (!kept_ || !fetch_) return read(image(), present());
+        return elf::read_streamed(*kept_, fetch_, std::forward<Read>(read),
+                                  trusted() ? elf::WhenLost::read_whole : elf::WhenLost::give_up);
+    }
+
+    // The plan engine's index of a whole or bounded member (for its splice), and a
+    // bounded one's windows (null otherwise).
+    const zip::InflatedMember& index() const { return index_; }
+    const zip::SeekableMember* windows() const { return windows_.get(); }
+
+private:
+    friend MemberImage read_loader_view(const zip::Archive&, const zip::Member&, const std::string&, std::atomic<int>&);
+
+    ReadWay way_ = ReadWay::whole;
+    zip::InflatedMember index_;
+    std::shared_ptr<elf::StreamedElf> kept_;
+    std::unique_ptr<zip::SeekableMember> windows_;
+    elf::Fetch fetch_;
+    bool stopped_early_ = false;
+};
+
+MemberImage read_loader_view(const zip::Archive& archive, const zip::Member& member, const std::string& wheel_label,
+                             std::atomic<int>& tail_reads_left);
+
+using FarViewUse = std::function<void(const elf::ElfFile& elf)>;
+bool read_far_view(const zip::Archive& archive, const zip::Member& member, const FarViewUse& use);
+
+}  // namespace wheelfix::wheel
