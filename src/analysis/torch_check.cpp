@@ -2,11 +2,11 @@
 // torch loaded as far as the targets' NEEDED closure reaches, misses grouped.
 #include "wheelfix/analysis/torch_check.hpp"
 
-#include "wheelfix/analysis/member_view.hpp"
 #include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/wheel/member_reader.hpp"
 #include "wheelfix/zip/archive.hpp"
 
 #include <algorithm>
@@ -64,13 +64,13 @@ void append_targets(Targets& targets, Targets&& found) {
 }
 
 // The library members, each read as far as its loader's view needs
-// (member_view.hpp) on the threads the budget spares, each into its own Targets;
+// (wheel/member_reader.hpp) on the threads the budget spares, each into its own Targets;
 // joined in member order, so the result is the serial one whatever the budget.
 Targets read_wheel_targets(const std::string& path) {
     const zip::Archive archive = zip::Archive::open(path);
     const auto libraries = library_members(archive);
     std::vector<Targets> found(libraries.size());
-    read_loader_views(archive, libraries, [&](std::size_t i, wheel::MemberImage& view) {
+    wheel::read_loader_views(archive, libraries, [&](std::size_t i, wheel::MemberImage& view) {
         if (!view.is_elf()) return;
         try {
             add_target(found[i], libraries[i]->name, view.parse());  // imports and exports are copies

@@ -115,6 +115,13 @@ bool looks_like_shared_library(std::string_view name) {
     return !rest.empty() && std::all_of(rest.begin(), rest.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
 }
 
+std::vector<const zip::Member*> library_members(const zip::Archive& archive) {
+    std::vector<const zip::Member*> libraries;
+    for (const zip::Member& member : archive.members())
+        if (!member.is_directory && !member.is_symlink && looks_like_shared_library(member.name)) libraries.push_back(&member);
+    return libraries;
+}
+
 WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
                          std::vector<ElfReport> elves) {
     const auto& name = wheel.filename();
@@ -157,22 +164,6 @@ ElfReport analyze_image(wheel::MemberImage& image, const std::string& label, con
     });
 }
 
-namespace {
-
-// The stream one ELF member goes through; its report goes to its own slot when the
-// member ends (a bounded image: ranges its layout hid from the stream are fetched
-// again). Members stream on several threads: each writes only its slot.
-wheel::ElfStream stream_member(const wheel::Wheel& wheel, const zip::Member& member, std::optional<ElfReport>& slot) {
-    std::shared_ptr<elf::StreamedElf> streamed = wheel::keeping(member.size, wheel::Keeps::analysis);
-    auto finish = [&wheel, &member, &slot, streamed](const zip::SeekableMember& seekable) {
-        wheel::MemberImage image(streamed, seekable);
-        slot.emplace(analyze_image(image, wheel.archive().path().string() + ": " + member.name, member.name));
-    };
-    return {[streamed](std::span<const std::uint8_t> chunk) { streamed->consume(chunk); }, finish};
-}
-
-}  // namespace
-
 WheelReport inspect_wheel(const std::filesystem::path& path) {
     return inspect_wheel(path, [](const zip::Member&) { return std::optional<KnownMember>(); });
 }
@@ -185,10 +176,12 @@ WheelReport inspect_wheel(const std::filesystem::path& path, const KnownMembers&
             if (auto knowledge = known(member)) known_members.emplace(&member, std::move(*knowledge));
     const auto& members = wheel.archive().members();
     std::vector<std::optional<ElfReport>> read_elves(members.size());  // by member position
+    // Each ELF member's report to its own slot (members are read on several threads).
     auto read = wheel::scan_members_streaming(
-        wheel.archive(),
-        [&](const zip::Member& member) {
-            return stream_member(wheel, member, read_elves[static_cast<std::size_t>(&member - members.data())]);
+        wheel.archive(), wheel::Keeps::analysis,
+        [&](const zip::Member& member, wheel::MemberImage& image) {
+            read_elves[static_cast<std::size_t>(&member - members.data())].emplace(
+                analyze_image(image, wheel.archive().path().string() + ": " + member.name, member.name));
         },
         [&](const zip::Member& member) { return !known_members.contains(&member); });
     // Both in member order again.

@@ -3,7 +3,7 @@
 #include "wheelfix/repair/foresight.hpp"
 
 #include "wheelfix/analysis/elf_report.hpp"
-#include "wheelfix/analysis/member_view.hpp"
+#include "wheelfix/analysis/wheel_report.hpp"
 #include "wheelfix/repair/plan.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/parallel_tasks.hpp"

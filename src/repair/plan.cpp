@@ -34,53 +34,6 @@ struct KeptMember {
     bool bounded() const { return image.way() == wheel::ReadWay::bounded; }
 };
 
-// The pieces of the edited content in [begin, end) (new offsets), in order: each
-// either original bytes [from, from + length) or an edit's bytes.
-struct EditedPiece {
-    std::uint64_t at = 0;  // offset in the edited content
-    std::uint64_t length = 0;
-    const ByteEdit* edit = nullptr;  // null: original bytes
-    std::uint64_t from = 0;          // original offset (or offset into the edit's bytes)
-};
-
-std::vector<EditedPiece> edited_pieces(const ByteEdits& edits, std::uint64_t begin, std::uint64_t end) {
-    std::vector<EditedPiece> pieces;
-    auto clip = [&](std::uint64_t at, std::uint64_t length, const ByteEdit* edit, std::uint64_t from) {
-        const std::uint64_t lo = std::max(at, begin), hi = std::min(at + length, end);
-        if (lo < hi) pieces.push_back({lo, hi - lo, edit, from + (lo - at)});
-    };
-    std::uint64_t at = 0, original = 0;  // where the next piece starts, new and original
-    for (const auto& edit : edits) {
-        clip(at, edit.offset - original, nullptr, original);
-        at += edit.offset - original;
-        clip(at, edit.bytes.size(), &edit, 0);
-        at += edit.bytes.size();
-        original = edit.offset + edit.length;
-    }
-    clip(at, UINT64_MAX - at, nullptr, original);  // the rest of the original (the reader clamps it)
-    return pieces;
-}
-
-// Ranges of the edited content, each byte from the original (through `original`)
-// or from the edit that put it there, delivered in order with its new offset.
-void read_edited(const ByteEdits& edits, const ByteRanges& ranges, const elf::Fetch& original, const elf::FetchSink& sink) {
-    for (const auto& [begin, end] : ranges.ranges()) {
-        for (const auto& piece : edited_pieces(edits, begin, end)) {
-            if (piece.edit) {
-                sink(std::span<const std::uint8_t>(piece.edit->bytes).subspan(static_cast<std::size_t>(piece.from),
-                                                                              static_cast<std::size_t>(piece.length)),
-                     piece.at);
-                continue;
-            }
-            ByteRanges wanted;
-            wanted.add(piece.from, piece.from + piece.length);
-            original(wanted, [&](std::span<const std::uint8_t> chunk, std::uint64_t offset) {
-                sink(chunk, offset - piece.from + piece.at);
-            });
-        }
-    }
-}
-
 // What the engine feeds an edited member's new content into, for
 // MemberDecision::observe_edited: `content` gets every byte in order, once (from
 // the member's own read when its speculation planned the edits, else from the
@@ -136,7 +89,6 @@ private:
         std::optional<elf::EditRequest> early;
     };
     std::vector<Awaiting> awaiting_;
-    std::shared_ptr<elf::StreamedElf> streaming_;  // the bounded member being read, until take() owns it
     // Bounded members whose edits were planned before their pass, the digest of the
     // new content that pass computed and the command's reader it fed (plan.hpp, step 2).
     struct Speculation {
@@ -156,20 +108,17 @@ private:
     // inflate goes on, the chunks queuing for it meanwhile (kSpeculationLag at
     // most; inline, before the first chunk, without a second thread).
     wheel::StreamSink stream_into(const zip::Member& member) {
-        streaming_.reset();
         if (member.method != zip::Method::deflated || member.size < kBoundedFrom) return {};
-        streaming_ = wheel::keeping(member.size, decision().view_reads);
         // speculated_'s digest, when the speculation planned edits: set by the start, before the first chunk.
         auto digest = std::make_shared<zip::EditedDigest*>(nullptr);
         // Each chunk once, through one of the two sinks: `original` is the member's own
         // SHA-256 when the pass hands it over (its hash paired with the edited copy's).
-        auto take = [this, digest](std::span<const std::uint8_t> chunk, Sha256* original) {
-            streaming_->consume(chunk);
+        auto take = [digest](std::span<const std::uint8_t> chunk, Sha256* original) {
             if (*digest && original) (*digest)->take(chunk, *original);
             else if (*digest) (*digest)->take(chunk);
             else if (original) original->update(chunk);
         };
-        wheel::StreamSink sink{[take](std::span<const std::uint8_t> chunk) { take(chunk, nullptr); }, 0,
+        wheel::StreamSink sink{[take](std::span<const std::uint8_t> chunk) { take(chunk, nullptr); }, decision().view_reads, 0,
                                [take](std::span<const std::uint8_t> chunk, Sha256& original) { take(chunk, &original); }};
         if (may_speculate()) {
             sink.may_lag = kSpeculationLag;
@@ -285,7 +234,7 @@ private:
             EditedReader reader = known ? std::move(known->reader) : EditedReader{};
             if (!known) reader = edited_reader(step.member, edits.new_size);
             auto spliced = splice(kept, edits.edits, known ? &known->digests : nullptr, reader.content);
-            if (reader.finish) reader.finish(edited_fetch(kept, edits.edits));
+            if (reader.finish) reader.finish(wheel::edited_fetch(kept.image, edits.edits));
             change.recompressed_bytes = spliced.recompressed_bytes;
             change.crc32_after = spliced.crc32;
             change.compressed_after = spliced.compressed_size;
@@ -304,15 +253,6 @@ private:
         const auto& windows = *kept.image.windows();
         if (known) return zip::plan_splice(index, windows, edits, *known, zip::kSpliceLevel);
         return zip::plan_splice(index, windows, edits, zip::kSpliceLevel, content);
-    }
-
-    // Reads ranges of a kept member's edited content: the original's bytes (its
-    // windows, or the bytes held) with the edits put in place.
-    static elf::Fetch edited_fetch(const KeptMember& kept, const ByteEdits& edits) {
-        elf::Fetch original = [&kept](const ByteRanges& ranges, const elf::FetchSink& sink) { kept.image.fetch(ranges, sink); };
-        return [original, &edits](const ByteRanges& ranges, const elf::FetchSink& sink) {
-            read_edited(edits, ranges, original, sink);
-        };
     }
 
     void edit_kept(const ElfEditStep& step) {
@@ -374,13 +314,9 @@ private:
 
     // One ELF member as the read passes it: parsed once, its view taken, edited at
     // once when the foreseen facts decide an edit, kept when its edits read the wheel.
-    void take(const zip::Member& member, zip::InflatedMember& inflated) {
+    void take(const zip::Member& member, wheel::MemberImage& image) {
         ++result_.elf_members;
-        auto kept = std::make_unique<KeptMember>(KeptMember{
-            member.name, &member,
-            streaming_ ? wheel::MemberImage(wheel_.archive(), member, std::move(inflated), std::move(streaming_))
-                       : wheel::MemberImage(std::move(inflated)),
-            std::nullopt});
+        auto kept = std::make_unique<KeptMember>(KeptMember{member.name, &member, std::move(image), std::nullopt});
         std::shared_ptr<const MemberView> view;
         if (kept->bounded()) {
             view = observe_bounded(member.name, *kept);
@@ -427,10 +363,10 @@ private:
             std::optional<InputError> member_error;  // thrown after RECORD: a tampered member explains a broken ELF
             result_.digests = wheel::scan_members_indexed(
                 wheel_.archive(), wants,
-                [&](const zip::Member& member, zip::InflatedMember& inflated) {
-                    if (member_error || !(streaming_ ? streaming_->is_elf() : elf::is_elf(inflated.data))) return;
+                [&](const zip::Member& member, wheel::MemberImage& image) {
+                    if (member_error || !image.is_elf()) return;
                     try {
-                        take(member, inflated);
+                        take(member, image);
                     } catch (const InputError& error) {
                         member_error = error;
                     }

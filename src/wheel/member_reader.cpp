@@ -7,12 +7,15 @@
 #include "wheelfix/elf/dynamic_array.hpp"
 #include "wheelfix/elf/editor.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/parallel_tasks.hpp"
+#include "wheelfix/util/progress.hpp"
 #include "wheelfix/zip/codec.hpp"
 #include "wheelfix/zip/far_read.hpp"
 
 #include <elf.h>
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -65,6 +68,60 @@ void MemberImage::fetch(const ByteRanges& ranges, const elf::FetchSink& sink) co
         const std::uint64_t to = std::min<std::uint64_t>(end, data.size());
         if (begin < to) sink(std::span<const std::uint8_t>(data.data() + begin, static_cast<std::size_t>(to - begin)), begin);
     }
+}
+
+elf::Fetch edited_fetch(const MemberImage& original, const ByteEdits& edits) {
+    return [&original, &edits](const ByteRanges& ranges, const elf::FetchSink& sink) {
+        for (const auto& [begin, end] : ranges.ranges()) {
+            // One piece of the edited content, its part in [begin, end): from new offset
+            // `at`, `length` bytes of `edit` or (null) of the original, from `from` on.
+            auto piece = [&](std::uint64_t at, std::uint64_t length, const ByteEdit* edit, std::uint64_t from) {
+                const std::uint64_t lo = std::max(at, begin), hi = std::min(at + length, end);
+                if (lo >= hi) return;
+                from += lo - at;
+                if (edit)
+                    return sink(std::span<const std::uint8_t>(edit->bytes)
+                                    .subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(hi - lo)),
+                                lo);
+                ByteRanges wanted;
+                wanted.add(from, from + (hi - lo));
+                original.fetch(wanted, [&](std::span<const std::uint8_t> chunk, std::uint64_t offset) {
+                    sink(chunk, offset - from + lo);
+                });
+            };
+            std::uint64_t at = 0, next = 0;  // where the next piece starts, new and original
+            for (const auto& edit : edits) {
+                piece(at, edit.offset - next, nullptr, next);
+                at += edit.offset - next;
+                piece(at, edit.bytes.size(), &edit, 0);
+                at += edit.bytes.size();
+                next = edit.offset + edit.length;
+            }
+            piece(at, UINT64_MAX - at, nullptr, next);  // the rest of the original (its fetch clamps it)
+        }
+    };
+}
+
+MemberImage read_member(const zip::Archive& archive, const zip::Member& member, const StreamSink& streamed) {
+    if (!streamed.sink) return MemberImage(zip::inflate_indexed(archive, member, {}, zip::InflateOptions{.keep = true, .sha256 = true}));
+    std::shared_ptr<elf::StreamedElf> kept = keeping(member.size, streamed.keeps);
+    auto sink = [&kept = *kept, &next = streamed.sink](std::span<const std::uint8_t> chunk) {
+        kept.consume(chunk);
+        next(chunk);
+    };
+    std::function<void(std::span<const std::uint8_t>, Sha256&)> hashing;
+    if (streamed.hashing)
+        hashing = [&kept = *kept, &next = streamed.hashing](std::span<const std::uint8_t> chunk, Sha256& original) {
+            kept.consume(chunk);
+            next(chunk, original);
+        };
+    auto index = zip::inflate_indexed(archive, member, sink,
+                                      zip::InflateOptions{.sha256 = true,
+                                                          .window_every = zip::SeekableMember::spacing(member.size),
+                                                          .sink_may_lag = streamed.may_lag,
+                                                          .sink_hashing = hashing,
+                                                          .sink_start = streamed.start});
+    return MemberImage(archive, member, std::move(index), std::move(kept));
 }
 
 namespace {
@@ -244,6 +301,20 @@ MemberImage read_loader_view(const zip::Archive& archive, const zip::Member& mem
     view.way_ = ReadWay::loader_view;
     view.fetch_ = {};  // the seekable goes: the view has what its parse reads
     return view;
+}
+
+void read_loader_views(const zip::Archive& archive, const std::vector<const zip::Member*>& members,
+                       const std::function<void(std::size_t index, MemberImage& view)>& use) {
+    std::vector<std::uint64_t> sizes;
+    for (const zip::Member* member : members) sizes.push_back(member->size);
+    const ProgressTask progress("reading " + archive.path().filename().string(),
+                                std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0}));
+    std::atomic<int> tail_reads_left{kMaxTailReads};
+    run_tasks(sizes, [&](std::size_t i) {
+        MemberImage view = read_loader_view(archive, *members[i], archive.path().string(), tail_reads_left);
+        use(i, view);
+        progress.advance(members[i]->size);
+    });
 }
 
 bool read_far_view(const zip::Archive& archive, const zip::Member& member, const FarViewUse& use) {

@@ -1,5 +1,5 @@
-// scan_members_streaming: hash every member once, streaming ELF members to their
-// readers as they pass (scan_streaming.hpp has the contract).
+// scan_members_streaming: hash every member once, streaming ELF members into
+// bounded images (scan_streaming.hpp has the contract).
 #include "wheelfix/wheel/scan_streaming.hpp"
 
 #include "wheelfix/elf/elf_file.hpp"
@@ -7,18 +7,18 @@
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/timings.hpp"
 
-#include <optional>
+#include <memory>
 
 namespace wheelfix::wheel {
 
 namespace {
 
-MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, const ElfStreamOpener& open,
+MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, Keeps keeps, const ElfImageUse& use,
                       const ProgressTask& progress) {
     MemberDigest digest;
     digest.member = &member;
     Sha256 hasher;
-    std::optional<ElfStream> elf;
+    std::shared_ptr<elf::StreamedElf> kept;
     bool first_chunk = true;
     const zip::SeekableMember seekable(archive, member, [&](std::span<const std::uint8_t> chunk) {
         hasher.update(chunk);
@@ -26,15 +26,17 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
         if (first_chunk) {
             first_chunk = false;
             digest.is_elf = !member.is_symlink && elf::is_elf(chunk);
-            if (digest.is_elf) elf = open(member);
+            if (digest.is_elf) kept = keeping(member.size, keeps);
         }
         const timings::Scope timer(timings::Phase::parse);
-        if (elf) elf->consume(chunk);
+        if (kept) kept->consume(chunk);
     });
     digest.size = seekable.size();
     digest.sha256 = hasher.digest();
     const timings::Scope timer(timings::Phase::parse);
-    if (elf) elf->finish(seekable);
+    if (!kept) return digest;
+    MemberImage image(std::move(kept), seekable);
+    use(member, image);
     return digest;
 }
 
@@ -43,7 +45,7 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
 // The members to read go to the threads the budget spares, largest first
 // (util/parallel_tasks.hpp), or one at a time when one dominates (scan.hpp); the
 // digests come back in archive order.
-std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, const ElfStreamOpener& open,
+std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, Keeps keeps, const ElfImageUse& use,
                                                  const std::function<bool(const zip::Member&)>& read_it) {
     const ProgressTask progress = reading_progress(archive);
     std::vector<const zip::Member*> to_read;
@@ -58,7 +60,7 @@ std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, co
         sizes.push_back(member.size);
     }
     std::vector<MemberDigest> digests(to_read.size());
-    auto read_one = [&](std::size_t i) { digests[i] = scan_one(archive, *to_read[i], open, progress); };
+    auto read_one = [&](std::size_t i) { digests[i] = scan_one(archive, *to_read[i], keeps, use, progress); };
     if (one_dominates(sizes)) {
         for (std::size_t i = 0; i < sizes.size(); ++i) read_one(i);
         return digests;

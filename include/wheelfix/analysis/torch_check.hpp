@@ -10,7 +10,7 @@
 //   (torch_releases.hpp: a CUDA runtime the wheel ships serves only the members whose
 //   own search path reaches it). An invalid ELF is an InputError naming wheel and member.
 //   read_targets() reads a wheel's library members as far as the loader's view of
-//   each needs (analysis/member_view.hpp: only their dynamic tables are kept, and a
+//   each needs (wheel/member_reader.hpp: only their dynamic tables are kept, and a
 //   big member is inflated only until they are in; on the threads the thread budget
 //   spares, joined in member order, so the targets and any error are the serial
 //   ones), or one ELF file, and refuses an input with nothing to check unless

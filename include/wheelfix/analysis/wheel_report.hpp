@@ -124,5 +124,7 @@ ElfReport inspect_file(const std::filesystem::path& path);
 
 // Whether a member name looks like a shared library: "x.so", "x.so.13", "x.abi3.so".
 bool looks_like_shared_library(std::string_view name);
+// The file members so named, in archive order (what check and repair's foresight read).
+std::vector<const zip::Member*> library_members(const zip::Archive& archive);
 
 }  // namespace wheelfix::analysis

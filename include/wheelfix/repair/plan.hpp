@@ -25,24 +25,24 @@
 //   already read what it proves, retag), nothing is read and the plan may not edit
 //   ELF members; otherwise every member is hashed, the ones hooks.reads picks (by
 //   default every file member outside the .dist-info directory that is not a
-//   symlink) are inflated whole, and each ELF member among them (by its magic) is
-//   parsed once and its view taken (MemberDecision below: observe, else view).
+//   symlink) are read into a wheel::MemberImage (wheel/member_reader.hpp has each
+//   way, its cost, its memory and what it is trusted for), and each ELF member among
+//   them (by its magic) is parsed once and its view taken (MemberDecision below:
+//   observe, else view).
 //   The decision's answer on the foreseen facts, when it is an edit, is planned and
 //   spliced at once, so memory holds one member at a time beyond the kept ones: a
 //   member whose edits read the wheel (MemberView::reads_wheel) is kept until the
 //   facts are final (step 4).
 //   Memory: an ELF member of kBoundedFrom inflated bytes or more (as the central
-//   directory declares it) that is deflated is not held whole: it streams once
-//   (hashed, its deflate blocks and a window every few MiB recorded,
-//   zip/seekable_member.hpp) while elf/streamed_elf.hpp keeps the ranges the ELF
-//   readers need (headers, program and section headers, the dynamic segment and
-//   its tables); the view and the editor run on that partial image, and what they
-//   find missing is inflated again from the nearest window (BytesNotKept: observe
-//   then runs again, so it must not act before it has read what it needs). The
+//   directory declares it) that is deflated is read bounded (ReadWay::bounded: it
+//   streams once, keeping windows and the ranges the ELF readers need); the view
+//   and the editor run on that partial image through MemberImage::read, which
+//   fetches what they find missing and runs them again (so observe must not act
+//   before it has read what it needs). The
 //   splice reads the bytes around each edit again and streams the member once more
 //   for the new SHA-256 (zip/splice.hpp), unless the pass hashed it already: the
-//   decision is first asked on the member's speculative view, its start and the
-//   ranges wanted past it (repair/speculation.hpp; in the pass's sink, on its
+//   decision is first asked on the member's far view (ReadWay::far_view,
+//   repair/speculation.hpp; in the pass's sink, on its
 //   second thread, while the inflate goes on and up to kSpeculationLag bytes
 //   queue), and its pass feeds a zip::EditedDigest with those edits beside the
 //   reader, and with decision.observe_edited the engine's reader of the new content
@@ -54,18 +54,18 @@
 //   kept ranges and the windows (8 MiB at most), not the member; with a
 //   speculation, also its head (16 MiB) and the chunks queued (kSpeculationLag at
 //   most) while it runs. No speculation in a dry run.
-//   Stored members and smaller ones are inflated whole.
+//   Stored members and smaller ones are read whole (ReadWay::whole).
 //   A kept member read whole is not held once the pass moves on: it is inflated and
 //   parsed again when its edit step is planned. Why: a wheel's extensions together
 //   can be gigabytes, and only those whose edits waited for the final facts, or
 //   whose early edits those facts change, are read twice (the foresight makes
 //   them few: repair of the real sgl-kernel reads none twice). A bounded member is
 //   held: what it keeps is small.
-//   What a big member's reader keeps is the decision's declaration
-//   (MemberDecision::view_reads): the loader's view (elf::StreamedElf's
-//   Needs::dynamic_linking), or the analysis' (analysis::streamed_for_analysis:
-//   notes and the fatbin's headers too); the engine makes the reader. The same
-//   reader takes an edited member's new content for decision.observe_edited.
+//   What a big member's image keeps is the decision's declaration
+//   (MemberDecision::view_reads, a wheel::Keeps: the loader's view, or the
+//   analysis' with notes and the fatbin's headers); the engine makes the reader.
+//   An edited member's new content is read into the same kind of image for
+//   decision.observe_edited.
 // 3. Proves the read: options.check_record (default wheel::require_record_matches)
 //   on the digests; an error a member's view or edit raised is thrown after it (a
 //   tampered member explains a broken ELF better than the ELF error does). ELF

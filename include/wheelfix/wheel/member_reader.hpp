@@ -1,7 +1,7 @@
 // How a wheel member's bytes are obtained, and what is known of them: one image
 // type (MemberImage) for every way wheelfix reads an ELF member, and the readers
 // that yield it. The pass over a whole wheel (its order, threads, progress and
-// digests) is wheel/scan.hpp's; this is what one member's read gives.
+// digests) is wheel/scan.hpp's; how it reads one member, and what that gives, is here.
 //
 // The ways (ReadWay), each with its cost, its memory and what its view is trusted for:
 // - whole: inflated whole, CRC-checked (the plan engine's members under
@@ -62,6 +62,11 @@
 // not ELF gives an empty image (is_elf() false); one that is ELF but invalid is an
 // InputError "<wheel_label>: <member>: invalid ELF: ..."; errors of the member's
 // bytes are InputErrors naming the archive and member.
+// read_loader_views(archive, members, use) reads each of `members` so, on the
+// threads the thread budget spares, largest first (util/parallel_tasks.hpp), at
+// most kMaxTailReads far reads over them all, and hands each view to use(i, view)
+// on the thread that read it; when several fail, the error of the first in the
+// list is the one thrown.
 // read_far_view(archive, member, use): use(elf) runs on each parse of the far view,
 // until one reads nothing missing. False, never an error, when the member is not a
 // deflated ELF file, a wanted range lies where neither read reaches, or the ELF, an
@@ -71,6 +76,8 @@
 
 #include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/elf/streamed_elf.hpp"
+#include "wheelfix/util/byte_edit.hpp"
+#include "wheelfix/util/sha256.hpp"
 #include "wheelfix/zip/archive.hpp"
 #include "wheelfix/zip/inflate_index.hpp"
 #include "wheelfix/zip/seekable_member.hpp"
@@ -81,6 +88,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace wheelfix::wheel {
 
@@ -158,8 +166,40 @@ private:
     bool stopped_early_ = false;
 };
 
+// The reader of an edited member's new content (the fetch of its image, a bounded
+// one): each range's bytes from `original` (held or fetched) or from the edit that
+// put them there, delivered in order with their new offsets. `original` and
+// `edits` (valid for it: util/byte_edit.hpp) must outlive the fetch.
+elf::Fetch edited_fetch(const MemberImage& original, const ByteEdits& edits);
+
+// How the plan engine's pass reads a member it keeps (wheel/scan.hpp
+// scan_members_indexed): whole without a `sink` (zip::inflate_indexed keeping the
+// bytes, their SHA-256 computed on a second thread as they are inflated), else
+// bounded: inflated once without keeping its bytes, each chunk taken by the image
+// (what `keeps` declares kept) and then handed to `sink`, in order, its SHA-256
+// computed as they pass, and a window recorded every
+// zip::SeekableMember::spacing(size) inflated bytes (the image's fetch). A sink may
+// start with work of its own, `start`, and be allowed to fall behind the inflate by
+// `may_lag` bytes meanwhile (zip::InflateOptions::sink_start and sink_may_lag); one
+// that hashes may give `hashing`, the same sink taking the member's SHA-256 too, to
+// pair the two hashes (zip::InflateOptions::sink_hashing). A bounded member is read
+// by the default inflater (ISA-L records a block start per window, not every one);
+// its splice finds the exact starts around its edits again from the window before
+// them (zip/splice.hpp). The image's index() has the size, CRC-32 and SHA-256.
+struct StreamSink {
+    zip::InflateSink sink;
+    Keeps keeps = Keeps::loader;
+    std::uint64_t may_lag = 0;
+    std::function<void(std::span<const std::uint8_t>, Sha256&)> hashing = {};
+    std::function<void()> start = {};
+};
+MemberImage read_member(const zip::Archive& archive, const zip::Member& member, const StreamSink& streamed);
+
 MemberImage read_loader_view(const zip::Archive& archive, const zip::Member& member, const std::string& wheel_label,
                              std::atomic<int>& tail_reads_left);
+
+void read_loader_views(const zip::Archive& archive, const std::vector<const zip::Member*>& members,
+                       const std::function<void(std::size_t index, MemberImage& view)>& use);
 
 using FarViewUse = std::function<void(const elf::ElfFile& elf)>;
 bool read_far_view(const zip::Archive& archive, const zip::Member& member, const FarViewUse& use);

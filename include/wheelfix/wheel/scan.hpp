@@ -2,16 +2,13 @@
 //
 // Contract: scan_members() reads every file member of the archive exactly once,
 // computing its size and SHA-256 while the bytes pass (so RECORD can be checked
-// without a second read); the digests come in archive order. Without `on_elf`
-// (verify) the members are read on the threads the thread budget spares, largest
-// first (util/parallel_tasks.hpp; the same digests at any budget, and the error of
-// the first bad member in archive order). With it they are read in archive order,
-// one at a time: a member whose first bytes are the ELF magic is also collected
-// whole and handed to `on_elf` before the next member is read, so at most one ELF
-// image is in memory at a time. Directory entries and
-// symlink entries are listed with their stored bytes hashed (a symlink's bytes are
-// its target, as RECORD tools hash them). Errors reading a member (CRC, truncation)
-// are InputErrors naming the archive and member; `on_elf` may throw too.
+// without a second read); the digests come in archive order. The members are read
+// on the threads the thread budget spares, largest first (util/parallel_tasks.hpp;
+// the same digests at any budget, and the error of the first bad member in archive
+// order). Directory entries are left out; symlink entries are listed with their
+// stored bytes hashed (a symlink's bytes are its target, as RECORD tools hash
+// them). Errors reading a member (CRC, truncation) are InputErrors naming the
+// archive and member.
 //
 // scan_sizes() is the pass for a writer that copies members as stored and does
 // not prove their content (retag without --verify): only the members `hash_it`
@@ -26,7 +23,7 @@
 
 #include "wheelfix/util/progress.hpp"
 #include "wheelfix/zip/archive.hpp"
-#include "wheelfix/zip/inflate_index.hpp"
+#include "wheelfix/wheel/member_reader.hpp"
 
 #include <array>
 #include <cstdint>
@@ -59,40 +56,18 @@ ProgressTask reading_progress(const zip::Archive& archive);
 // hashed beside its inflate or after it would depend on a race.
 bool one_dominates(const std::vector<std::uint64_t>& sizes);
 
-using ElfSink = std::function<void(const zip::Member&, std::span<const std::uint8_t>)>;
-
-std::vector<MemberDigest> scan_members(const zip::Archive& archive, const ElfSink& on_elf = {});
+std::vector<MemberDigest> scan_members(const zip::Archive& archive);
 std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it);
 
 // The same single pass for writers: a member for which `wants_index` is true and
 // whose content starts with the ELF magic (its first bytes inflated to tell, not
-// more) is read with zip::inflate_indexed (deflate block boundaries recorded, bytes
-// kept, SHA-256 computed on a second thread while it inflates) and handed whole to
-// `on_indexed`, which may keep what it needs (plan a splice, or move the inflated
-// member out to keep it whole) before the next member is read; is_elf is set. Every other member is only hashed, streaming: a member
-// that is not ELF is never held in memory, whatever its size (a wheel may carry
-// gigabytes of data files).
-using IndexedSink = std::function<void(const zip::Member&, zip::InflatedMember&)>;
-std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
-                                               const std::function<bool(const zip::Member&)>& wants_index,
-                                               const IndexedSink& on_indexed);
-// The same, with bounded memory for the members `stream_into` gives a sink for
-// (a writer's big ELF members): such a member is inflated once
-// without keeping its bytes, each chunk handed to that sink in order, its SHA-256
-// computed as they pass, and a Window recorded every
-// zip::SeekableMember::spacing(size) inflated bytes, so that the InflatedMember
-// on_indexed gets (no data; blocks, windows, size, CRC-32) can build a
-// zip::SeekableMember and read any range again.
-// A sink may start with work of its own, `start`, and be allowed to fall behind
-// the inflate by `may_lag` bytes meanwhile (zip::InflateOptions::sink_start and
-// sink_may_lag); one that hashes may give `hashing`, the same sink taking the
-// member's SHA-256 too, to pair the two hashes (zip::InflateOptions::sink_hashing).
-struct StreamSink {
-    zip::InflateSink sink;
-    std::uint64_t may_lag = 0;
-    std::function<void(std::span<const std::uint8_t>, Sha256&)> hashing = {};
-    std::function<void()> start = {};
-};
+// more) is read into a MemberImage (wheel/member_reader.hpp read_member): whole, or
+// bounded when `stream_into` gives it a sink (a writer's big ELF members), and
+// handed to `on_indexed`, which may keep what it needs (plan a splice, or move the
+// image out to keep it) before the next member is read; is_elf is set. Every other
+// member is only hashed, streaming: a member that is not ELF is never held in
+// memory, whatever its size (a wheel may carry gigabytes of data files).
+using IndexedSink = std::function<void(const zip::Member&, MemberImage&)>;
 using StreamSinkFor = std::function<StreamSink(const zip::Member&)>;
 std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
                                                const std::function<bool(const zip::Member&)>& wants_index,
