@@ -12,6 +12,7 @@
 #include "wheelfix/elf/streamed_elf.hpp"
 #include "wheelfix/util/byte_ranges.hpp"
 #include "wheelfix/util/sparse_stream.hpp"
+#include "wheelfix/wheel/member_reader.hpp"
 
 #include <doctest/doctest.h>
 
@@ -278,6 +279,48 @@ TEST_CASE("a layout no fetching can satisfy ends in a whole read, never in a wro
     CHECK(names_of(exports) == names_of(whole));
     CHECK(round == elf::StreamedElf::kMaxRounds);
     CHECK(whole_reads == 1);
+}
+
+TEST_CASE("MemberImage::read: a trusted image ends a hopeless layout in a whole read, a far view gives up") {
+    const auto bytes = read_bytes(loaded_libstdcxx());
+    const auto whole = abi::exports_of("libstdc++.so.6", elf::ElfFile::parse(bytes));
+    int whole_reads = 0;
+    const elf::Fetch fetch = [&](const ByteRanges& ranges, const elf::FetchSink& sink) {
+        if (ranges.covers(0, bytes.size())) ++whole_reads;
+        for (const auto& [begin, end] : ranges.ranges())
+            sink(std::span<const std::uint8_t>(bytes).subspan(begin, end - begin), begin);
+    };
+    int rounds = 0;
+    auto hopeless = [&](std::span<const std::uint8_t> image, const ByteRanges* present) {
+        if (present != nullptr) {
+            ++rounds;
+            throw BytesNotKept(image.size() / 3 + 4096 * rounds, image.size() / 3 + 4096 * (rounds + 1));
+        }
+        return abi::exports_of("libstdc++.so.6", elf::ElfFile::parse(image));
+    };
+    wheel::MemberImage bounded(wheel::ReadWay::bounded, stream_elf(bytes, 1 << 20, elf::StreamedElf::Needs::dynamic_linking), fetch);
+    CHECK(bounded.trusted());
+    CHECK(names_of(bounded.read(hopeless)) == names_of(whole));
+    CHECK(rounds == elf::StreamedElf::kMaxRounds);
+    CHECK(whole_reads == 1);
+    CHECK(bounded.present()->covers(0, bytes.size()));  // the whole member is in the image now
+
+    rounds = whole_reads = 0;
+    wheel::MemberImage far(wheel::ReadWay::far_view, stream_elf(bytes, 1 << 20, elf::StreamedElf::Needs::dynamic_linking), fetch);
+    CHECK_FALSE(far.trusted());
+    CHECK_THROWS_AS((void)far.read(hopeless), BytesNotKept);
+    CHECK(rounds == elf::StreamedElf::kMaxRounds);
+    CHECK(whole_reads == 0);
+
+    // A whole image has every byte: its reader runs once, on all of them.
+    zip::InflatedMember inflated;
+    inflated.data.assign(bytes.begin(), bytes.end());
+    inflated.size = bytes.size();
+    wheel::MemberImage held(std::move(inflated));
+    rounds = 0;
+    CHECK(held.present() == nullptr);
+    CHECK(names_of(held.read(hopeless)) == names_of(whole));
+    CHECK(rounds == 0);
 }
 
 TEST_CASE("a stream that is not ELF keeps nothing") {
