@@ -62,7 +62,7 @@ std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::fun
 // The same single pass for writers: a member for which `wants_index` is true and
 // whose content starts with the ELF magic (its first bytes inflated to tell, not
 // more) is read into a MemberImage (wheel/member_reader.hpp read_member): whole, or
-// bounded when `stream_into` gives it a sink (a writer's big ELF members), and
+// bounded when stream_into(member) gives it a sink (a writer's big ELF members), and
 // handed to `on_indexed`, which may keep what it needs (plan a splice, or move the
 // image out to keep it) before the next member is read; is_elf is set. Every other
 // member is only hashed, streaming: a member that is not ELF is never held in
