@@ -409,29 +409,11 @@ private:
     }
 };
 
-std::string search_path_kind(elf::SearchPathKind kind) {
-    return kind == elf::SearchPathKind::rpath ? "RPATH" : "RUNPATH";
-}
-
 }  // namespace
 
 PlanResult execute_plan(const wheel::Wheel& wheel, WheelPlan& plan, const PlanHooks& hooks,
                         const ExecuteOptions& options) {
     return Executor(wheel, plan, hooks, options).run();
-}
-
-std::vector<std::string> describe_edits(const elf::EditRequest& edits) {
-    std::vector<std::string> lines;
-    if (edits.set_search_path) lines.push_back("set search path to '" + *edits.set_search_path + "'");
-    for (const auto& entry : edits.remove_search_path) lines.push_back("remove search path entry " + entry);
-    if (edits.drop_absolute) lines.push_back("drop absolute search path entries");
-    for (const auto& entry : edits.add_search_path) lines.push_back("add search path entry " + entry);
-    if (edits.force_kind != elf::SearchPathKind::keep) lines.push_back("write it as " + search_path_kind(edits.force_kind));
-    for (const auto& [from, to] : edits.replace_needed) lines.push_back("replace NEEDED " + from + " with " + to);
-    for (const auto& name : edits.remove_needed) lines.push_back("remove NEEDED " + name);
-    for (const auto& name : edits.add_needed) lines.push_back("add NEEDED " + name);
-    if (edits.set_soname) lines.push_back("set SONAME " + *edits.set_soname);
-    return lines;
 }
 
 std::string describe_plan(const wheel::Wheel& wheel, const WheelPlan& plan, const PlanResult& result) {

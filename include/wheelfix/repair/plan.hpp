@@ -243,7 +243,5 @@ PlanResult execute_plan(const wheel::Wheel& wheel, WheelPlan& plan, const PlanHo
 
 // The plan as text, one step a line, for --dry-run.
 std::string describe_plan(const wheel::Wheel& wheel, const WheelPlan& plan, const PlanResult& result);
-// The editor edits of one request, one short line each ("add RUNPATH entry $ORIGIN/x").
-std::vector<std::string> describe_edits(const elf::EditRequest& edits);
 
 }  // namespace wheelfix::repair
