@@ -155,10 +155,10 @@ std::vector<RuntimeRequirement> runtime_requirements(const std::vector<std::stri
         if (std::find(shipped.begin(), shipped.end(), need.library) != shipped.end()) continue;
         const auto named = [&](const std::string& name) { return name == need.distribution; };
         if (std::any_of(claims.requires_dist.begin(), claims.requires_dist.end(), named)) continue;
-        if (std::any_of(lines.begin(), lines.end(), [&](const RuntimeRequirement& line) { return named(line.distribution); }))
+        if (std::any_of(lines.begin(), lines.end(), [&](const RuntimeRequirement& line) { return named(line.requirement.name); }))
             continue;
-        lines.push_back({need.distribution + ">=" + std::to_string(need.major) + ",<" + std::to_string(need.major + 1),
-                         need.distribution, need.library});
+        const auto bound = wheel::SpecifierSet::range(std::to_string(need.major), std::to_string(need.major + 1));
+        lines.push_back({wheel::parse_requirement(need.distribution + bound.text()), need.library});
     }
     return lines;
 }

@@ -55,7 +55,7 @@ int run_variant(VariantArguments& args, const GlobalOptions& global) {
                    outcome.label, wheel::variant_schema_name(outcome.schema));
         for (const auto& line : wheel::property_lines(outcome.properties)) fmt::print("  {}\n", line);
         if (outcome.cuda) fmt::print("  (cuda_version_lower_bound from {})\n", outcome.cuda->because);
-        for (const auto& line : outcome.requires_dist) fmt::print("  Requires-Dist: {}\n", line);
+        for (const auto& requirement : outcome.requires_dist) fmt::print("  Requires-Dist: {}\n", requirement.text);
     }
     return 0;
 }

@@ -185,15 +185,15 @@ private:
     }
 
     // Requires-Dist lines into METADATA: the one the hooks replaced (a pin), else the input's.
-    void add_requirements(const std::vector<std::string>& lines) {
-        if (lines.empty()) return;
+    void add_requirements(const std::vector<wheel::Requirement>& requirements) {
+        if (requirements.empty()) return;
         auto& replaced = plan_.dist_info.replaced;
         auto metadata = replaced.find("METADATA");
         if (metadata == replaced.end()) {
             const auto bytes = wheel_.archive().read(*wheel_.archive().find(wheel_.dist_info() + "/METADATA"));
             metadata = replaced.emplace("METADATA", std::string(bytes.begin(), bytes.end())).first;
         }
-        metadata->second = wheel::add_requirements(metadata->second, lines);
+        metadata->second = wheel::add_requirements(metadata->second, requirements);
     }
 
     void refuse_output() const {

@@ -590,7 +590,7 @@ private:
         report_.runtime_torch_cuda = index_.cuda_version;
         report_.runtime_requires = analysis::runtime_requirements(needed, shipped, index_.cuda_version,
                                                                   analysis::torch_claims(wheel_));
-        for (const auto& requirement : report_.runtime_requires) plan.requires_dist.push_back(requirement.line);
+        for (const auto& runtime : report_.runtime_requires) plan.requires_dist.push_back(runtime.requirement);
     }
 
     // --variant, or the input's own variant kept, derived again for the output (repair/variant.hpp).

@@ -202,7 +202,7 @@ void write_json(JsonWriter& json, const RepairReport& report) {
     json.field("torch_pin", retag.pin_specifier ? std::optional<std::string>(retag.pin_specifier->text()) : std::nullopt);
     json.key("runtime_requires").begin_array();
     for (const auto& runtime : report.runtime_requires)
-        json.begin_object().field("requirement", runtime.line).field("distribution", runtime.distribution)
+        json.begin_object().field("requirement", runtime.requirement.text).field("distribution", runtime.requirement.name)
             .field("library", runtime.library).end_object();
     json.end_array();
     json.field("platform", report.platform_after);
@@ -274,7 +274,9 @@ std::string variant_json(const std::vector<std::string>& inputs, const std::vect
         json.key("cuda_lower_bound_from");
         if (outcome.cuda) json.value(outcome.cuda->because);
         else json.null();
-        json.string_array("requires_dist", outcome.requires_dist);
+        json.key("requires_dist").begin_array();
+        for (const auto& requirement : outcome.requires_dist) json.value(requirement.text);
+        json.end_array();
         json.end_object();
     }
     json.end_array().end_object();

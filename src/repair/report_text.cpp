@@ -117,7 +117,7 @@ std::vector<std::string> done_lines(const RepairReport& report, bool verbose) {
     for (const auto& [before, after] : retag.requirements)
         lines.push_back("Requires-Dist: " + (before.empty() ? after + " (added)" : before + " -> " + after));
     for (const auto& runtime : report.runtime_requires)
-        lines.push_back("Requires-Dist: " + runtime.line + " (added: NEEDs " + runtime.library + "; torch " +
+        lines.push_back("Requires-Dist: " + runtime.requirement.text + " (added: NEEDs " + runtime.library + "; torch " +
                         report.torch_version + " is " +
                         (report.runtime_torch_cuda.empty() ? std::string("a CPU build")
                                                            : "a CUDA " + report.runtime_torch_cuda + " build") +

@@ -26,18 +26,18 @@ std::string checked_label(const std::string& asked, const wheel::VariantProperti
     return asked;
 }
 
-std::vector<std::string> runtime_requirements(const analysis::WheelReport& report) {
+std::vector<wheel::Requirement> runtime_requirements(const analysis::WheelReport& report) {
     std::set<int> majors;
     for (const auto& elf : report.elves)
         if (elf.cudart_major) majors.insert(*elf.cudart_major);
-    std::vector<std::string> lines;
+    std::vector<wheel::Requirement> requirements;
     for (int major : majors) {
         const std::string requirement = policy::runtime_requirement(major);
         if (requirement.empty())
             throw InputError("--variant-requires", "no CUDA runtime package known for libcudart.so." + std::to_string(major));
-        lines.push_back(requirement + " ; 'nvidia' in variant_namespaces");
+        requirements.push_back(wheel::parse_requirement(requirement + " ; 'nvidia' in variant_namespaces"));
     }
-    return lines;
+    return requirements;
 }
 
 // The input's own variant, for a writer not asked for one: nullopt for a wheel that is none.

@@ -8,6 +8,7 @@
 #include "wheelfix/wheel/metadata.hpp"
 
 #include "wheelfix/wheel/filename.hpp"
+#include "wheelfix/wheel/version.hpp"
 
 #include "wheelfix/util/error.hpp"
 
@@ -75,6 +76,37 @@ std::size_t url_marker_start(std::string_view rest) {
     return std::string_view::npos;
 }
 
+// A marker without the white space outside its quotes, every quote as '"'.
+std::string folded_marker(std::string_view marker) {
+    std::string out;
+    char quote = 0;  // the quote a string opened with, 0 outside strings
+    for (char c : marker) {
+        if (quote == 0 && std::isspace(static_cast<unsigned char>(c))) continue;
+        if (quote == 0 && (c == '\'' || c == '"')) quote = c;
+        else if (c == quote) quote = 0;
+        else {
+            out += c;
+            continue;
+        }
+        out += '"';
+    }
+    return out;
+}
+
+std::vector<std::string> normalized_extras(const std::vector<std::string>& extras) {
+    std::vector<std::string> names;
+    for (const auto& extra : extras) names.push_back(normalize_project_name(extra));
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+}
+
+bool same_specifier(const std::string& a, const std::string& b) {
+    const auto left = SpecifierSet::try_parse(a);
+    const auto right = SpecifierSet::try_parse(b);
+    return left && right ? left->same_as(*right) : a == b;
+}
+
 }  // namespace
 
 std::optional<std::string> HeaderFile::first(std::string_view name) const {
@@ -133,6 +165,7 @@ std::string format_headers(const HeaderFile& file) {
 Requirement parse_requirement(std::string_view text) {
     Requirement requirement;
     auto rest = trim(text);
+    requirement.text = std::string(rest);
     auto name_end = std::find_if_not(rest.begin(), rest.end(), is_name_char) - rest.begin();
     requirement.name = std::string(rest.substr(0, static_cast<std::size_t>(name_end)));
     rest = trim(rest.substr(static_cast<std::size_t>(name_end)));
@@ -151,6 +184,12 @@ Requirement parse_requirement(std::string_view text) {
     else
         requirement.specifier = std::string(without_parentheses(spec));
     return requirement;
+}
+
+bool same_requirement(const Requirement& a, const Requirement& b) {
+    return normalize_project_name(a.name) == normalize_project_name(b.name) &&
+           normalized_extras(a.extras) == normalized_extras(b.extras) && a.url == b.url &&
+           same_specifier(a.specifier, b.specifier) && folded_marker(a.marker) == folded_marker(b.marker);
 }
 
 std::vector<Requirement> torch_requirements(const HeaderFile& metadata) {

@@ -196,19 +196,22 @@ PinnedTorch pin_torch(std::string_view metadata, const SpecifierSet& pin, PinWri
     return result;
 }
 
-std::string add_requirements(std::string_view metadata, const std::vector<std::string>& requirements) {
+std::string add_requirements(std::string_view metadata, const std::vector<Requirement>& requirements) {
     auto block = header_block(metadata);
     const Field* last_requirement = nullptr;
-    std::vector<std::string> present;
+    std::vector<Requirement> present;
     for (const auto& field : block.fields)
         if (equals_ignoring_case(field.name, "Requires-Dist")) {
             last_requirement = &field;
-            present.push_back(field.value);
+            present.push_back(parse_requirement(field.value));
         }
     std::string lines;
-    for (const auto& requirement : requirements)
-        if (std::find(present.begin(), present.end(), requirement) == present.end())
-            lines += (lines.empty() ? "" : block.line_end) + header_line("Requires-Dist", requirement, "");
+    for (const auto& requirement : requirements) {
+        const auto held = [&](const Requirement& there) { return same_requirement(there, requirement); };
+        if (std::any_of(present.begin(), present.end(), held)) continue;
+        lines += (lines.empty() ? "" : block.line_end) + header_line("Requires-Dist", requirement.text, "");
+        present.push_back(requirement);
+    }
     if (lines.empty()) return std::string(metadata);
     std::vector<Replacement> replacements;
     replacements.push_back(insertion_after(metadata, block, last_requirement ? last_requirement->end : block.end, lines));

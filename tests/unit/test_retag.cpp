@@ -167,6 +167,40 @@ TEST_CASE("pin_torch replaces torch requirements keeping extras and markers, or 
     CHECK(url.changes.empty());
 }
 
+TEST_CASE("same_requirement compares what a requirement asks, not how it is spelled") {
+    const auto same = [](std::string_view a, std::string_view b) {
+        return same_requirement(parse_requirement(a), parse_requirement(b));
+    };
+    CHECK(same("nvidia-cuda-runtime-cu12>=12,<13", "NVIDIA_CUDA_Runtime.cu12 (>=12.0, <13)"));
+    CHECK(same("x[b, a]>=1 ; 'nvidia' in variant_namespaces", "X[A,B]>=1;\"nvidia\" in  variant_namespaces"));
+    CHECK_FALSE(same("x>=1", "x>=2"));
+    CHECK_FALSE(same("x>=1,<2", "x>=1"));
+    CHECK_FALSE(same("x>=1", "y>=1"));
+    CHECK_FALSE(same("x[a]>=1", "x>=1"));
+    CHECK_FALSE(same("x>=1; extra == 'a'", "x>=1"));
+    CHECK_FALSE(same("x>=1; extra == 'a b'", "x>=1; extra == 'ab'"));  // white space inside quotes counts
+    CHECK_FALSE(same("x @ https://a/x.whl", "x @ https://b/x.whl"));
+    CHECK(same("x>=1,<2", "x >= 1, < 2"));
+}
+
+TEST_CASE("add_requirements writes each as given, after the last Requires-Dist, unless METADATA holds it already") {
+    const std::vector<Requirement> added = {parse_requirement("nvidia-cuda-runtime>=13,<14 ; 'nvidia' in variant_namespaces"),
+                                            parse_requirement("numpy (>=1.26)")};
+    // Held as another spelling of the same requirement: not written twice.
+    CHECK(add_requirements("Name: x\nRequires-Dist: NumPy>=1.26\nSummary: s\n\nbody\n", added) ==
+          "Name: x\nRequires-Dist: NumPy>=1.26\n"
+          "Requires-Dist: nvidia-cuda-runtime>=13,<14 ; 'nvidia' in variant_namespaces\nSummary: s\n\nbody\n");
+    // A narrower or marked requirement on the same name is another requirement: both written, byte for byte.
+    CHECK(add_requirements("Name: x\r\nRequires-Dist: numpy>=2; extra == 'fast'\r\n\r\n", added) ==
+          "Name: x\r\nRequires-Dist: numpy>=2; extra == 'fast'\r\n"
+          "Requires-Dist: nvidia-cuda-runtime>=13,<14 ; 'nvidia' in variant_namespaces\r\n"
+          "Requires-Dist: numpy (>=1.26)\r\n\r\n");
+    // Twice in the list: once in METADATA.
+    CHECK(add_requirements("Name: x\n", {added[1], parse_requirement("numpy>=1.26")}) ==
+          "Name: x\nRequires-Dist: numpy (>=1.26)\n");
+    CHECK(add_requirements("Name: x\nRequires-Dist: numpy>=1.26\n", {added[1]}) == "Name: x\nRequires-Dist: numpy>=1.26\n");
+}
+
 TEST_CASE("set_tags writes one Tag line per tag where the first one stood") {
     std::string wheel_file = "Wheel-Version: 1.0\nTag: cp310-abi3-manylinux2014_x86_64\nBuild: 1\n\n";
     CHECK(set_tags(wheel_file, {"cp310-abi3-manylinux_2_17_x86_64", "cp310-abi3-manylinux2014_x86_64"}) ==

@@ -53,6 +53,7 @@
 #pragma once
 
 #include "wheelfix/analysis/torch_matrix.hpp"
+#include "wheelfix/wheel/metadata.hpp"
 #include "wheelfix/wheel/version.hpp"
 
 #include <optional>
@@ -85,9 +86,8 @@ struct CudaRuntimeNeed {
 std::vector<CudaRuntimeNeed> cuda_runtime_needs(const std::vector<std::string>& needed);
 
 struct RuntimeRequirement {
-    std::string line;          // "nvidia-cuda-runtime-cu12>=12,<13"
-    std::string distribution;  // "nvidia-cuda-runtime-cu12"
-    std::string library;       // "libcudart.so.12": the first NEEDED it brings
+    wheel::Requirement requirement;  // "nvidia-cuda-runtime-cu12>=12,<13": name, the distribution
+    std::string library;             // "libcudart.so.12": the first NEEDED it brings
 };
 std::vector<RuntimeRequirement> runtime_requirements(const std::vector<std::string>& needed,
                                                      const std::vector<std::string>& shipped,

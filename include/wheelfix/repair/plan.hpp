@@ -127,7 +127,7 @@ struct ElfEditStep {
 struct VariantStep {
     std::string label;                  // ^[0-9a-z_.]{1,16}$
     std::string json;                   // *.dist-info/variant.json
-    std::vector<std::string> requires_dist;  // added to METADATA (`--variant-requires`)
+    std::vector<wheel::Requirement> requires_dist;  // added to METADATA (`--variant-requires`)
 };
 
 struct WheelPlan {
@@ -137,9 +137,9 @@ struct WheelPlan {
     std::vector<wheel::AddedMember> add;
     wheel::DistInfoChanges dist_info;     // rename_to: rename member; replaced: replace metadata
     std::optional<VariantStep> variant;   // label the output as this variant
-    // Requires-Dist lines added to METADATA after the hooks decided (the variant's join
-    // them); a line METADATA already holds is not written twice.
-    std::vector<std::string> requires_dist;
+    // Requires-Dist added to METADATA after the hooks decided (the variant's join them);
+    // one METADATA already holds (wheel::same_requirement) is not written twice.
+    std::vector<wheel::Requirement> requires_dist;
     bool withhold = false;                // decided after the read: write nothing
 };
 

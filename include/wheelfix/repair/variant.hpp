@@ -66,7 +66,7 @@ struct VariantOutcome {
     wheel::VariantProperties properties;
     std::optional<analysis::CudaFloor> cuda;
     wheel::VariantSchema schema = wheel::kDefaultVariantSchema;
-    std::vector<std::string> requires_dist;
+    std::vector<wheel::Requirement> requires_dist;
     std::string plan;  // with dry_run
     bool written = false;
 };

@@ -29,14 +29,20 @@ HeaderFile parse_headers(std::string_view text, std::string_view file_for_errors
 std::string format_headers(const HeaderFile& file);
 
 // A Requires-Dist value split into its parts: "torch (>=2.9) ; extra == 'x'".
+// same_requirement(): whether two ask for the same thing: the names as PEP 503
+// normalises them, the same extras (any order, normalised), the same URL, specifiers
+// with the same clauses (SpecifierSet::same_as; compared as written when one cannot be
+// read) and markers equal but for white space outside quotes and the quote style.
 struct Requirement {
     std::string name;        // as written
     std::string specifier;   // ">=2.9,<2.10" (parentheses removed), may be empty
     std::string marker;      // after ';', trimmed, may be empty
     std::vector<std::string> extras;  // "torch[cuda, x]" -> {"cuda", "x"}
     std::string url;         // "name @ URL" form (then specifier is empty)
+    std::string text;        // the whole value as written, trimmed: what a writer adds to METADATA
 };
 Requirement parse_requirement(std::string_view text);
+bool same_requirement(const Requirement& a, const Requirement& b);
 // METADATA's Requires-Dist entries on torch (any case/spelling of the name).
 std::vector<Requirement> torch_requirements(const HeaderFile& metadata);
 

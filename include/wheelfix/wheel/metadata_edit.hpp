@@ -27,6 +27,7 @@
 // given), exact "==2.10.0" (the public version given), none: nullopt.
 #pragma once
 
+#include "wheelfix/wheel/metadata.hpp"
 #include "wheelfix/wheel/version.hpp"
 
 #include <optional>
@@ -58,7 +59,8 @@ inline PinnedTorch pin_torch(std::string_view metadata, std::string_view pin) {
 
 std::string set_tags(std::string_view wheel_file, const std::vector<std::string>& tags);
 // Requires-Dist lines added after the last Requires-Dist (else after the last
-// header), each unless a Requires-Dist with exactly that value is there already.
-std::string add_requirements(std::string_view metadata, const std::vector<std::string>& requirements);
+// header), each as written (Requirement::text), unless METADATA (or an earlier one of
+// them) holds the same requirement already (same_requirement: parsed, not by text).
+std::string add_requirements(std::string_view metadata, const std::vector<Requirement>& requirements);
 
 }  // namespace wheelfix::wheel
