@@ -98,17 +98,22 @@ std::optional<repair::VariantRequest> variant_request(const RepairArguments& arg
     return request;
 }
 
+repair::PinRequest pin_request(const RepairArguments& args) {
+    const auto pin = repair::parse_pin_request(args.pin, args.torch == kTorchAuto);
+    if (pin.kind == repair::PinRequest::Kind::range && args.torch != kTorchAuto)
+        throw InputError("--pin range", "needs --torch auto (the range the torch atlas proves)");
+    return pin;
+}
+
 repair::RepairOptions repair_options(const RepairArguments& args) {
     repair::RepairOptions options;
     if (args.target) options.profile = policy::load_profile(*args.target);
-    options.pin = *wheel::parse_torch_pin(args.pin == "range" ? "minor" : args.pin);
+    options.pin = pin_request(args).torch_pin();
     options.local_format = *wheel::parse_local_format(args.local_format);
     for (const auto& text : args.maps) options.maps.push_back(repair::parse_symbol_map(text));
     options.skip_member = args.skip_member;
     options.no_torch = args.torch.empty();
     if (args.torch != kTorchAuto && !args.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
-    if (args.torch != kTorchAuto && args.pin == "range")
-        throw InputError("--pin range", "needs --torch auto (the range the torch atlas proves)");
     options.graft.exclude = args.exclude;
     const char* library_path = std::getenv("LD_LIBRARY_PATH");
     std::string ldpaths = args.ldpaths.value_or(library_path ? library_path : "");
@@ -177,7 +182,8 @@ int run_repair(const RepairArguments& args, const GlobalOptions& global) {
     auto options = repair_options(args);
     const char* environment = std::getenv(kTorchEnvironment);
     const repair::RepairTorch torch{args.torch, args.torch_from,
-                                    repair::real_torches(args.torch_from, environment ? environment : ""), args.pin};
+                                    repair::real_torches(args.torch_from, environment ? environment : ""),
+                                    pin_request(args)};
     const auto load_index = [](const std::string& path) {
         abi::SymbolIndex index = abi::load_index(path);
         print_notes(index);

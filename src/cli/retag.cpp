@@ -49,6 +49,7 @@ namespace {
 struct RetagArguments {
     std::string wheel;
     repair::RetagCommand command;  // judged below (repair/retag.hpp check_retag_command)
+    std::string pin;               // --pin as given: parsed into command.pin
     std::string output;
     bool verify = false;
 };
@@ -63,7 +64,8 @@ void render_text(const repair::RetagOptions& options, const std::optional<repair
 }
 
 int run_retag(const RetagArguments& args, const GlobalOptions& global) {
-    const repair::RetagCommand& command = args.command;
+    repair::RetagCommand command = args.command;
+    command.pin = repair::parse_pin_request(args.pin, command.automatic());
     repair::check_retag_command(command);
     require_output_directory(args.output);
     auto wheel = wheel::Wheel::open(args.wheel);
@@ -72,10 +74,10 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     std::optional<repair::RetagPick> pick;
     if (command.automatic()) {
         pick = repair::pick_retag_torch(args.wheel, command.torch_from,
-                                        command.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth,
+                                        command.pin.mode(),
                                         torch_loader(global.verbose));
         if (!pick->torch) {
-            if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, nullptr, repair::pin_mode(command)));
+            if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, nullptr, command.pin));
             else
                 fmt::print("{}{}nothing written\n", render_matrix_text(pick->releases->matrix, palette(global)),
                            torch_requirement_text(pick->requirement, pick->releases->stable));
@@ -87,7 +89,7 @@ int run_retag(const RetagArguments& args, const GlobalOptions& global) {
     auto torch = pick ? *pick->torch : repair::retag_torch_version(command.torch);
     const repair::RetagOptions options = repair::retag_options(command, torch, pick ? &pick->requirement : nullptr);
     auto result = repair::retag_wheel(wheel, digests, options, args.output);
-    if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, &result, repair::pin_mode(command)));
+    if (global.json) fmt::print("{}", repair::retag_json(args.wheel, pick, &result, command.pin));
     else render_text(options, pick, result, global);
     return 0;
 }
@@ -112,7 +114,7 @@ CommandRunner register_retag(CLI::App& app, const GlobalOptions& global) {
     command->add_option("--cuda", args->command.cuda, "Set or replace the cuXYZ local segment (13.0 -> cu130)");
     command->add_option("--platform", args->command.platform,
                         "New platform tag or compressed tag set (manylinux_2_17_x86_64.manylinux2014_x86_64)");
-    command->add_option("--pin", args->command.pin,
+    command->add_option("--pin", args->pin,
                         "Requires-Dist torch pin, always within the author's: minor (>=2.10,<2.11; the default), "
                         "exact (==the torch version as given), none (left as it is), range (with --torch auto: every "
                         "release whose symbols resolve; symbol-level only), or a specifier ('>=2.9,<2.11'); --torch "

@@ -56,8 +56,21 @@ void write_change(JsonWriter& json, std::string_view name, const Change<T>& chan
     json.end_object();
 }
 
-void write_pin_json(JsonWriter& json, const RetagResult& result, const std::string& mode) {
-    json.key("pin").begin_object().field("mode", mode);
+// retag/1's pin.mode: the --pin word, "range" for --torch auto's verdict too, or the specifier.
+std::string pin_mode(const PinRequest& pin) {
+    switch (pin.kind) {
+    case PinRequest::Kind::exact: return "exact";
+    case PinRequest::Kind::none: return "none";
+    case PinRequest::Kind::verdict:
+    case PinRequest::Kind::range: return "range";
+    case PinRequest::Kind::specifier: return pin.specifier->text();
+    case PinRequest::Kind::minor: break;
+    }
+    return "minor";
+}
+
+void write_pin_json(JsonWriter& json, const RetagResult& result, const PinRequest& pin) {
+    json.key("pin").begin_object().field("mode", pin_mode(pin));
     json.field("specifier", result.pin_specifier ? std::optional<std::string>(result.pin_specifier->text()) : std::nullopt);
     write_requirement_changes(json, result.requirements);
     json.end_object();
@@ -140,7 +153,7 @@ std::string shim_json(const ShimResult& result) {
 }
 
 std::string retag_json(const std::string& input, const std::optional<RetagPick>& pick, const RetagResult* result,
-                       const std::string& pin_mode) {
+                       const PinRequest& pin) {
     JsonWriter json;
     json.begin_object().field("schema", "wheelfix.retag/1").field("input", input);
     json.key("output");
@@ -159,7 +172,7 @@ std::string retag_json(const std::string& input, const std::optional<RetagPick>&
         write_change(json, "version", result->version);
         write_change(json, "dist_info", result->dist_info);
         write_change(json, "tags", result->tags);
-        write_pin_json(json, *result, pin_mode);
+        write_pin_json(json, *result, pin);
         json.field("fixed_file_name_version", result->fixed_file_name_version);
         json.field("dry_run", !result->plan.empty());
         write_variant(json, result->variant);

@@ -211,9 +211,29 @@ RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::Memb
 
 namespace {
 
-bool is_specifier(const std::string& pin) { return !pin.empty() && std::string_view("<>=!~").find(pin[0]) != std::string_view::npos; }
+bool is_specifier(std::string_view pin) { return !pin.empty() && std::string_view("<>=!~").find(pin[0]) != std::string_view::npos; }
 
 }  // namespace
+
+wheel::TorchPin PinRequest::torch_pin() const {
+    if (kind == Kind::exact) return wheel::TorchPin::exact;
+    return kind == Kind::none ? wheel::TorchPin::none : wheel::TorchPin::minor;
+}
+
+PinRequest parse_pin_request(std::string_view text, bool automatic) {
+    using Kind = PinRequest::Kind;
+    static constexpr std::pair<std::string_view, Kind> kWords[] = {
+        {"minor", Kind::minor}, {"exact", Kind::exact}, {"none", Kind::none}, {"range", Kind::range}};
+    if (text.empty()) return {automatic ? Kind::verdict : Kind::minor, std::nullopt};
+    for (const auto& [word, kind] : kWords)
+        if (text == word) return {kind, std::nullopt};
+    const std::string given(text);
+    if (!is_specifier(text))
+        throw InputError("--pin", "expected minor, exact, none, range or a specifier like '>=2.9,<2.11', got '" + given + "'");
+    auto specifier = wheel::SpecifierSet::try_parse(text);
+    if (!specifier) throw InputError("--pin", "'" + given + "' is not a PEP 440 specifier like '>=2.9,<2.11'");
+    return {Kind::specifier, std::move(specifier)};
+}
 
 wheel::Version retag_torch_version(const std::string& text) {
     auto version = wheel::Version::try_parse(text);
@@ -222,13 +242,8 @@ wheel::Version retag_torch_version(const std::string& text) {
 }
 
 void check_retag_command(const RetagCommand& command) {
-    const std::string& pin = command.pin;
     if (!command.automatic() && !command.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
-    if (!pin.empty() && !is_specifier(pin) && pin != "range" && !wheel::parse_torch_pin(pin))
-        throw InputError("--pin", "expected minor, exact, none, range or a specifier like '>=2.9,<2.11', got '" + pin + "'");
-    if (is_specifier(pin) && !wheel::SpecifierSet::try_parse(pin))
-        throw InputError("--pin", "'" + pin + "' is not a PEP 440 specifier like '>=2.9,<2.11'");
-    if (pin == "range" && !command.automatic())
+    if (command.pin.kind == PinRequest::Kind::range && !command.automatic())
         throw InputError("--pin range", "needs --torch auto (or give the range: --pin '>=2.9,<2.11')");
     if (!command.automatic()) retag_torch_version(command.torch);
     if (command.cuda) wheel::cuda_segment(*command.cuda);
@@ -238,22 +253,16 @@ RetagOptions retag_options(const RetagCommand& command, const wheel::Version& to
                            const analysis::TorchRequirement* verdict) {
     RetagOptions options;
     options.request = {torch, command.cuda, *wheel::parse_local_format(command.local_format)};
-    const bool range = command.pin == "range" || (command.pin.empty() && verdict);
-    options.pin = range || is_specifier(command.pin)
-                      ? wheel::TorchPin::minor
-                      : *wheel::parse_torch_pin(command.pin.empty() ? "minor" : command.pin);
-    if (range) options.pin_specifier = verdict->pin;
-    if (is_specifier(command.pin)) options.pin_specifier = wheel::SpecifierSet::parse(command.pin);
+    const PinRequest& pin = command.pin;
+    options.pin = pin.torch_pin();
+    if (pin.kind == PinRequest::Kind::specifier) options.pin_specifier = pin.specifier;
+    if ((pin.kind == PinRequest::Kind::verdict || pin.kind == PinRequest::Kind::range) && verdict)
+        options.pin_specifier = verdict->pin;
     options.platform = command.platform;
     options.fix_version = command.fix_version;
     options.overwrite = command.overwrite;
     options.dry_run = command.dry_run;
     return options;
-}
-
-std::string pin_mode(const RetagCommand& command) {
-    if (!command.pin.empty()) return command.pin;
-    return command.automatic() ? "range" : "minor";
 }
 
 }  // namespace wheelfix::repair

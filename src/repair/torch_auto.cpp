@@ -113,9 +113,8 @@ RepairBatch repair_batch(const std::vector<std::string>& wheels, const RepairTor
         batch.outcomes = repair_wheels(wheels, index, options, out_dir, jobs);
         return batch;
     }
-    const auto mode = torch.pin == "range" ? analysis::PinMode::range : analysis::PinMode::truth;
-    const WheelSetup setup = auto_setup(wheels, torch.torch_from, torch.real_torches, mode, torch.pin != "none", options,
-                                        load, batch.plans);
+    const WheelSetup setup = auto_setup(wheels, torch.torch_from, torch.real_torches, torch.pin.mode(),
+                                        torch.pin.kind != PinRequest::Kind::none, options, load, batch.plans);
     batch.outcomes = repair_wheels(wheels, setup, options, out_dir, jobs);
     return batch;
 }

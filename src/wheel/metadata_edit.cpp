@@ -131,13 +131,6 @@ std::string next_minor(const Version& torch) {
 
 }  // namespace
 
-std::optional<TorchPin> parse_torch_pin(std::string_view name) {
-    if (name == "minor") return TorchPin::minor;
-    if (name == "exact") return TorchPin::exact;
-    if (name == "none") return TorchPin::none;
-    return std::nullopt;
-}
-
 std::optional<SpecifierSet> torch_pin_specifier(const Version& torch, TorchPin pin) {
     if (pin == TorchPin::none) return std::nullopt;
     if (torch.release().size() < 2)

@@ -122,8 +122,6 @@ TEST_CASE("torch_pin_specifier: minor series, exact release, none") {
     CHECK(torch_pin_specifier(Version::parse("2.9.0+cu130"), TorchPin::exact)->text() == "==2.9.0");
     CHECK(torch_pin_specifier(Version::parse("2.10"), TorchPin::exact)->text() == "==2.10");
     CHECK_FALSE(torch_pin_specifier(Version::parse("2.10"), TorchPin::none));
-    CHECK(parse_torch_pin("exact") == TorchPin::exact);
-    CHECK_FALSE(parse_torch_pin("major"));
 }
 
 TEST_CASE("set_version changes the Version line only, keeping line ends and the body") {
@@ -407,12 +405,32 @@ TEST_CASE("retag: a size-changing tamper is refused by default; a same-size one 
     CHECK(problems(verify_wheel(output, scan_members(output.archive()))).find("demo_pkg/core.py: sha256 mismatch") != std::string::npos);
 }
 
-TEST_CASE("retag's options as given: the --pin grammar, what goes only with --torch auto, the pin each gives") {
+TEST_CASE("--pin parsed once: the words, a specifier, the default, and what each asks of the verdict") {
+    using repair::PinRequest;
+    using Kind = PinRequest::Kind;
+    CHECK(repair::parse_pin_request("", false).kind == Kind::minor);
+    CHECK(repair::parse_pin_request("", true).kind == Kind::verdict);
+    CHECK(repair::parse_pin_request("exact", false).torch_pin() == TorchPin::exact);
+    CHECK(repair::parse_pin_request("none", true).torch_pin() == TorchPin::none);
+    const auto range = repair::parse_pin_request("range", true);
+    CHECK(range.kind == Kind::range);
+    CHECK(range.mode() == analysis::PinMode::range);
+    CHECK(range.torch_pin() == TorchPin::minor);
+    CHECK(repair::parse_pin_request("", true).mode() == analysis::PinMode::truth);
+    const auto specifier = repair::parse_pin_request(">= 2.9, <2.11", false);
+    CHECK(specifier.kind == Kind::specifier);
+    CHECK(specifier.specifier->text() == ">=2.9,<2.11");
+    CHECK_THROWS_AS(repair::parse_pin_request("major", false), InputError);
+    CHECK_THROWS_AS(repair::parse_pin_request(">=x", false), InputError);
+    CHECK_THROWS_AS(repair::parse_pin_request("Minor", false), InputError);
+}
+
+TEST_CASE("retag's options as given: what goes only with --torch auto, the pin each gives") {
     using repair::RetagCommand;
     const auto given = [](std::string torch, std::string pin = {}, std::vector<std::string> torch_from = {}) {
         RetagCommand command;
         command.torch = std::move(torch);
-        command.pin = std::move(pin);
+        command.pin = repair::parse_pin_request(pin, command.automatic());
         command.torch_from = std::move(torch_from);
         return command;
     };
@@ -424,8 +442,6 @@ TEST_CASE("retag's options as given: the --pin grammar, what goes only with --to
         }
         return false;
     };
-    CHECK(refused(given("2.10", "bogus"), "--pin"));
-    CHECK(refused(given("2.10", ">=x"), "--pin"));
     CHECK(refused(given("2.10", "range"), "--pin range"));
     CHECK(refused(given("2.10", "", {"/t"}), "--torch-from"));
     CHECK(refused(given("2.x"), "--torch"));
@@ -441,9 +457,7 @@ TEST_CASE("retag's options as given: the --pin grammar, what goes only with --to
           SpecifierSet::parse(">=2.9,<2.11").text());
     analysis::TorchRequirement verdict;
     verdict.pin = SpecifierSet::parse(">=2.9.0,<2.10");
-    const RetagCommand automatic = given("auto");
-    CHECK(repair::retag_options(automatic, torch, &verdict).pin_specifier->text() == verdict.pin->text());
-    CHECK(repair::pin_mode(automatic) == "range");
-    CHECK(repair::pin_mode(given("2.10")) == "minor");
-    CHECK(repair::pin_mode(given("2.10", "none")) == "none");
+    CHECK(repair::retag_options(given("auto"), torch, &verdict).pin_specifier->text() == verdict.pin->text());
+    CHECK(repair::retag_options(given("auto", "range"), torch, &verdict).pin_specifier->text() == verdict.pin->text());
+    CHECK_FALSE(repair::retag_options(given("auto", "none"), torch, &verdict).pin_specifier);
 }

@@ -8,10 +8,11 @@
 // - relink_json(result): wheelfix.relink/1; shim_json(result): wheelfix.shim/1, its
 //   "fully_repaired" being fully_repaired(result): no stub, nothing left unshimmed,
 //   no torch library missing.
-// - retag_json(input, pick, result, pin_mode): wheelfix.retag/1; `pick` is --torch
+// - retag_json(input, pick, result, pin): wheelfix.retag/1; `pick` is --torch
 //   auto's choice (its candidates, and against the atlas its matrix and requirement),
-//   `result` null when nothing was written (no torch loads); pin_mode is the --pin
-//   the pin came from ("minor", "range", a specifier ...).
+//   `result` null when nothing was written (no torch loads); `pin` is the --pin the
+//   pin came from, named in pin.mode ("minor", "range" also for --torch auto's
+//   default, the specifier as SpecifierSet::text writes it).
 // - repair_json(outcomes, dry_run, target, extra): wheelfix.repair/1: the reports
 //   under "wheels", the wheels the --torch auto verdict refused under
 //   "not_repaired", the input errors under "errors"; `extra` writes further keys
@@ -46,7 +47,7 @@ bool fully_repaired(const ShimResult& result);
 std::string shim_json(const ShimResult& result);
 
 std::string retag_json(const std::string& input, const std::optional<RetagPick>& pick, const RetagResult* result,
-                       const std::string& pin_mode);
+                       const PinRequest& pin);
 
 void write_json(JsonWriter& json, const RepairReport& report);
 std::string repair_json(const std::vector<RepairOutcome>& outcomes, bool dry_run, const policy::Profile* target,

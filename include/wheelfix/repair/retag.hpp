@@ -49,18 +49,21 @@
 //   METADATA and WHEEL texts, the .dist-info rename) without reading members or
 //   writing, for callers that write other changes in the same pass (repair).
 //   refuse_output_over_input() is the check every writer makes.
-// - RetagCommand is `retag`'s options as given. check_retag_command() refuses, with an
-//   InputError naming the option, --torch-from without --torch auto, a --pin that is
-//   none of minor, exact, none, range (--torch auto only) or a PEP 440 specifier, a
-//   --torch that is not a version, a --cuda that is not one. retag_options(command,
-//   torch, verdict) is the RetagOptions for the torch picked: the pin a specifier
-//   names (within the author's, as every pin), or --pin range and the default with
-//   --torch auto the verdict's (`verdict` the pick's requirement, null without auto),
-//   else the TorchPin named (minor by default). pin_mode() is the --pin the written
-//   pin came from, as retag/1 names it.
+// - PinRequest is --pin parsed once, for retag and repair: parse_pin_request(text,
+//   automatic) reads minor, exact, none, range or a PEP 440 specifier (InputError
+//   naming --pin for anything else); an empty text is the default, the verdict's pin
+//   with --torch auto, else minor. mode() is the torch verdict's mode it asks for.
+// - RetagCommand is `retag`'s options as given, the pin parsed. check_retag_command()
+//   refuses, with an InputError naming the option, --torch-from or --pin range without
+//   --torch auto, a --torch that is not a version, a --cuda that is not one.
+//   retag_options(command, torch, verdict) is the RetagOptions for the torch picked:
+//   the pin a specifier names (within the author's, as every pin), or --pin range and
+//   the default with --torch auto the verdict's (`verdict` the pick's requirement, null
+//   without auto), else the TorchPin named.
 #pragma once
 
 #include "wheelfix/analysis/torch_matrix.hpp"
+#include "wheelfix/analysis/torch_verdict.hpp"
 #include "wheelfix/repair/variant.hpp"
 #include "wheelfix/wheel/local_label.hpp"
 #include "wheelfix/wheel/metadata_edit.hpp"
@@ -146,12 +149,28 @@ std::vector<wheel::MemberDigest> retag_digests(const wheel::Wheel& wheel, bool v
 RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::MemberDigest>& digests,
                         const RetagOptions& options, const std::filesystem::path& out_dir);
 
+struct PinRequest {
+    enum class Kind {
+        minor, exact, none,  // the wheel::TorchPin of the torch version
+        verdict,             // --torch auto's default: the torch verdict's pin
+        range,               // --pin range (--torch auto): every release whose symbols resolve
+        specifier,           // --pin '>=2.9,<2.11': as given, within the author's
+    };
+    Kind kind = Kind::minor;
+    std::optional<wheel::SpecifierSet> specifier;  // with Kind::specifier
+
+    analysis::PinMode mode() const { return kind == Kind::range ? analysis::PinMode::range : analysis::PinMode::truth; }
+    // What makes of the torch version where no range is written: minor for verdict, range and specifier.
+    wheel::TorchPin torch_pin() const;
+};
+PinRequest parse_pin_request(std::string_view text, bool automatic);
+
 struct RetagCommand {
     std::string torch;                    // a torch version, or "auto"
     std::vector<std::string> torch_from;  // with "auto"
     std::optional<std::string> cuda;
     std::optional<std::string> platform;
-    std::string pin;                      // "": minor, or the verdict's with --torch auto
+    PinRequest pin;                       // parse_pin_request(--pin, automatic())
     std::string local_format = "dotted";
     bool fix_version = false;
     bool overwrite = false;
@@ -163,6 +182,5 @@ void check_retag_command(const RetagCommand& command);
 wheel::Version retag_torch_version(const std::string& text);  // --torch VERSION, else an InputError
 RetagOptions retag_options(const RetagCommand& command, const wheel::Version& torch,
                            const analysis::TorchRequirement* verdict);
-std::string pin_mode(const RetagCommand& command);
 
 }  // namespace wheelfix::repair

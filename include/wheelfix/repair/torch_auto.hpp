@@ -84,7 +84,7 @@ struct RepairTorch {
     std::string torch;                      // "", "auto", or a torch directory, wheel or index file
     std::vector<std::string> torch_from;    // with "auto"
     std::vector<std::string> real_torches;  // with "auto" (real_torches above)
-    std::string pin = "minor";              // --pin: minor, exact, none, range
+    PinRequest pin;                         // --pin: the verdict's pin unless none; range widens it
 };
 struct RepairBatch {
     std::vector<RepairOutcome> outcomes;               // one per wheel, in order

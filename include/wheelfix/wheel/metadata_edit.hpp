@@ -40,8 +40,6 @@ namespace wheelfix::wheel {
 
 enum class TorchPin { minor, exact, none };
 
-// "minor" / "exact" / "none"; nullopt for anything else.
-std::optional<TorchPin> parse_torch_pin(std::string_view name);
 std::optional<SpecifierSet> torch_pin_specifier(const Version& torch, TorchPin pin);
 
 std::string set_version(std::string_view metadata, std::string_view version);
