@@ -127,16 +127,22 @@ bool admitted_by_all(const std::vector<wheel::SpecifierSet>& sets, const wheel::
 }
 
 // The specifier of every Requires-Dist on torch that has one; nullopt when one cannot be read.
-std::optional<std::vector<wheel::SpecifierSet>> torch_specifiers(const std::vector<std::string>& requirements) {
+std::optional<std::vector<wheel::SpecifierSet>> torch_specifiers(const std::vector<wheel::Requirement>& requirements) {
     std::vector<wheel::SpecifierSet> sets;
-    for (const auto& text : requirements) {
-        const auto requirement = wheel::parse_requirement(text);
+    for (const auto& requirement : requirements) {
         if (!requirement.url.empty() || requirement.specifier.empty()) continue;
         auto set = wheel::SpecifierSet::try_parse(requirement.specifier);
         if (!set) return std::nullopt;
         sets.push_back(std::move(*set));
     }
     return sets;
+}
+
+// The report's torch requirements, parsed back from the lines inspect shows.
+std::vector<wheel::Requirement> parsed_requirements(const std::vector<std::string>& lines) {
+    std::vector<wheel::Requirement> requirements;
+    for (const auto& line : lines) requirements.push_back(wheel::parse_requirement(line));
+    return requirements;
 }
 
 // The bundled atlas's releases for the wheel's arch ("2.10.0+cu128").
@@ -273,7 +279,7 @@ std::vector<std::string> proven_torch_minors(const std::string& input, const Whe
     const ReleaseMatrix run = check_releases(targets, input, release_request("all", {}), no_other_torch);
     std::vector<std::string> versions;
     for (const auto& column : run.matrix.columns) versions.push_back(column.torch_version);
-    const auto authors = torch_specifiers(report.torch_requirements);
+    const auto authors = torch_specifiers(parsed_requirements(report.torch_requirements));
     if (!authors) return {};
     return whole_minors(versions, [&](std::size_t column) {
         if (run.matrix.column_verdict(column) != Verdict::ok) return false;
@@ -284,7 +290,7 @@ std::vector<std::string> proven_torch_minors(const std::string& input, const Whe
     });
 }
 
-std::vector<std::string> pinned_torch_minors(const std::vector<std::string>& requirements, const std::string& input) {
+std::vector<std::string> pinned_torch_minors(const std::vector<wheel::Requirement>& requirements, const std::string& input) {
     const auto sets = torch_specifiers(requirements);
     if (!sets || sets->empty()) return {};
     // No ceiling: every minor from the floor on would be claimed.
@@ -341,7 +347,7 @@ void judge_torch_claim(WheelReport& report, const std::optional<ReleaseMatrix>* 
         for (const auto& minor : torch->second) report.variant_findings.push_back(claim(minor) + "no ELF member uses torch");
         return;
     }
-    const auto authors = torch_specifiers(report.torch_requirements);
+    const auto authors = torch_specifiers(parsed_requirements(report.torch_requirements));
     const std::optional<ReleaseMatrix> made = releases ? std::nullopt : bundled_releases(report, report.path);
     const std::optional<ReleaseMatrix>& run = releases ? *releases : made;
     const TorchRequirement* verdict = run && run->requirement.any && run->requirement.pin ? &run->requirement : nullptr;

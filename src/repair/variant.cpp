@@ -84,10 +84,7 @@ std::vector<std::string> written_torch_minors(const wheel::Wheel& wheel, const a
     const auto metadata = replaced == plan.dist_info.replaced.end()
                               ? wheel.metadata()
                               : wheel::parse_headers(replaced->second, wheel.dist_info() + "/METADATA");
-    std::vector<std::string> requirements;
-    for (const auto& requirement : wheel::torch_requirements(metadata))
-        requirements.push_back(requirement.name + requirement.specifier + (requirement.marker.empty() ? "" : "; " + requirement.marker));
-    return analysis::pinned_torch_minors(requirements, wheel.archive().path().string());
+    return analysis::pinned_torch_minors(wheel::torch_requirements(metadata), wheel.archive().path().string());
 }
 
 }  // namespace

@@ -36,7 +36,7 @@
 //   torch_releases.hpp) and keeps the minors all of whose releases load, narrowed to
 //   those every torch Requires-Dist admits; pinned_torch_minors(requirements, input)
 //   the minors of the atlas's releases for the wheel's arch every one of which every
-//   Requires-Dist on torch in `requirements` (METADATA values, "torch>=2.10,<2.11")
+//   Requires-Dist on torch in `requirements` (METADATA's, "torch>=2.10,<2.11")
 //   admits: a writer's claim from the METADATA it writes (its pin, within the
 //   author's). Empty when no requirement has a specifier, or when together they
 //   leave torch without a ceiling (they admit a release far past every known one):
@@ -64,6 +64,7 @@
 #pragma once
 
 #include "wheelfix/analysis/wheel_report.hpp"
+#include "wheelfix/wheel/metadata.hpp"
 #include "wheelfix/wheel/variant.hpp"
 #include "wheelfix/wheel/verify.hpp"
 
@@ -92,7 +93,7 @@ wheel::VariantFile variant_file(const std::string& label, const wheel::VariantPr
                                 wheel::VariantSchema schema);
 
 std::vector<std::string> proven_torch_minors(const std::string& input, const WheelReport& report);
-std::vector<std::string> pinned_torch_minors(const std::vector<std::string>& requirements, const std::string& input);
+std::vector<std::string> pinned_torch_minors(const std::vector<wheel::Requirement>& requirements, const std::string& input);
 
 std::vector<std::string> variant_claim_problems(const WheelReport& report, const wheel::VariantProperties& claimed);
 struct ReleaseMatrix;
