@@ -83,8 +83,7 @@ NeededResolution wheel_reach(const Targets& targets, bool wheel) {
 bool runtime_provided(const CudaRuntimeNeed& need, const ElfNeeds& reach, const TorchClaims& claims) {
     for (const ResolvedNeed& found : reach.needs)
         if (found.name == need.library && found.library_class == LibraryClass::in_wheel) return true;
-    return std::find(claims.requires_dist.begin(), claims.requires_dist.end(), need.distribution) !=
-           claims.requires_dist.end();
+    return claims.names(need.distribution);
 }
 
 bool links_torch(const abi::ElfImports& imports) {

@@ -91,13 +91,21 @@ std::optional<wheel::Version> torch_from_local(const std::vector<std::string>& s
     return std::nullopt;
 }
 
+bool TorchClaims::names(std::string_view distribution) const {
+    const std::string name = wheel::normalize_project_name(distribution);
+    return std::any_of(requires_dist.begin(), requires_dist.end(), [&](const wheel::Requirement& requirement) {
+        return wheel::normalize_project_name(requirement.name) == name;
+    });
+}
+
 TorchClaims torch_claims(const wheel::Wheel& wheel) {
     TorchClaims claims;
     for (const std::string& value : wheel.metadata().all("Requires-Dist")) {
         const wheel::Requirement requirement = wheel::parse_requirement(value);
-        const std::string project = wheel::normalize_project_name(requirement.name);
-        claims.requires_dist.push_back(project);
-        if (project != "torch" || !requirement.marker.empty() || !requirement.url.empty()) continue;
+        claims.requires_dist.push_back(requirement);
+        if (wheel::normalize_project_name(requirement.name) != "torch" || !requirement.marker.empty() ||
+            !requirement.url.empty())
+            continue;
         const auto set = wheel::SpecifierSet::try_parse(requirement.specifier);
         if (!set) continue;  // unreadable: it stays as the author wrote it, and bounds nothing we write
         const auto meet = claims.author.intersect(*set);
@@ -153,9 +161,9 @@ std::vector<RuntimeRequirement> runtime_requirements(const std::vector<std::stri
     for (const CudaRuntimeNeed& need : cuda_runtime_needs(needed)) {
         if (need.major == torch_major) continue;
         if (std::find(shipped.begin(), shipped.end(), need.library) != shipped.end()) continue;
-        const auto named = [&](const std::string& name) { return name == need.distribution; };
-        if (std::any_of(claims.requires_dist.begin(), claims.requires_dist.end(), named)) continue;
-        if (std::any_of(lines.begin(), lines.end(), [&](const RuntimeRequirement& line) { return named(line.requirement.name); }))
+        if (claims.names(need.distribution)) continue;
+        if (std::any_of(lines.begin(), lines.end(),
+                        [&](const RuntimeRequirement& line) { return line.requirement.name == need.distribution; }))
             continue;
         const auto bound = wheel::SpecifierSet::range(std::to_string(need.major), std::to_string(need.major + 1));
         lines.push_back({wheel::parse_requirement(need.distribution + bound.text()), need.library});

@@ -338,10 +338,9 @@ std::vector<DistributionNeed> needed_distributions(const wheel::Wheel& wheel, co
             if ((need.library_class == analysis::LibraryClass::torch || need.library_class == analysis::LibraryClass::nvidia) &&
                 !need.distribution.empty())
                 names.insert(need.distribution);
-    const auto declared = analysis::torch_claims(wheel).requires_dist;  // normalised, as check reads them
-    const std::set<std::string> required(declared.begin(), declared.end());
+    const auto claims = analysis::torch_claims(wheel);  // as check reads them
     std::vector<DistributionNeed> needs;
-    for (const auto& name : names) needs.push_back({name, required.contains(wheel::normalize_project_name(name))});
+    for (const auto& name : names) needs.push_back({name, claims.names(name)});
     return needs;
 }
 

@@ -220,6 +220,12 @@ wheel::TorchPin PinRequest::torch_pin() const {
     return kind == Kind::none ? wheel::TorchPin::none : wheel::TorchPin::minor;
 }
 
+std::optional<wheel::SpecifierSet> PinRequest::range(const analysis::TorchRequirement* verdict) const {
+    if (kind == Kind::specifier) return specifier;
+    if ((kind == Kind::verdict || kind == Kind::range) && verdict) return verdict->pin;
+    return std::nullopt;
+}
+
 PinRequest parse_pin_request(std::string_view text, bool automatic) {
     using Kind = PinRequest::Kind;
     static constexpr std::pair<std::string_view, Kind> kWords[] = {
@@ -251,18 +257,13 @@ void check_retag_command(const RetagCommand& command) {
 
 RetagOptions retag_options(const RetagCommand& command, const wheel::Version& torch,
                            const analysis::TorchRequirement* verdict) {
-    RetagOptions options;
-    options.request = {torch, command.cuda, *wheel::parse_local_format(command.local_format)};
-    const PinRequest& pin = command.pin;
-    options.pin = pin.torch_pin();
-    if (pin.kind == PinRequest::Kind::specifier) options.pin_specifier = pin.specifier;
-    if ((pin.kind == PinRequest::Kind::verdict || pin.kind == PinRequest::Kind::range) && verdict)
-        options.pin_specifier = verdict->pin;
-    options.platform = command.platform;
-    options.fix_version = command.fix_version;
-    options.overwrite = command.overwrite;
-    options.dry_run = command.dry_run;
-    return options;
+    return RetagOptions{.request = {torch, command.cuda, *wheel::parse_local_format(command.local_format)},
+                        .pin = command.pin.torch_pin(),
+                        .pin_specifier = command.pin.range(verdict),
+                        .platform = command.platform,
+                        .fix_version = command.fix_version,
+                        .overwrite = command.overwrite,
+                        .dry_run = command.dry_run};
 }
 
 }  // namespace wheelfix::repair

@@ -58,6 +58,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wheelfix::wheel {
@@ -71,7 +72,10 @@ struct TorchClaims {
     std::string built_for_source;             // "local version +torch2.9", "METADATA torch==2.9.1"
     wheel::SpecifierSet author;               // unconditional Requires-Dist: torch, intersected
     bool author_meets = true;                 // false: the author's own clauses cannot meet
-    std::vector<std::string> requires_dist;   // normalised names of every Requires-Dist
+    std::vector<wheel::Requirement> requires_dist;  // every Requires-Dist
+
+    // Whether a Requires-Dist names the distribution (names as PEP 503 normalises them).
+    bool names(std::string_view distribution) const;
 };
 TorchClaims torch_claims(const wheel::Wheel& wheel);
 TorchClaims torch_claims_of(const std::string& path);

@@ -74,6 +74,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -160,8 +161,11 @@ struct PinRequest {
     std::optional<wheel::SpecifierSet> specifier;  // with Kind::specifier
 
     analysis::PinMode mode() const { return kind == Kind::range ? analysis::PinMode::range : analysis::PinMode::truth; }
-    // What makes of the torch version where no range is written: minor for verdict, range and specifier.
+    // What is made of the torch version where no range is written: minor for verdict, range and specifier.
     wheel::TorchPin torch_pin() const;
+    // The range written instead: the specifier given, or for verdict and range the verdict's
+    // pin (`verdict` the torch verdict, null without --torch auto); nullopt for the others.
+    std::optional<wheel::SpecifierSet> range(const analysis::TorchRequirement* verdict) const;
 };
 PinRequest parse_pin_request(std::string_view text, bool automatic);
 
