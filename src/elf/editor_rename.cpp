@@ -90,16 +90,33 @@ std::uint64_t symbol_at(const SymbolTable& table, std::uint64_t index) {
     return table.offset + index * table.entsize;
 }
 
-// The GNU hash table's parts (file offsets).
-struct GnuHash {
-    std::uint64_t offset = 0;
+std::vector<std::uint8_t> u32_bytes(const ElfWriter& writer, const std::vector<std::uint32_t>& values) {
+    std::vector<std::uint8_t> bytes(values.size() * 4);
+    for (std::size_t i = 0; i < values.size(); ++i) writer.u32(bytes, i * 4, values[i]);
+    return bytes;
+}
+
+// The bucket and chain arrays (32-bit words, file offsets) both kinds of hash table
+// have, written back the same way. The SysV table is no more than these.
+struct HashArrays {
     std::uint32_t buckets = 0;
+    std::uint64_t buckets_at = 0;
+    std::uint64_t chains_at = 0;
+
+    void write(const ElfWriter& writer, const std::vector<std::uint32_t>& bucket_words,
+               const std::vector<std::uint32_t>& chain_words, Overlay& overlay) const {
+        overlay.write(buckets_at, u32_bytes(writer, bucket_words));
+        overlay.write(chains_at, u32_bytes(writer, chain_words));
+    }
+};
+using SysvHash = HashArrays;
+
+// The GNU hash table's parts: its arrays, the first symbol it hashes and its bloom filter.
+struct GnuHash : HashArrays {
     std::uint32_t symoffset = 0;
     std::uint32_t bloom_words = 0;
     std::uint32_t shift = 0;
     std::uint64_t bloom_at = 0;
-    std::uint64_t buckets_at = 0;
-    std::uint64_t chains_at = 0;
 };
 
 std::optional<GnuHash> gnu_hash_table(const ElfFile& elf, const SymbolTable& symbols) {
@@ -107,7 +124,6 @@ std::optional<GnuHash> gnu_hash_table(const ElfFile& elf, const SymbolTable& sym
     if (!offset) return std::nullopt;
     const ElfBytes in = reader_for(elf);
     GnuHash hash;
-    hash.offset = *offset;
     hash.buckets = in.u32(*offset, "GNU hash nbuckets");
     hash.symoffset = in.u32(*offset + 4, "GNU hash symoffset");
     hash.bloom_words = in.u32(*offset + 8, "GNU hash bloom size");
@@ -128,12 +144,6 @@ std::optional<GnuHash> gnu_hash_table(const ElfFile& elf, const SymbolTable& sym
     (void)in.table(hash.chains_at, symbols.count - hash.symoffset, 4, "GNU hash chains");
     return hash;
 }
-
-struct SysvHash {
-    std::uint64_t buckets_at = 0;
-    std::uint32_t buckets = 0;
-    std::uint64_t chains_at = 0;
-};
 
 std::optional<SysvHash> sysv_hash_table(const ElfFile& elf, const SymbolTable& symbols) {
     const auto offset = table_offset(elf, DT_HASH, "the SysV hash table");
@@ -217,12 +227,6 @@ std::vector<std::uint64_t> gnu_order(const std::optional<GnuHash>& hash, const s
     return new_index;
 }
 
-std::vector<std::uint8_t> u32_bytes(const ElfWriter& writer, const std::vector<std::uint32_t>& values) {
-    std::vector<std::uint8_t> bytes(values.size() * 4);
-    for (std::size_t i = 0; i < values.size(); ++i) writer.u32(bytes, i * 4, values[i]);
-    return bytes;
-}
-
 void write_gnu_hash(const ElfFile& elf, const GnuHash& hash, const std::vector<std::string_view>& names,
                     Overlay& overlay) {
     const ElfWriter writer = writer_for(elf);
@@ -240,8 +244,7 @@ void write_gnu_hash(const ElfFile& elf, const GnuHash& hash, const std::vector<s
     std::vector<std::uint8_t> bloom_bytes(bloom.size() * writer.word_size());
     for (std::size_t i = 0; i < bloom.size(); ++i) writer.word(bloom_bytes, i * writer.word_size(), bloom[i]);
     overlay.write(hash.bloom_at, std::move(bloom_bytes));
-    overlay.write(hash.buckets_at, u32_bytes(writer, buckets));
-    overlay.write(hash.chains_at, u32_bytes(writer, chains));
+    hash.write(writer, buckets, chains, overlay);
 }
 
 void write_sysv_hash(const ElfFile& elf, const SysvHash& hash, const std::vector<std::string_view>& names,
@@ -254,8 +257,7 @@ void write_sysv_hash(const ElfFile& elf, const SysvHash& hash, const std::vector
         chains[i] = head;
         head = static_cast<std::uint32_t>(i);
     }
-    overlay.write(hash.buckets_at, u32_bytes(writer, buckets));
-    overlay.write(hash.chains_at, u32_bytes(writer, chains));
+    hash.write(writer, buckets, chains, overlay);
 }
 
 // .dynsym and .gnu.version entries moved to their new indexes, st_name renamed.
