@@ -15,59 +15,56 @@ std::string Node::text() const {
 
 namespace {
 
-// <builtin-type> single letters, as GCC's demangler spells them (x86_64/aarch64 LP64).
-constexpr std::array kBuiltins{
-    Builtin{'v', "void", ParamClass::other, 0, false},
-    Builtin{'w', "wchar_t", ParamClass::integer, 32, true},
-    Builtin{'b', "bool", ParamClass::boolean, 8, false},
-    Builtin{'c', "char", ParamClass::integer, 8, true},
-    Builtin{'a', "signed char", ParamClass::integer, 8, true},
-    Builtin{'h', "unsigned char", ParamClass::integer, 8, false},
-    Builtin{'s', "short", ParamClass::integer, 16, true},
-    Builtin{'t', "unsigned short", ParamClass::integer, 16, false},
-    Builtin{'i', "int", ParamClass::integer, 32, true},
-    Builtin{'j', "unsigned int", ParamClass::integer, 32, false},
-    Builtin{'l', "long", ParamClass::integer, 64, true},
-    Builtin{'m', "unsigned long", ParamClass::integer, 64, false},
-    Builtin{'x', "long long", ParamClass::integer, 64, true},
-    Builtin{'y', "unsigned long long", ParamClass::integer, 64, false},
-    Builtin{'n', "__int128", ParamClass::integer, 128, true},
-    Builtin{'o', "unsigned __int128", ParamClass::integer, 128, false},
-    Builtin{'f', "float", ParamClass::floating, 32, true},
-    Builtin{'d', "double", ParamClass::floating, 64, true},
-    Builtin{'e', "long double", ParamClass::other, 80, true},  // x87: passed in memory
-    Builtin{'g', "__float128", ParamClass::floating, 128, true},
-    Builtin{'z', "...", ParamClass::other, 0, false},
+// <builtin-type> codes, as GCC's demangler spells them (x86_64/aarch64 LP64): a
+// single letter, or D and a letter.
+constexpr Builtin kBuiltins[] = {
+    {"v", "void", ParamClass::other, 0, false},
+    {"w", "wchar_t", ParamClass::integer, 32, true},
+    {"b", "bool", ParamClass::boolean, 8, false},
+    {"c", "char", ParamClass::integer, 8, true},
+    {"a", "signed char", ParamClass::integer, 8, true},
+    {"h", "unsigned char", ParamClass::integer, 8, false},
+    {"s", "short", ParamClass::integer, 16, true},
+    {"t", "unsigned short", ParamClass::integer, 16, false},
+    {"i", "int", ParamClass::integer, 32, true},
+    {"j", "unsigned int", ParamClass::integer, 32, false},
+    {"l", "long", ParamClass::integer, 64, true},
+    {"m", "unsigned long", ParamClass::integer, 64, false},
+    {"x", "long long", ParamClass::integer, 64, true},
+    {"y", "unsigned long long", ParamClass::integer, 64, false},
+    {"n", "__int128", ParamClass::integer, 128, true},
+    {"o", "unsigned __int128", ParamClass::integer, 128, false},
+    {"f", "float", ParamClass::floating, 32, true},
+    {"d", "double", ParamClass::floating, 64, true},
+    {"e", "long double", ParamClass::other, 80, true},  // x87: passed in memory
+    {"g", "__float128", ParamClass::floating, 128, true},
+    {"z", "...", ParamClass::other, 0, false},
+    {"Dd", "decimal64", ParamClass::floating, 64, true},
+    {"De", "decimal128", ParamClass::floating, 128, true},
+    {"Df", "decimal32", ParamClass::floating, 32, true},
+    {"Dh", "half", ParamClass::floating, 16, true},
+    {"Di", "char32_t", ParamClass::integer, 32, false},
+    {"Ds", "char16_t", ParamClass::integer, 16, false},
+    {"Du", "char8_t", ParamClass::integer, 8, false},
+    {"Da", "auto", ParamClass::other, 0, false},
+    {"Dc", "decltype(auto)", ParamClass::other, 0, false},
+    {"Dn", "decltype(nullptr)", ParamClass::pointer, 64, false},
 };
 
-// D<x> builtins.
-constexpr std::array kDBuiltins{
-    Builtin{'d', "decimal64", ParamClass::floating, 64, true},
-    Builtin{'e', "decimal128", ParamClass::floating, 128, true},
-    Builtin{'f', "decimal32", ParamClass::floating, 32, true},
-    Builtin{'h', "half", ParamClass::floating, 16, true},
-    Builtin{'i', "char32_t", ParamClass::integer, 32, false},
-    Builtin{'s', "char16_t", ParamClass::integer, 16, false},
-    Builtin{'u', "char8_t", ParamClass::integer, 8, false},
-    Builtin{'a', "auto", ParamClass::other, 0, false},
-    Builtin{'c', "decltype(auto)", ParamClass::other, 0, false},
-    Builtin{'n', "decltype(nullptr)", ParamClass::pointer, 64, false},
-};
-
-constexpr std::array kOperators{
-    Operator{"nw", "new"},   Operator{"na", "new[]"}, Operator{"dl", "delete"}, Operator{"da", "delete[]"},
-    Operator{"ps", "+"},     Operator{"ng", "-"},     Operator{"ad", "&"},      Operator{"de", "*"},
-    Operator{"co", "~"},     Operator{"pl", "+"},     Operator{"mi", "-"},      Operator{"ml", "*"},
-    Operator{"dv", "/"},     Operator{"rm", "%"},     Operator{"an", "&"},      Operator{"or", "|"},
-    Operator{"eo", "^"},     Operator{"aS", "="},     Operator{"pL", "+="},     Operator{"mI", "-="},
-    Operator{"mL", "*="},    Operator{"dV", "/="},    Operator{"rM", "%="},     Operator{"aN", "&="},
-    Operator{"oR", "|="},    Operator{"eO", "^="},    Operator{"ls", "<<"},     Operator{"rs", ">>"},
-    Operator{"lS", "<<="},   Operator{"rS", ">>="},   Operator{"eq", "=="},     Operator{"ne", "!="},
-    Operator{"lt", "<"},     Operator{"gt", ">"},     Operator{"le", "<="},     Operator{"ge", ">="},
-    Operator{"ss", "<=>"},   Operator{"nt", "!"},     Operator{"aa", "&&"},     Operator{"oo", "||"},
-    Operator{"pp", "++"},    Operator{"mm", "--"},    Operator{"cm", ","},      Operator{"pm", "->*"},
-    Operator{"pt", "->"},    Operator{"cl", "()"},    Operator{"ix", "[]"},     Operator{"qu", "?"},
-    Operator{"aw", "co_await"},
+constexpr Operator kOperators[] = {
+    {"nw", "new"},   {"na", "new[]"}, {"dl", "delete"}, {"da", "delete[]"},
+    {"ps", "+"},     {"ng", "-"},     {"ad", "&"},      {"de", "*"},
+    {"co", "~"},     {"pl", "+"},     {"mi", "-"},      {"ml", "*"},
+    {"dv", "/"},     {"rm", "%"},     {"an", "&"},      {"or", "|"},
+    {"eo", "^"},     {"aS", "="},     {"pL", "+="},     {"mI", "-="},
+    {"mL", "*="},    {"dV", "/="},    {"rM", "%="},     {"aN", "&="},
+    {"oR", "|="},    {"eO", "^="},    {"ls", "<<"},     {"rs", ">>"},
+    {"lS", "<<="},   {"rS", ">>="},   {"eq", "=="},     {"ne", "!="},
+    {"lt", "<"},     {"gt", ">"},     {"le", "<="},     {"ge", ">="},
+    {"ss", "<=>"},   {"nt", "!"},     {"aa", "&&"},     {"oo", "||"},
+    {"pp", "++"},    {"mm", "--"},    {"cm", ","},      {"pm", "->*"},
+    {"pt", "->"},    {"cl", "()"},    {"ix", "[]"},     {"qu", "?"},
+    {"aw", "co_await"},
 };
 
 void merge_string_facts(TypeFacts& into, const TypeFacts& from) {
@@ -102,14 +99,8 @@ Node collapse_reference(const Node& reference, const std::string& symbol) {
 
 }  // namespace
 
-const Builtin* find_builtin(char code) {
+const Builtin* find_builtin(std::string_view code) {
     for (const Builtin& builtin : kBuiltins)
-        if (builtin.code == code) return &builtin;
-    return nullptr;
-}
-
-const Builtin* find_d_builtin(char code) {
-    for (const Builtin& builtin : kDBuiltins)
         if (builtin.code == code) return &builtin;
     return nullptr;
 }

@@ -14,12 +14,13 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wheelfix::abi::detail {
 
 struct Builtin {
-    char code;
+    std::string_view code;  // "i", "Dn"
     const char* spelling;
     ParamClass klass;
     unsigned width;
@@ -31,9 +32,8 @@ struct Operator {
     const char* spelling;
 };
 
-const Builtin* find_builtin(char code);    // <builtin-type> letters: 'i' -> int
-const Builtin* find_d_builtin(char code);  // D<x>: 'n' -> decltype(nullptr)
-std::span<const Operator> operators();     // "eq" -> "==", ...
+const Builtin* find_builtin(std::string_view code);  // <builtin-type>: "i" -> int, "Dn" -> decltype(nullptr)
+std::span<const Operator> operators();               // "eq" -> "==", ...
 
 Node plain(std::string text);
 Node builtin_node(const Builtin& builtin);

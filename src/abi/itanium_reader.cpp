@@ -443,7 +443,7 @@ private:
     Node read_type() {
         DepthGuard guard(depth_);
         const char c = peek();
-        if (const Builtin* builtin = find_builtin(c)) {
+        if (const Builtin* builtin = find_builtin(std::string_view(&c, 1))) {
             ++pos_;
             return builtin_node(*builtin);
         }
@@ -474,7 +474,8 @@ private:
 
     Node read_d_type() {
         const char c = peek(1);
-        if (const Builtin* builtin = find_d_builtin(c)) {
+        const char code[] = {'D', c};
+        if (const Builtin* builtin = find_builtin(std::string_view(code, 2))) {
             pos_ += 2;
             return builtin_node(*builtin);
         }
