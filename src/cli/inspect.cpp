@@ -56,7 +56,7 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
     if (!target.empty()) profile = policy::load_profile(target);
     bool found_any = false;
     JsonWriter json;
-    if (format == Format::json) json.begin_object().field("schema", "wheelfix.inspect/1").key("inputs").begin_array();
+    if (format == Format::json) begin_listing(json, "wheelfix.inspect/1", "inputs");
     analysis::SearchContext context;
     if (const char* library_path = std::getenv("LD_LIBRARY_PATH")) context.ldpaths = split_nonempty(library_path, ':');
     bool first = true;
@@ -69,10 +69,7 @@ int run_inspect(const std::vector<std::string>& inputs, const std::string& targe
         found_any = found_any || inspected.has_findings();
         first = false;
     }
-    if (format == Format::json) {
-        json.end_array().end_object();
-        fmt::print("{}", json.str());
-    }
+    if (format == Format::json) print_listing(json);
     return found_any ? 1 : 0;
 }
 

@@ -1,6 +1,7 @@
-// Colour decisions (style.hpp has the contract).
+// Colour decisions and the --json listing (style.hpp has the contract).
 #include "style.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -27,6 +28,15 @@ Palette palette(const GlobalOptions& global, Stream stream) { return Palette(use
 analysis::Detail detail(const GlobalOptions& global) {
     if (global.verbose) return analysis::Detail::verbose;
     return global.quiet ? analysis::Detail::quiet : analysis::Detail::normal;
+}
+
+void begin_listing(JsonWriter& json, std::string_view schema, std::string_view key) {
+    json.begin_object().field("schema", schema).key(key).begin_array();
+}
+
+void print_listing(JsonWriter& json) {
+    json.end_array().end_object();
+    fmt::print("{}", json.str());
 }
 
 }  // namespace wheelfix::cli

@@ -15,7 +15,7 @@ namespace {
 
 int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& global) {
     JsonWriter json;
-    if (global.json) json.begin_object().field("schema", "wheelfix.verify/1").key("wheels").begin_array();
+    if (global.json) begin_listing(json, "wheelfix.verify/1", "wheels");
     bool all_clean = true;
     const Palette colour = palette(global);
     for (const auto& input : inputs) {
@@ -34,10 +34,7 @@ int run_verify(const std::vector<std::string>& inputs, const GlobalOptions& glob
             fmt::print("{}: {} ({} files, RECORD, names, version and tags agree)\n", input, colour.good("OK"),
                        wheel.record().size());
     }
-    if (global.json) {
-        json.end_array().end_object();
-        fmt::print("{}", json.str());
-    }
+    if (global.json) print_listing(json);
     return all_clean ? 0 : 1;
 }
 
