@@ -106,9 +106,7 @@ std::vector<Mapped> mapped_blocks(std::vector<Mapped> ranges) {
     return blocks;
 }
 
-struct StripHeaders {
-    std::uint64_t phoff = 0, phentsize = 0, phnum = 0;
-    std::uint64_t shoff = 0, shentsize = 0, shnum = 0, shstrndx = 0;
+struct StripHeaders : HeaderTables {  // extended numbering applied
     bool extended_shnum = false, extended_shstrndx = false;
     std::vector<ProgramHeader> phdrs;
     std::vector<SectionHeader> sections;
@@ -116,36 +114,30 @@ struct StripHeaders {
 
 StripHeaders read_strip_headers(const ElfFile& elf, const EditedView& view) {
     const bool is64 = elf.elf_class() == Class::elf64;
-    const std::uint64_t w = is64 ? 8 : 4;
     StripHeaders h;
     const auto header = view.read(0, is64 ? 64 : 52);
     const ElfBytes in(header, elf.elf_class(), elf.endian());
-    h.phoff = in.word(24 + w, "e_phoff");
-    h.shoff = in.word(24 + 2 * w, "e_shoff");
-    h.phentsize = in.u16(30 + 3 * w, "e_phentsize");
-    h.phnum = in.u16(32 + 3 * w, "e_phnum");
-    h.shentsize = in.u16(34 + 3 * w, "e_shentsize");
-    h.shnum = in.u16(36 + 3 * w, "e_shnum");
-    h.shstrndx = in.u16(38 + 3 * w, "e_shstrndx");
-    if (h.shoff == 0) return h;
-    if (h.shentsize < (is64 ? 64u : 40u)) throw EditError("e_shentsize is too small to strip");
+    static_cast<HeaderTables&>(h) = read_header_tables(in);
+    if (h.section_headers.offset == 0) return h;
+    if (h.section_headers.entsize < (is64 ? 64u : 40u)) throw EditError("e_shentsize is too small to strip");
     auto decode_section = [&](std::span<const std::uint8_t> bytes, std::uint64_t at) {
         return read_section_header(ElfBytes(bytes, elf.elf_class(), elf.endian()), at);
     };
-    const SectionHeader zero = decode_section(view.read(h.shoff, h.shentsize), 0);
-    if (h.shnum == 0) h.shnum = zero.size, h.extended_shnum = true;
+    const SectionHeader zero = decode_section(view.read(h.section_headers.offset, h.section_headers.entsize), 0);
+    if (h.section_headers.count == 0) h.section_headers.count = zero.size, h.extended_shnum = true;
     if (h.shstrndx == SHN_XINDEX) h.shstrndx = zero.link, h.extended_shstrndx = true;
-    if (h.phnum == PN_XNUM) h.phnum = zero.info;
-    if (h.shnum != elf.sections().size()) throw EditError("the section headers changed under the edit: not stripped");
-    const auto table = view.read(h.shoff, h.shnum * h.shentsize);
-    for (std::uint64_t i = 0; i < h.shnum; ++i) {
-        h.sections.push_back(decode_section(table, i * h.shentsize));
+    if (h.program_headers.count == PN_XNUM) h.program_headers.count = zero.info;
+    if (h.section_headers.count != elf.sections().size())
+        throw EditError("the section headers changed under the edit: not stripped");
+    const auto table = view.read(h.section_headers.offset, h.section_headers.size());
+    for (std::uint64_t i = 0; i < h.section_headers.count; ++i) {
+        h.sections.push_back(decode_section(table, i * h.section_headers.entsize));
         h.sections.back().name = elf.sections()[i].name;
     }
-    const auto phdrs = view.read(h.phoff, h.phnum * h.phentsize);
+    const auto phdrs = view.read(h.program_headers.offset, h.program_headers.size());
     const ElfBytes p(phdrs, elf.elf_class(), elf.endian());
-    for (std::uint64_t i = 0; i < h.phnum; ++i) {
-        const std::uint64_t at = i * h.phentsize;
+    for (std::uint64_t i = 0; i < h.program_headers.count; ++i) {
+        const std::uint64_t at = i * h.program_headers.entsize;
         ProgramHeader ph;
         ph.type = p.u32(at, "p_type");
         ph.offset = p.word(at + (is64 ? 8 : 4), "p_offset");
@@ -194,7 +186,7 @@ void strip_symbols(const ElfFile& elf, EditPlan& plan) {
     const ElfWriter out = writer_for(elf);
     const std::uint64_t word = out.word_size();
     std::vector<Mapped> ranges{{0, out.is64() ? 64u : 52u, 1}};
-    if (h.phnum) ranges.push_back({h.phoff, h.phoff + h.phnum * h.phentsize, 1});
+    if (h.program_headers.count) ranges.push_back({h.program_headers.offset, h.program_headers.end(), 1});
     for (const ProgramHeader& ph : h.phdrs)
         if (ph.filesz)
             ranges.push_back({ph.offset, ph.offset + ph.filesz,
@@ -208,10 +200,10 @@ void strip_symbols(const ElfFile& elf, EditPlan& plan) {
     };
     // patchelf maps the section header table in the segment it appends; that copy
     // stays (nothing reads it) and the new table is written outside the segments.
-    const bool table_mapped = block_of(h.shoff, h.shoff + h.shnum * h.shentsize) != nullptr;
+    const bool table_mapped = block_of(h.section_headers.offset, h.section_headers.end()) != nullptr;
 
     // The rewritten region starts at the first dropped section's bytes (or the table).
-    std::uint64_t from = table_mapped ? view.size() : h.shoff;
+    std::uint64_t from = table_mapped ? view.size() : h.section_headers.offset;
     std::uint64_t dropped_bytes = 0;
     std::size_t dropped_count = 0;
     for (std::size_t i = 0; i < drop.size(); ++i) {
@@ -336,13 +328,13 @@ void strip_symbols(const ElfFile& elf, EditPlan& plan) {
         }
         if (renumbered) patches[new_offset(table_section.offset)] = std::move(symbols);
     }
-    const std::uint64_t new_phoff = new_offset(h.phoff);
+    const std::uint64_t new_phoff = new_offset(h.program_headers.offset);
     patch_word(24 + word, new_phoff);
     patch_word(24 + 2 * word, new_shoff);
     if (!h.extended_shnum) patch_u16(36 + 3 * word, static_cast<std::uint16_t>(kept));
     if (!h.extended_shstrndx) patch_u16(38 + 3 * word, static_cast<std::uint16_t>(index[h.shstrndx]));
     for (std::uint64_t i = 0; i < h.phdrs.size(); ++i)
-        patch_word(new_phoff + i * h.phentsize + (out.is64() ? 8 : 4), new_offset(h.phdrs[i].offset));
+        patch_word(new_phoff + i * h.program_headers.entsize + (out.is64() ? 8 : 4), new_offset(h.phdrs[i].offset));
 
     // The plan's own edits before the region stay (length for length, they keep
     // offsets); from the first that does not, everything is the tail.

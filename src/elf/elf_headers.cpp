@@ -78,14 +78,19 @@ void Parser::read_file_header() {
     file_.type_ = in_.u16(16, "e_type");
     file_.machine_ = in_.u16(18, "e_machine");
     file_.entry_ = in_.word(24, "e_entry");
-    phoff_ = in_.word(24 + w, "e_phoff");
-    shoff_ = in_.word(24 + 2 * w, "e_shoff");
     file_.flags_ = in_.u32(24 + 3 * w, "e_flags");
-    phentsize_ = in_.u16(30 + 3 * w, "e_phentsize");
-    phnum_ = in_.u16(32 + 3 * w, "e_phnum");
-    shentsize_ = in_.u16(34 + 3 * w, "e_shentsize");
-    shnum_ = in_.u16(36 + 3 * w, "e_shnum");
-    shstrndx_ = in_.u16(38 + 3 * w, "e_shstrndx");
+    tables_ = read_header_tables(in_);
+}
+
+HeaderTables read_header_tables(const ElfBytes& in) {
+    const std::uint64_t w = in.word_size();
+    HeaderTables tables;
+    tables.program_headers = {in.word(24 + w, "e_phoff"), in.u16(30 + 3 * w, "e_phentsize"),
+                              in.u16(32 + 3 * w, "e_phnum")};
+    tables.section_headers = {in.word(24 + 2 * w, "e_shoff"), in.u16(34 + 3 * w, "e_shentsize"),
+                              in.u16(36 + 3 * w, "e_shnum")};
+    tables.shstrndx = in.u16(38 + 3 * w, "e_shstrndx");
+    return tables;
 }
 
 SectionHeader read_section_header(const ElfBytes& in, std::uint64_t offset) {
@@ -106,36 +111,37 @@ SectionHeader read_section_header(const ElfBytes& in, std::uint64_t offset) {
 
 SectionHeader Parser::read_section_header(std::uint64_t offset) const { return elf::read_section_header(in_, offset); }
 
+void Parser::require_table(const EntryTable& table, std::uint64_t count, std::uint64_t minimum, const char* entsize,
+                           const char* what) const {
+    if (table.entsize < minimum) fail(std::string(entsize) + " " + std::to_string(table.entsize) + " is too small");
+    in_.table(table.offset, count, table.entsize, what);
+}
+
 // Section header 0 carries the extended e_shnum / e_phnum / e_shstrndx.
 SectionHeader Parser::section_zero() const {
-    if (shoff_ == 0) fail("extended ELF numbering without a section header table");
-    if (shentsize_ < section_header_size(in_.is64()))
-        fail("e_shentsize " + std::to_string(shentsize_) + " is too small");
-    in_.range(shoff_, shentsize_, "section header 0");
-    return read_section_header(shoff_);
+    if (tables_.section_headers.offset == 0) fail("extended ELF numbering without a section header table");
+    require_table(tables_.section_headers, 1, section_header_size(in_.is64()), "e_shentsize", "section header 0");
+    return read_section_header(tables_.section_headers.offset);
 }
 
 void Parser::read_section_headers() {
-    if (shoff_ == 0) return;
-    if (shnum_ == 0) shnum_ = section_zero().size;
-    if (shnum_ == 0) return;
-    if (shentsize_ < section_header_size(in_.is64()))
-        fail("e_shentsize " + std::to_string(shentsize_) + " is too small");
-    in_.table(shoff_, shnum_, shentsize_, "section header table");
-    file_.sections_.reserve(shnum_);
-    for (std::uint64_t i = 0; i < shnum_; ++i)
-        file_.sections_.push_back(read_section_header(shoff_ + i * shentsize_));
+    EntryTable& table = tables_.section_headers;
+    if (table.offset == 0) return;
+    if (table.count == 0) table.count = section_zero().size;
+    if (table.count == 0) return;
+    require_table(table, table.count, section_header_size(in_.is64()), "e_shentsize", "section header table");
+    file_.sections_.reserve(table.count);
+    for (std::uint64_t i = 0; i < table.count; ++i) file_.sections_.push_back(read_section_header(table.at(i)));
 }
 
 void Parser::read_program_headers() {
-    if (phnum_ == PN_XNUM) phnum_ = section_zero().info;
-    if (phoff_ == 0 || phnum_ == 0) return;
-    if (phentsize_ < program_header_size(in_.is64()))
-        fail("e_phentsize " + std::to_string(phentsize_) + " is too small");
-    in_.table(phoff_, phnum_, phentsize_, "program header table");
-    file_.program_headers_.reserve(phnum_);
-    for (std::uint64_t i = 0; i < phnum_; ++i) {
-        const std::uint64_t at = phoff_ + i * phentsize_;
+    EntryTable& table = tables_.program_headers;
+    if (table.count == PN_XNUM) table.count = section_zero().info;
+    if (table.offset == 0 || table.count == 0) return;
+    require_table(table, table.count, program_header_size(in_.is64()), "e_phentsize", "program header table");
+    file_.program_headers_.reserve(table.count);
+    for (std::uint64_t i = 0; i < table.count; ++i) {
+        const std::uint64_t at = table.at(i);
         ProgramHeader ph;
         ph.type = in_.u32(at, "p_type");
         ph.flags = in_.u32(at + program_header_flags_at(in_.is64()), "p_flags");
@@ -147,7 +153,7 @@ void Parser::read_program_headers() {
 
 void Parser::name_sections() {
     if (file_.sections_.empty()) return;
-    std::uint64_t index = shstrndx_;
+    std::uint64_t index = tables_.shstrndx;
     if (index == SHN_XINDEX) index = file_.sections_[0].link;
     if (index == SHN_UNDEF) return;
     if (index >= file_.sections_.size())

@@ -21,16 +21,35 @@
 
 namespace wheelfix::elf {
 
+// A table of fixed-size entries in the file: the program and section header tables
+// (as the ELF header locates them), the dynamic symbol table.
+struct EntryTable {
+    std::uint64_t offset = 0;
+    std::uint64_t entsize = 0;
+    std::uint64_t count = 0;
+
+    std::uint64_t at(std::uint64_t index) const { return offset + index * entsize; }
+    std::uint64_t size() const { return count * entsize; }
+    std::uint64_t end() const { return at(count); }
+};
+
+// The header tables the ELF header locates, its fields as stored (extended numbering,
+// kept in section header 0, not applied), read by read_header_tables() for the parser
+// and for the strip stage alike.
+struct HeaderTables {
+    EntryTable program_headers;  // e_phoff, e_phentsize, e_phnum
+    EntryTable section_headers;  // e_shoff, e_shentsize, e_shnum
+    std::uint64_t shstrndx = 0;  // e_shstrndx
+};
+HeaderTables read_header_tables(const ElfBytes& in);
+
 // Where a symbol or version table lives and which string table its names use.
 struct StringTable {
     Extent extent;
     bool present = false;
 };
 
-struct SymbolTableLocation {
-    std::uint64_t offset = 0;
-    std::uint64_t entsize = 0;
-    std::uint64_t count = 0;  // including the null symbol at index 0
+struct SymbolTableLocation : EntryTable {  // count includes the null symbol at index 0
     StringTable strings;
 };
 
@@ -64,6 +83,10 @@ private:
     void name_sections();
     void check_file_extents() const;
     SectionHeader section_zero() const;
+    // `table`'s entries are at least `minimum` bytes (else "<entsize> N is too small") and
+    // its first `count` lie in the file.
+    void require_table(const EntryTable& table, std::uint64_t count, std::uint64_t minimum, const char* entsize,
+                       const char* what) const;
     SectionHeader read_section_header(std::uint64_t offset) const;
 
     // elf_dynamic.cpp
@@ -105,14 +128,8 @@ private:
     ElfBytes in_;
     const ByteRanges* present_;
     ElfFile file_;
-    std::uint64_t phoff_ = 0;
-    std::uint64_t shoff_ = 0;
-    std::uint16_t phentsize_ = 0;
-    std::uint16_t shentsize_ = 0;
-    std::uint64_t phnum_ = 0;
-    std::uint64_t shnum_ = 0;
+    HeaderTables tables_;
     bool without_sections_ = false;
-    std::uint64_t shstrndx_ = 0;
 };
 
 }  // namespace wheelfix::elf

@@ -66,7 +66,7 @@ std::optional<SymbolTableLocation> Parser::symbol_table_from_sections() const {
         if (strings.present) require_bounded_strings(strings.extent.size, "dynamic symbol names");
         if (!strings.present) strings = dynamic_strings();
         require_dynamic_strings(strings);
-        return SymbolTableLocation{section.offset, entsize, section.size / entsize, strings};
+        return SymbolTableLocation{{section.offset, entsize, section.size / entsize}, strings};
     }
     return std::nullopt;
 }
@@ -79,7 +79,7 @@ std::optional<SymbolTableLocation> Parser::symbol_table_from_dynamic() const {
     if (entsize < standard_symbol_size(in_.is64()))
         fail("DT_SYMENT " + std::to_string(entsize) + " is too small");
     const std::uint64_t offset = mapped_offset(*address, "DT_SYMTAB");
-    return SymbolTableLocation{offset, entsize, symbol_count_from_dynamic(), dynamic_strings()};
+    return SymbolTableLocation{{offset, entsize, symbol_count_from_dynamic()}, dynamic_strings()};
 }
 
 std::uint64_t Parser::symbol_count_from_dynamic() const {
@@ -123,7 +123,7 @@ std::uint64_t Parser::symbol_count_from_gnu_hash(std::uint64_t offset) const {
 }
 
 Symbol Parser::read_symbol(const SymbolTableLocation& table, std::uint64_t index) const {
-    const std::uint64_t at = table.offset + index * table.entsize;
+    const std::uint64_t at = table.at(index);
     Symbol symbol;
     const std::uint32_t name_offset = in_.u32(at, "st_name");
     std::uint8_t info = 0;
