@@ -125,8 +125,8 @@ class Matrix(unittest.TestCase):
             self.assertIn("Requires-Dist: torch>=2.9.0,<2.10", metadata_of(out))
             wfx.run("verify", out, check_status=0)
             # A specifier as the range form of --pin.
-            doc = wfx.run_json("retag", wfx.SGL_WHEEL, "--torch", "2.9", "--pin", ">=2.9,<2.11", "-o", tmp / "s")
-            self.assertEqual(doc["pin"]["specifier"], ">=2.9,<2.11")
+            doc = wfx.run_json("retag", wfx.SGL_WHEEL, "--torch", "2.9", "--pin", ">= 2.9, <2.11", "-o", tmp / "s")
+            self.assertEqual((doc["pin"]["mode"], doc["pin"]["specifier"]), (">=2.9,<2.11", ">=2.9,<2.11"))
             self.assertIn("Requires-Dist: torch>=2.9,<2.11", metadata_of(next((tmp / "s").glob("*.whl"))))
 
     def test_repair_auto_pins_the_range_and_load_tests_the_real_newest_release(self):

@@ -469,6 +469,33 @@ class Variants(unittest.TestCase):
             self.assertIn("Requires-Dist: nvidia-cuda-runtime>=13,<14 ; 'nvidia' in variant_namespaces\n", metadata)
             self.assert_record_holds(labelled(tmp), tmp)
 
+    def test_variant_requires_is_not_written_twice_in_another_spelling(self):
+        """A METADATA that holds the runtime requirement spelled otherwise (name case and
+        separators, spaces, parentheses, quotes) holds it: --variant-requires adds nothing."""
+        dist_info = "sgl_kernel-0.3.21+cu130.dist-info"
+        held = "NVIDIA_CUDA.Runtime (>= 13, < 14) ; \"nvidia\" in  variant_namespaces"
+        edited = {}
+
+        def hold(name, data):
+            if name == f"{dist_info}/METADATA":
+                data = data.replace(b"Requires-Dist: torch\n", f"Requires-Dist: torch\nRequires-Dist: {held}\n".encode())
+                edited[name] = data
+            return data
+
+        def record(text):
+            return "".join(f"{name},{wfx.record_hash(edited[name])},{len(edited[name])}\n"
+                           if (name := line.split(",")[0]) in edited else line + "\n" for line in text.splitlines())
+
+        with wfx.TempDir() as tmp:
+            source = wfx.rewrite_wheel(wfx.SGL_WHEEL, tmp / wfx.SGL_WHEEL.name, edit_member=hold, record_edit=record)
+            wfx.run("verify", source, check_status=0)
+            wfx.run_json("variant", source, "-w", tmp / "out", "--variant-requires")
+            with zipfile.ZipFile(labelled(tmp / "out")) as zf:
+                metadata = zf.read(f"{dist_info}/METADATA").decode()
+            requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+            self.assertEqual(requires, ["Requires-Dist: torch", f"Requires-Dist: {held}"])
+            self.assert_record_holds(labelled(tmp / "out"), tmp / "out")
+
     def repaired_for_29(self, tmp):
         """The sample repaired against the torch 2.9 stand-in with --variant auto: claims torch 2.9."""
         wfx.run_json("repair", wfx.SGL_WHEEL, "--torch", TORCH_29, "--target", "cuda13-blackwell", "--variant", "auto",
