@@ -105,10 +105,10 @@ repair::PinRequest pin_request(const RepairArguments& args) {
     return pin;
 }
 
-repair::RepairOptions repair_options(const RepairArguments& args) {
+repair::RepairOptions repair_options(const RepairArguments& args, const repair::PinRequest& pin) {
     repair::RepairOptions options;
     if (args.target) options.profile = policy::load_profile(*args.target);
-    options.pin = pin_request(args).torch_pin();
+    options.pin = pin.torch_pin();
     options.local_format = *wheel::parse_local_format(args.local_format);
     for (const auto& text : args.maps) options.maps.push_back(repair::parse_symbol_map(text));
     options.skip_member = args.skip_member;
@@ -179,11 +179,11 @@ void print_outcome(const Outcome& outcome, const repair::RepairOptions& options,
 
 int run_repair(const RepairArguments& args, const GlobalOptions& global) {
     require_output_directory(args.output);
-    auto options = repair_options(args);
+    const repair::PinRequest pin = pin_request(args);
+    auto options = repair_options(args, pin);
     const char* environment = std::getenv(kTorchEnvironment);
     const repair::RepairTorch torch{args.torch, args.torch_from,
-                                    repair::real_torches(args.torch_from, environment ? environment : ""),
-                                    pin_request(args)};
+                                    repair::real_torches(args.torch_from, environment ? environment : ""), pin};
     const auto load_index = [](const std::string& path) {
         abi::SymbolIndex index = abi::load_index(path);
         print_notes(index);
