@@ -221,7 +221,7 @@ void write_json(JsonWriter& json, const WheelReport& report, const TargetFinding
     json.field("filename_version", report.filename_version);
     json.field("local_version", report.local_version.empty() ? std::optional<std::string>() : report.local_version);
     json.string_array("tags", report.tags);
-    json.string_array("torch_requirements", report.torch_requirements);
+    json.string_array("torch_requirements", wheel::requirement_summaries(report.torch_requirements));
     json.field("torch_range", report.torch_range);
     json.key("record").begin_object();
     json.field("ok", report.record_findings.empty());

@@ -100,7 +100,7 @@ std::string render_markdown(const WheelReport& report, const TargetFindings& tar
     for (const auto& tag : report.tags) tags.push_back(code(tag));
     facts.add_row({"tags", join(tags, " ")});
     facts.add_row({"torch", report.torch_requirements.empty() ? "no Requires-Dist on torch"
-                                                              : code(join(report.torch_requirements, "; "))});
+                                                              : code(join(wheel::requirement_summaries(report.torch_requirements), "; "))});
     facts.add_row({"RECORD", (report.record_findings.empty() ? std::string(kPass) : std::string(kFail)) + record_text(report)});
     if (!report.elves.empty()) {
         const auto verdict = report.honest_tag.empty() ? platform_verdict(report) : code(report.honest_tag);

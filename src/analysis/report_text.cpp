@@ -255,7 +255,7 @@ std::string render_text(const WheelReport& report, bool verbose, const Palette& 
     if (report.filename_version != report.version) version += fmt::format("  (file name says {})", report.filename_version);
     out += line("version", version);
     out += line("tags", join(report.tags, " "));
-    out += line("torch", report.torch_requirements.empty() ? "no Requires-Dist on torch" : join(report.torch_requirements, "; "));
+    out += line("torch", report.torch_requirements.empty() ? "no Requires-Dist on torch" : join(wheel::requirement_summaries(report.torch_requirements), "; "));
     if (!report.torch_range.empty()) out += line("torch range", report.torch_range);
     out += line("RECORD", report.record_findings.empty() ? record_text(report) : colour.bad(record_text(report)));
     for (const auto& finding : report.record_findings)  // named here: a writer refuses the wheel for them

@@ -139,12 +139,6 @@ std::optional<std::vector<wheel::SpecifierSet>> torch_specifiers(const std::vect
 }
 
 // The report's torch requirements, parsed back from the lines inspect shows.
-std::vector<wheel::Requirement> parsed_requirements(const std::vector<std::string>& lines) {
-    std::vector<wheel::Requirement> requirements;
-    for (const auto& line : lines) requirements.push_back(wheel::parse_requirement(line));
-    return requirements;
-}
-
 // The bundled atlas's releases for the wheel's arch ("2.10.0+cu128").
 std::vector<std::string> atlas_versions(const std::string& input) {
     const std::string arch = wheel_facts(input).arch;
@@ -279,7 +273,7 @@ std::vector<std::string> proven_torch_minors(const std::string& input, const Whe
     const ReleaseMatrix run = check_releases(targets, input, release_request("all", {}), no_other_torch);
     std::vector<std::string> versions;
     for (const auto& column : run.matrix.columns) versions.push_back(column.torch_version);
-    const auto authors = torch_specifiers(parsed_requirements(report.torch_requirements));
+    const auto authors = torch_specifiers(report.torch_requirements);
     if (!authors) return {};
     return whole_minors(versions, [&](std::size_t column) {
         if (run.matrix.column_verdict(column) != Verdict::ok) return false;
@@ -347,7 +341,7 @@ void judge_torch_claim(WheelReport& report, const std::optional<ReleaseMatrix>* 
         for (const auto& minor : torch->second) report.variant_findings.push_back(claim(minor) + "no ELF member uses torch");
         return;
     }
-    const auto authors = torch_specifiers(parsed_requirements(report.torch_requirements));
+    const auto authors = torch_specifiers(report.torch_requirements);
     const std::optional<ReleaseMatrix> made = releases ? std::nullopt : bundled_releases(report, report.path);
     const std::optional<ReleaseMatrix>& run = releases ? *releases : made;
     const TorchRequirement* verdict = run && run->requirement.any && run->requirement.pin ? &run->requirement : nullptr;
@@ -360,7 +354,7 @@ void judge_torch_claim(WheelReport& report, const std::optional<ReleaseMatrix>* 
             continue;
         }
         if (authors && !minor_admitted(minor, versions, [&](const wheel::Version& v) { return admitted_by_all(*authors, v); }))
-            report.variant_findings.push_back(claim(minor) + "the wheel's Requires-Dist (" + join(report.torch_requirements, "; ") +
+            report.variant_findings.push_back(claim(minor) + "the wheel's Requires-Dist (" + join(wheel::requirement_summaries(report.torch_requirements), "; ") +
                                               ") does not admit every " + minor + " release");
         else if (verdict && !minor_admitted(minor, versions, [&](const wheel::Version& v) { return verdict->pin->contains(v); }))
             report.variant_findings.push_back(claim(minor) + "the torch verdict pins " + verdict->specifier +

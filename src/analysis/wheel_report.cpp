@@ -132,11 +132,7 @@ WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::Mem
     report.filename_version = name.version;
     report.local_version = local_segment(name.version);
     report.tags = name.tags();
-    for (const auto& requirement : wheel.torch_requirements()) {
-        std::string text = requirement.name + (requirement.specifier.empty() ? "" : " " + requirement.specifier);
-        if (!requirement.marker.empty()) text += "; " + requirement.marker;
-        report.torch_requirements.push_back(std::move(text));
-    }
+    report.torch_requirements = wheel.torch_requirements();
     report.elves = std::move(elves);
     report.member_count = digests.size();
     report.modules = group_cuda_modules(report.elves);

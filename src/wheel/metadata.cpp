@@ -186,6 +186,16 @@ Requirement parse_requirement(std::string_view text) {
     return requirement;
 }
 
+std::vector<std::string> requirement_summaries(const std::vector<Requirement>& requirements) {
+    std::vector<std::string> lines;
+    for (const auto& requirement : requirements) {
+        std::string line = requirement.name + (requirement.specifier.empty() ? "" : " " + requirement.specifier);
+        if (!requirement.marker.empty()) line += "; " + requirement.marker;
+        lines.push_back(std::move(line));
+    }
+    return lines;
+}
+
 bool same_requirement(const Requirement& a, const Requirement& b) {
     return normalize_project_name(a.name) == normalize_project_name(b.name) &&
            normalized_extras(a.extras) == normalized_extras(b.extras) && a.url == b.url &&

@@ -181,6 +181,12 @@ TEST_CASE("same_requirement compares what a requirement asks, not how it is spel
     CHECK(same("x>=1,<2", "x >= 1, < 2"));
 }
 
+TEST_CASE("requirement_summaries: name, specifier and marker as reports show them") {
+    CHECK(requirement_summaries({parse_requirement("torch (>=2.9,<2.10); extra == 'gpu'"),
+                                 parse_requirement("Torch[cuda]==2.9.1"), parse_requirement("torch")}) ==
+          std::vector<std::string>{"torch >=2.9,<2.10; extra == 'gpu'", "Torch ==2.9.1", "torch"});
+}
+
 TEST_CASE("add_requirements writes each as given, after the last Requires-Dist, unless METADATA holds it already") {
     const std::vector<Requirement> added = {parse_requirement("nvidia-cuda-runtime>=13,<14 ; 'nvidia' in variant_namespaces"),
                                             parse_requirement("numpy (>=1.26)")};

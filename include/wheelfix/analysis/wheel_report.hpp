@@ -31,6 +31,7 @@
 #include "wheelfix/analysis/modules.hpp"
 #include "wheelfix/analysis/needed_resolution.hpp"
 #include "wheelfix/wheel/member_reader.hpp"
+#include "wheelfix/wheel/metadata.hpp"
 #include "wheelfix/wheel/scan.hpp"
 #include "wheelfix/wheel/variant.hpp"
 #include "wheelfix/wheel/verify.hpp"
@@ -62,7 +63,7 @@ struct WheelReport {
     std::string local_version;  // local segment of the file name's version, may be empty
     std::string filename_version;
     std::vector<std::string> tags;
-    std::vector<std::string> torch_requirements;  // Requires-Dist lines on torch, as written
+    std::vector<wheel::Requirement> torch_requirements;  // METADATA's Requires-Dist on torch
     std::size_t member_count = 0;
     std::vector<wheel::VerifyFinding> record_findings;  // empty: RECORD holds
 

@@ -43,6 +43,9 @@ struct Requirement {
 };
 Requirement parse_requirement(std::string_view text);
 bool same_requirement(const Requirement& a, const Requirement& b);
+// Requirements as reports show them, one each: "torch >=2.9,<2.10; extra == 'gpu'"
+// (name, specifier without parentheses, marker; extras and a URL left out).
+std::vector<std::string> requirement_summaries(const std::vector<Requirement>& requirements);
 // METADATA's Requires-Dist entries on torch (any case/spelling of the name).
 std::vector<Requirement> torch_requirements(const HeaderFile& metadata);
 
