@@ -45,6 +45,7 @@ namespace wheelfix::cli {
 namespace {
 
 struct RepairArguments {
+    repair::RepairOptions options;          // the flags that are options as given
     std::vector<std::string> wheels;
     std::string torch;
     std::vector<std::string> torch_from;  // with --torch auto: atlases, and real torches to shim and load-test against
@@ -53,22 +54,11 @@ struct RepairArguments {
     std::string pin = "minor";
     std::string local_format = "dotted";
     std::vector<std::string> maps;
-    std::vector<std::string> skip_member;
-    std::vector<std::string> exclude;       // SONAME globs never grafted (auditwheel's --exclude)
     std::optional<std::string> ldpaths;     // else LD_LIBRARY_PATH
-    std::optional<std::string> plat;
-    bool only_plat = false;
-    bool no_update_tags = false;
-    bool keep_version = false;
-    bool strip = false;
-    bool strict = false;
-    bool dry_run = false;
-    bool overwrite = false;
     bool no_load_test = false;
     std::optional<std::string> variant;     // --variant LABEL|auto
     std::string variant_schema = wheel::variant_schema_name(wheel::kDefaultVariantSchema);
     bool variant_requires = false;
-    bool add_runtime_requires = false;
     unsigned jobs = 0;  // threads in all; 0: the CPUs this process may use
 };
 
@@ -106,31 +96,20 @@ repair::PinRequest pin_request(const RepairArguments& args) {
 }
 
 repair::RepairOptions repair_options(const RepairArguments& args, const repair::PinRequest& pin) {
-    repair::RepairOptions options;
+    repair::RepairOptions options = args.options;
     if (args.target) options.profile = policy::load_profile(*args.target);
     options.pin = pin.torch_pin();
     options.local_format = *wheel::parse_local_format(args.local_format);
     for (const auto& text : args.maps) options.maps.push_back(repair::parse_symbol_map(text));
-    options.skip_member = args.skip_member;
     options.no_torch = args.torch.empty();
     if (args.torch != kTorchAuto && !args.torch_from.empty()) throw InputError("--torch-from", "only goes with --torch auto");
-    options.graft.exclude = args.exclude;
     const char* library_path = std::getenv("LD_LIBRARY_PATH");
     std::string ldpaths = args.ldpaths.value_or(library_path ? library_path : "");
     for (auto& dir : split_nonempty(ldpaths, ':')) options.graft.ldpaths.push_back(std::move(dir));
-    options.plat = args.plat;
-    options.only_plat = args.only_plat;
-    options.no_update_tags = args.no_update_tags;
-    options.keep_version = args.keep_version;
-    options.strip = args.strip;
     if (options.only_plat && !options.plat) throw InputError("--only-plat", "needs --plat TAG");
-    options.strict = args.strict;
-    options.dry_run = args.dry_run;
-    options.overwrite = args.overwrite;
     options.variant = variant_request(args);
-    if (args.add_runtime_requires && args.torch.empty())
+    if (options.add_runtime_requires && args.torch.empty())
         throw InputError("--add-runtime-requires", "needs --torch: the torch build decides which CUDA runtime it brings");
-    options.add_runtime_requires = args.add_runtime_requires;
     if (!args.no_load_test) {
         options.loader = repair::python_loader();
         if (options.loader.empty()) options.no_loader = "no python3 on PATH to load the extensions with";
@@ -239,21 +218,21 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
         ->check(CLI::IsMember({"dotted", "compact", "full"}))
         ->capture_default_str();
     command->add_option("--map", args->maps, "Shim: forward OLD to NEW (mangled names), OLD=NEW (repeatable)");
-    command->add_option("--skip-member", args->skip_member,
+    command->add_option("--skip-member", args->options.skip_member,
                         "Never edit members matching GLOB (repeatable; no '/' = base name); was --exclude before 0.3");
-    command->add_option("--exclude", args->exclude,
+    command->add_option("--exclude", args->options.graft.exclude,
                         "Never graft a library whose SONAME matches GLOB (repeatable; auditwheel's --exclude)");
     command->add_option("--ldpaths", args->ldpaths,
                         "Directories (':'-separated) searched for libraries to graft, where LD_LIBRARY_PATH is in "
                         "ld.so's order (default: $LD_LIBRARY_PATH)");
-    command->add_option("--plat", args->plat,
+    command->add_option("--plat", args->options.plat,
                         "Platform tag wanted (manylinux_2_28_x86_64 ...): refused when the result cannot meet it");
-    command->add_flag("--only-plat", args->only_plat, "With --plat: that tag exactly, not an older one the result meets");
-    command->add_flag("--no-update-tags", args->no_update_tags, "Keep the wheel's platform tags as they are");
-    command->add_flag("--keep-version", args->keep_version,
+    command->add_flag("--only-plat", args->options.only_plat, "With --plat: that tag exactly, not an older one the result meets");
+    command->add_flag("--no-update-tags", args->options.no_update_tags, "Keep the wheel's platform tags as they are");
+    command->add_flag("--keep-version", args->options.keep_version,
                       "Keep the public version (no local +torch label: public indexes refuse local versions); "
                       "the torch pin is still written into METADATA");
-    command->add_flag("--strip", args->strip,
+    command->add_flag("--strip", args->options.strip,
                       "Drop the symbol table and debug sections (.symtab, .strtab, .debug*) of every ELF member "
                       "the wheel ships, grafted libraries included (auditwheel's --strip)");
     command->add_option("--variant", args->variant,
@@ -263,18 +242,18 @@ CommandRunner register_repair(CLI::App& app, const GlobalOptions& global) {
         ->check(CLI::IsMember({"0.0.3", "0.1.1"}));
     command->add_flag("--variant-requires", args->variant_requires,
                       "With --variant: Requires-Dist for the CUDA runtime package, with a variant marker");
-    command->add_flag("--add-runtime-requires", args->add_runtime_requires,
+    command->add_flag("--add-runtime-requires", args->options.add_runtime_requires,
                       "Add a Requires-Dist for each CUDA library the extensions NEED (libcudart, libnvrtc, libcublas "
                       "...) of another major than the --torch build brings: nvidia-cuda-runtime-cu12>=12,<13 beside "
                       "a CUDA 13 torch; a distribution METADATA already names is left as it is");
-    command->add_flag("--strict", args->strict, "Write nothing when findings would be left");
-    command->add_flag("--dry-run", args->dry_run, "Print the plan, write nothing");
+    command->add_flag("--strict", args->options.strict, "Write nothing when findings would be left");
+    command->add_flag("--dry-run", args->options.dry_run, "Print the plan, write nothing");
     command->add_option("-j,--jobs", args->jobs,
                         "Threads in all (default 0: one per CPU): this many wheels at a time; spare threads "
                         "help the wheels still running")
         ->check(CLI::Range(0u, 256u))
         ->capture_default_str();
-    command->add_flag("--overwrite", args->overwrite, "Replace output files that exist (refused otherwise)");
+    command->add_flag("--overwrite", args->options.overwrite, "Replace output files that exist (refused otherwise)");
     command->add_flag("--no-load-test", args->no_load_test,
                       "Do not load the edited extensions with the dynamic loader (loading runs their initialisers)");
     return [args, &global] { return run_repair(*args, global); };

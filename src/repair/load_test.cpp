@@ -136,21 +136,26 @@ struct DriverLocation {
     bool found() const { return kind != Kind::none; }
 };
 
-DriverLocation locate_driver(const std::string& elf_class, const std::string& machine) {
-    std::error_code ignored;
+// Whether ld.so finds `name` in its own directories: /etc/ld.so.conf's, then the
+// default ones for the ELF class and machine.
+bool in_system_directories(const std::string& name, const std::string& elf_class, const std::string& machine) {
     static const std::vector<std::string> configured = analysis::read_ld_so_conf("/");
+    std::error_code ignored;
     for (const auto& directory : configured)
-        if (std::filesystem::exists(std::filesystem::path(directory) / kDriver, ignored)) return {DriverLocation::Kind::system, {}};
+        if (std::filesystem::exists(std::filesystem::path(directory) / name, ignored)) return true;
     for (const auto& directory : analysis::default_directories(elf_class, machine))
-        if (std::filesystem::exists(std::filesystem::path(directory) / kDriver, ignored)) return {DriverLocation::Kind::system, {}};
+        if (std::filesystem::exists(std::filesystem::path(directory) / name, ignored)) return true;
+    return false;
+}
+
+DriverLocation locate_driver(const std::string& elf_class, const std::string& machine) {
+    if (in_system_directories(kDriver, elf_class, machine)) return {DriverLocation::Kind::system, {}};
     const char* library_path = std::getenv("LD_LIBRARY_PATH");
-    std::string_view rest = library_path ? library_path : "";
-    while (!rest.empty()) {
-        const auto colon = rest.find(':');
-        const std::filesystem::path candidate = std::filesystem::path(rest.substr(0, colon)) / kDriver;
+    std::error_code ignored;
+    for (const auto& directory : split_nonempty(library_path ? library_path : "", ':')) {
+        const std::filesystem::path candidate = std::filesystem::path(directory) / kDriver;
         if (candidate.is_absolute() && std::filesystem::is_regular_file(candidate, ignored))
             return {DriverLocation::Kind::library_path, candidate};
-        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
     }
     if (auto stub = driver_stand_in(); !stub.empty()) return {DriverLocation::Kind::stub, stub};
     return {};
@@ -159,6 +164,11 @@ DriverLocation locate_driver(const std::string& elf_class, const std::string& ma
 std::string stand_in_note(const std::filesystem::path& stub) {
     return "libcuda.so.1 was the CUDA toolkit's stub " + stub.string() +
            " (no NVIDIA driver on this machine): symbols bound, no GPU code ran";
+}
+
+// What a not_tested outcome adds when directories the target names were not beside torch.
+std::string not_beside_note(const std::vector<std::string>& absent) {
+    return " (not beside the torch given: " + join(absent, ", ") + ")";
 }
 
 std::string absent_reason(const std::string& library) {
@@ -361,13 +371,7 @@ std::optional<bool> found_for(const LoadMember& member, const std::string& name,
         std::error_code ignored;
         if (std::filesystem::exists(std::filesystem::path(entry) / name, ignored)) return true;
     }
-    static const std::vector<std::string> configured = analysis::read_ld_so_conf("/");
-    std::error_code ignored;
-    for (const auto& directory : configured)
-        if (std::filesystem::exists(std::filesystem::path(directory) / name, ignored)) return true;
-    for (const auto& directory : analysis::default_directories(member.elf_class, member.machine))
-        if (std::filesystem::exists(std::filesystem::path(directory) / name, ignored)) return true;
-    return false;
+    return in_system_directories(name, member.elf_class, member.machine);
 }
 
 // The library the loader would fail on first for `member`, when that is one it
@@ -459,7 +463,7 @@ std::vector<LoadOutcome> run_load(const std::filesystem::path& wheel, const std:
     }
     for (auto& outcome : outcomes)  // say what the layout lacked, when the loader missed a library
         if (outcome.status == LoadOutcome::Status::not_tested && !absent.empty())
-            outcome.reason += " (not beside the torch given: " + join(absent, ", ") + ")";
+            outcome.reason += not_beside_note(absent);
     for (const auto& member : load) {  // a loader that died half way: the rest failed
         bool seen = std::any_of(outcomes.begin(), outcomes.end(), [&](const LoadOutcome& o) { return o.member == member; });
         if (!seen) outcomes.push_back({member, LoadOutcome::Status::failed, "the loader process ended before reaching it", {}});
@@ -486,7 +490,7 @@ std::vector<LoadOutcome> load_test(const std::filesystem::path& wheel, const std
         if (auto library = decided_absent(*member, planned)) {
             LoadOutcome outcome{name, LoadOutcome::Status::not_tested, absent_reason(*library), {}};
             if (!planned.absent_beside().empty())
-                outcome.reason += " (not beside the torch given: " + join(planned.absent_beside(), ", ") + ")";
+                outcome.reason += not_beside_note(planned.absent_beside());
             decided.emplace(name, std::move(outcome));
         } else {
             rest.push_back(name);
@@ -529,12 +533,9 @@ for path in sys.argv[1:]:
         print("fail " + path + ": " + reason, flush=True)
 )";
     const char* path = std::getenv("PATH");
-    std::string_view rest = path ? path : "";
-    while (!rest.empty()) {
-        auto colon = rest.find(':');
-        std::filesystem::path candidate = std::filesystem::path(rest.substr(0, colon)) / "python3";
+    for (const auto& directory : split_nonempty(path ? path : "", ':')) {  // an empty entry is not searched
+        const std::filesystem::path candidate = std::filesystem::path(directory) / "python3";
         if (::access(candidate.c_str(), X_OK) == 0) return {candidate.string(), "-c", script};
-        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
     }
     return {};
 }

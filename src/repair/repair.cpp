@@ -72,14 +72,12 @@ policy::Profile profile_or_default(const RepairOptions& options) {
 // built-in profile for its CUDA major (cuda13-blackwell, cuda12-hopper): its rpath
 // directories, where torch and the nvidia-* wheels install their libraries.
 const policy::Profile& wiring_for(const policy::Profile& fallback, const analysis::ElfReport& report) {
-    static const policy::Profile cuda13 = [] {
-        auto wiring = policy::load_profile("cuda13-blackwell");
-        return policy::Profile{wiring.name, wiring.source, {}, {}, {}, wiring.rpaths, {}, {}};
-    }();
-    static const policy::Profile cuda12 = [] {
-        auto wiring = policy::load_profile("cuda12-hopper");
-        return policy::Profile{wiring.name, wiring.source, {}, {}, {}, wiring.rpaths, {}, {}};
-    }();
+    const auto wiring = [](const char* name) {
+        auto loaded = policy::load_profile(name);
+        return policy::Profile{loaded.name, loaded.source, {}, {}, {}, loaded.rpaths, {}, {}};
+    };
+    static const policy::Profile cuda13 = wiring("cuda13-blackwell");
+    static const policy::Profile cuda12 = wiring("cuda12-hopper");
     if (report.cudart_major == 13) return cuda13;
     if (report.cudart_major == 12) return cuda12;
     return fallback;

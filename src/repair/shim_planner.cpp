@@ -30,7 +30,6 @@ constexpr std::string_view kShimPrefix = "libwheelfix_shim_";
 // cannot show a non-const member function's `this`, which would shift the registers.
 constexpr const char* kFreeFunctionAssumed = " (assumed not a non-const member function: mangling cannot tell)";
 
-// An extension that needs the shim, kept inflated until the shim is named.
 // One missing torch function, over all the members that need it.
 struct Need {
     abi::Unresolved unresolved;

@@ -25,47 +25,28 @@
 //   already read what it proves, retag), nothing is read and the plan may not edit
 //   ELF members; otherwise every member is hashed, the ones hooks.reads picks (by
 //   default every file member outside the .dist-info directory that is not a
-//   symlink) are read into a wheel::MemberImage (wheel/member_reader.hpp has each
-//   way, its cost, its memory and what it is trusted for), and each ELF member among
-//   them (by its magic) is parsed once and its view taken (MemberDecision below:
-//   observe, else view).
-//   The decision's answer on the foreseen facts, when it is an edit, is planned and
-//   spliced at once, so memory holds one member at a time beyond the kept ones: a
-//   member whose edits read the wheel (MemberView::reads_wheel) is kept until the
-//   facts are final (step 4).
-//   Memory: an ELF member of kBoundedFrom inflated bytes or more (as the central
-//   directory declares it) that is deflated is read bounded (ReadWay::bounded: it
-//   streams once, keeping windows and the ranges the ELF readers need); the view
-//   and the editor run on that partial image through MemberImage::read, which
-//   fetches what they find missing and runs them again (so observe must not act
-//   before it has read what it needs). The
-//   splice reads the bytes around each edit again and streams the member once more
-//   for the new SHA-256 (zip/splice.hpp), unless the pass hashed it already: the
-//   decision is first asked on the member's far view (ReadWay::far_view,
-//   repair/speculation.hpp; in the pass's sink, on its
-//   second thread, while the inflate goes on and up to kSpeculationLag bytes
-//   queue), and its pass feeds a zip::EditedDigest with those edits beside the
-//   reader, and with decision.observe_edited the engine's reader of the new content
-//   (made then, on that thread); when the edits planned after the pass, on the
-//   real bytes, are the same, byte for byte, the splice takes that digest (its
-//   header CRC-32 must equal the digest's), the reader is finished, and the member
-//   is read only around the edits: one full inflate, not two. Otherwise the digest
-//   and the reader are dropped and the member streams once more. Peak memory: the
-//   kept ranges and the windows (8 MiB at most), not the member; with a
-//   speculation, also its head (16 MiB) and the chunks queued (kSpeculationLag at
-//   most) while it runs. No speculation in a dry run.
-//   Stored members and smaller ones are read whole (ReadWay::whole).
-//   A kept member read whole is not held once the pass moves on: it is inflated and
-//   parsed again when its edit step is planned. Why: a wheel's extensions together
-//   can be gigabytes, and only those whose edits waited for the final facts, or
-//   whose early edits those facts change, are read twice (the foresight makes
-//   them few: repair of the real sgl-kernel reads none twice). A bounded member is
-//   held: what it keeps is small.
-//   What a big member's image keeps is the decision's declaration
-//   (MemberDecision::view_reads, a wheel::Keeps: the loader's view, or the
-//   analysis' with notes and the fatbin's headers); the engine makes the reader.
-//   An edited member's new content is read into the same kind of image for
-//   decision.observe_edited.
+//   symlink) are read into a wheel::MemberImage, and each ELF member among them (by
+//   its magic) is parsed once and its view taken (MemberDecision below: observe,
+//   else view). The decision's answer on the foreseen facts, when it is an edit, is
+//   planned and spliced at once, so memory holds one member at a time; a member
+//   whose edits read the wheel (MemberView::reads_wheel) is kept until the facts
+//   are final (step 4).
+//   How a member is read (wheel/member_reader.hpp has each way, its cost, its
+//   memory): whole when stored or below kBoundedFrom inflated bytes; bounded from
+//   it (windows and the ranges the ELF readers need, 8 MiB at most), so the view
+//   and the editor run on a partial image that fetches what they find missing
+//   (observe must not act before it has read what it needs). The splice streams an
+//   edited member once more for its new SHA-256 unless its edits were known before
+//   its pass: the decision is first asked on a big member's far view
+//   (repair/speculation.hpp), and when the edits planned on the real bytes are the
+//   same, byte for byte, the pass's digest of them and its reader of the new
+//   content are taken: one full inflate, not two. No speculation in a dry run.
+//   A kept member read whole is not held once the pass moves on: it is inflated
+//   and parsed again when its edit step is planned (a wheel's extensions together
+//   can be gigabytes; the foresight makes such members few). A bounded member is
+//   held: what it keeps is small. What a big member's image keeps is the
+//   decision's declaration (MemberDecision::view_reads); an edited member's new
+//   content is read into the same kind of image for decision.observe_edited.
 // 3. Proves the read: options.check_record (default wheel::require_record_matches)
 //   on the digests; an error a member's view or edit raised is thrown after it (a
 //   tampered member explains a broken ELF better than the ELF error does). ELF

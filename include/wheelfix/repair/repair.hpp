@@ -1,68 +1,39 @@
 // repair: the pipeline step — one read of a wheel, every fix wheelfix knows, one
 // write, then the output proven.
 //
-// Contract: repair_wheel(wheel, index, options, out_dir) is a plan run by the one
-// executor (repair/plan.hpp): one read of the wheel (a wheel whose RECORD does not
-// match is refused, InputError — except WHEEL Tag lines that disagree with the
-// file name, which repair rewrites), each ELF member parsed once, and from that pass:
-// - analyses every ELF member (analysis/elf_report.hpp) and checks it against the
-//   torch `index` (abi/check.hpp) through a ShimPlanner (repair/shim_planner.hpp),
-//   both on the executor's one parse;
-// - plans each extension's relink: search path entries that are absolute or climb
-//   out of the wheel are dropped, the profile's rpath directories it does not reach
-//   are added ({root} expanded for its depth), NEEDED entries the profile maps with
-//   replace-needed are swapped; an extension that needs the shim also gets the
-//   shim's SONAME and {root}/<dist>.libs (one edit plan per member, applied in one
-//   splice). Before the read, the shim and the grafts are foreseen from each library
-//   member's imports and linkage (repair/foresight.hpp), so an extension that needs
-//   them is edited as it is read, with the foreseen links; the shim and grafts the
-//   read decides are compared after it, and an extension whose links differ (a
-//   member the foresight could not read, or one not named like a library, changed
-//   them) is inflated and edited again, rather than all kept in memory meanwhile;
-// - retags (repair/retag.hpp): when an extension uses torch, the local version
-//   records the index's torch and METADATA pins it (options.pin); WHEEL's Tag lines
-//   that disagree with the file name are rewritten from it; the platform tag becomes
-//   the honest one raised to the profile's min-platform (analysis::target_platform_tag)
-//   when that differs;
-// - writes out_dir/<new file name> once (wheel/rewrite.hpp): edited members spliced,
-//   the shim added, dist-info renamed, every other member copied as stored;
-// - proves the output: it is judged as analysis::inspect_wheel reads it (RECORD
-//   verified, every ELF parsed) against the profile again, reading back only what
-//   it does not know: a member copied as stored has the input's digest and report;
-//   an edited member the digest and report of its splice's one pass over the new
-//   content (plan.hpp observe_edited: the SHA-256 pass, which for a big member whose
-//   edits were speculated is its read itself, else a second pass; a bounded one's
-//   kept ranges are fetched from its windows), its written CRC-32 and sizes must be
-//   the splice's, and the splice proved its compressed stream itself
-//   (zip/splice.hpp: every re-deflated region inflated again against the edit, the
-//   headers' CRC-32 against the pass's); added members (shim, grafted libraries)
-//   and the dist-info are read back: small, and their read proves the new-member
-//   deflate and RECORD as written. What the profile still
-//   finds, the torch functions only a stub provides and the symbols no shim can
-//   provide are `remaining`. Then, when options.loader and options.torch_dir (an
-//   installed torch directory) are set and the extensions are for this machine's
-//   architecture, the edited extensions are loaded by the real dynamic loader from a
-//   pip-style layout beside that torch (repair/load_test.hpp); one that fails to
-//   load makes the report unclean. Otherwise load_test_skipped says why not.
-// Members matching options.skip_member (globs as relink's --only) are never edited;
-// options.graft.exclude names SONAMEs never grafted (auditwheel's --exclude).
-// Members are not edited when nothing changes; a wheel with nothing to fix is still
-// retagged when an extension uses torch (links torch's libraries or imports its
-// symbols); a wheel none of whose extensions does keeps its version and
-// requirements (uses_torch false), getting only the relink and platform fixes.
-// With dry_run nothing is written (the plan is reported: output names the
-// file that would be written, `plan` is describe_plan's text). With strict, a wheel whose fixes would leave
-// remaining findings (judged from the plan: findings repair cannot fix, stubs,
-// symbols no shim provides) is not written either. The output is written to a
-// hidden staging place beside it (util/output_file.hpp StagedFile), read back and
-// load-tested there, and only then moved into place (refusing, in that same step,
-// a file another process put there meanwhile unless overwrite): a wheel whose load
-// test fails or times out never appears, whatever --strict says, nor, with strict,
-// one that only its read-back shows unclean (written false, withdrawn true). Writing over the input is refused, and over an existing file
-// unless overwrite. The same input, index and
-// options give byte-identical output (SOURCE_DATE_EPOCH as for every writer), so
-// wheels repaired in parallel come out as they would one at a time; repair_wheel
-// only reads `index` and may run on several threads at once.
+// Contract: repair_wheel(wheel, index, options, out_dir) runs one plan through the
+// executor (repair/plan.hpp: its refusals, its one read, its staged atomic write),
+// except that WHEEL Tag lines disagreeing with the file name are not refused: repair
+// rewrites them. Its decision about each ELF member, on the member's one parse:
+// - the member is analysed (analysis/elf_report.hpp) and checked against the torch
+//   `index` through a ShimPlanner (repair/shim_planner.hpp);
+// - its edits: search path entries that are absolute or climb out of the wheel are
+//   dropped, the profile's rpath directories it does not reach are added ({root}
+//   expanded for its depth), NEEDED entries the profile's replace-needed maps are
+//   swapped; one that needs the shim gets the shim's SONAME and {root}/<dist>.libs,
+//   one that needs a graft the graft's name; with strip, its symbol and debug
+//   sections go. The shim and the grafts are foreseen before the read
+//   (repair/foresight.hpp), so an extension is edited as it is read.
+// After the read, on the whole wheel: the grafts (repair/graft.hpp), the shim, the
+// retag (repair/retag.hpp: when an extension uses torch, the local version names the
+// index's torch and METADATA pins it, options.pin), the platform tag (the honest one
+// raised to the profile's min-platform, or --plat), the variant, the SBOM.
+// The output is proven before it appears: judged as analysis::inspect_wheel reads it
+// against the profile again, reading back only what repair does not know (a member
+// copied as stored has the input's digest and report; an edited one its splice's,
+// whose written CRC-32 and sizes must be the splice's). What is still found, the
+// torch functions only a stub provides and the symbols no shim provides are
+// `remaining`. Then, with options.loader and an installed torch at options.torch_dir,
+// for this machine's architecture, the edited extensions are loaded by the real
+// dynamic loader beside that torch (repair/load_test.hpp); otherwise load_test_skipped
+// says why not. A wheel whose load test fails never appears (withdrawn), nor, with
+// strict, one left unclean; with dry_run nothing is written (`plan` is
+// describe_plan's text).
+// Members matching options.skip_member are never edited; options.graft.exclude names
+// SONAMEs never grafted. A wheel none of whose extensions uses torch keeps its version
+// and requirements (uses_torch false). The same input, index and options give
+// byte-identical output; repair_wheel only reads `index` and may run on several
+// threads at once.
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
