@@ -22,11 +22,8 @@
 // derived again for the output in the same plan (variant.hpp label_output):
 // abi_dependency :: torch follows the pin written; the label is kept, or made again
 // when it was auto-made (ShimResult::variant).
-// The shim is foreseen before the read (repair/foresight.hpp, as repair does): the
-// extensions that need it are edited as they are read, with the foreseen shim's
-// links (a big one speculated, so inflated once: plan.hpp), and edited again after
-// the read when the shim written is another. Memory: the extensions that need the
-// shim are kept (inflated; a big one its kept ranges) until the shim is known.
+// The shim is foreseen before the read (repair/foresight.hpp, as repair does), so
+// the extensions that need it are edited as they are read (plan.hpp).
 // Refused (InputError): a wheel that already carries a wheelfix shim (shim the
 // original instead), extensions of different machines, a torch index without a
 // version, writing over the input.

@@ -8,11 +8,9 @@
 // memory whatever the wheel's size) and gives the matrix and the verdict over the
 // bundled atlas and `atlases` (user atlases and index files: columns); what `retag
 // --torch auto` writes.
-// plan_torch_auto(wheel, atlases, real_torches, mode, write_pin, base, load)
-// reads the wheel's extensions, builds the matrix over the bundled atlas and
-// `atlases` (user atlases and index files: columns), and derives the requirement as
-// `retag --torch auto` does. When no release loads, plan.unloadable() is true and
-// nothing else is set. Otherwise plan.options is `base` with the label naming the
+// plan_torch_auto(wheel, atlases, real_torches, mode, write_pin, base, load) is
+// auto_releases' matrix and verdict (plan.releases). When no release loads,
+// plan.unloadable() is true and nothing else is set. Otherwise plan.options is `base` with the label naming the
 // range's lowest release, METADATA's pin set to the range (unless !write_pin), and
 // plan.index the torch to repair against: the first of `real_torches` (directories,
 // wheels, index files) whose version is the range's newest release — an installed
