@@ -68,29 +68,19 @@ void write_in_place(const ElfFile& elf, const Layout& layout, const DynamicPlan&
     write_verneed_files(elf, plan, overlay);
 }
 
-// The section name table's extent, if the file names its sections.
-std::optional<std::pair<std::uint64_t, std::uint64_t>> section_names_extent(const ElfFile& elf) {
-    const ElfBytes in = reader_for(elf);
-    const auto& sections = elf.sections();
-    if (sections.empty()) return std::nullopt;
-    std::uint64_t index = in.u16(38 + 3 * in.word_size(), "e_shstrndx");
-    if (index == SHN_XINDEX) index = sections[0].link;
-    if (index == SHN_UNDEF || index >= sections.size() || sections[index].type == SHT_NOBITS) return std::nullopt;
-    return std::pair(sections[index].offset, sections[index].offset + sections[index].size);
-}
-
 // A name table sharing bytes with the ELF header, the program headers or the
 // dynamic tables (only a damaged file has one) would be rewritten along with them
 // and the edited file's section names would not read back: refused.
-void refuse_edits_of_section_names(const ElfFile& elf, const ByteEdits& edits) {
-    const auto names = section_names_extent(elf);
-    if (!names) return;
-    for (const ByteEdit& edit : edits) {
-        const std::uint64_t end = edit.offset + std::max<std::uint64_t>(edit.length, 1);
-        if (edit.offset < names->second && names->first < end && edit.offset < elf.bytes().size())
+void refuse_edits_of_section_names(const ElfFile& elf, const Layout& layout, const ByteEdits& edits) {
+    const auto& sections = elf.sections();
+    const std::uint64_t index = layout.names_section;
+    if (index == SHN_UNDEF || index >= sections.size() || sections[index].type == SHT_NOBITS) return;
+    const std::uint64_t begin = sections[index].offset, end = begin + sections[index].size;
+    for (const ByteEdit& edit : edits)
+        if (edit.offset < end && begin < edit.offset + std::max<std::uint64_t>(edit.length, 1) &&
+            edit.offset < elf.bytes().size())
             throw EditError("the section name table shares bytes with what the edit rewrites (at offset " +
                             std::to_string(edit.offset) + ")");
-    }
 }
 
 // The editor reads its own result back, as ld.so's stand-in: an edit of a damaged
@@ -142,6 +132,7 @@ EditPlan plan_dynamic_edits(const ElfFile& elf, const EditRequest& request) {
     write_symbol_renames(elf, dynamic, overlay);
     plan.edits = overlay.edits(plan.new_size);
     plan.changes = std::move(dynamic.changes);
+    refuse_edits_of_section_names(elf, layout, plan.edits);
     return plan;
 }
 
@@ -151,7 +142,6 @@ EditPlan plan_edits(const ElfFile& elf, const EditRequest& request) {
     const timings::Scope timer(timings::Phase::edit);
     check_request(request);
     EditPlan plan = plan_dynamic_edits(elf, request);
-    if (elf.has_dynamic()) refuse_edits_of_section_names(elf, plan.edits);
     if (request.strip_symbols) strip_symbols(elf, plan);  // moves the name table on purpose
     if ((elf.has_dynamic() || request.strip_symbols) && !plan.edits.empty()) read_back(elf, plan);
     return plan;

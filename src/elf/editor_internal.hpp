@@ -66,6 +66,7 @@ struct Layout {
     bool phnum_in_section_zero = false;  // e_phnum == PN_XNUM
     std::uint64_t shoff = 0;
     std::uint64_t shentsize = 0;
+    std::uint64_t names_section = 0;  // e_shstrndx (section 0's sh_link for SHN_XINDEX)
 
     std::size_t dynamic_phdr = 0;  // index of PT_DYNAMIC
     std::uint64_t dynamic_offset = 0;

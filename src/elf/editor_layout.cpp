@@ -11,6 +11,7 @@
 // wheelfix magic, and DT_STRTAB points inside it. A file that cannot be edited
 // (no PT_DYNAMIC, DT_STRTAB outside every PT_LOAD) is an EditError.
 #include "editor_internal.hpp"
+#include "elf_parser.hpp"
 
 #include <elf.h>
 
@@ -24,19 +25,15 @@ namespace {
 
 constexpr std::uint64_t kVerneedRecordSize = 16;
 
-std::optional<std::uint64_t> dynamic_value(const ElfFile& elf, std::int64_t tag) {
-    for (const DynamicEntry& entry : elf.dynamic())
-        if (entry.tag == tag) return entry.value;
-    return std::nullopt;
-}
-
 void read_header_fields(const ElfFile& elf, const ElfBytes& in, Layout& layout) {
-    const std::uint64_t w = in.word_size();
-    layout.phoff = in.word(24 + w, "e_phoff");
-    layout.shoff = in.word(24 + 2 * w, "e_shoff");
-    layout.phentsize = in.u16(30 + 3 * w, "e_phentsize");
-    layout.phnum_in_section_zero = in.u16(32 + 3 * w, "e_phnum") == PN_XNUM;
-    layout.shentsize = in.u16(34 + 3 * w, "e_shentsize");
+    const HeaderTables tables = read_header_tables(in);
+    layout.phoff = tables.program_headers.offset;
+    layout.shoff = tables.section_headers.offset;
+    layout.phentsize = tables.program_headers.entsize;
+    layout.phnum_in_section_zero = tables.program_headers.count == PN_XNUM;
+    layout.shentsize = tables.section_headers.entsize;
+    layout.names_section = tables.shstrndx;
+    if (layout.names_section == SHN_XINDEX && !elf.sections().empty()) layout.names_section = elf.sections()[0].link;
     layout.file_size = elf.bytes().size();
     layout.is_executable = elf.type() == ET_EXEC;
     const auto& phdrs = elf.program_headers();
@@ -83,15 +80,15 @@ void locate_dynamic(const ElfFile& elf, const ElfWriter& writer, Layout& layout)
 }
 
 void locate_strings(const ElfFile& elf, Layout& layout) {
-    const std::optional<std::uint64_t> address = dynamic_value(elf, DT_STRTAB);
+    const std::optional<std::uint64_t> address = elf.dynamic_value(DT_STRTAB);
     if (!address) throw EditError("the dynamic section has no DT_STRTAB");
     const std::optional<std::uint64_t> offset = elf.vaddr_to_offset(*address);
     if (!offset) throw EditError("DT_STRTAB is not inside any PT_LOAD segment");
     layout.strings_vaddr = *address;
     layout.strings_offset = *offset;
     const std::uint64_t rest_of_file = layout.file_size - std::min(*offset, layout.file_size);
-    layout.strings_size = dynamic_value(elf, DT_STRSZ).value_or(rest_of_file);
-    layout.strings_size_known = dynamic_value(elf, DT_STRSZ).has_value();
+    layout.strings_size = elf.dynamic_value(DT_STRSZ).value_or(rest_of_file);
+    layout.strings_size_known = elf.dynamic_value(DT_STRSZ).has_value();
     reader_for(elf).range(layout.strings_offset, layout.strings_size, "dynamic string table");
     const auto& sections = elf.sections();
     for (std::size_t i = 0; i < sections.size(); ++i)
@@ -114,16 +111,12 @@ bool is_modelled_user(std::uint32_t type) {
            type == SHT_GNU_verdef;
 }
 
-void find_unknown_string_users(const ElfFile& elf, const ElfBytes& in, Layout& layout) {
+void find_unknown_string_users(const ElfFile& elf, Layout& layout) {
     if (!layout.strings_section) return;
-    const auto& sections = elf.sections();
-    for (const SectionHeader& section : sections)
+    for (const SectionHeader& section : elf.sections())
         if (section.link == *layout.strings_section && !is_modelled_user(section.type))
             layout.strings_have_unknown_users = true;
-    const std::uint64_t w = in.word_size();
-    std::uint64_t names_index = in.u16(38 + 3 * w, "e_shstrndx");
-    if (names_index == SHN_XINDEX && !sections.empty()) names_index = sections[0].link;
-    if (names_index == *layout.strings_section) layout.strings_have_unknown_users = true;
+    if (layout.names_section == *layout.strings_section) layout.strings_have_unknown_users = true;
 }
 
 struct VerneedTable {
@@ -132,11 +125,11 @@ struct VerneedTable {
 };
 
 std::optional<VerneedTable> verneed_table(const ElfFile& elf) {
-    const std::uint64_t dynamic_count = dynamic_value(elf, DT_VERNEEDNUM).value_or(0);
+    const std::uint64_t dynamic_count = elf.dynamic_value(DT_VERNEEDNUM).value_or(0);
     for (const SectionHeader& section : elf.sections())
         if (section.type == SHT_GNU_verneed)
             return VerneedTable{section.offset, section.info != 0 ? section.info : dynamic_count};
-    const std::optional<std::uint64_t> address = dynamic_value(elf, DT_VERNEED);
+    const std::optional<std::uint64_t> address = elf.dynamic_value(DT_VERNEED);
     if (!address) return std::nullopt;
     const std::optional<std::uint64_t> offset = elf.vaddr_to_offset(*address);
     if (!offset) throw EditError("DT_VERNEED is not inside any PT_LOAD segment");
@@ -228,7 +221,7 @@ Layout read_layout(const ElfFile& elf) {
     read_header_fields(elf, in, layout);
     locate_dynamic(elf, writer_for(elf), layout);
     locate_strings(elf, layout);
-    find_unknown_string_users(elf, in, layout);
+    find_unknown_string_users(elf, layout);
     read_verneed_files(elf, in, layout);
     find_appended_segment(elf, in, layout);
     return layout;

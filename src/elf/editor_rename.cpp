@@ -52,15 +52,9 @@ std::uint32_t sysv_hash(std::string_view name) {
     return h;
 }
 
-std::optional<std::uint64_t> dynamic_value(const ElfFile& elf, std::int64_t tag) {
-    for (const DynamicEntry& entry : elf.dynamic())
-        if (entry.tag == tag) return entry.value;
-    return std::nullopt;
-}
-
 // The file offset of the table a dynamic entry points at, if it has one.
 std::optional<std::uint64_t> table_offset(const ElfFile& elf, std::int64_t tag, const char* what) {
-    const auto address = dynamic_value(elf, tag);
+    const auto address = elf.dynamic_value(tag);
     if (!address) return std::nullopt;
     const auto offset = elf.vaddr_to_offset(*address);
     if (!offset) throw EditError(std::string(what) + " lies outside every loaded segment");
@@ -80,7 +74,7 @@ SymbolTable symbol_table(const ElfFile& elf) {
     if (!offset) throw EditError("no dynamic symbol table (DT_SYMTAB) to rename symbols in");
     table.offset = *offset;
     const std::uint64_t standard = elf.elf_class() == Class::elf64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
-    table.entsize = std::max(dynamic_value(elf, DT_SYMENT).value_or(standard), standard);
+    table.entsize = std::max(elf.dynamic_value(DT_SYMENT).value_or(standard), standard);
     table.count = elf.dynamic_symbols().size() + 1;
     (void)in.table(table.offset, table.count, table.entsize, "dynamic symbol table");
     return table;
@@ -177,16 +171,16 @@ std::vector<RelocationTable> relocation_tables(const ElfFile& elf) {
         std::int64_t address, size;
         bool rela;
     };
-    const bool plt_rela = dynamic_value(elf, DT_PLTREL).value_or(DT_RELA) == DT_RELA;
+    const bool plt_rela = elf.dynamic_value(DT_PLTREL).value_or(DT_RELA) == DT_RELA;
     const Tags all[] = {{DT_RELA, DT_RELASZ, true}, {DT_REL, DT_RELSZ, false}, {DT_JMPREL, DT_PLTRELSZ, plt_rela}};
     std::vector<RelocationTable> tables;
     for (const Tags& tags : all) {
         const auto offset = table_offset(elf, tags.address, "a relocation table");
-        const auto size = dynamic_value(elf, tags.size);
+        const auto size = elf.dynamic_value(tags.size);
         if (!offset || !size) continue;
         const std::uint64_t standard = (tags.rela ? 3 : 2) * w;
         const std::uint64_t entsize =
-            std::max(dynamic_value(elf, tags.rela ? DT_RELAENT : DT_RELENT).value_or(standard), standard);
+            std::max(elf.dynamic_value(tags.rela ? DT_RELAENT : DT_RELENT).value_or(standard), standard);
         tables.push_back({in.range(*offset, *size / entsize * entsize, "relocation table"), entsize});
     }
     return tables;

@@ -31,13 +31,17 @@ bool contains(const std::vector<std::string>& list, std::string_view value) {
     return std::find(list.begin(), list.end(), value) != list.end();
 }
 
+bool touches_search_path(const EditRequest& request) {
+    return request.set_search_path || !request.add_search_path.empty() ||
+           !request.remove_search_path.empty() || request.drop_absolute ||
+           request.force_kind != SearchPathKind::keep;
+}
+
 }  // namespace
 
 bool EditRequest::touches_dynamic() const {
-    return set_search_path || !add_search_path.empty() || !remove_search_path.empty() || drop_absolute ||
-           force_kind != SearchPathKind::keep || !replace_needed.empty() || !add_needed.empty() ||
-           !remove_needed.empty() || set_soname || remove_all_search_paths || add_flags_1 != 0 || add_debug ||
-           !rename_symbols.empty();
+    return touches_search_path(*this) || !replace_needed.empty() || !add_needed.empty() || !remove_needed.empty() ||
+           set_soname || remove_all_search_paths || add_flags_1 != 0 || add_debug || !rename_symbols.empty();
 }
 
 bool EditRequest::empty() const {
@@ -64,16 +68,6 @@ namespace editor {
 namespace {
 
 using Entries = std::vector<PlannedEntry>;
-
-std::string hex_bits(std::uint64_t bits) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string text;
-    do {
-        text.insert(text.begin(), kDigits[bits & 0xf]);
-        bits >>= 4;
-    } while (bits != 0);
-    return "0x" + text;
-}
 
 std::string shown(std::string_view value) {
     return value.empty() ? "\"\"" : std::string(value);
@@ -121,26 +115,17 @@ std::vector<PlannedVerneedFile> load_verneed_files(const ElfFile& elf, const Lay
 
 // New entries go last: no existing entry moves (MIPS entries that are relative to
 // their own address stay valid, and tools that number entries keep their numbers);
-// ld.so reads DT_NEEDED in table order wherever they stand.
-void append_string_entry(Entries& entries, std::int64_t tag, std::string text) {
-    entries.push_back(PlannedEntry{DynamicEntry{tag, 0}, std::nullopt, new_field(std::move(text))});
-}
-
-// patchelf inserts every new entry at the top of the table.
-void prepend_entry(Entries& entries, std::int64_t tag, std::optional<std::string> text, std::uint64_t value = 0) {
+// ld.so reads DT_NEEDED in table order wherever they stand. patchelf inserts every
+// new entry at the top of the table (on_top).
+void add_entry(Entries& entries, std::int64_t tag, std::optional<std::string> text, bool on_top = false,
+               std::uint64_t value = 0) {
     PlannedEntry entry{DynamicEntry{tag, value}, std::nullopt, std::nullopt};
     if (text) entry.string = new_field(std::move(*text));
-    entries.insert(entries.begin(), std::move(entry));
+    entries.insert(on_top ? entries.begin() : entries.end(), std::move(entry));
 }
 
 void remove_tag(Entries& entries, std::int64_t tag) {
     std::erase_if(entries, [tag](const PlannedEntry& entry) { return entry.entry.tag == tag; });
-}
-
-bool touches_search_path(const EditRequest& request) {
-    return request.set_search_path || !request.add_search_path.empty() ||
-           !request.remove_search_path.empty() || request.drop_absolute ||
-           request.force_kind != SearchPathKind::keep;
 }
 
 struct SearchPathState {
@@ -202,7 +187,7 @@ void set_search_path_entries(Entries& entries, const SearchPathState& after) {
                 entry.string->text = after.value;
                 found = true;
             }
-        if (!found) append_string_entry(entries, tag, after.value);
+        if (!found) add_entry(entries, tag, after.value);
     }
 }
 
@@ -258,14 +243,14 @@ void remove_needed(DynamicPlan& plan, const std::string& name) {
 void add_needed(DynamicPlan& plan, const std::string& name) {
     for (const PlannedEntry& entry : plan.entries)
         if (entry.entry.tag == DT_NEEDED && entry.string->text == name) return;
-    append_string_entry(plan.entries, DT_NEEDED, name);
+    add_entry(plan.entries, DT_NEEDED, name);
     plan.changes.push_back("NEEDED: + " + name);
 }
 
 void set_soname(DynamicPlan& plan, const std::string& name) {
     PlannedEntry* soname = find_entry(plan.entries, DT_SONAME);
     if (!soname) {
-        append_string_entry(plan.entries, DT_SONAME, name);
+        add_entry(plan.entries, DT_SONAME, name);
         plan.changes.push_back("SONAME: (none) -> " + name);
         return;
     }
@@ -279,20 +264,15 @@ void add_flags_1(DynamicPlan& plan, std::uint64_t bits, bool on_top) {
     if (PlannedEntry* flags = find_entry(plan.entries, DT_FLAGS_1)) {
         if ((flags->entry.value & bits) == bits) return;
         flags->entry.value |= bits;
-    } else if (on_top) {
-        prepend_entry(plan.entries, DT_FLAGS_1, std::nullopt, bits);
     } else {
-        plan.entries.push_back(PlannedEntry{DynamicEntry{DT_FLAGS_1, bits}, std::nullopt, std::nullopt});
+        add_entry(plan.entries, DT_FLAGS_1, std::nullopt, on_top, bits);
     }
-    plan.changes.push_back("FLAGS_1: + " + std::string(bits == DF_1_NODEFLIB ? "NODEFLIB" : hex_bits(bits)));
+    plan.changes.push_back("FLAGS_1: + " + std::string(bits == DF_1_NODEFLIB ? "NODEFLIB" : hex(bits)));
 }
 
 void add_debug(DynamicPlan& plan, bool on_top) {
     if (find_entry(plan.entries, DT_DEBUG)) return;
-    if (on_top)
-        prepend_entry(plan.entries, DT_DEBUG, std::nullopt);
-    else
-        plan.entries.push_back(PlannedEntry{DynamicEntry{DT_DEBUG, 0}, std::nullopt, std::nullopt});
+    add_entry(plan.entries, DT_DEBUG, std::nullopt, on_top);
     plan.changes.push_back("DEBUG: + (added)");
 }
 
@@ -322,7 +302,7 @@ void patchelf_search_path(DynamicPlan& plan, const EditRequest& request) {
     const std::string value = request.set_search_path.value_or(before.value);
     if (!before.any() && value.empty()) return;  // patchelf adds no entry for an empty path
     if (!before.any()) {
-        prepend_entry(entries, force_rpath ? DT_RPATH : DT_RUNPATH, value);
+        add_entry(entries, force_rpath ? DT_RPATH : DT_RUNPATH, value, true);
         plan.changes.push_back(std::string(force_rpath ? "RPATH" : "RUNPATH") + ": (none) -> " + shown(value));
         return;
     }
@@ -340,13 +320,13 @@ void add_needed_on_top(DynamicPlan& plan, const std::vector<std::string>& names)
     std::vector<std::string> sorted(names);
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    for (auto name = sorted.rbegin(); name != sorted.rend(); ++name) prepend_entry(plan.entries, DT_NEEDED, *name);
+    for (auto name = sorted.rbegin(); name != sorted.rend(); ++name) add_entry(plan.entries, DT_NEEDED, *name, true);
     for (const std::string& name : sorted) plan.changes.push_back("NEEDED: + " + name);
 }
 
 void set_soname_on_top(DynamicPlan& plan, const std::string& name) {
     if (find_entry(plan.entries, DT_SONAME)) return set_soname(plan, name);
-    prepend_entry(plan.entries, DT_SONAME, name);
+    add_entry(plan.entries, DT_SONAME, name, true);
     plan.changes.push_back("SONAME: (none) -> " + name);
 }
 

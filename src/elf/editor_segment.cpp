@@ -85,12 +85,12 @@ std::uint64_t largest_load_alignment(const ElfFile& elf) {
     return alignment;
 }
 
-const ProgramHeader& lowest_load(const ElfFile& elf) {
-    const ProgramHeader* lowest = nullptr;
-    for (const ProgramHeader& ph : elf.program_headers())
-        if (ph.type == PT_LOAD && (!lowest || ph.vaddr < lowest->vaddr)) lowest = &ph;
-    if (!lowest) throw EditError("no PT_LOAD segment");
-    return *lowest;
+std::optional<std::size_t> lowest_load(const ElfFile& elf) {
+    const auto& headers = elf.program_headers();
+    std::optional<std::size_t> lowest;
+    for (std::size_t i = 0; i < headers.size(); ++i)
+        if (headers[i].type == PT_LOAD && (!lowest || headers[i].vaddr < headers[*lowest].vaddr)) lowest = i;
+    return lowest;
 }
 
 // Room for the program header table right after the lowest PT_LOAD's file image,
@@ -121,9 +121,7 @@ bool file_range_is_free(const ElfFile& elf, const Layout& layout, std::size_t lo
 
 std::optional<HeaderSlack> header_slack(const ElfFile& elf, const Layout& layout, std::uint64_t table_size) {
     const auto& headers = elf.program_headers();
-    std::optional<std::size_t> lowest;
-    for (std::size_t i = 0; i < headers.size(); ++i)
-        if (headers[i].type == PT_LOAD && (!lowest || headers[i].vaddr < headers[*lowest].vaddr)) lowest = i;
+    const std::optional<std::size_t> lowest = lowest_load(elf);
     if (!lowest) return std::nullopt;
     const ProgramHeader& load = headers[*lowest];
     if (load.filesz != load.memsz || load.vaddr < load.offset || load.align == 0) return std::nullopt;
@@ -208,7 +206,9 @@ Placement place_new_segment(const ElfFile& elf, const Layout& layout, bool moves
     const std::uint64_t start = align_up(layout.file_size, kSegmentStartAlignment);
     const std::uint64_t end = highest_load_end(elf);
     if (moves_phdrs && layout.is_executable) {
-        const ProgramHeader& first = lowest_load(elf);
+        const std::optional<std::size_t> lowest = lowest_load(elf);
+        if (!lowest) throw EditError("no PT_LOAD segment");
+        const ProgramHeader& first = elf.program_headers()[*lowest];
         const std::uint64_t bias = first.vaddr - std::min(first.vaddr, first.offset);
         if (bias % modulus != 0) modulus = alignment;
         if (first.vaddr >= first.offset && bias % modulus == 0) {

@@ -136,15 +136,8 @@ StripHeaders read_strip_headers(const ElfFile& elf, const EditedView& view) {
     }
     const auto phdrs = view.read(h.program_headers.offset, h.program_headers.size());
     const ElfBytes p(phdrs, elf.elf_class(), elf.endian());
-    for (std::uint64_t i = 0; i < h.program_headers.count; ++i) {
-        const std::uint64_t at = i * h.program_headers.entsize;
-        ProgramHeader ph;
-        ph.type = p.u32(at, "p_type");
-        ph.offset = p.word(at + (is64 ? 8 : 4), "p_offset");
-        ph.filesz = p.word(at + (is64 ? 32 : 16), "p_filesz");
-        ph.align = p.word(at + (is64 ? 48 : 28), "p_align");
-        h.phdrs.push_back(ph);
-    }
+    for (std::uint64_t i = 0; i < h.program_headers.count; ++i)
+        h.phdrs.push_back(read_program_header(p, i * h.program_headers.entsize));
     return h;
 }
 

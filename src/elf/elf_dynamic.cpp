@@ -110,12 +110,6 @@ void Parser::read_dynamic_entries(Extent table) {
     fail("dynamic section has no DT_NULL terminator");
 }
 
-std::optional<std::uint64_t> Parser::dynamic_value(std::int64_t tag) const {
-    for (const DynamicEntry& entry : file_.dynamic_)
-        if (entry.tag == tag) return entry.value;
-    return std::nullopt;
-}
-
 std::uint64_t Parser::mapped_offset(std::uint64_t vaddr, const char* what) const {
     const std::optional<std::uint64_t> offset = file_.vaddr_to_offset(vaddr);
     if (!offset) fail(std::string(what) + " " + hex(vaddr) + " is not inside any PT_LOAD segment");
@@ -123,15 +117,15 @@ std::uint64_t Parser::mapped_offset(std::uint64_t vaddr, const char* what) const
 }
 
 void Parser::locate_dynamic_strings() {
-    const std::optional<std::uint64_t> address = dynamic_value(DT_STRTAB);
+    const std::optional<std::uint64_t> address = file_.dynamic_value(DT_STRTAB);
     if (!address) return;
     Extent strings;
     if (const std::optional<std::uint64_t> offset = file_.vaddr_to_offset(*address)) {
         // Without DT_STRSZ the table runs at most to the end of the file.
         const std::uint64_t rest_of_file = in_.file_size() - std::min(*offset, in_.file_size());
-        const std::uint64_t size = dynamic_value(DT_STRSZ).value_or(rest_of_file);
+        const std::uint64_t size = file_.dynamic_value(DT_STRSZ).value_or(rest_of_file);
         // Without DT_STRSZ nothing says how far the names go: only those used are read.
-        if (dynamic_value(DT_STRSZ)) require_bounded_strings(size, "dynamic string table (DT_STRSZ)");
+        if (file_.dynamic_value(DT_STRSZ)) require_bounded_strings(size, "dynamic string table (DT_STRSZ)");
         strings = in_.range(*offset, size, "dynamic string table (DT_STRTAB/DT_STRSZ)");
     } else {
         const SectionHeader* section = dynamic_section_header();

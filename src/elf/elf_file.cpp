@@ -68,26 +68,23 @@ std::vector<std::string_view> ElfFile::needed() const {
 }
 
 std::optional<std::string_view> ElfFile::dynamic_string(std::int64_t tag) const {
-    for (const DynamicEntry& entry : dynamic_)
-        if (entry.tag == tag) return dynstr_at(entry.value);
-    return std::nullopt;
+    const std::optional<std::uint64_t> offset = dynamic_value(tag);
+    if (!offset) return std::nullopt;
+    return dynstr_at(*offset);
 }
 
 std::optional<std::string_view> ElfFile::soname() const { return dynamic_string(DT_SONAME); }
 std::optional<std::string_view> ElfFile::rpath() const { return dynamic_string(DT_RPATH); }
 std::optional<std::string_view> ElfFile::runpath() const { return dynamic_string(DT_RUNPATH); }
 
-std::uint64_t ElfFile::dt_flags() const {
+std::optional<std::uint64_t> ElfFile::dynamic_value(std::int64_t tag) const {
     for (const DynamicEntry& entry : dynamic_)
-        if (entry.tag == DT_FLAGS) return entry.value;
-    return 0;
+        if (entry.tag == tag) return entry.value;
+    return std::nullopt;
 }
 
-std::uint64_t ElfFile::dt_flags_1() const {
-    for (const DynamicEntry& entry : dynamic_)
-        if (entry.tag == DT_FLAGS_1) return entry.value;
-    return 0;
-}
+std::uint64_t ElfFile::dt_flags() const { return dynamic_value(DT_FLAGS).value_or(0); }
+std::uint64_t ElfFile::dt_flags_1() const { return dynamic_value(DT_FLAGS_1).value_or(0); }
 
 std::string_view ElfFile::dynstr_at(std::uint64_t offset) const {
     if (dynstr_size_ == 0) fail("dynamic entry refers to a string but there is no DT_STRTAB");

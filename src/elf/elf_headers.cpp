@@ -140,15 +140,16 @@ void Parser::read_program_headers() {
     if (table.offset == 0 || table.count == 0) return;
     require_table(table, table.count, program_header_size(in_.is64()), "e_phentsize", "program header table");
     file_.program_headers_.reserve(table.count);
-    for (std::uint64_t i = 0; i < table.count; ++i) {
-        const std::uint64_t at = table.at(i);
-        ProgramHeader ph;
-        ph.type = in_.u32(at, "p_type");
-        ph.flags = in_.u32(at + program_header_flags_at(in_.is64()), "p_flags");
-        for (const ProgramHeaderWord& word : kProgramHeaderWords)
-            ph.*word.field = in_.word(at + (in_.is64() ? word.at64 : word.at32), word.name);
-        file_.program_headers_.push_back(ph);
-    }
+    for (std::uint64_t i = 0; i < table.count; ++i) file_.program_headers_.push_back(read_program_header(in_, table.at(i)));
+}
+
+ProgramHeader read_program_header(const ElfBytes& in, std::uint64_t offset) {
+    ProgramHeader ph;
+    ph.type = in.u32(offset, "p_type");
+    ph.flags = in.u32(offset + program_header_flags_at(in.is64()), "p_flags");
+    for (const ProgramHeaderWord& word : kProgramHeaderWords)
+        ph.*word.field = in.word(offset + (in.is64() ? word.at64 : word.at32), word.name);
+    return ph;
 }
 
 void Parser::name_sections() {

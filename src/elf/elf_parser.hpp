@@ -59,8 +59,9 @@ struct VersionTableLocation {
     StringTable strings;
 };
 
-// One section header record at `offset` of `in` (the gABI layout of the file's class).
+// One section or program header record at `offset` of `in` (the gABI layout of the file's class).
 SectionHeader read_section_header(const ElfBytes& in, std::uint64_t offset);
+ProgramHeader read_program_header(const ElfBytes& in, std::uint64_t offset);
 
 class Parser {
 public:
@@ -96,7 +97,6 @@ private:
     void locate_dynamic_strings();
     void check_dynamic_strings() const;
     void require_bounded_strings(std::uint64_t size, const char* what) const;  // kMaxDynamicStrings
-    std::optional<std::uint64_t> dynamic_value(std::int64_t tag) const;
     const SectionHeader* dynamic_section_header() const;
 
     // elf_symbols.cpp

@@ -45,7 +45,7 @@ void Parser::read_dynamic_symbols() {
 // The names of the dynamic symbols are where ld.so reads them: a linked string
 // table other than DT_STRTAB/DT_STRSZ's makes readers and ld.so disagree.
 void Parser::require_dynamic_strings(const StringTable& linked) const {
-    if (!linked.present || !dynamic_value(DT_STRTAB)) return;
+    if (!linked.present || !file_.dynamic_value(DT_STRTAB)) return;
     if (linked.extent.offset != file_.dynstr_offset_ || linked.extent.size != file_.dynstr_size_)
         fail("the dynamic symbols' string table (offset " + hex(linked.extent.offset) + ", " +
              std::to_string(linked.extent.size) + " bytes) is not DT_STRTAB's (offset " + hex(file_.dynstr_offset_) +
@@ -72,10 +72,10 @@ std::optional<SymbolTableLocation> Parser::symbol_table_from_sections() const {
 }
 
 std::optional<SymbolTableLocation> Parser::symbol_table_from_dynamic() const {
-    const std::optional<std::uint64_t> address = dynamic_value(DT_SYMTAB);
+    const std::optional<std::uint64_t> address = file_.dynamic_value(DT_SYMTAB);
     if (!address) return std::nullopt;
     const std::uint64_t entsize =
-        dynamic_value(DT_SYMENT).value_or(standard_symbol_size(in_.is64()));
+        file_.dynamic_value(DT_SYMENT).value_or(standard_symbol_size(in_.is64()));
     if (entsize < standard_symbol_size(in_.is64()))
         fail("DT_SYMENT " + std::to_string(entsize) + " is too small");
     const std::uint64_t offset = mapped_offset(*address, "DT_SYMTAB");
@@ -83,12 +83,12 @@ std::optional<SymbolTableLocation> Parser::symbol_table_from_dynamic() const {
 }
 
 std::uint64_t Parser::symbol_count_from_dynamic() const {
-    if (const std::optional<std::uint64_t> hash = dynamic_value(DT_HASH))
+    if (const std::optional<std::uint64_t> hash = file_.dynamic_value(DT_HASH))
         return symbol_count_from_hash(mapped_offset(*hash, "DT_HASH"));
-    if (const std::optional<std::uint64_t> gnu_hash = dynamic_value(DT_GNU_HASH))
+    if (const std::optional<std::uint64_t> gnu_hash = file_.dynamic_value(DT_GNU_HASH))
         return symbol_count_from_gnu_hash(mapped_offset(*gnu_hash, "DT_GNU_HASH"));
     if (file_.machine_ == EM_MIPS)
-        if (const std::optional<std::uint64_t> count = dynamic_value(DT_MIPS_SYMTABNO))
+        if (const std::optional<std::uint64_t> count = file_.dynamic_value(DT_MIPS_SYMTABNO))
             return *count;
     fail("DT_SYMTAB without DT_HASH or DT_GNU_HASH to size it");
 }

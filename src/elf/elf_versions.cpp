@@ -113,7 +113,7 @@ std::optional<VersionTableLocation> Parser::version_table(std::uint32_t section_
                                                           std::int64_t offset_tag,
                                                           std::int64_t count_tag,
                                                           const char* what) const {
-    const std::uint64_t dynamic_count = dynamic_value(count_tag).value_or(0);
+    const std::uint64_t dynamic_count = file_.dynamic_value(count_tag).value_or(0);
     for (const SectionHeader& section : file_.sections_) {
         if (section.type != section_type) continue;
         StringTable strings = linked_string_table(section);
@@ -121,7 +121,7 @@ std::optional<VersionTableLocation> Parser::version_table(std::uint32_t section_
         const std::uint64_t count = section.info != 0 ? section.info : dynamic_count;
         return VersionTableLocation{section.offset, count, strings};
     }
-    if (const std::optional<std::uint64_t> address = dynamic_value(offset_tag))
+    if (const std::optional<std::uint64_t> address = file_.dynamic_value(offset_tag))
         return VersionTableLocation{mapped_offset(*address, what), dynamic_count,
                                     dynamic_strings()};
     return std::nullopt;
@@ -173,7 +173,7 @@ std::optional<Extent> Parser::versym_table() const {
         if (section.size < needed_size) fail("versym table is shorter than the symbol table");
         return in_.range(section.offset, needed_size, "versym table");
     }
-    if (const std::optional<std::uint64_t> address = dynamic_value(DT_VERSYM))
+    if (const std::optional<std::uint64_t> address = file_.dynamic_value(DT_VERSYM))
         return in_.range(mapped_offset(*address, "DT_VERSYM"), needed_size, "versym table");
     return std::nullopt;
 }

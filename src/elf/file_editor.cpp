@@ -46,12 +46,6 @@ constexpr std::array<AbiName, 12> kAbiNames{{
     {13, "OpenVMS", {"openvms", nullptr, nullptr}},
 }};
 
-std::optional<std::string_view> dynamic_string(const ElfFile& elf, std::int64_t tag) {
-    if (tag == DT_SONAME) return elf.soname();
-    if (tag == DT_RPATH) return elf.rpath();
-    return elf.runpath();
-}
-
 std::string lowercase_trimmed(std::string text) {
     const auto blank = [](unsigned char c) { return std::isspace(c) != 0; };
     while (!text.empty() && blank(text.back())) text.pop_back();
@@ -139,8 +133,8 @@ std::optional<std::uint8_t> os_abi_from_name(std::string name) {
 
 std::string search_path_of(const ElfFile& elf) {
     if (!elf.has_dynamic()) return {};
-    if (const auto runpath = dynamic_string(elf, DT_RUNPATH)) return std::string(*runpath);
-    if (const auto rpath = dynamic_string(elf, DT_RPATH)) return std::string(*rpath);
+    if (const auto runpath = elf.runpath()) return std::string(*runpath);
+    if (const auto rpath = elf.rpath()) return std::string(*rpath);
     return {};
 }
 

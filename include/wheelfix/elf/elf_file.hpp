@@ -162,6 +162,7 @@ public:
     std::optional<std::string_view> soname() const;
     std::optional<std::string_view> rpath() const;    // DT_RPATH
     std::optional<std::string_view> runpath() const;  // DT_RUNPATH
+    std::optional<std::uint64_t> dynamic_value(std::int64_t tag) const;  // the first entry with that tag
     std::uint64_t dt_flags() const;     // DT_FLAGS or 0
     std::uint64_t dt_flags_1() const;   // DT_FLAGS_1 or 0
 
