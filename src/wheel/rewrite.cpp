@@ -33,12 +33,16 @@ std::int64_t time_for_changed(const zip::Member& member, const WriteOptions& opt
     return options.source_date_epoch.value_or(member.mtime);
 }
 
-RecordEntry record_entry_for(const AddedMember& added) {
-    RecordEntry entry;
-    entry.path = added.name;
+void set_record_digest(RecordEntry& entry, std::span<const std::uint8_t> sha, std::uint64_t size) {
     entry.hash_algorithm = "sha256";
-    entry.hash_value = urlsafe_b64_nopad(sha256(added.bytes));
-    entry.size = added.bytes.size();
+    entry.hash_value = urlsafe_b64_nopad(sha);
+    entry.size = size;
+}
+
+RecordEntry record_entry_for(std::string path, std::span<const std::uint8_t> bytes) {
+    RecordEntry entry;
+    entry.path = std::move(path);
+    set_record_digest(entry, sha256(bytes), bytes.size());
     return entry;
 }
 
@@ -46,7 +50,7 @@ RecordEntry record_entry_for(const AddedMember& added) {
 void insert_added(const Wheel& wheel, std::vector<RecordEntry>& entries, const std::vector<AddedMember>& added) {
     auto at = std::find_if(entries.begin(), entries.end(), [&](const RecordEntry& e) { return in_dist_info(wheel, e.path); });
     std::vector<RecordEntry> lines;
-    for (const auto& member : added) lines.push_back(record_entry_for(member));
+    for (const auto& member : added) lines.push_back(record_entry_for(member.name, member.bytes));
     entries.insert(at, lines.begin(), lines.end());
 }
 
@@ -64,12 +68,6 @@ const std::string* replacement_for(const Wheel& wheel, const DistInfoChanges& ch
 
 std::span<const std::uint8_t> bytes_of(std::string_view text) {
     return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
-}
-
-void set_record_digest(RecordEntry& entry, std::span<const std::uint8_t> sha, std::uint64_t size) {
-    entry.hash_algorithm = "sha256";
-    entry.hash_value = urlsafe_b64_nopad(sha);
-    entry.size = size;
 }
 
 std::string regenerated_record(const Wheel& wheel, const WheelChanges& changes, bool drop_signatures) {
@@ -90,12 +88,8 @@ std::string regenerated_record(const Wheel& wheel, const WheelChanges& changes, 
     });
     std::vector<RecordEntry> new_files;
     const std::string directory = changes.dist_info.rename_to.value_or(wheel.dist_info());
-    for (const auto& [file, content] : changes.dist_info.added) {
-        RecordEntry entry;
-        entry.path = directory + "/" + file;
-        set_record_digest(entry, sha256(bytes_of(content)), content.size());
-        new_files.push_back(std::move(entry));
-    }
+    for (const auto& [file, content] : changes.dist_info.added)
+        new_files.push_back(record_entry_for(directory + "/" + file, bytes_of(content)));
     entries.insert(record_line, new_files.begin(), new_files.end());
     return format_record(entries);
 }
@@ -141,15 +135,6 @@ void check_dist_info_changes(const Wheel& wheel, const DistInfoChanges& changes)
         if (file.empty() || file == "RECORD" || wheel.archive().find(wheel.dist_info() + "/" + file) ||
             zip::unsafe_name_reason(wheel.dist_info() + "/" + file))
             throw InputError(wheel.archive().path().string(), "cannot add " + wheel.dist_info() + "/" + file);
-}
-
-zip::OutputMember output_for_added(AddedMember& added, std::int64_t mtime) {
-    zip::OutputMember out;
-    out.name = added.name;
-    out.unix_mode = added.unix_mode;
-    out.mtime = mtime;
-    out.source = zip::Content{std::move(added.bytes)};
-    return out;
 }
 
 bool changes_anything(const WheelChanges& changes) {
@@ -207,28 +192,24 @@ void write_wheel_changes(const Wheel& wheel, WheelChanges changes, const std::fi
     }
     if (!record_member) throw InputError(wheel.archive().path().string(), "no RECORD member");
     std::string record_text = changed ? regenerated_record(wheel, changes, changed) : std::string();
+    const std::int64_t new_mtime = time_for_changed(*record_member, options);  // the members this write makes
     for (auto& member : changes.added)
-        payload.push_back(output_for_added(member, time_for_changed(*record_member, options)));
+        payload.push_back({member.name, zip::Content{std::move(member.bytes)}, member.unix_mode, new_mtime});
 
     zip::OutputMember record;
     record.name = output_name(wheel, changes.dist_info, wheel.record_path());
     record.unix_mode = mode_of(*record_member);
     if (changed) {
         record.source = zip::Content{std::vector<std::uint8_t>(record_text.begin(), record_text.end())};
-        record.mtime = time_for_changed(*record_member, options);
+        record.mtime = new_mtime;
     } else {
         record.source = zip::RawCopy{record_member};
         record.mtime = record_member->mtime;
     }
     const std::string directory = changes.dist_info.rename_to.value_or(wheel.dist_info());
-    for (const auto& [file, content] : changes.dist_info.added) {
-        zip::OutputMember out;
-        out.name = directory + "/" + file;
-        out.unix_mode = 0100644;
-        out.mtime = time_for_changed(*record_member, options);
-        out.source = zip::Content{std::vector<std::uint8_t>(content.begin(), content.end())};
-        dist_info.push_back(std::move(out));
-    }
+    for (const auto& [file, content] : changes.dist_info.added)
+        dist_info.push_back({directory + "/" + file, zip::Content{std::vector<std::uint8_t>(content.begin(), content.end())},
+                             0100644, new_mtime});
     payload.insert(payload.end(), std::make_move_iterator(dist_info.begin()), std::make_move_iterator(dist_info.end()));
     payload.push_back(std::move(record));
     zip::write_archive(destination, wheel.archive(), payload, options.overwrite ? Existing::replace : Existing::refuse);

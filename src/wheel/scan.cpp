@@ -66,13 +66,16 @@ ProgressTask reading_progress(const zip::Archive& archive) {
 
 std::string MemberDigest::record_hash() const { return "sha256=" + urlsafe_b64_nopad(sha256); }
 
-bool one_dominates(const std::vector<std::uint64_t>& sizes) {
-    if (sizes.size() < 2) return true;
-    const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+void read_members(const std::vector<std::uint64_t>& sizes, const std::function<void(std::size_t)>& read) {
+    const std::uint64_t largest = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
     std::uint64_t rest = 0;
     for (const std::uint64_t size : sizes) rest += size;
     rest -= largest;
-    return rest < largest / 4;
+    if (sizes.size() >= 2 && rest >= largest / 4) {
+        run_tasks(sizes, read);
+        return;
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i) read(i);
 }
 
 // The file members `hash_it` picks are hashed on the threads the budget spares,
@@ -101,11 +104,7 @@ std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::fun
         MemberDigest& digest = digests[to_hash[i]];
         digest = scan_one(archive, *digest.member, progress);
     };
-    if (one_dominates(sizes)) {
-        for (std::size_t i = 0; i < sizes.size(); ++i) hash_one(i);
-        return digests;
-    }
-    run_tasks(sizes, hash_one);
+    read_members(sizes, hash_one);
     return digests;
 }
 

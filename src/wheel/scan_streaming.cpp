@@ -3,7 +3,6 @@
 #include "wheelfix/wheel/scan_streaming.hpp"
 
 #include "wheelfix/elf/elf_file.hpp"
-#include "wheelfix/util/parallel_tasks.hpp"
 #include "wheelfix/util/sha256.hpp"
 #include "wheelfix/util/timings.hpp"
 
@@ -42,9 +41,6 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, Ke
 
 }  // namespace
 
-// The members to read go to the threads the budget spares, largest first
-// (util/parallel_tasks.hpp), or one at a time when one dominates (scan.hpp); the
-// digests come back in archive order.
 std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, Keeps keeps, const ElfImageUse& use,
                                                  const std::function<bool(const zip::Member&)>& read_it) {
     const ProgressTask progress = reading_progress(archive);
@@ -61,11 +57,7 @@ std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, Ke
     }
     std::vector<MemberDigest> digests(to_read.size());
     auto read_one = [&](std::size_t i) { digests[i] = scan_one(archive, *to_read[i], keeps, use, progress); };
-    if (one_dominates(sizes)) {
-        for (std::size_t i = 0; i < sizes.size(); ++i) read_one(i);
-        return digests;
-    }
-    run_tasks(sizes, read_one);
+    read_members(sizes, read_one);
     return digests;
 }
 

@@ -194,16 +194,6 @@ void check_tags(const Wheel& wheel, Findings& findings) {
             findings.push_back({wheel_path, "WHEEL lists tag " + tag + " that the file name does not have", FindingKind::tags});
 }
 
-}  // namespace
-
-bool tags_agree(const Wheel& wheel) {
-    Findings findings;
-    check_tags(wheel, findings);
-    return findings.empty();
-}
-
-namespace {
-
 // Member paths, and the directories they lie in, that one file system keeps apart
 // and another merges (wheel/name_fold.hpp).
 void check_name_collisions(const Wheel& wheel, Findings& findings) {
@@ -244,6 +234,12 @@ void check_name_lengths(const Wheel& wheel, Findings& findings) {
 }
 
 }  // namespace
+
+bool tags_agree(const Wheel& wheel) {
+    Findings findings;
+    check_tags(wheel, findings);
+    return findings.empty();
+}
 
 std::vector<VerifyFinding> verify_wheel(const Wheel& wheel, const std::vector<MemberDigest>& digests) {
     DigestIndex index;

@@ -210,11 +210,7 @@ std::string Version::public_part() const {
     return out;
 }
 
-std::string Version::local() const {
-    std::string out;
-    for (std::size_t i = 0; i < local_.size(); ++i) out += (i ? "." : "") + local_[i];
-    return out;
-}
+std::string Version::local() const { return join(local_, "."); }
 
 std::string Version::normalized() const { return has_local() ? public_part() + "+" + local() : public_part(); }
 
@@ -249,9 +245,7 @@ bool release_prefix(const std::vector<std::uint64_t>& release, const std::vector
 Version after_series(std::vector<std::uint64_t> series) {
     if (series.empty()) series.push_back(0);
     ++series.back();
-    std::string text;
-    for (std::size_t i = 0; i < series.size(); ++i) text += (i ? "." : "") + std::to_string(series[i]);
-    return Version::parse(text);
+    return Version::parse(join(series, "."));
 }
 
 // A clause as bounds: lower (inclusive or not), upper (inclusive or not).

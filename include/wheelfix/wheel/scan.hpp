@@ -48,13 +48,14 @@ struct MemberDigest {
 // the inflated sizes of the central directory (an estimate: it is untrusted).
 ProgressTask reading_progress(const zip::Archive& archive);
 
-// Whether one member outweighs all the others four times over (a wheel of one big
-// library): then a pass reads the members one at a time, in archive order, so that
-// the big one's own helper thread (its inflate's sink pipeline or hash follower)
-// gets the spare CPU. Read concurrently instead, that helper is claimed only if the
-// thread reading the small members has already ended: whether the big member is
-// hashed beside its inflate or after it would depend on a race.
-bool one_dominates(const std::vector<std::uint64_t>& sizes);
+// read(i) for every member of `sizes`: on the threads the budget spares, largest
+// first (util/parallel_tasks.hpp run_tasks), unless one member outweighs all the
+// others four times over (a wheel of one big library): then one at a time, in
+// order, so that the big one's own helper thread (its inflate's sink pipeline or
+// hash follower) gets the spare CPU. Read concurrently instead, that helper is
+// claimed only if the thread reading the small members has already ended: whether
+// the big member is hashed beside its inflate or after it would depend on a race.
+void read_members(const std::vector<std::uint64_t>& sizes, const std::function<void(std::size_t)>& read);
 
 std::vector<MemberDigest> scan_members(const zip::Archive& archive);
 std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it);

@@ -10,7 +10,7 @@
 // the member again from its windows) and, once read and its CRC and size checked,
 // handed to use(member, image). Members are read concurrently, on as many threads
 // as the thread budget spares (util/parallel_tasks.hpp: largest first; alone, in
-// archive order), unless one dominates (wheel/scan.hpp one_dominates: then one at a
+// archive order), unless one dominates (wheel/scan.hpp read_members: then one at a
 // time, in archive order): `use` runs on the thread reading that member, so it may
 // run at once for different members and must keep its results per member. The
 // digests are returned in archive order, the same whatever the budget. So what an
