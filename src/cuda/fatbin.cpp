@@ -17,20 +17,6 @@ constexpr std::uint64_t container_header_min = 16;
 constexpr std::uint64_t entry_header_min = 48;      // up to and including the flags
 constexpr std::uint64_t uncompressed_size_end = 64; // u64 @56
 
-std::uint16_t read_u16(std::span<const std::uint8_t> b, std::size_t at) {
-    return static_cast<std::uint16_t>(b[at] | (b[at + 1] << 8));
-}
-
-std::uint32_t read_u32(std::span<const std::uint8_t> b, std::size_t at) {
-    return static_cast<std::uint32_t>(read_u16(b, at)) |
-           (static_cast<std::uint32_t>(read_u16(b, at + 2)) << 16);
-}
-
-std::uint64_t read_u64(std::span<const std::uint8_t> b, std::size_t at) {
-    return static_cast<std::uint64_t>(read_u32(b, at)) |
-           (static_cast<std::uint64_t>(read_u32(b, at + 4)) << 32);
-}
-
 // The section being walked: reads of a partial image (util/byte_ranges.hpp) first
 // require their bytes present; `file_offset` is where the section starts in it.
 struct Walk {
@@ -73,9 +59,9 @@ FatbinEntry read_entry(const Walk& walk, std::uint64_t at, std::uint64_t end) {
     const auto section = walk.section;
     walk.require(at, 16);
     FatbinEntry e;
-    e.kind = static_cast<EntryKind>(read_u16(section, at));
-    e.header_size = read_u32(section, at + 4);
-    e.payload_size = read_u64(section, at + 8);
+    e.kind = static_cast<EntryKind>(read_le(section, at, 2));
+    e.header_size = read_le(section, at + 4, 4);
+    e.payload_size = read_le(section, at + 8, 8);
     e.offset = at;
     if (e.header_size < entry_header_min)
         throw FatbinError(fmt::format("fatbin entry at offset {} has header size {} (at least {} needed)",
@@ -87,16 +73,16 @@ FatbinEntry read_entry(const Walk& walk, std::uint64_t at, std::uint64_t end) {
         throw FatbinError(fmt::format("fatbin entry at offset {}: payload size {} past the container end",
                                       e.offset, e.payload_size));
     walk.require(at + 24, entry_header_min - 24);
-    e.version_minor = read_u16(section, at + 24);
-    e.version_major = read_u16(section, at + 26);
-    e.sm = read_u32(section, at + 28);
-    e.flags = read_u64(section, at + 40);
+    e.version_minor = read_le(section, at + 24, 2);
+    e.version_major = read_le(section, at + 26, 2);
+    e.sm = read_le(section, at + 28, 4);
+    e.flags = read_le(section, at + 40, 8);
     e.variant = variant_from_flags(e.flags);
     e.compressed = (e.flags & (fatbin_flag::compressed_lz4 | fatbin_flag::compressed_zstd)) != 0;
     e.uncompressed_size = e.payload_size;
     if (e.compressed && e.header_size >= uncompressed_size_end) {
         walk.require(at + 56, 8);
-        e.uncompressed_size = read_u64(section, at + 56);
+        e.uncompressed_size = read_le(section, at + 56, 8);
     }
     return e;
 }
@@ -117,11 +103,11 @@ std::uint64_t read_container(const Walk& walk, std::uint64_t at, std::vector<Fat
     if (left < container_header_min)
         throw FatbinError(fmt::format("fatbin container header at offset {} truncated", at));
     walk.require(at, container_header_min);
-    const std::uint32_t magic = read_u32(bytes, at);
+    const std::uint32_t magic = read_le(bytes, at, 4);
     if (magic != fatbin_magic)
         throw FatbinError(fmt::format("bad fatbin magic 0x{:08X} at offset {}", magic, at));
-    const std::uint64_t header_size = read_u16(bytes, at + 6);
-    const std::uint64_t payload_size = read_u64(bytes, at + 8);
+    const std::uint64_t header_size = read_le(bytes, at + 6, 2);
+    const std::uint64_t payload_size = read_le(bytes, at + 8, 8);
     if (header_size < container_header_min || header_size > left)
         throw FatbinError(fmt::format("fatbin container at offset {} has header size {}", at, header_size));
     if (payload_size > left - header_size)
@@ -155,15 +141,17 @@ bool same_family_at_least(std::uint32_t built_for, std::uint32_t gpu) {
 }
 
 bool variant_allows(ArchVariant variant, std::uint32_t built_for, std::uint32_t gpu) {
-    switch (variant) {
-        case ArchVariant::arch_specific: return built_for == gpu;
-        case ArchVariant::family_specific: return same_family_at_least(built_for, gpu);
-        case ArchVariant::plain: break;
-    }
-    return same_family_at_least(built_for, gpu);
+    if (variant == ArchVariant::arch_specific) return built_for == gpu;
+    return same_family_at_least(built_for, gpu);  // plain and family-specific alike
 }
 
 }  // namespace
+
+std::uint64_t read_le(std::span<const std::uint8_t> bytes, std::uint64_t at, unsigned width) {
+    std::uint64_t value = 0;
+    for (unsigned i = 0; i < width; ++i) value |= static_cast<std::uint64_t>(bytes[at + i]) << (8 * i);
+    return value;
+}
 
 std::string FatbinEntry::arch_name() const {
     const char* prefix = arch_prefix(kind);

@@ -18,12 +18,6 @@ constexpr std::uint64_t kEntryHeaderMin = 48;
 constexpr std::uint64_t kMaxWindow = 64 * 1024;
 constexpr std::uint8_t kMagic[4] = {0x50, 0xED, 0x55, 0xBA};  // fatbin_magic, little endian
 
-std::uint64_t read_le(std::span<const std::uint8_t> image, std::uint64_t at, unsigned width) {
-    std::uint64_t value = 0;
-    for (unsigned i = 0; i < width; ++i) value |= static_cast<std::uint64_t>(image[at + i]) << (8 * i);
-    return value;
-}
-
 enum class Need { kept, waiting, lost };
 
 // Wants [begin, end) and says whether it is kept now, will be, or never can be.

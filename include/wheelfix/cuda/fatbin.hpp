@@ -80,6 +80,9 @@ inline constexpr std::uint64_t blackwell_cubin = 0x1000000;
 
 inline constexpr std::uint32_t fatbin_magic = 0xBA55ED50;
 
+// The little-endian value of the `width` (1-8) bytes at `at`, which must lie in `bytes`.
+std::uint64_t read_le(std::span<const std::uint8_t> bytes, std::uint64_t at, unsigned width);
+
 struct FatbinEntry {
     EntryKind kind = EntryKind::cubin;
     std::uint32_t sm = 0;             // 90, 100, 120, ...
