@@ -81,6 +81,29 @@ void remove_if_abandoned(const std::filesystem::path& directory, const std::stri
     ::close(fd);
 }
 
+// A temporary beside `destination`, made by `create` (false: errno says why) under
+// a fresh name, retried while the name is taken; registered in `on_signal` before
+// it exists, so that no moment lets a signal miss it.
+template <typename Create>
+std::filesystem::path create_temporary(const std::filesystem::path& destination, CleanupOnSignal::Kind kind,
+                                       std::optional<CleanupOnSignal>& on_signal, Create create) {
+    auto directory = destination.parent_path().empty() ? std::filesystem::path(".") : destination.parent_path();
+    remove_stale_temporaries(directory);
+    std::random_device seed;
+    std::mt19937_64 random(seed());
+    int error = EEXIST;
+    for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
+        auto candidate = temporary_name(destination, random());
+        on_signal.emplace(candidate, kind);
+        if (create(candidate)) return candidate;
+        error = errno;
+        on_signal.reset();
+    }
+    const char* what = kind == CleanupOnSignal::Kind::file ? "file" : "directory";
+    throw InputError(destination.string(),
+                     std::string("cannot create a temporary ") + what + " in " + directory.string() + ": " + std::strerror(error));
+}
+
 }  // namespace
 
 void move_into_place(const std::filesystem::path& from, const std::filesystem::path& to, Existing existing) {
@@ -94,24 +117,11 @@ void move_into_place(const std::filesystem::path& from, const std::filesystem::p
 
 StagedFile::StagedFile(const std::filesystem::path& destination, Existing existing)
     : destination_(destination), existing_(existing) {
-    auto directory = destination.parent_path().empty() ? std::filesystem::path(".") : destination.parent_path();
-    remove_stale_temporaries(directory);
-    std::random_device seed;
-    int error = EEXIST;
-    for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
-        auto candidate = temporary_name(destination, (std::uint64_t(seed()) << 32) | seed());
-        on_signal_.emplace(candidate, CleanupOnSignal::Kind::directory);  // before it exists, as OutputFile's
-        if (::mkdir(candidate.c_str(), 0700) != 0) on_signal_.reset();
-        else {
-            directory_ = candidate;
-            lock_fd_ = ::open(candidate.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX | LOCK_NB);  // as OutputFile's: we are alive
-            path_ = candidate / destination.filename();
-            return;
-        }
-        error = errno;
-    }
-    throw InputError(destination.string(), "cannot create a temporary directory in " + directory.string() + ": " + std::strerror(error));
+    directory_ = create_temporary(destination, CleanupOnSignal::Kind::directory, on_signal_,
+                                  [](const std::filesystem::path& path) { return ::mkdir(path.c_str(), 0700) == 0; });
+    lock_fd_ = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX | LOCK_NB);  // as OutputFile's: we are alive
+    path_ = directory_ / destination.filename();
 }
 
 StagedFile::~StagedFile() {
@@ -137,25 +147,12 @@ void remove_stale_temporaries(const std::filesystem::path& directory) {
 
 OutputFile::OutputFile(const std::filesystem::path& destination, Existing existing)
     : destination_(destination), existing_(existing) {
-    auto directory = destination.parent_path().empty() ? std::filesystem::path(".") : destination.parent_path();
-    remove_stale_temporaries(directory);
-    std::random_device seed;
-    std::mt19937_64 random(seed());
-    int error = EEXIST;
-    for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
-        auto candidate = temporary_name(destination, random());
-        on_signal_.emplace(candidate, CleanupOnSignal::Kind::file);  // before it exists: no moment a signal misses it
-        fd_ = ::open(candidate.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);  // 0666 & ~umask
-        if (fd_ < 0) on_signal_.reset();
-        if (fd_ >= 0) {
-            temporary_ = candidate;
-            ::flock(fd_, LOCK_EX | LOCK_NB);  // held until we exit: tells other hosts we are alive
-            buffer_.reserve(kBufferSize);
-            return;
-        }
-        error = errno;
-    }
-    throw InputError(destination.string(), "cannot create a temporary file in " + directory.string() + ": " + std::strerror(error));
+    temporary_ = create_temporary(destination, CleanupOnSignal::Kind::file, on_signal_, [&](const std::filesystem::path& path) {
+        fd_ = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);  // 0666 & ~umask
+        return fd_ >= 0;
+    });
+    ::flock(fd_, LOCK_EX | LOCK_NB);  // held until we exit: tells other hosts we are alive
+    buffer_.reserve(kBufferSize);
 }
 
 OutputFile::~OutputFile() {
