@@ -254,19 +254,6 @@ struct Deflater::Impl {
 
 namespace {
 
-constexpr std::size_t kOutputStep = std::size_t(64) << 10;
-
-// Grows `out` by kOutputStep, lets `call` write into the new room, keeps what it
-// wrote; returns whether the room was used up (more may be waiting).
-template <typename Call>
-bool into_room(std::vector<std::uint8_t>& out, Call&& call) {
-    std::size_t used = out.size();
-    out.resize(used + kOutputStep);
-    std::size_t left = call(std::span(out).subspan(used));
-    out.resize(used + kOutputStep - left);
-    return left == 0;
-}
-
 // zlib's raw deflate is the splice's compressor too (raw_deflate.hpp): one copy of it.
 class ZlibDeflate final : public Deflater::Impl {
 public:
@@ -344,17 +331,19 @@ public:
     }
 
 private:
-    // One isal_deflate() call into fresh room; true when the room was filled.
+    // One isal_deflate() call into 64 KiB of fresh room; true when the room was filled.
     bool run_once(std::vector<std::uint8_t>& out) {
+        constexpr std::size_t kStep = std::size_t(64) << 10;
         auto& s = *stream_;
-        return into_room(out, [&](std::span<std::uint8_t> room) {
-            s.next_out = room.data();
-            s.avail_out = static_cast<std::uint32_t>(room.size());
-            int status = isal_deflate(&s);
-            clear_upper_vector_state();
-            if (status != COMP_OK) throw std::logic_error("isal_deflate failed: " + std::to_string(status));
-            return std::size_t(s.avail_out);
-        });
+        const std::size_t used = out.size();
+        out.resize(used + kStep);
+        s.next_out = out.data() + used;
+        s.avail_out = static_cast<std::uint32_t>(kStep);
+        int status = isal_deflate(&s);
+        clear_upper_vector_state();
+        out.resize(used + kStep - s.avail_out);
+        if (status != COMP_OK) throw std::logic_error("isal_deflate failed: " + std::to_string(status));
+        return s.avail_out == 0;
     }
 
     int level_;
