@@ -249,10 +249,10 @@ private:
     static zip::PrecompressedMember splice(const KeptMember& kept, const ByteEdits& edits, const zip::ContentDigests* known,
                                            const zip::ContentSink& content) {
         const zip::InflatedMember& index = kept.image.index();
-        if (!kept.bounded()) return zip::plan_splice(index, edits, zip::kSpliceLevel, content);
+        if (!kept.bounded()) return zip::plan_splice(index, edits, content);
         const auto& windows = *kept.image.windows();
-        if (known) return zip::plan_splice(index, windows, edits, *known, zip::kSpliceLevel);
-        return zip::plan_splice(index, windows, edits, zip::kSpliceLevel, content);
+        if (known) return zip::plan_splice(index, windows, edits, *known);
+        return zip::plan_splice(index, windows, edits, content);
     }
 
     void edit_kept(const ElfEditStep& step) {

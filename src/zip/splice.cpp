@@ -45,6 +45,7 @@ namespace wheelfix::zip {
 namespace {
 
 constexpr std::uint64_t kWindow = std::uint64_t(32) << 10;
+constexpr int kLevel = 6;  // zlib's, for the re-deflated regions (raw_deflate.hpp: why zlib)
 
 // Re-deflated stretch of the original: from block `restart` (p) to block `resume`
 // (q; blocks.size() means to the end), holding edits [first_edit, end_edit).
@@ -89,25 +90,6 @@ bool rewrites_everything(const std::vector<Region>& regions, std::size_t block_c
     return regions.size() == 1 && regions[0].restart == 0 && regions[0].resume == block_count;
 }
 
-using ContentSpans = std::vector<std::span<const std::uint8_t>>;
-
-// The new content as apply_edits(data, edits) would lay it out, without copying:
-// the original between edits, each edit's bytes. Empty spans are left out.
-ContentSpans new_content(std::span<const std::uint8_t> data, const ByteEdits& edits) {
-    ContentSpans spans;
-    std::uint64_t cursor = 0;
-    auto add = [&](std::span<const std::uint8_t> span) {
-        if (!span.empty()) spans.push_back(span);
-    };
-    for (const auto& edit : edits) {
-        add(data.subspan(cursor, edit.offset - cursor));
-        add(edit.bytes);
-        cursor = edit.offset + edit.length;
-    }
-    add(data.subspan(cursor));
-    return spans;
-}
-
 // What the one pass over the new content computes: its SHA-256 and CRC-32, with
 // each byte also handed to the caller's sink (plan_splice's `content`).
 class ContentDigest {
@@ -136,6 +118,64 @@ private:
     std::uint32_t crc_ = 0;
 };
 
+// The new content streamed: the original read in order, each edit's bytes put in
+// place of the original bytes it replaces as they pass.
+class EditedStream {
+public:
+    EditedStream(const ByteEdits& edits, ContentDigest& digest) : edits_(edits), digest_(digest) {}
+
+    // `original`, when given, takes the whole chunk as well (EditedDigest::take).
+    void take(std::span<const std::uint8_t> chunk, std::uint64_t at, Sha256* original = nullptr) {
+        if (at != position_) throw std::logic_error("plan_splice: the original was not read in order");
+        const std::uint64_t end = at + chunk.size();
+        std::size_t original_fed = 0;  // bytes of the chunk `original` has taken
+        while (position_ < end) {
+            if (position_ >= skip_to_) insert_edits_at(position_);
+            if (position_ < skip_to_) {
+                position_ = std::min(end, skip_to_);
+                continue;
+            }
+            const std::uint64_t stop = next_ < edits_.size() ? std::min(end, edits_[next_].offset) : end;
+            if (stop <= position_) throw std::logic_error("plan_splice: edits out of order");
+            const auto from = static_cast<std::size_t>(position_ - at), until = static_cast<std::size_t>(stop - at);
+            const auto same = chunk.subspan(from, until - from);
+            if (original) {
+                original->update(chunk.subspan(original_fed, from - original_fed));  // the bytes edits replace
+                digest_.update_beside(same, *original);
+                original_fed = until;
+            } else {
+                digest_.update(same);
+            }
+            position_ = stop;
+        }
+        if (original) original->update(chunk.subspan(original_fed));
+    }
+
+    std::uint64_t position() const { return position_; }  // original bytes taken so far
+
+    // After the last byte: edits that append, then every edit must have been used.
+    void finish(std::uint64_t size) {
+        if (position_ != size) throw std::logic_error("plan_splice: the original read short");
+        insert_edits_at(size);
+        if (next_ != edits_.size()) throw std::logic_error("plan_splice: an edit lies past the original");
+    }
+
+private:
+    void insert_edits_at(std::uint64_t at) {
+        while (next_ < edits_.size() && edits_[next_].offset == at) {
+            digest_.update(edits_[next_].bytes);
+            skip_to_ = std::max(skip_to_, at + edits_[next_].length);
+            ++next_;
+        }
+    }
+
+    const ByteEdits& edits_;
+    ContentDigest& digest_;
+    std::size_t next_ = 0;
+    std::uint64_t position_ = 0;
+    std::uint64_t skip_to_ = 0;
+};
+
 // The splice's header CRC (from the index's prefix CRCs) against the CRC of the
 // content its SHA-256 pass saw.
 void require_same_crc(const PrecompressedMember& out, std::uint32_t content_crc32) {
@@ -145,12 +185,6 @@ void require_same_crc(const PrecompressedMember& out, std::uint32_t content_crc3
 
 // Feeds the new content, in order, to the digest.
 using ContentFeed = std::function<void(ContentDigest&)>;
-
-ContentFeed feed_spans(ContentSpans spans) {
-    return [spans = std::move(spans)](ContentDigest& digest) {
-        for (const auto& span : spans) digest.update(span);
-    };
-}
 
 // The digest of what `feed` gives, in order: on a thread of its own from construction when the
 // thread budget spares one, else in finish(). finish() joins the thread (so does
@@ -196,8 +230,8 @@ class Splicer {
 public:
     // `data` holds the original's inflated bytes, at least those of every region
     // ([p - 32 KiB, q)); `feed` gives the whole new content to the SHA-256.
-    Splicer(const InflatedMember& original, std::span<const std::uint8_t> data, const ByteEdits& edits, int level)
-        : original_(original), data_(data), edits_(edits), deflater_(level) {}
+    Splicer(const InflatedMember& original, std::span<const std::uint8_t> data, const ByteEdits& edits)
+        : original_(original), data_(data), edits_(edits), deflater_(kLevel) {}
 
     PrecompressedMember run(const std::vector<Region>& regions, ContentFeed feed, const ContentSink& sink) {
         BackgroundDigest digest(std::move(feed), sink);
@@ -494,8 +528,7 @@ void check_splice(const PrecompressedMember& spliced, std::span<const std::uint8
     }
 }
 
-PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, int level,
-                                const ContentSink& content) {
+PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, const ContentSink& content) {
     const timings::Scope timer(timings::Phase::deflate);
     check_arguments(original, edits);
     const auto& blocks = original.blocks;
@@ -506,8 +539,12 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
     }
     auto regions = deflated ? plan_regions(blocks, edits) : std::vector<Region>{};
     if (!deflated || rewrites_everything(regions, blocks.size())) return deflate_whole(apply_edits(original.data, edits), content);
-    auto out = Splicer(original, original.data, edits, level)
-                   .run(regions, feed_spans(new_content(original.data, edits)), content);
+    auto feed = [&](ContentDigest& digest) {
+        EditedStream stream(edits, digest);
+        stream.take(original.data, 0);
+        stream.finish(original.size);
+    };
+    auto out = Splicer(original, original.data, edits).run(regions, feed, content);
     corrupt_when_asked(out);
     check_splice(out, original.data, edits);
     return out;
@@ -550,64 +587,6 @@ InflatedMember with_exact_blocks(const InflatedMember& index, const SeekableMemb
     return exact;
 }
 
-// The new content streamed: the original read once more through `source`, each
-// edit's bytes put in place of the original bytes it replaces as they pass.
-class EditedStream {
-public:
-    EditedStream(const ByteEdits& edits, ContentDigest& digest) : edits_(edits), digest_(digest) {}
-
-    // `original`, when given, takes the whole chunk as well (EditedDigest::take).
-    void take(std::span<const std::uint8_t> chunk, std::uint64_t at, Sha256* original = nullptr) {
-        if (at != position_) throw std::logic_error("plan_splice: the original was not read in order");
-        const std::uint64_t end = at + chunk.size();
-        std::size_t original_fed = 0;  // bytes of the chunk `original` has taken
-        while (position_ < end) {
-            if (position_ >= skip_to_) insert_edits_at(position_);
-            if (position_ < skip_to_) {
-                position_ = std::min(end, skip_to_);
-                continue;
-            }
-            const std::uint64_t stop = next_ < edits_.size() ? std::min(end, edits_[next_].offset) : end;
-            if (stop <= position_) throw std::logic_error("plan_splice: edits out of order");
-            const auto from = static_cast<std::size_t>(position_ - at), until = static_cast<std::size_t>(stop - at);
-            const auto same = chunk.subspan(from, until - from);
-            if (original) {
-                original->update(chunk.subspan(original_fed, from - original_fed));  // the bytes edits replace
-                digest_.update_beside(same, *original);
-                original_fed = until;
-            } else {
-                digest_.update(same);
-            }
-            position_ = stop;
-        }
-        if (original) original->update(chunk.subspan(original_fed));
-    }
-
-    std::uint64_t position() const { return position_; }  // original bytes taken so far
-
-    // After the last byte: edits that append, then every edit must have been used.
-    void finish(std::uint64_t size) {
-        if (position_ != size) throw std::logic_error("plan_splice: the original read short");
-        insert_edits_at(size);
-        if (next_ != edits_.size()) throw std::logic_error("plan_splice: an edit lies past the original");
-    }
-
-private:
-    void insert_edits_at(std::uint64_t at) {
-        while (next_ < edits_.size() && edits_[next_].offset == at) {
-            digest_.update(edits_[next_].bytes);
-            skip_to_ = std::max(skip_to_, at + edits_[next_].length);
-            ++next_;
-        }
-    }
-
-    const ByteEdits& edits_;
-    ContentDigest& digest_;
-    std::size_t next_ = 0;
-    std::uint64_t position_ = 0;
-    std::uint64_t skip_to_ = 0;
-};
-
 // SHA-256 and CRC-32 of the new content (and the caller's sink fed): the original
 // inflated once more through `source`, the edits put in place as the bytes pass. The spans between the source's windows
 // are inflated on several threads at once (SeekableMember::read_all), the hashing
@@ -625,7 +604,7 @@ void streamed_digest(const SeekableMember& source, const ByteEdits& edits, std::
 // block starts around the edits when they were found, so its regions are a full
 // index's).
 std::optional<PrecompressedMember> splice_around_edits(const InflatedMember& index, const SeekableMember& source,
-                                                       const ByteEdits& edits, int level, std::vector<AccessPoint>& blocks) {
+                                                       const ByteEdits& edits, std::vector<AccessPoint>& blocks) {
     blocks = index.blocks;
     if (!index.member) throw std::invalid_argument("plan_splice: the original has no member");
     if (source.size() != index.size) throw std::invalid_argument("plan_splice: the source is not the indexed member");
@@ -640,7 +619,7 @@ std::optional<PrecompressedMember> splice_around_edits(const InflatedMember& ind
     SparseStream image(index.size);  // lazily backed: only the regions' bytes take memory
     source.read(region_bytes(exact, regions),
                 [&](std::span<const std::uint8_t> chunk, std::uint64_t at) { image.fill(at, chunk); });
-    auto out = Splicer(exact, image.image(), edits, level).run(regions);
+    auto out = Splicer(exact, image.image(), edits).run(regions);
     corrupt_when_asked(out);
     check_splice(out, image.image(), edits);
     return out;
@@ -649,8 +628,7 @@ std::optional<PrecompressedMember> splice_around_edits(const InflatedMember& ind
 // Nothing to reuse: the member read whole and deflated whole (not bounded; the
 // caller keeps stored members whole).
 PrecompressedMember splice_read_whole(const InflatedMember& index, std::vector<AccessPoint> blocks,
-                                      const SeekableMember& source, const ByteEdits& edits, int level,
-                                      const ContentSink& content) {
+                                      const SeekableMember& source, const ByteEdits& edits, const ContentSink& content) {
     InflatedMember whole;
     whole.member = index.member;
     whole.blocks = std::move(blocks);
@@ -662,7 +640,7 @@ PrecompressedMember splice_read_whole(const InflatedMember& index, std::vector<A
     source.read(everything, [&](std::span<const std::uint8_t> chunk, std::uint64_t) {
         whole.data.insert(whole.data.end(), chunk.begin(), chunk.end());
     });
-    return plan_splice(whole, edits, level, content);
+    return plan_splice(whole, edits, content);
 }
 
 const ContentSink kNoSink;
@@ -670,10 +648,10 @@ const ContentSink kNoSink;
 }  // namespace
 
 PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
-                                int level, const ContentSink& content) {
+                                const ContentSink& content) {
     std::vector<AccessPoint> blocks;
-    auto out = splice_around_edits(index, source, edits, level, blocks);
-    if (!out) return splice_read_whole(index, std::move(blocks), source, edits, level, content);
+    auto out = splice_around_edits(index, source, edits, blocks);
+    if (!out) return splice_read_whole(index, std::move(blocks), source, edits, content);
     ContentDigest digest(content);
     streamed_digest(source, edits, index.size, digest);
     out->sha256 = digest.sha256();
@@ -682,11 +660,11 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
 }
 
 PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
-                                const ContentDigests& known, int level) {
+                                const ContentDigests& known) {
     std::vector<AccessPoint> blocks;
-    auto out = splice_around_edits(index, source, edits, level, blocks);
+    auto out = splice_around_edits(index, source, edits, blocks);
     if (!out) {
-        auto whole = splice_read_whole(index, std::move(blocks), source, edits, level, kNoSink);
+        auto whole = splice_read_whole(index, std::move(blocks), source, edits, kNoSink);
         if (whole.sha256 != known.sha256 || whole.crc32 != known.crc32)
             throw std::logic_error("plan_splice: the new content's digests differ from the ones the caller computed");
         return whole;

@@ -264,7 +264,7 @@ const Original& cached_original(const Bytes& data, Producer producer) {
 // The splice must inflate to the edited content and carry its size, CRC and hash.
 PrecompressedMember check_splice(const Original& original, const ByteEdits& edits) {
     Bytes seen;  // what the content sink got: the new content, in order, once
-    auto spliced = zip::plan_splice(original.inflated, edits, zip::kSpliceLevel,
+    auto spliced = zip::plan_splice(original.inflated, edits,
                                     [&](std::span<const std::uint8_t> chunk) { seen.insert(seen.end(), chunk.begin(), chunk.end()); });
     auto expected = apply_edits(original.inflated.data, edits);
     CHECK(seen == expected);
@@ -296,7 +296,7 @@ PrecompressedMember check_splice(const Original& original, const ByteEdits& edit
         }();
         const zip::SeekableMember source(*original.archive, original.member(), std::move(index));
         Bytes seen_bounded;
-        auto bounded = zip::plan_splice(counted, source, edits, zip::kSpliceLevel, [&](std::span<const std::uint8_t> chunk) {
+        auto bounded = zip::plan_splice(counted, source, edits, [&](std::span<const std::uint8_t> chunk) {
             seen_bounded.insert(seen_bounded.end(), chunk.begin(), chunk.end());
         });
         CHECK(seen_bounded == expected);

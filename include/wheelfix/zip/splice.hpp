@@ -89,12 +89,7 @@ struct PrecompressedMember {
 
 using ContentSink = std::function<void(std::span<const std::uint8_t>)>;
 
-// `level` is zlib's, for the re-deflated regions (they stay on zlib: see splice.cpp);
-// a splice that would re-deflate everything goes to parallel_deflate(member_deflate()).
-inline constexpr int kSpliceLevel = 6;  // zlib's level for the re-deflated regions
-
-PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, int level = kSpliceLevel,
-                                const ContentSink& content = {});
+PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, const ContentSink& content = {});
 
 // The same for an original whose inflated bytes were not kept (bounded memory for
 // big members): `index` is inflate_indexed's result without
@@ -113,7 +108,7 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
 // stored member, or a splice that would re-deflate everything) the member is read
 // whole and deflated as above: not bounded.
 PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
-                                int level = kSpliceLevel, const ContentSink& content = {});
+                                const ContentSink& content = {});
 
 // The new content's SHA-256 and CRC-32 (the size is edited_size's).
 struct ContentDigests {
@@ -128,7 +123,7 @@ struct ContentDigests {
 // the caller's pass as the one that saw the content. No `content` sink: nothing
 // streams the new content here.
 PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
-                                const ContentDigests& known, int level = kSpliceLevel);
+                                const ContentDigests& known);
 
 // The new content's digests, computed while the ORIGINAL streams past: take() gets
 // the original's inflated bytes in order, from its first; the edits' bytes are put
