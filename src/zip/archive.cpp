@@ -636,20 +636,11 @@ std::uint64_t Archive::stream_raw(const Member& member, const std::function<void
     return total;
 }
 
-// A stored member's bytes: its stored bytes, which must be as many as its size.
-std::uint64_t Archive::stream_stored(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
-                                     std::size_t chunk_size) const {
-    if (member.compressed_size != member.size)
-        fail(path_, member_problem(member.name, "size mismatch (central directory says " + std::to_string(member.size) +
-                                                    " bytes, stores " + std::to_string(member.compressed_size) + ")"));
-    return stream_raw(member, sink, chunk_size);
-}
-
 std::uint64_t Archive::stream(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
                               std::size_t chunk_size) const {
     const timings::Scope timer(timings::Phase::inflate);
     if (member.method == Method::deflated) return inflate_deflated(member, sink, chunk_size);
-    return stream_stored(member, sink, chunk_size);
+    return stream_raw(member, sink, chunk_size);  // open() refused a stored member whose sizes differ
 }
 
 std::vector<std::uint8_t> Archive::read(const Member& member) const {

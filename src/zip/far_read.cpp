@@ -258,11 +258,7 @@ std::optional<FarReader> FarReader::open_from(const Archive& archive, const Memb
                                               const Locator& locate, std::optional<std::uint64_t> first_from) {
     lowest = std::min(lowest, member.size);
     FarReader reader(archive, member);
-    if (member.method == Method::stored) {
-        if (member.compressed_size != member.size) return std::nullopt;
-        return reader;
-    }
-    if (member.method != Method::deflated) return std::nullopt;
+    if (member.method == Method::stored) return reader;
     if (lowest == member.size) {  // nothing to read: every range clamps to empty
         reader.known_from_ = reader.entry_offset_ = reader.ring_begin_ = reader.decoded_end_ = member.size;
         return reader;
@@ -345,7 +341,10 @@ void FarReader::read(const ByteRanges& ranges, const RangeSink& sink) const {
         if (begin < std::min(end, size) && begin < known_from_)
             throw std::invalid_argument("FarReader::read: range at " + std::to_string(begin) + " starts before " +
                                         std::to_string(known_from_));
-    if (member_->method == Method::stored) return read_stored(ranges, sink);
+    if (member_->method == Method::stored) {
+        read_stored(*archive_, *member_, ranges, sink);
+        return;
+    }
     // In order: what lies before the ring inflated again from the entry, then the
     // ring's; with anything past where the decode stopped, all in one sweep.
     std::vector<ByteRanges::Range> all, swept, in_ring;
@@ -408,25 +407,6 @@ void FarReader::read_by_sweep(const std::vector<ByteRanges::Range>& parts, const
         const bool stuck = step.consumed == 0 && step.produced == 0 && (!input.empty() || !input_left);
         if (part < parts.size() && (step.ended || stuck))
             throw InputError(archive_->path().string(), "member " + member_->name + ": the stream ends before the bytes read again");
-    }
-}
-
-void FarReader::read_stored(const ByteRanges& ranges, const RangeSink& sink) const {
-    const timings::Scope scope(timings::Phase::read);
-    std::vector<std::uint8_t> buffer;
-    for (auto [begin, end] : ranges.ranges()) {
-        end = std::min(end, member_->size);
-        if (begin >= end) continue;
-        RawReader raw = archive_->open_raw(*member_);
-        raw.skip_to(begin);
-        buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(far_search::kInputChunk, end - begin)));
-        for (std::uint64_t at = begin; at < end;) {
-            auto into = std::span(buffer).first(static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - at)));
-            const std::size_t got = raw.read(into);
-            if (got == 0) throw InputError(archive_->path().string(), "member " + member_->name + ": ends early");
-            sink(into.first(got), at);
-            at += got;
-        }
     }
 }
 

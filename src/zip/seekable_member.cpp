@@ -248,14 +248,8 @@ void SeekableMember::read_all(const RangeSink& sink) const {
 }
 
 std::uint64_t SeekableMember::read(const ByteRanges& ranges, const RangeSink& sink) const {
-    if (member_.method != Method::stored) return read_deflated(ranges, sink);
-    std::uint64_t read = 0;
-    for (const auto& [begin, end] : ranges.ranges()) {
-        if (begin >= std::min(end, size_)) continue;
-        read_stored(begin, std::min(end, size_), sink);
-        read += std::min(end, size_) - begin;
-    }
-    return read;
+    if (member_.method == Method::stored) return read_stored(archive_, member_, ranges, sink);
+    return read_deflated(ranges, sink);
 }
 
 std::uint64_t SeekableMember::read_deflated(const ByteRanges& ranges, const RangeSink& sink) const {
@@ -288,17 +282,25 @@ std::uint64_t SeekableMember::read_deflated(const ByteRanges& ranges, const Rang
     return inflated;
 }
 
-void SeekableMember::read_stored(std::uint64_t begin, std::uint64_t end, const RangeSink& sink) const {
-    RawReader raw = archive_.open_raw(member_);
-    raw.skip_to(begin);
-    std::vector<std::uint8_t> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end - begin)));
-    for (std::uint64_t at = begin; at < end;) {
-        auto into = std::span(buffer).first(static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - at)));
-        const std::size_t got = raw.read(into);
-        if (got == 0) break;
-        sink(into.first(got), at);
-        at += got;
+std::uint64_t read_stored(const Archive& archive, const Member& member, const ByteRanges& ranges, const RangeSink& sink) {
+    std::uint64_t read = 0;
+    std::vector<std::uint8_t> buffer;
+    for (auto [begin, end] : ranges.ranges()) {
+        end = std::min(end, member.size);
+        if (begin >= end) continue;
+        RawReader raw = archive.open_raw(member);
+        raw.skip_to(begin);
+        buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end - begin)));
+        for (std::uint64_t at = begin; at < end;) {
+            auto into = std::span(buffer).first(static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - at)));
+            const std::size_t got = raw.read(into);
+            if (got == 0) throw InputError(archive.path().string(), "member " + member.name + ": ends early");
+            sink(into.first(got), at);
+            at += got;
+        }
+        read += end - begin;
     }
+    return read;
 }
 
 }  // namespace wheelfix::zip

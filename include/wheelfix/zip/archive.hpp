@@ -126,8 +126,6 @@ private:
     Archive() = default;
     std::uint64_t inflate_deflated(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
                                    std::size_t chunk_size) const;
-    std::uint64_t stream_stored(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
-                                std::size_t chunk_size) const;
     std::uint64_t stream_raw(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
                              std::size_t chunk_size) const;
     struct Handle;

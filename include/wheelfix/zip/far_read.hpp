@@ -20,8 +20,7 @@
 // member's end: the caller then reads the member from its start, as it would have
 // without this. The Archive and the Member must outlive the reader; read() is
 // const and keeps no state between calls (threads may share a reader).
-//   - A stored member is read in place (known_from() 0; compressed and inflated
-//     sizes must agree). A member neither stored nor deflated: nullopt.
+//   - A stored member is read in place (known_from() 0).
 //   - Entry: the compressed offset E of content offset `lowest` is guessed as
 //     compressed_size * lowest / size * kFirstGuessMargin, or, when later (near the
 //     end), compressed_size less kTailGuessMargin times the proportional distance
@@ -157,7 +156,6 @@ private:
     // open(), its first entry scanned for from compressed byte `first_from` when given.
     static std::optional<FarReader> open_from(const Archive& archive, const Member& member, std::uint64_t lowest,
                                               const Locator& locate, std::optional<std::uint64_t> first_from);
-    void read_stored(const ByteRanges& ranges, const RangeSink& sink) const;
     void read_by_sweep(const std::vector<ByteRanges::Range>& parts, const RangeSink& sink) const;
 
     const Archive* archive_;

@@ -38,6 +38,10 @@ namespace wheelfix::zip {
 
 using RangeSink = std::function<void(std::span<const std::uint8_t> chunk, std::uint64_t offset)>;
 
+// A stored member's ranges (clamped to its size) read in place, delivered as
+// sink(chunk, offset) in order; returns how many bytes were read.
+std::uint64_t read_stored(const Archive& archive, const Member& member, const ByteRanges& ranges, const RangeSink& sink);
+
 class SeekableMember {
 public:
     static constexpr std::uint64_t kMinSpacing = std::uint64_t(4) << 20;
@@ -78,7 +82,6 @@ public:
     std::size_t window_count() const { return windows_.size(); }
 
 private:
-    void read_stored(std::uint64_t begin, std::uint64_t end, const RangeSink& sink) const;
     std::uint64_t read_deflated(const ByteRanges& ranges, const RangeSink& sink) const;
     const Window* window_before(std::uint64_t offset) const;
 
