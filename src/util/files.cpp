@@ -87,10 +87,17 @@ std::string read_regular_file(const std::filesystem::path& path, std::uint64_t m
 
 MappedFile::MappedFile(const std::filesystem::path& path) {
     struct stat info {};
-    FileDescriptor fd = open_regular(path, info);
+    map(open_regular(path, info).get(), path);
+}
+
+MappedFile::MappedFile(int fd, const std::filesystem::path& path) { map(fd, path); }
+
+void MappedFile::map(int fd, const std::filesystem::path& path) {
+    struct stat info {};
+    if (::fstat(fd, &info) != 0) throw InputError(path.string(), std::strerror(errno));
     size_ = static_cast<std::size_t>(info.st_size);
     if (size_ == 0) return;
-    void* data = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    void* data = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (data == MAP_FAILED) throw InputError(path.string(), std::string("cannot map: ") + std::strerror(errno));
     data_ = static_cast<const std::uint8_t*>(data);
 }

@@ -5,8 +5,10 @@
 // or spliced file fails here, not halfway through writing a wheel). The member list is
 // built from zip_stat_index + the external attributes and validated (names,
 // methods, encryption) before anyone sees it. Member bytes are not read through
-// libzip (below), so that several threads may read one Archive at once; the CRC-32
-// and the size are checked as zip_fread would, when the last byte has been read.
+// libzip, whose layered sources copy them twice and whose zip_t is not
+// thread-safe: they are pread from a descriptor of our own, so that several threads
+// may read one Archive at once; the CRC-32 and the size are checked as zip_fread
+// would, when the last byte has been read.
 //
 // Two things libzip hides that the contract needs:
 // - duplicate names make zip_open fail with ZIP_ER_EXISTS without saying which; the
@@ -14,11 +16,6 @@
 // - a NUL byte in a stored name is silently turned into a space. When a name has a
 //   space, the raw central directory is scanned (bounds-checked) for NUL bytes.
 // Every failure becomes InputError(<archive path>, "<one line>").
-//
-// Raw (compressed) bytes do not go through libzip: its layered sources read the
-// file into a buffer of their own and copy it again into ours, and a zip_t is not
-// thread-safe. open_raw() preads them on a descriptor of our own opened with the
-// archive.
 #include "wheelfix/zip/archive.hpp"
 
 #include "sink_pipeline.hpp"
@@ -32,7 +29,6 @@
 #include <zip.h>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,7 +48,7 @@ struct Archive::Handle {
     zip_t* archive = nullptr;
     std::map<std::string, std::size_t, std::less<>> position_by_name;  // index into members_
     int fd = -1;                                       // the same file, for pread of raw bytes
-    std::optional<std::vector<StoredEntry>> stored;    // per member; found by open()
+    std::vector<StoredEntry> stored;                   // per member
 
     ~Handle() {
         if (archive) zip_discard(archive);
@@ -106,80 +102,14 @@ bool starts_with_local_header(const std::filesystem::path& path) {
     return in.read(magic.data(), magic.size()) && std::memcmp(magic.data(), "PK\x03\x04", 4) == 0;
 }
 
-std::optional<std::string> read_range(std::ifstream& in, std::uint64_t offset, std::uint64_t length) {
-    std::string bytes(length, '\0');
-    in.seekg(static_cast<std::streamoff>(offset));
-    if (!in.read(bytes.data(), static_cast<std::streamsize>(length))) return std::nullopt;
-    return bytes;
-}
-
-std::uint64_t le(std::string_view bytes, std::size_t at, int width) {
-    std::uint64_t value = 0;
-    for (int i = width - 1; i >= 0; --i) value = (value << 8) | static_cast<unsigned char>(bytes[at + i]);
-    return value;
-}
-
-struct CentralDirectory {
-    std::uint64_t offset = 0;
-    std::uint64_t size = 0;
-};
-
-// Finds the central directory from the end-of-central-directory record (and its
-// zip64 counterpart when the 32-bit fields are saturated).
-std::optional<CentralDirectory> locate_central_directory(std::ifstream& in, std::uint64_t file_size) {
-    constexpr std::uint64_t kEocdSize = 22, kMaxComment = 0xffff, kLocatorSize = 20, kEocd64Size = 56;
-    if (file_size < kEocdSize) return std::nullopt;
-    std::uint64_t tail_start = file_size - std::min(file_size, kEocdSize + kMaxComment);
-    auto tail = read_range(in, tail_start, file_size - tail_start);
-    if (!tail) return std::nullopt;
-    auto eocd = tail->rfind(std::string_view("PK\x05\x06", 4));
-    if (eocd == std::string::npos || eocd + kEocdSize > tail->size()) return std::nullopt;
-    CentralDirectory cd{le(*tail, eocd + 16, 4), le(*tail, eocd + 12, 4)};
-    if (cd.offset != 0xffffffff && cd.size != 0xffffffff) return cd;
-
-    std::uint64_t eocd_in_file = tail_start + eocd;
-    if (eocd_in_file < kLocatorSize) return std::nullopt;
-    auto locator = read_range(in, eocd_in_file - kLocatorSize, kLocatorSize);
-    if (!locator || locator->compare(0, 4, "PK\x06\x07") != 0) return std::nullopt;
-    std::uint64_t eocd64_at = le(*locator, 8, 8);
-    if (eocd64_at > file_size || file_size - eocd64_at < kEocd64Size) return std::nullopt;
-    auto eocd64 = read_range(in, eocd64_at, kEocd64Size);
-    if (!eocd64 || eocd64->compare(0, 4, "PK\x06\x06") != 0) return std::nullopt;
-    return CentralDirectory{le(*eocd64, 48, 8), le(*eocd64, 40, 8)};
-}
-
-// The raw (undecoded) member names, in central-directory order.
-std::optional<std::vector<std::string>> raw_member_names(const std::filesystem::path& path) {
-    std::error_code ec;
-    auto file_size = std::filesystem::file_size(path, ec);
-    std::ifstream in(path, std::ios::binary);
-    if (ec || !in) return std::nullopt;
-    auto cd = locate_central_directory(in, file_size);
-    if (!cd || cd->offset > file_size || file_size - cd->offset < cd->size) return std::nullopt;
-    auto bytes = read_range(in, cd->offset, cd->size);
-    if (!bytes) return std::nullopt;
-
-    constexpr std::size_t kHeaderSize = 46;
-    std::vector<std::string> names;
-    for (std::size_t at = 0; at + kHeaderSize <= bytes->size();) {
-        if (bytes->compare(at, 4, "PK\x01\x02") != 0) break;
-        auto name_length = le(*bytes, at + 28, 2);
-        auto entry_size = kHeaderSize + name_length + le(*bytes, at + 30, 2) + le(*bytes, at + 32, 2);
-        if (at + entry_size > bytes->size()) return std::nullopt;
-        names.push_back(bytes->substr(at + kHeaderSize, name_length));
-        at += entry_size;
-    }
-    return names;
-}
-
-void reject_nul_in_names(const std::filesystem::path& path, const std::vector<Member>& members) {
+void reject_nul_in_names(const std::filesystem::path& path, const std::vector<Member>& members,
+                         std::span<const std::uint8_t> file) {
     bool any_space = std::any_of(members.begin(), members.end(),
                                  [](const Member& m) { return m.name.find(' ') != std::string::npos; });
     if (!any_space) return;  // libzip shows a NUL as a space; without one there was none
-    auto raw_names = raw_member_names(path);
-    if (!raw_names || raw_names->size() != members.size())
-        fail(path, "truncated or damaged zip (cannot read the central directory)");
-    for (const auto& raw : *raw_names)
+    const auto raw_names = central_names(file, path);
+    if (raw_names.size() != members.size()) fail(path, "truncated or damaged zip (cannot read the central directory)");
+    for (const auto raw : raw_names)
         if (raw.find('\0') != std::string::npos) fail(path, member_problem(raw, "unsafe name (NUL byte)"));
 }
 
@@ -533,17 +463,18 @@ Archive Archive::open(const std::filesystem::path& path) {
         auto [it, inserted] = result.handle_->position_by_name.emplace(result.members_.back().name, i);
         if (!inserted) fail(path, member_problem(it->first, "duplicate member name"));
     }
-    reject_nul_in_names(path, result.members_);
-    enforce_limits(path, result.members_, inflate_limits_from_environment());
-    refuse_directory_conflicts(path, result.members_);
     result.handle_->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (result.handle_->fd < 0) fail(path, std::strerror(errno));
+    const MappedFile file(result.handle_->fd, path);  // only the central directory and local headers are touched
+    reject_nul_in_names(path, result.members_, file.bytes());
+    enforce_limits(path, result.members_, inflate_limits_from_environment());
+    refuse_directory_conflicts(path, result.members_);
     // Local headers, data descriptors and overlaps are checked now, before anyone
     // reads a member (stored_offsets.hpp); the offsets are kept for open_raw. The
     // times come from there too: libzip's are the DOS fields through mktime, in
     // the local time zone (wrong by an hour in a daylight-saving gap).
-    if (!result.members_.empty()) (void)result.data_offset(result.members_.front());
-    for (std::size_t i = 0; i < result.members_.size(); ++i) result.members_[i].mtime = (*result.handle_->stored)[i].mtime;
+    if (!result.members_.empty()) result.handle_->stored = stored_entries(file.bytes(), result.members_, path);
+    for (std::size_t i = 0; i < result.members_.size(); ++i) result.members_[i].mtime = result.handle_->stored[i].mtime;
     std::map<std::string, std::string, std::less<>> links;
     for (const auto& member : result.members_) {
         if (!member.is_symlink) continue;
@@ -650,27 +581,10 @@ std::vector<std::uint8_t> Archive::read(const Member& member) const {
     return bytes;
 }
 
-// Where each member's stored bytes begin, from the archive mapped once (nothing is
-// copied: only the central directory and local headers are touched).
 std::uint64_t Archive::data_offset(const Member& member) const {
     auto position = static_cast<std::size_t>(&member - members_.data());
     if (position >= members_.size()) throw std::invalid_argument("Archive: a member of another archive (" + member.name + ")");
-    if (!handle_->stored) {
-        struct stat info {};
-        if (::fstat(handle_->fd, &info) != 0) fail(path_, std::strerror(errno));
-        auto size = static_cast<std::size_t>(info.st_size);
-        void* mapped = size ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, handle_->fd, 0) : nullptr;
-        if (mapped == MAP_FAILED) fail(path_, std::string("cannot map: ") + std::strerror(errno));
-        struct Unmap {
-            void* at;
-            std::size_t size;
-            ~Unmap() {
-                if (at) ::munmap(at, size);
-            }
-        } unmap{mapped, size};
-        handle_->stored = stored_entries(std::span(static_cast<const std::uint8_t*>(mapped), size), members_, path_);
-    }
-    return (*handle_->stored)[position].data_offset;
+    return handle_->stored[position].data_offset;
 }
 
 RawReader Archive::open_raw(const Member& member) const {

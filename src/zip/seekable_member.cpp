@@ -219,7 +219,6 @@ void SeekableMember::read_all(const RangeSink& sink) const {
         read(everything, sink);
         return;
     }
-    archive_.data_offset(member_);  // found once per archive, before threads ask for it
     auto inflate = [&](std::size_t span, std::vector<std::uint8_t>& into) {
         const timings::Scope timer(timings::Phase::inflate);
         Resumed inflater(archive_, member_, span == 0 ? nullptr : &windows_[span - 1]);

@@ -206,4 +206,16 @@ std::vector<StoredEntry> stored_entries(std::span<const std::uint8_t> archive_by
     return entries;
 }
 
+std::vector<std::string_view> central_names(std::span<const std::uint8_t> archive_bytes, const std::filesystem::path& path) {
+    Bytes bytes(archive_bytes, path);
+    Directory directory = read_directory_location(bytes);
+    std::vector<std::string_view> names;
+    for (std::uint64_t i = 0, at = directory.offset; i < directory.entries; ++i) {
+        if (bytes.get(at, 4) != kCentralHeader) bytes.fail("damaged central directory");
+        names.push_back(bytes.text(at + kCentralHeaderSize, bytes.get(at + 28, 2)));
+        at += kCentralHeaderSize + bytes.get(at + 28, 2) + bytes.get(at + 30, 2) + bytes.get(at + 32, 2);
+    }
+    return names;
+}
+
 }  // namespace wheelfix::zip

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace wheelfix::zip {
@@ -38,5 +39,9 @@ struct StoredEntry {
 
 std::vector<StoredEntry> stored_entries(std::span<const std::uint8_t> archive_bytes, const std::vector<Member>& members,
                                         const std::filesystem::path& path);
+
+// The names of the central directory's entries as stored (libzip shows a NUL in
+// one as a space), in order; an InputError naming `path` as above.
+std::vector<std::string_view> central_names(std::span<const std::uint8_t> archive_bytes, const std::filesystem::path& path);
 
 }  // namespace wheelfix::zip

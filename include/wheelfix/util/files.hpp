@@ -40,12 +40,15 @@ namespace wheelfix {
 class MappedFile {
 public:
     explicit MappedFile(const std::filesystem::path& path);
+    // The file open on `fd` (kept open by the caller), `path` naming it in errors.
+    MappedFile(int fd, const std::filesystem::path& path);
     MappedFile(const MappedFile&) = delete;
     MappedFile& operator=(const MappedFile&) = delete;
     ~MappedFile();
     std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
 
 private:
+    void map(int fd, const std::filesystem::path& path);
     const std::uint8_t* data_ = nullptr;
     std::size_t size_ = 0;
 };
