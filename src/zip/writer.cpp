@@ -2,13 +2,10 @@
 // written sequentially into an OutputFile that is renamed into place.
 //
 // Why our own writer and not libzip's: every member's sizes and CRC are known
-// before its data is written (raw copies take them from the central directory,
-// spliced and parallel-deflated members carry them), so a writer is a loop of
-// "local header, data" plus the central directory (zip_records.hpp). libzip
-// 1.7.3 moves data in 8 KiB reads and writes: measured on a 375 MB stored stream,
-// that copy alone cost ~0.6 s, a third of a whole rewrite of that wheel; here the stored bytes
-// go from the input file to the output by copy_file_range, never through user
-// memory (cp's way: 0.11 s for the same 375 MB).
+// before its data is written, so a writer is a loop of "local header, data" plus
+// the central directory (zip_records.hpp), and the stored bytes go from the input
+// file to the output by copy_file_range, never through user memory, where libzip
+// copies them in 8 KiB reads and writes (docs/decisions.md has the measurement).
 #include "wheelfix/zip/writer.hpp"
 
 #include "wheelfix/zip/codec.hpp"
@@ -60,34 +57,15 @@ PrecompressedMember deflate_content(std::span<const std::uint8_t> bytes) {
     return result;
 }
 
-// The input archive as a file: its descriptor, opened on the first raw copy, and
-// where each member's stored bytes begin (Archive::data_offset).
-class InputFile {
-public:
-    explicit InputFile(const Archive& archive) : archive_(archive) {}
-    ~InputFile() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    InputFile(const InputFile&) = delete;
-    InputFile& operator=(const InputFile&) = delete;
-
-    int fd() {
-        if (fd_ < 0) fd_ = ::open(archive_.path().c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd_ < 0) throw InputError(archive_.path().string(), std::strerror(errno));
-        return fd_;
-    }
-
-    std::uint64_t data_offset(const Member& member) const { return archive_.data_offset(member); }
-
-private:
-    const Archive& archive_;
-    int fd_ = -1;
-};
-
 class ArchiveWriter {
 public:
     ArchiveWriter(const std::filesystem::path& destination, const Archive& input, Existing existing)
-        : output_(destination, existing), input_(input), source_(input) {}
+        : output_(destination, existing), input_(input) {}
+    ~ArchiveWriter() {
+        if (input_fd_ >= 0) ::close(input_fd_);
+    }
+    ArchiveWriter(const ArchiveWriter&) = delete;
+    ArchiveWriter& operator=(const ArchiveWriter&) = delete;
 
     // The file's blocks for the compressed bytes already known (raw copies and
     // precompressed members: the output is at least that long) are allocated at once.
@@ -182,18 +160,20 @@ private:
     void copy_original(const Member& member, std::uint64_t offset, std::uint64_t length) {
         if (offset > member.compressed_size || length > member.compressed_size - offset)
             throw InputError(input_.path().string(), "member " + member.name + ": the precompressed pieces run past its stored bytes");
-        const std::uint64_t from = source_.data_offset(member) + offset;
+        const std::uint64_t from = input_.data_offset(member) + offset;
+        if (input_fd_ < 0) input_fd_ = ::open(input_.path().c_str(), O_RDONLY | O_CLOEXEC);  // on the first copy
+        if (input_fd_ < 0) throw InputError(input_.path().string(), std::strerror(errno));
         struct stat info {};
-        if (::fstat(source_.fd(), &info) != 0 || static_cast<std::uint64_t>(info.st_size) < from + length)
+        if (::fstat(input_fd_, &info) != 0 || static_cast<std::uint64_t>(info.st_size) < from + length)
             throw InputError(input_.path().string(), "member " + member.name + ": truncated (the file shrank while it was read)");
-        output_.copy_from(source_.fd(), from, length);
+        output_.copy_from(input_fd_, from, length);
     }
 
     [[noreturn]] void fail(const std::string& problem) const { throw InputError(output_.destination().string(), problem); }
 
     OutputFile output_;
     const Archive& input_;
-    InputFile source_;
+    int input_fd_ = -1;  // the input file, for copy_file_range
     std::vector<records::Entry> directory_;
 };
 
