@@ -11,9 +11,6 @@ namespace wheelfix {
 namespace {
 
 constexpr int kMaxDepth = 16;
-// Memory is what is bounded, not how many wheels a pipeline names: a file of 20,000
-// wheel paths is ~2 MB. Each argument counts its bytes plus what a std::string in
-// the expansion costs beside them.
 constexpr std::uint64_t kMaxFileSize = std::uint64_t(32) << 20;  // per argument file
 constexpr int kMaxFiles = 256;                                   // argument files read in one expansion
 constexpr std::size_t kMaxExpandedBytes = std::size_t(64) << 20;  // the arguments they expand to, in all
@@ -51,8 +48,7 @@ public:
 
 private:
     void append(char c, bool quoted) {
-        if (!in_word_) current_.literal = quoted;
-        in_word_ = true;
+        start_word(quoted);
         current_.text += c;
     }
     void start_word(bool quoted) {
@@ -107,8 +103,6 @@ private:
     bool in_word_ = false;
 };
 
-// Only a regular file of at most kMaxFileSize bytes: @/dev/zero never ends and an
-// @FIFO blocks (util/files.hpp refuses both without blocking).
 std::string read_argument_file(const std::string& path, const std::string& label) {
     std::error_code error;
     if (!std::filesystem::exists(path, error)) throw InputError(label, "cannot read the argument file");
@@ -142,8 +136,6 @@ void expand_into(Expansion& expansion, const std::vector<ArgumentWord>& words, i
         const std::string label = word.text;
         if (depth >= kMaxDepth)
             throw InputError(label, "argument files nested more than 16 deep (does a file name itself?)");
-        // Files that name each other twice each fan out without end below the depth
-        // limit (2^16 reads): the number of files read is capped as well.
         if (++expansion.files_read > kMaxFiles)
             throw InputError(label, "more than " + std::to_string(kMaxFiles) +
                                         " argument files read (do the files name each other?)");

@@ -141,36 +141,17 @@ std::array<std::uint8_t, 32> sha256(std::span<const std::uint8_t> bytes) {
 }
 
 namespace {
-constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-int decode_char(char c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '-') return 62;
-    if (c == '_') return 63;
-    return -1;
-}
+constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 }  // namespace
 
 std::string urlsafe_b64_nopad(std::span<const std::uint8_t> bytes) {
     std::string out;
     out.reserve((bytes.size() * 4 + 2) / 3);
-    std::size_t i = 0;
-    for (; i + 3 <= bytes.size(); i += 3) {
-        std::uint32_t v = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
-        for (int shift = 18; shift >= 0; shift -= 6) out += kAlphabet[(v >> shift) & 63];
-    }
-    std::size_t rest = bytes.size() - i;
-    if (rest == 1) {
-        std::uint32_t v = bytes[i] << 16;
-        out += kAlphabet[(v >> 18) & 63];
-        out += kAlphabet[(v >> 12) & 63];
-    } else if (rest == 2) {
-        std::uint32_t v = (bytes[i] << 16) | (bytes[i + 1] << 8);
-        out += kAlphabet[(v >> 18) & 63];
-        out += kAlphabet[(v >> 12) & 63];
-        out += kAlphabet[(v >> 6) & 63];
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        const std::size_t count = std::min<std::size_t>(3, bytes.size() - i);  // bytes in this group
+        std::uint32_t v = 0;
+        for (std::size_t k = 0; k < 3; ++k) v = (v << 8) | (k < count ? bytes[i + k] : 0);
+        for (std::size_t k = 0; k <= count; ++k) out += kAlphabet[(v >> (18 - 6 * k)) & 63];  // no padding
     }
     return out;
 }
@@ -181,8 +162,8 @@ bool urlsafe_b64_decode(std::string_view text, std::string& out) {
     std::uint32_t acc = 0;
     int bits = 0;
     for (char c : text) {
-        int v = decode_char(c);
-        if (v < 0) return false;
+        const auto v = kAlphabet.find(c);
+        if (v == std::string_view::npos) return false;
         acc = (acc << 6) | static_cast<std::uint32_t>(v);
         bits += 6;
         if (bits >= 8) {
@@ -192,10 +173,6 @@ bool urlsafe_b64_decode(std::string_view text, std::string& out) {
     }
     return bits < 6;  // a single leftover char (6 bits) cannot come from real input
 }
-
-}  // namespace wheelfix
-
-namespace wheelfix {
 
 std::string hex_digest(std::span<const std::uint8_t> digest) {
     static constexpr char kDigits[] = "0123456789abcdef";

@@ -38,19 +38,6 @@ void rtrim(std::string& line) {
 
 }  // namespace
 
-std::size_t visible_width(std::string_view text) {
-    std::size_t width = 0;
-    for (std::size_t i = 0; i < text.size();) {
-        if (std::size_t skip = escape_length(text, i)) {
-            i += skip;
-            continue;
-        }
-        if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++width;
-        ++i;
-    }
-    return width;
-}
-
 std::string strip_ansi(std::string_view text) {
     std::string out;
     for (std::size_t i = 0; i < text.size();) {
@@ -61,6 +48,12 @@ std::string strip_ansi(std::string_view text) {
         out += text[i++];
     }
     return out;
+}
+
+std::size_t visible_width(std::string_view text) {
+    const std::string plain = strip_ansi(text);  // then one column per UTF-8 character
+    return static_cast<std::size_t>(
+        std::count_if(plain.begin(), plain.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 Table::Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}

@@ -26,21 +26,11 @@ std::vector<std::string> split_nonempty(std::string_view text, char separator) {
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
-    std::string out;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i) out += separator;
-        out += items[i];
-    }
-    return out;
+    return fmt::format("{}", fmt::join(items, separator));
 }
 
 std::string join(const std::vector<std::uint64_t>& numbers, std::string_view separator) {
-    std::string out;
-    for (std::size_t i = 0; i < numbers.size(); ++i) {
-        if (i) out += separator;
-        out += std::to_string(numbers[i]);
-    }
-    return out;
+    return fmt::format("{}", fmt::join(numbers, separator));
 }
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
