@@ -18,11 +18,7 @@
 // the image up to where this thread has published it final, and prefaults the
 // pages just ahead of the inflate (MADV_POPULATE_WRITE), so a 541 MB member costs
 // this thread its inflate and little else.
-//
-// Why not MADV_HUGEPAGE on the image: measured here (a Firecracker VM, THP in
-// madvise mode, free page reporting by virtio_balloon) a huge page freed a few
-// seconds earlier has been handed back to the host, and faulting 541 MB in huge
-// pages cost 0.8-1.2 s of system time against ~0.25 s in 4 KiB pages.
+// No MADV_HUGEPAGE on the image: docs/decisions.md says why.
 #include "wheelfix/zip/inflate_index.hpp"
 
 #include "wheelfix/util/error.hpp"

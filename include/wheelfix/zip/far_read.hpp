@@ -21,75 +21,57 @@
 // without this. The Archive and the Member must outlive the reader; read() is
 // const and keeps no state between calls (threads may share a reader).
 //   - A stored member is read in place (known_from() 0).
-//   - Entry: the compressed offset E of content offset `lowest` is guessed as
-//     compressed_size * lowest / size * kFirstGuessMargin, or, when later (near the
-//     end), compressed_size less kTailGuessMargin times the proportional distance
-//     to the end, less kTailGuessSlack (a member's end is often less compressible
-//     than the whole); the bit offsets from E on
-//     (at most kEntryScanBytes compressed bytes) are tried in order as the start of
-//     a deflate block (zip/block_header: a dynamic header zlib would accept, or a
-//     stored block's LEN/NLEN; fixed-Huffman blocks, which any bits can start, are
-//     never tried).
-//   - A candidate is inflated with the default backend (zip::Inflater, resumed at
-//     the bit) after a 32 KiB window of 0x00 bytes, reading the compressed bytes in
-//     streaming chunks and counting the output, not keeping it (but for the ring
-//     below). The stream must end exactly at the member's last compressed byte,
-//     having given no more than the member's size; else the candidate is rejected
-//     and the next bit tried (at most kMaxCandidates per entry). The entry's
-//     content offset is size - count (the size is the central directory's).
-//   - With a `locate` callback: once the two decoders agree, it is handed each
-//     step's window-independent bytes (after the last kLocatorOverlap bytes of
-//     those before it), with their decode position; when it names the entry's content offset (one
-//     that leaves the bytes decoded within the size) the decode stops there, and
-//     that is the entry: ranges past where it stopped are inflated again from the
-//     entry (in_memory() tells). A locator that names nothing changes nothing.
-//     Its answer is trusted as the end-of-stream count is: a wrong one gives wrong
-//     bytes, for a caller that checks them (below).
-//   - In lockstep a second decoder inflates the same bits after a window of 0xff
-//     bytes. A back-reference copies bytes verbatim, so every byte that derives from
-//     the unknown window differs between the two; once their last 32 KiB are equal
-//     at the same count, every later byte is equal (the window is their only
-//     difference) and the second decoder stops. known_from() is the entry's offset
-//     plus the count after the last byte that differed, converged or not (near the
-//     end, back-references chained to the window can reach within 32 KiB of it).
+//   - Entry: from a proportional guess of `lowest`'s compressed offset, with
+//     margins (guess_entry), the bit offsets of at most kEntryScanBytes compressed
+//     bytes are tried in order as the start of a deflate block (zip/block_header:
+//     a dynamic header zlib would accept, or a stored block's LEN/NLEN; never a
+//     fixed-Huffman block, which any bits can start). A candidate, inflated after a
+//     32 KiB window of 0x00 bytes (counting, not keeping, the output), is the
+//     entry when its stream ends exactly at the member's last compressed byte
+//     having given no more than the member's size; its content offset is then
+//     size - count (the size is the central directory's). At most kMaxCandidates
+//     per entry.
+//   - With a `locate` callback: once the two decoders below agree, it is handed
+//     each step's window-independent bytes (after the last kLocatorOverlap bytes of
+//     those before it), with their decode position; when it names the entry's
+//     content offset (one that leaves the bytes decoded within the size) the decode
+//     stops there, and that is the entry: ranges past where it stopped are inflated
+//     again from the entry (in_memory() tells). A locator that names nothing
+//     changes nothing; its answer is trusted as the end-of-stream count is.
+//   - A second decoder inflates the same bits in lockstep after a window of 0xff
+//     bytes: every byte that derives from the unknown window differs between the
+//     two, and once their last 32 KiB agree every later byte does. known_from() is
+//     the entry's offset plus the count after the last byte that differed.
 //   - known_from() > lowest (the guess was too late): the next entry is guessed
-//     further back from what the last one taught (its compressed and content
-//     offsets and the ratio of the bytes after it, with the distance the decoders
-//     took to converge as a margin); at most kMaxEntries entries.
-//   - The last bytes of output are kept: kRing, or the member's bytes from
-//     `lowest` on when fewer (kMinRing at least, the member at most), so
-//     read() serves ranges there from memory; it inflates from the entry again
-//     (0x00 window: the same bytes) for the others, in one sweep (everything in
-//     it when a range lies past where a located decode stopped: in order).
+//     further back from what the last one taught; at most kMaxEntries entries.
+//   - The last kRing bytes of output are kept (fewer when the member's bytes from
+//     `lowest` on are fewer: kMinRing at least, the member at most), so read()
+//     serves ranges there from memory; the others it inflates again from the entry
+//     (0x00 window: the same bytes), in one sweep.
 // Bounded whatever the bytes: one open() inflates at most
 // 2 x (size - lowest) + kBudgetSlack bytes in all (both decoders, every candidate
-// and entry together; a budget spent is nullopt), scans the bit offsets of at most
-// kEntryScanBytes compressed bytes per entry and inflates at most kMaxCandidates
-// candidates per entry (kMaxEntries entries); memory is the ring plus a few MiB of
-// buffers. Random bytes and cut streams give nullopt; so does a central directory
-// size that is smaller than a decode from the entry gives, or so much larger that
-// no entry's offset reaches back to `lowest`. A size that lies by less shifts every
-// offset by the lie: nothing short of a whole read can tell. A file that cannot be
-// read is InputError, as for any read. Inflated bytes count in --timings' inflate
-// phase (zip::Inflater), the work in its inflate and read scopes.
+// and entry together; a budget spent is nullopt); memory is the ring plus a few MiB
+// of buffers. Random bytes and cut streams give nullopt; so does a central
+// directory size that is smaller than a decode from the entry gives, or so much
+// larger that no entry's offset reaches back to `lowest`. A size that lies by less
+// shifts every offset by the lie: nothing short of a whole read can tell. A file
+// that cannot be read is InputError, as for any read. Inflated bytes count in
+// --timings' inflate phase, the work in its inflate and read scopes.
 // The bytes are not CRC-checked (only a whole read can be), and a false entry that
 // happened to inflate to the stream's exact end would give wrong bytes: open()'s
 // answer is for a caller that checks it against the real pass afterwards; never
 // where the member's integrity is the question.
 //
 // open_confirmed(archive, member, lowest) is for a caller that uses the bytes
-// without such a check (a partial read being its contract): as open() without a
-// locator (its first guess with kConfirmedTailSlack for kTailGuessSlack, since the
-// confirmation costs as much again), for a span that the ring holds (size - lowest
-// <= kRing, else nullopt),
-// and confirmed by a second entry further back (a block start found the same way,
-// scanning from as far before the first entry as that lies before the member's
-// compressed end), which must begin at an earlier bit and give the same bytes from
-// `lowest` to the end. Bits
-// that only look like a block header almost never inflate to the stream's exact
-// end; if they did and then fell into step with the real blocks, the bytes before
-// that point would be wrong, and the decode from a real block boundary further
-// back disagrees with them. An entry at content offset 0 has nothing before it to
+// without such a check: as open() without a locator (a first guess nearer the
+// end: kConfirmedTailSlack), for a span the ring holds (size - lowest <= kRing,
+// else nullopt), and confirmed by a second entry further back (scanned for from as
+// far before the first entry as that lies before the member's compressed end),
+// which must begin at an earlier bit and give the same bytes from `lowest` to the
+// end. Bits that only look like a block header almost never inflate to the
+// stream's exact end; if they did and then fell into step with the real blocks,
+// the decode from a real block boundary further back disagrees with the bytes
+// before that point. An entry at content offset 0 has nothing before it to
 // confirm it: nullopt. A stored member needs no confirmation.
 #pragma once
 

@@ -3,41 +3,33 @@
 // Contract: inflate_indexed() reads the member's raw (compressed) bytes from the
 // archive (Archive::open_raw) and inflates them with the codec (zip/codec.hpp:
 // ISA-L, or zlib), calling `sink` (when given) with each inflated chunk in order,
-// and recording deflate block boundaries as AccessPoints (the zran.c technique:
-// the compressed bit offset where a block starts and the uncompressed offset it
-// decodes to). zlib finds every boundary; ISA-L finds one at least every ~1 MiB
-// of output (past that it is fed short slices until it stands at one), so a
-// splice re-deflates a little more around an edit and windows are a little
-// further apart, for an inflate 1.4x faster. index_backend() picks by what the
-// read keeps. The CRC-32 and size are checked against the central directory; a
-// mismatch, truncated or corrupt data is an InputError naming the archive and
-// member. Stored members have no blocks: their index is empty (plan_splice then
-// deflates the new content whole). Each access point also keeps the compressed
-// byte its block starts in, whose low bits end the previous block: a splice
-// restarting there needs them (deflatePrime) and so never re-reads the archive.
-// Each access point also carries the CRC-32 of the inflated bytes before it, so a
-// splice gets the CRC of any unchanged span between access points, or between one
-// and the member's end (whose prefix CRC is the member's CRC), with crc32_combine
-// arithmetic instead of reading the span. Every byte is CRC'd exactly once.
+// and recording deflate block boundaries as AccessPoints (the zran.c technique).
+// zlib finds every boundary; ISA-L finds one at least every ~1 MiB of output (past
+// that it is fed short slices until it stands at one), so a splice re-deflates a
+// little more around an edit and windows are a little further apart, for an
+// inflate 1.4x faster. index_backend() picks by what the read keeps. The CRC-32
+// and size are checked against the central directory; a mismatch, truncated or
+// corrupt data is an InputError naming the archive and member. Stored members
+// have no blocks: their index is empty (plan_splice then deflates the new content
+// whole). An access point's partial byte lets a splice restarting there prime
+// deflate (deflatePrime) without re-reading the archive, and its prefix CRC gives
+// the CRC of any unchanged span between access points, or between one and the
+// member's end, with crc32_combine arithmetic instead of reading the span. Every
+// byte is CRC'd exactly once.
 //
-// Options:
-// - keep: the inflated bytes are kept in InflatedMember::data. They are inflated
-//   straight into it (never copied from a staging buffer), and it is sized once:
-//   its bytes never move while the inflate runs.
-// - sha256: InflatedMember::sha256 holds the SHA-256 of the inflated bytes.
-// A kept member of at least kFollowedFrom bytes is digested (CRC-32, prefix CRCs,
-// SHA-256), when the thread budget spares a share (util/thread_budget.hpp), on a
-// second thread that follows the inflate through the kept bytes as
-// they become final, and prefaults the pages just ahead of it, so neither the
-// hashing nor the page faults of a fresh buffer are on the inflating thread. That
-// thread belongs to the call: it is joined before inflate_indexed returns or
-// throws (a failure mid-inflate stops it before the bytes it reads are freed),
-// and its own failure is rethrown. A streamed member (not kept) of at least
-// kFollowedFrom bytes has its SHA-256 and `sink` calls run on a second thread
-// when the budget spares one (two 1 MiB buffers: one inflated into while the
-// other is hashed and handed to the sink), the CRC-32 staying on the inflating
-// thread: the sink is called from that thread then (in order, one call at a
-// time), and what it throws comes out of inflate_indexed. Other members, and
+// With InflateOptions::keep the bytes are inflated straight into
+// InflatedMember::data (never copied from a staging buffer), sized once: they
+// never move while the inflate runs. A kept member of at least kFollowedFrom bytes
+// is digested (CRC-32, prefix CRCs, SHA-256), when the thread budget spares a
+// share (util/thread_budget.hpp), on a second thread that follows the inflate
+// through the kept bytes as they become final, and prefaults the pages just ahead
+// of it. That thread belongs to the call: it is joined before inflate_indexed
+// returns or throws, and its own failure is rethrown. A streamed member (not kept)
+// of at least kFollowedFrom bytes has its SHA-256 and `sink` calls run on a second
+// thread when the budget spares one (two 1 MiB buffers: one inflated into while
+// the other is hashed and handed to the sink), the CRC-32 staying on the
+// inflating thread: the sink is called from that thread then (in order, one call
+// at a time), and what it throws comes out of inflate_indexed. Other members, and
 // all when the budget is spent, are digested on the calling thread as the bytes pass.
 //
 // Memory: the kept bytes (if any), the index (24 bytes per block, a block is

@@ -3,37 +3,32 @@
 // Contract: plan_splice(original, edits) returns the new member's compressed
 // stream as a list of pieces: byte ranges of the ORIGINAL compressed stream
 // (copied as stored, never recompressed) and freshly deflated bytes covering each
-// changed region. For every changed range [a, b) it restarts at the last block
-// boundary p <= a and stops at the first block boundary q >= b + 32 KiB (past that
+// changed region. A region runs from the last block boundary p at or before its
+// first edit to the first boundary q a full 32 KiB window past its last (from q on
 // the window holds the original's bytes again, so the original blocks decode the
-// same), re-deflating [p, q) primed with the leftover bits of p's partial byte
-// (deflatePrime) and the 32 KiB before p (deflateSetDictionary). The re-deflated
-// bytes end exactly where the original's block q starts: empty blocks pad them to
-// q's bit position within its byte and that byte is rebuilt, so the original is
-// copied on from the next byte without bit shifting, whether or not q is byte
-// aligned (src/zip/raw_deflate.hpp). A change near the end re-deflates to the end
-// with Z_FINISH. Regions that meet are merged. When the original is stored, or has
-// no usable boundaries, the whole new content is deflated in parallel chunks (see
-// parallel_deflate). `original.data` must hold the inflated original (else, or for
-// invalid edits, std::invalid_argument). The result carries the new size, CRC-32
-// and SHA-256 of the new content: the CRC of unchanged spans comes from the access
-// points' prefix_crc32 (as inflate_indexed records them) without re-reading them,
-// and the SHA-256 runs on a second thread (when the thread budget spares one,
-// util/thread_budget.hpp) while the regions are deflated; `recompressed_bytes` counts what went through
-// deflate (typically the edit plus 32 KiB plus one or two blocks of 10-100 KB).
-// The stream produced inflates to apply_edits(original.data, edits) — tests prove
-// it by inflating.
+// same), or to the stream's end; regions that meet are merged. The original is
+// copied on from q without bit shifting, whether or not q is byte aligned (the
+// layout: splice.cpp). When the original is stored, or has no usable boundaries,
+// the whole new content is deflated in parallel chunks (parallel_deflate).
+// `original.data` must hold the inflated original (else, or for invalid edits,
+// std::invalid_argument). The result carries the new size, CRC-32 and SHA-256 of
+// the new content: the CRC of unchanged spans comes from the access points'
+// prefix_crc32 (as inflate_indexed records them) without re-reading them, and the
+// SHA-256 runs on a second thread (when the thread budget spares one,
+// util/thread_budget.hpp) while the regions are deflated; `recompressed_bytes`
+// counts what went through deflate (typically the edit plus 32 KiB plus one or two
+// blocks of 10-100 KB). The stream produced inflates to apply_edits(original.data,
+// edits) — tests prove it by inflating.
 //
 // The splice proves its own output (so that a writer need not read the member back):
 // - each re-deflated region is inflated again (zlib, primed at p with the window
 //   before it: check_splice) and compared with the intended new content [p, q);
 //   where the original resumes at q, the inflater must stand at a block start
-//   exactly at q's bit (the rest of that byte the original's), with the last 32 KiB it produced equal to the original's
-//   before q (q lies a window past the region's last edit), so the original blocks
-//   copied on from q decode exactly as they did in the input's own read, which
-//   checked them against the member's CRC-32. A region that ends the stream must
-//   end it, on its last byte. A member deflated whole (no original blocks reused)
-//   is inflated whole and compared. Costs: the regions' bytes, not the member.
+//   exactly at q's bit, with the last 32 KiB it produced equal to the original's
+//   before q, so the original blocks copied on from q decode exactly as they did in
+//   the input's own read, which checked them against the member's CRC-32. A region
+//   that ends the stream must end it, on its last byte. A member deflated whole is
+//   inflated whole and compared. Costs: the regions' bytes, not the member.
 // - the pass that computes the new content's SHA-256 also computes its CRC-32, and
 //   it must equal the CRC-32 the splice puts in the headers (which it got from the
 //   index's prefix CRCs): the header and the content the SHA-256 saw agree.
