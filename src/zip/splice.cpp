@@ -12,9 +12,9 @@
 //   original bytes [q/8 + 1, end)            copied as stored (from q/8 if aligned)
 //
 // (see RawDeflater::end_before). The bytes before p never include the final block
-// (p is a block start). The new content is never materialized: its SHA-256 reads it
-// as a list of spans (subspans of the inflated original and the edits' bytes,
-// apply_edits' order). Its CRC-32 never reads the unchanged spans: they run between
+// (p is a block start). The new content is never materialized: its SHA-256 reads the
+// original in order, each edit's bytes put in place as it passes (EditedStream).
+// Its CRC-32 never reads the unchanged spans: they run between
 // access points (or to the member's end), whose prefix CRCs inflate_indexed
 // recorded, so with crc32_combine's linearity (zlib >= 1.2.12:
 // combine(c1, c2, n) = shift(c1, n) ^ c2)
@@ -183,16 +183,13 @@ void require_same_crc(const PrecompressedMember& out, std::uint32_t content_crc3
         throw std::logic_error("plan_splice: the new content's CRC-32 differs from the one its headers would carry");
 }
 
-// Feeds the new content, in order, to the digest.
-using ContentFeed = std::function<void(ContentDigest&)>;
-
-// The digest of what `feed` gives, in order: on a thread of its own from construction when the
-// thread budget spares one, else in finish(). finish() joins the thread (so does
-// destruction, on an early exit).
+// The digest of `original` with `edits` in place: on a thread of its own from
+// construction when the thread budget spares one, else in finish(). finish() joins
+// the thread (so does destruction, on an early exit).
 class BackgroundDigest {
 public:
-    BackgroundDigest(ContentFeed feed, const ContentSink& sink)
-        : feed_(std::move(feed)), digest_(sink), claim_(try_claim_thread()) {
+    BackgroundDigest(std::span<const std::uint8_t> original, const ByteEdits& edits, const ContentSink& sink)
+        : original_(original), edits_(edits), digest_(sink), claim_(try_claim_thread()) {
         if (claim_) thread_.emplace([this] { digest_all(); });
     }
 
@@ -206,35 +203,33 @@ public:
 private:
     void digest_all() {
         try {
-            feed_(digest_);
+            EditedStream stream(edits_, digest_);
+            stream.take(original_, 0);
+            stream.finish(original_.size());
         } catch (...) {
             failure_ = std::current_exception();
         }
     }
 
-    ContentFeed feed_;
+    std::span<const std::uint8_t> original_;
+    const ByteEdits& edits_;
     ContentDigest digest_;
     std::exception_ptr failure_;
     std::optional<ThreadClaim> claim_;    // the thread's share of the budget, returned after the join
     std::optional<std::jthread> thread_;  // last: starts once the members it uses exist, joins before they go
 };
 
-// CRC-32 of the span [s, e) given the CRCs of the prefixes [0, s) and [0, e).
-std::uint32_t crc_between(std::uint32_t prefix_start, std::uint32_t prefix_end, std::uint64_t length) {
-    return prefix_end ^ crc32_combine(prefix_start, 0, length);
-}
-
 // Builds the pieces in stream order while CRC-ing the new content in content
 // order (and hashing it on a second thread).
 class Splicer {
 public:
     // `data` holds the original's inflated bytes, at least those of every region
-    // ([p - 32 KiB, q)); `feed` gives the whole new content to the SHA-256.
+    // ([p - 32 KiB, q)); all of them for run() with a sink, which hashes the new content.
     Splicer(const InflatedMember& original, std::span<const std::uint8_t> data, const ByteEdits& edits)
         : original_(original), data_(data), edits_(edits), deflater_(kLevel) {}
 
-    PrecompressedMember run(const std::vector<Region>& regions, ContentFeed feed, const ContentSink& sink) {
-        BackgroundDigest digest(std::move(feed), sink);
+    PrecompressedMember run(const std::vector<Region>& regions, const ContentSink& sink) {
+        BackgroundDigest digest(data_, edits_, sink);
         auto out = run(regions);
         auto& content = digest.finish();
         out.sha256 = content.sha256();
@@ -306,7 +301,7 @@ private:
     }
 
     void feed(std::span<const std::uint8_t> bytes, CompressedPiece& piece) {
-        account(bytes);
+        crc_ = crc32(crc_, bytes);
         out_.recompressed_bytes += bytes.size();
         deflater_.feed(bytes, piece.bytes);
     }
@@ -324,7 +319,8 @@ private:
     void keep_unchanged_until(std::size_t boundary) {
         std::uint64_t length = offset_of(boundary) - offset_of(unchanged_from_);
         if (length != 0) {
-            std::uint32_t span = crc_between(prefix_crc_of(unchanged_from_), prefix_crc_of(boundary), length);
+            // crc(span [s, e)) = prefix(e) ^ combine(prefix(s), 0, e - s): see the top of this file.
+            std::uint32_t span = prefix_crc_of(boundary) ^ crc32_combine(prefix_crc_of(unchanged_from_), 0, length);
             crc_ = crc32_combine(crc_, span, length);
         }
         unchanged_from_ = boundary;
@@ -347,10 +343,6 @@ private:
         out_.pieces.push_back(std::move(piece));
     }
 
-    void account(std::span<const std::uint8_t> bytes) {
-        crc_ = crc32(crc_, bytes);
-    }
-
     const InflatedMember& original_;
     std::span<const std::uint8_t> data_;
     const ByteEdits& edits_;
@@ -363,8 +355,6 @@ private:
 
 void check_arguments(const InflatedMember& original, const ByteEdits& edits) {
     if (!original.member) throw std::invalid_argument("plan_splice: the original has no member");
-    if (original.data.size() != original.size)
-        throw std::invalid_argument("plan_splice: the original's inflated bytes were not kept");
     if (auto problem = edits_problem(edits, original.size); !problem.empty())
         throw std::invalid_argument("plan_splice: " + problem);
 }
@@ -531,6 +521,8 @@ void check_splice(const PrecompressedMember& spliced, std::span<const std::uint8
 PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, const ContentSink& content) {
     const timings::Scope timer(timings::Phase::deflate);
     check_arguments(original, edits);
+    if (original.data.size() != original.size)
+        throw std::invalid_argument("plan_splice: the original's inflated bytes were not kept");
     const auto& blocks = original.blocks;
     bool deflated = original.member->method == Method::deflated && !blocks.empty();
     if (deflated && edits.empty()) {
@@ -539,12 +531,7 @@ PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits&
     }
     auto regions = deflated ? plan_regions(blocks, edits) : std::vector<Region>{};
     if (!deflated || rewrites_everything(regions, blocks.size())) return deflate_whole(apply_edits(original.data, edits), content);
-    auto feed = [&](ContentDigest& digest) {
-        EditedStream stream(edits, digest);
-        stream.take(original.data, 0);
-        stream.finish(original.size);
-    };
-    auto out = Splicer(original, original.data, edits).run(regions, feed, content);
+    auto out = Splicer(original, original.data, edits).run(regions, content);
     corrupt_when_asked(out);
     check_splice(out, original.data, edits);
     return out;
@@ -587,17 +574,6 @@ InflatedMember with_exact_blocks(const InflatedMember& index, const SeekableMemb
     return exact;
 }
 
-// SHA-256 and CRC-32 of the new content (and the caller's sink fed): the original
-// inflated once more through `source`, the edits put in place as the bytes pass. The spans between the source's windows
-// are inflated on several threads at once (SeekableMember::read_all), the hashing
-// done in order by whichever of them finds the next span ready, so on two cores
-// the inflate is split between them and the hash overlaps it.
-void streamed_digest(const SeekableMember& source, const ByteEdits& edits, std::uint64_t size, ContentDigest& digest) {
-    EditedStream stream(edits, digest);
-    source.read_all([&](std::span<const std::uint8_t> chunk, std::uint64_t at) { stream.take(chunk, at); });
-    stream.finish(size);
-}
-
 // The bounded splice without its SHA-256 pass: the regions re-deflated and proved,
 // the headers' CRC-32 from the index. nullopt when nothing of the original stream
 // can be reused (plan_splice then reads the member whole, with `blocks`: the exact
@@ -606,10 +582,8 @@ void streamed_digest(const SeekableMember& source, const ByteEdits& edits, std::
 std::optional<PrecompressedMember> splice_around_edits(const InflatedMember& index, const SeekableMember& source,
                                                        const ByteEdits& edits, std::vector<AccessPoint>& blocks) {
     blocks = index.blocks;
-    if (!index.member) throw std::invalid_argument("plan_splice: the original has no member");
+    check_arguments(index, edits);
     if (source.size() != index.size) throw std::invalid_argument("plan_splice: the source is not the indexed member");
-    if (auto problem = edits_problem(edits, index.size); !problem.empty())
-        throw std::invalid_argument("plan_splice: " + problem);
     const bool deflated = index.member->method == Method::deflated && !index.blocks.empty();
     if (!deflated || edits.empty()) return std::nullopt;
     const InflatedMember exact = with_exact_blocks(index, source, edits);
@@ -652,8 +626,13 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
     std::vector<AccessPoint> blocks;
     auto out = splice_around_edits(index, source, edits, blocks);
     if (!out) return splice_read_whole(index, std::move(blocks), source, edits, content);
+    // The new content's digests, the original inflated once more with the edits put
+    // in place as it passes: the spans between the source's windows inflated on
+    // several threads at once (SeekableMember::read_all), the hashing in order.
     ContentDigest digest(content);
-    streamed_digest(source, edits, index.size, digest);
+    EditedStream stream(edits, digest);
+    source.read_all([&](std::span<const std::uint8_t> chunk, std::uint64_t at) { stream.take(chunk, at); });
+    stream.finish(index.size);
     out->sha256 = digest.sha256();
     require_same_crc(*out, digest.crc32_value());
     return std::move(*out);
