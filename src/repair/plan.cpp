@@ -263,7 +263,7 @@ private:
         if (!kept.elf) {  // read whole, not held: read again for this edit only
             KeptMember again{kept.name, kept.member,
                              wheel::MemberImage(zip::inflate_indexed(wheel_.archive(), *kept.member,
-                                                                     [](std::span<const std::uint8_t>) {}, true)),
+                                                                     [](std::span<const std::uint8_t>) {}, {.keep = true})),
                              std::nullopt};
             again.elf = parse(again.name, again.image);
             edit(step, again);

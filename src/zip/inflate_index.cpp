@@ -666,8 +666,4 @@ std::vector<AccessPoint> index_blocks_from(const Archive& archive, const Member&
     return blocks;
 }
 
-InflatedMember inflate_indexed(const Archive& archive, const Member& member, const InflateSink& sink, bool keep) {
-    return inflate_indexed(archive, member, sink, InflateOptions{keep, false});
-}
-
 }  // namespace wheelfix::zip

@@ -248,7 +248,7 @@ std::unique_ptr<Original> make_original(const Bytes& data, Producer producer) {
     }
     original->archive.emplace(Archive::open(path));
     REQUIRE(original->member().method == zip::Method::deflated);
-    original->inflated = zip::inflate_indexed(*original->archive, original->member(), [](auto) {}, true);
+    original->inflated = zip::inflate_indexed(*original->archive, original->member(), [](auto) {}, {.keep = true});
     original->stream = original->archive->read_raw(original->member());
     return original;
 }
@@ -492,7 +492,7 @@ TEST_CASE("inflate_indexed: streams to the sink without keeping; stored members 
     for (const auto& member : archive.members()) {
         CAPTURE(member.name);
         Bytes seen;
-        auto inflated = zip::inflate_indexed(archive, member, [&](auto chunk) { seen.insert(seen.end(), chunk.begin(), chunk.end()); }, false);
+        auto inflated = zip::inflate_indexed(archive, member, [&](auto chunk) { seen.insert(seen.end(), chunk.begin(), chunk.end()); }, {});
         CHECK(seen == text);
         CHECK(inflated.data.empty());
         CHECK(inflated.member == &member);
@@ -527,7 +527,7 @@ TEST_CASE("inflate_indexed: wrong CRC, wrong size, corrupt and truncated streams
         write_python_style_zip(dir / "bad.zip", {stored});
         auto archive = Archive::open(dir / "bad.zip");
         try {
-            zip::inflate_indexed(archive, archive.members()[0], [](auto) {}, true);
+            zip::inflate_indexed(archive, archive.members()[0], [](auto) {}, {.keep = true});
             FAIL("no InputError");
         } catch (const InputError& error) {
             CHECK(error.file() == (dir / "bad.zip").string());
@@ -665,7 +665,7 @@ TEST_CASE("inflate_indexed: the sha256 option gives the SHA-256 of the data, dig
             CHECK(kept.blocks[i].prefix_crc32 == static_cast<std::uint32_t>(crc32_z(0, data.data(), at)));
         }
         if (member.method == zip::Method::deflated) CHECK(kept.blocks.size() > (member.size > (1 << 20) ? 10u : 2u));
-        CHECK_FALSE(zip::inflate_indexed(archive, member, {}, true).sha256.has_value());  // not asked
+        CHECK_FALSE(zip::inflate_indexed(archive, member, {}, {.keep = true}).sha256.has_value());  // not asked
     }
 }
 
@@ -922,7 +922,7 @@ TEST_CASE("plan_splice: stored originals and bad arguments") {
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i % 251);
     write_python_style_zip(dir / "s.zip", {{"plain.bin", data, 0, crc_of(data), data.size()}});
     auto archive = Archive::open(dir / "s.zip");
-    auto inflated = zip::inflate_indexed(archive, archive.members()[0], [](auto) {}, true);
+    auto inflated = zip::inflate_indexed(archive, archive.members()[0], [](auto) {}, {.keep = true});
     ByteEdits edits{replace(10, 5), insert(50000, 7)};
     auto spliced = zip::plan_splice(inflated, edits);
     auto expected = apply_edits(data, edits);
@@ -942,7 +942,7 @@ TEST_CASE("plan_splice: stored originals and bad arguments") {
 
     CHECK_THROWS_AS(zip::plan_splice(inflated, {replace(99999, 2)}), std::invalid_argument);  // past the end
     CHECK_THROWS_AS(zip::plan_splice(inflated, {replace(500, 2), replace(10, 2)}), std::invalid_argument);  // unsorted
-    auto not_kept = zip::inflate_indexed(archive, archive.members()[0], [](auto) {}, false);
+    auto not_kept = zip::inflate_indexed(archive, archive.members()[0], [](auto) {}, {});
     CHECK_THROWS_AS(zip::plan_splice(not_kept, {replace(10, 5)}), std::invalid_argument);
 }
 

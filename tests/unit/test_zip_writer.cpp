@@ -151,7 +151,7 @@ TEST_CASE("zip writer: a spliced member goes in as its pieces, not recompressed"
     TempDir dir;
     auto input = Archive::open(write_input(dir.path()));
     const auto& lib = *input.find("pkg/lib.so");
-    auto inflated = zip::inflate_indexed(input, lib, [](auto) {}, true);
+    auto inflated = zip::inflate_indexed(input, lib, [](auto) {}, {.keep = true});
     std::uint64_t middle = lib.size / 2;
     ByteEdits edits{{middle, 16, Bytes(16, 0xcc)}, {lib.size, 0, Bytes(5000, 0x11)}};
     auto spliced = zip::plan_splice(inflated, edits);
@@ -326,7 +326,7 @@ TEST_CASE("zip writer: a failed write leaves no file behind and the destination 
         CHECK(message.find("input.zip: member pkg/lib.so: the precompressed pieces run past its stored bytes") != std::string::npos);
     }
     SUBCASE("pieces that disagree with compressed_size are a bug, reported as such") {
-        auto spliced = zip::plan_splice(zip::inflate_indexed(input, lib, [](auto) {}, true), {{100, 1, {7}}});
+        auto spliced = zip::plan_splice(zip::inflate_indexed(input, lib, [](auto) {}, {.keep = true}), {{100, 1, {7}}});
         spliced.compressed_size += 1;
         CHECK_THROWS_AS(zip::write_archive(dir / "out.whl", input, {{"pkg/lib.so", zip::Precompressed{&lib, spliced}}}),
                         std::logic_error);

@@ -154,7 +154,4 @@ InflatedMember inflate_indexed(const Archive& archive, const Member& member, con
 std::vector<AccessPoint> index_blocks_from(const Archive& archive, const Member& member, const Window* from,
                                            std::uint64_t until);
 
-// Shorthand: InflateOptions{keep}.
-InflatedMember inflate_indexed(const Archive& archive, const Member& member, const InflateSink& sink, bool keep);
-
 }  // namespace wheelfix::zip
