@@ -18,18 +18,15 @@ constexpr std::uint64_t kEntryHeaderMin = 48;
 constexpr std::uint64_t kMaxWindow = 64 * 1024;
 constexpr std::uint8_t kMagic[4] = {0x50, 0xED, 0x55, 0xBA};  // fatbin_magic, little endian
 
-enum class Need { kept, waiting, lost };
-
-// Wants [begin, end) and says whether it is kept now, will be, or never can be.
-Need need(SparseStream& stream, std::uint64_t begin, std::uint64_t end) {
-    end = std::min(end, stream.size());
-    if (stream.has(begin, end)) return Need::kept;
-    stream.want(begin, end - std::min(begin, end));
-    if (stream.has(begin, end)) return Need::kept;
-    return stream.lost(begin, end) ? Need::lost : Need::waiting;
-}
-
 }  // namespace
+
+FatbinScanner::Progress FatbinScanner::need(SparseStream& stream, std::uint64_t begin, std::uint64_t end) {
+    end = std::min(end, stream.size());
+    if (stream.has(begin, end)) return Progress::advanced;
+    stream.want(begin, end - std::min(begin, end));
+    if (stream.has(begin, end)) return Progress::advanced;
+    return stream.lost(begin, end) ? Progress::finished : Progress::waiting;
+}
 
 // The bytes from the start of the remembered tail (the last bytes of earlier
 // chunks) to the end of the current chunk, as one sequence.
@@ -117,11 +114,7 @@ FatbinScanner::Progress FatbinScanner::read_container_header(SparseStream& strea
         need(stream, at, stream.size());
         return Progress::finished;
     }
-    switch (need(stream, at, at + kContainerHeader)) {
-        case Need::kept: break;
-        case Need::waiting: return Progress::waiting;
-        case Need::lost: return Progress::finished;
-    }
+    if (const Progress kept = need(stream, at, at + kContainerHeader); kept != Progress::advanced) return kept;
     const auto image = stream.image();
     const std::uint64_t header_size = read_le(image, at + 6, 2);
     const std::uint64_t payload_size = read_le(image, at + 8, 8);
@@ -145,11 +138,8 @@ FatbinScanner::Progress FatbinScanner::read_entry_header(SparseStream& stream, W
         return Progress::advanced;
     }
     const std::uint64_t at = walk.at;
-    switch (need(stream, at, std::min(at + kEntryHeaderRead, walk.payload_end))) {
-        case Need::kept: break;
-        case Need::waiting: return Progress::waiting;
-        case Need::lost: return Progress::finished;
-    }
+    const Progress kept = need(stream, at, std::min(at + kEntryHeaderRead, walk.payload_end));
+    if (kept != Progress::advanced) return kept;
     const std::uint64_t left = walk.payload_end - at;
     if (left < 16) return Progress::finished;
     const auto image = stream.image();
@@ -167,11 +157,7 @@ FatbinScanner::Progress FatbinScanner::read_entry_header(SparseStream& stream, W
 FatbinScanner::Progress FatbinScanner::skip_padding(SparseStream& stream, Walk& walk, std::uint64_t end) {
     while (walk.scanned < end) {
         const std::uint64_t to = std::min(end, walk.scanned + walk.window);
-        switch (need(stream, walk.scanned, to)) {
-            case Need::kept: break;
-            case Need::waiting: return Progress::waiting;
-            case Need::lost: return Progress::finished;
-        }
+        if (const Progress kept = need(stream, walk.scanned, to); kept != Progress::advanced) return kept;
         const auto image = stream.image();
         const auto* first = image.data() + walk.scanned;
         const auto* last = image.data() + to;

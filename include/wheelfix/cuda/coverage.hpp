@@ -1,19 +1,7 @@
 // SM coverage: which fatbin entry (if any) lets a GPU of compute capability `sm`
 // run a file's device code, and how to say so.
 //
-// The per-entry rule is cuda::entry_runs_on() (fatbin.hpp), from NVIDIA's CUDA
-// compatibility rules (CUDA Programming Guide, "Binary/PTX compatibility"; the CUDA
-// 12.9 "family-specific architecture features" notes), checked against nvcc 13.0:
-// - a plain cubin sm_XY runs on the same major at minor >= Y (sm_80 on sm_86,
-//   sm_100 on sm_103), never across majors (sm_90 not on sm_100, sm_100 not on
-//   sm_120: Blackwell's 10.x and 12.x are different majors);
-// - a family cubin sm_XYf runs on its family: same major, minor >= Y (sm_100f on
-//   sm_100 and sm_103, sm_120f on sm_120 and sm_121). `-gencode
-//   arch=compute_100f,code=sm_100f` gives exactly one cubin, SM 100, flag 0x200000;
-// - an arch-specific cubin sm_XYa runs only on sm_XY;
-// - PTX compute_XY is JIT-compiled by the driver for any sm >= XY; compute_XYf
-//   PTX only within its family, compute_XYa PTX only on XY;
-// - LTO IR never runs as it is (it needs a device link first).
+// The per-entry rule is cuda::entry_runs_on() (fatbin.hpp has it and its sources).
 // This lives in cuda/ because it is a fact about fatbins, not a policy choice;
 // analysis/profile_findings.hpp and analysis/modules.hpp apply it.
 //

@@ -105,9 +105,12 @@ std::vector<FatbinEntry> parse_fatbin_section(std::span<const std::uint8_t> byte
                                               std::uint64_t file_offset = 0);
 
 // Whether an entry can run on a GPU of compute capability `sm` (e.g. 100, 120;
-// major = sm / 10, minor = sm % 10):
-// - cubin: plain sm_XY runs on the same major with minor >= Y; family sm_XYf
-//   likewise; arch-specific sm_XYa only on exactly XY.
+// major = sm / 10, minor = sm % 10), by NVIDIA's CUDA compatibility rules (CUDA
+// Programming Guide, "Binary/PTX compatibility"; the CUDA 12.9 family-specific
+// architecture notes), checked against nvcc 13.0:
+// - cubin: plain sm_XY runs on the same major with minor >= Y, never across majors
+//   (sm_100 not on sm_120: Blackwell's 10.x and 12.x are different majors); family
+//   sm_XYf likewise (sm_100f on sm_100 and sm_103); arch-specific sm_XYa only on XY.
 // - PTX (JIT-compiled by the driver): plain compute_XY on any sm >= XY;
 //   compute_XYf on the same major with minor >= Y; compute_XYa only on XY.
 // - LTO IR and unknown kinds: never (LTO IR needs a device link first).

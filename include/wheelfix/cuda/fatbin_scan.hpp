@@ -45,6 +45,8 @@ private:
         std::uint64_t payload_end = 0;
     };
     enum class Progress { advanced, waiting, finished };
+    // Wants [begin, end): advanced when it is kept, waiting while it may come, finished when it never can.
+    static Progress need(SparseStream& stream, std::uint64_t begin, std::uint64_t end);
 
     struct Joined;
     void found_magic(SparseStream& stream, std::uint64_t offset, std::uint64_t zero_run_start, std::uint64_t chunk_at);
