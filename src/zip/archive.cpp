@@ -70,22 +70,7 @@ std::string libzip_message(int code) {
     return message;
 }
 
-// A member name as it can be shown on one line: control bytes become \xNN.
-std::string printable(std::string_view name) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned char c : name) {
-        if (c >= 0x20 && c != 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            out += "\\x";
-            out += kHex[c >> 4];
-            out += kHex[c & 15];
-        }
-    }
-    return out;
-}
-
+// A member name shown on one line (util/error.hpp's printable: control bytes become \xNN).
 std::string member_problem(std::string_view name, std::string_view problem) {
     return "member " + printable(name) + ": " + std::string(problem);
 }

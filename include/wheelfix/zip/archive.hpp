@@ -15,12 +15,11 @@
 //   throw InputError on a damaged member. stream() inflates in chunks for consumers
 //   that only need to see the bytes once (hashing), so memory stays bounded.
 //   Deflated members are inflated by zip/codec.hpp (ISA-L when built with it),
-//   stored ones read through libzip.
+//   stored ones read as they are.
 //   open_raw() pulls the compressed bytes as stored in pieces of any size, for code
 //   that inflates or copies them itself (zip/inflate_index.hpp): read with pread
 //   from data_offset(), where the member's stored bytes begin in the file (found
-//   once per archive by walking the central directory and local headers; an
-//   InputError when they disagree with what open() read).
+//   at open() by walking the central directory and local headers).
 // - Inflate limits (zip bombs): open() refuses an archive whose members would
 //   inflate to more than InflateLimits::max_inflated bytes in total, or a member
 //   of at least ratio_floor bytes that inflates more than max_ratio times its
@@ -34,8 +33,8 @@
 //   up -> ".."), or links that loop (more than 40 followed).
 // - Also refused at open(), as CPython's zipfile and pip refuse them: two members
 //   whose bytes overlap, local headers or data descriptors that disagree with the
-//   central directory on method, CRC or sizes (zip/stored_offsets.hpp), a directory
-//   entry that carries data, a path that is both a file and a directory, and a
+//   central directory on method, CRC or sizes (zip/stored_offsets.hpp), a stored
+//   member whose compressed and inflated sizes differ, a directory entry that carries data, a path that is both a file and a directory, and a
 //   FIFO, socket or device given as the archive (never opened: util/files.hpp).
 // - After open(), reading is thread-safe: read(), read_raw(), stream(), open_raw()
 //   and data_offset() may run on several threads at once (every member's bytes are
