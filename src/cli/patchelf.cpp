@@ -23,6 +23,7 @@
 #include "wheelfix/elf/patchelf_command.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <fmt/format.h>
 
@@ -175,9 +176,7 @@ void patch_file(const Command& command, const std::string& path) {
 }  // namespace
 
 bool invoked_as_patchelf(const char* argv0) {
-    const std::string_view name(argv0);
-    const std::size_t slash = name.rfind('/');
-    return name.substr(slash == std::string_view::npos ? 0 : slash + 1) == "patchelf";
+    return base_name(argv0) == "patchelf";
 }
 
 int run_patchelf_front_end(int argc, char** argv) {

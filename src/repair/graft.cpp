@@ -18,16 +18,6 @@ namespace wheelfix::repair {
 
 namespace {
 
-std::string hex(std::span<const std::uint8_t> bytes) {
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    for (auto byte : bytes) {
-        out += digits[byte >> 4];
-        out += digits[byte & 15];
-    }
-    return out;
-}
-
 bool wheel_links_musl(const std::vector<analysis::ElfReport>& elves) {
     return std::any_of(elves.begin(), elves.end(), [](const auto& elf) { return elf.needs.links_musl; });
 }
@@ -94,10 +84,7 @@ Links GraftPlan::links(const analysis::ElfReport& member) const {
 std::optional<Links> early_links(const wheel::Wheel& wheel, const analysis::ElfReport& elf,
                                          const GraftOptions& options, const std::string& libs_dir) {
     std::set<std::string> base_names;
-    for (const auto& member : wheel.archive().members()) {
-        auto slash = member.name.rfind('/');
-        base_names.insert(slash == std::string::npos ? member.name : member.name.substr(slash + 1));
-    }
+    for (const auto& member : wheel.archive().members()) base_names.insert(base_name(member.name));
     for (const auto& needed : elf.needed)
         if (base_names.contains(needed)) return std::nullopt;
     const analysis::SearchContext context{.ldpaths = options.ldpaths, .root = options.root, .exclude = options.exclude,
@@ -110,7 +97,7 @@ std::optional<Links> early_links(const wheel::Wheel& wheel, const analysis::ElfR
     for (const auto& library : plan.resolution.grafts) {
         try {
             MappedFile file(library.path);
-            plan.renames.emplace(library.needed_name, hashed_name(library.needed_name, hex(sha256(file.bytes()))));
+            plan.renames.emplace(library.needed_name, hashed_name(library.needed_name, hex_digest(sha256(file.bytes()))));
         } catch (const InputError&) {
             return std::nullopt;
         }
@@ -147,7 +134,7 @@ GraftPlan plan_grafts(const wheel::Wheel& wheel, const std::vector<analysis::Elf
         GraftedFile graft;
         graft.needed_name = library.needed_name;
         graft.source = library.path;
-        graft.sha256 = hex(sha256(files.back()->bytes()));
+        graft.sha256 = hex_digest(sha256(files.back()->bytes()));
         graft.new_name = hashed_name(library.needed_name, graft.sha256);
         graft.member = libs_dir + "/" + graft.new_name;
         graft.needed_by = library.needed_by;

@@ -287,11 +287,6 @@ LoadLayout with_installed_beside(const LoadLayout& layout, const std::vector<Loa
 
 // ---- deciding without the loader ------------------------------------------------
 
-std::string file_name_of(std::string_view path) {
-    auto slash = path.rfind('/');
-    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
 // What the layout would hold, asked without making it: the wheel's members at
 // their installed paths, torch_dir at torch/, each present `beside` directory at
 // its place (unless a member is laid out there, as lay_out_beside skips it).
@@ -301,7 +296,7 @@ public:
         : torch_dir_(layout.torch_dir), packages_(std::filesystem::absolute(layout.torch_dir).parent_path()),
           driver_found_(driver_found) {
         for (const auto& member : members) installed_.push_back(std::string(wheel::installed_path(member.member)));
-        for (const auto& member : members) wheel_files_.insert(file_name_of(member.member));
+        for (const auto& member : members) wheel_files_.insert(base_name(member.member));
         std::error_code ignored;
         for (const auto& relative : layout.beside) {
             if (relative.empty() || relative.starts_with("torch/") || laid_out_by(relative, installed_)) continue;
@@ -391,7 +386,7 @@ std::optional<std::string> decided_absent(const LoadMember& member, const Planne
 // their NEEDED reach, by file name.
 std::vector<std::string> needed_closure(const std::vector<LoadMember>& members, const std::vector<std::string>& load) {
     std::map<std::string, std::vector<const LoadMember*>> by_file;
-    for (const auto& member : members) by_file[file_name_of(member.member)].push_back(&member);
+    for (const auto& member : members) by_file[base_name(member.member)].push_back(&member);
     std::set<std::string> chosen(load.begin(), load.end());
     std::vector<std::string> queue(load.begin(), load.end());
     while (!queue.empty()) {

@@ -58,11 +58,6 @@ void check_options(const RelinkOptions& options) {
     if (options.set_soname) check_option_text("--set-soname", *options.set_soname);
 }
 
-std::string base_name(std::string_view path) {
-    auto slash = path.rfind('/');
-    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
 // Plans the edit of one ELF image; nullopt when it has nothing to change (or no
 // dynamic section to change).
 std::optional<elf::EditPlan> plan_for(const RelinkOptions& options, const std::string& label,

@@ -54,4 +54,9 @@ std::string human_size(std::uint64_t bytes) {
     return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
 }
 
+std::string base_name(std::string_view path) {
+    const auto slash = path.rfind('/');
+    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
 }  // namespace wheelfix

@@ -370,6 +370,13 @@ TEST_CASE("run_tasks: TaskStop skips the tasks from an index on, and says so") {
     CHECK(run_tasks(std::vector<std::uint64_t>{}, [](std::size_t) { FAIL("no task"); }).started_all);
 }
 
+TEST_CASE("base_name is what follows the last slash") {
+    CHECK(base_name("torch/lib/libc10.so") == "libc10.so");
+    CHECK(base_name("libc10.so") == "libc10.so");
+    CHECK(base_name("dir/") == "");
+    CHECK(base_name("/usr/bin/patchelf") == "patchelf");
+}
+
 TEST_CASE("human_size in binary units, and a Palette that colours only when enabled") {
     CHECK(human_size(812) == "812 B");
     CHECK(human_size(2048) == "2.0 KiB");

@@ -12,7 +12,8 @@
 // the optimal string alignment distance: insertions, deletions, substitutions and
 // transpositions of adjacent characters, each costing one, no substring edited twice
 // ("retag", "ertag" -> 1). human_size(bytes) is a size for people, in binary
-// units: "812 B", "812.0 KiB", "541.2 MiB", "1.25 GiB".
+// units: "812 B", "812.0 KiB", "541.2 MiB", "1.25 GiB". base_name(path) is what
+// follows the last '/' ("torch/lib/libc10.so" -> "libc10.so"; no '/': the path).
 #pragma once
 
 #include <cstdint>
@@ -28,5 +29,6 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 std::string join(const std::vector<std::uint64_t>& numbers, std::string_view separator);
 std::size_t edit_distance(const std::string& a, const std::string& b);
 std::string human_size(std::uint64_t bytes);
+std::string base_name(std::string_view path);
 
 }  // namespace wheelfix
