@@ -200,6 +200,12 @@ std::string identity(const std::string& elf_class, const std::string& machine) {
     return machine + " " + elf_class;
 }
 
+// `source`: an ElfReport or a GraftedLibrary, which name the same dynamic facts.
+template <typename Source>
+Requester requester(const std::string& label, bool in_wheel, std::string origin, const Source& source) {
+    return {label, in_wheel, std::move(origin), source.rpath, source.runpath, source.elf_class, source.machine, source.needed};
+}
+
 class Resolver {
 public:
     Resolver(const std::vector<WheelElf>& elves, const std::vector<std::string>& other_installed, const SearchContext& context)
@@ -211,32 +217,16 @@ public:
 
     NeededResolution run(const std::vector<WheelElf>& elves) {
         NeededResolution out;
-        for (const auto& elf : elves) {
-            Requester who;
-            who.label = elf.member;
-            who.in_wheel = !elf.installed.empty();
-            who.origin = std::string(parent_of(elf.installed));
-            who.rpath = elf.report->rpath;
-            who.runpath = elf.report->runpath;
-            who.elf_class = elf.report->elf_class;
-            who.machine = elf.report->machine;
-            who.needed = elf.report->needed;
-            out.members.push_back(resolve_object(who, {}, out));
-        }
+        for (const auto& elf : elves)
+            out.members.push_back(resolve_object(requester(elf.member, !elf.installed.empty(),
+                                                           std::string(parent_of(elf.installed)), *elf.report),
+                                                 {}, out));
         while (!pending_.empty()) {
             auto [index, chain] = std::move(pending_.front());
             pending_.pop_front();
             const auto& graft = out.grafts[index];
-            Requester who;
-            who.label = graft.needed_name;
-            who.origin = graft.path.parent_path().string();
-            who.rpath = graft.rpath;
-            who.runpath = graft.runpath;
-            who.elf_class = graft.elf_class;
-            who.machine = graft.machine;
-            who.needed = graft.needed;
-            auto needs = resolve_object(who, chain, out);
-            out.graft_needs[index] = std::move(needs);
+            out.graft_needs[index] =
+                resolve_object(requester(graft.needed_name, false, graft.path.parent_path().string(), graft), chain, out);
         }
         return out;
     }
@@ -550,22 +540,16 @@ std::optional<std::string> installed_path(std::string_view member) {
 }
 
 std::vector<std::string> read_ld_so_conf(const std::filesystem::path& root) {
-    auto file = root / "etc/ld.so.conf";
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec)) return {};
-    std::ifstream in(file);
-    if (!in) return {};
-    std::ostringstream text;
-    text << in.rdbuf();
-    std::set<std::string> seen{std::filesystem::weakly_canonical(file, ec).string()};
+    std::set<std::string> seen;
     std::vector<std::string> dirs;
-    parse_conf(text.str(), root, "/etc", 0, seen, dirs);
+    include_glob("/etc/ld.so.conf", root, "/etc", -1, seen, dirs);  // the top file, read as an include at depth 0
     return dirs;
 }
 
 namespace {
 
-const std::map<std::string, std::string, std::less<>>& multiarch_triplets() {
+// Debian's multiarch triplet for the class and machine; nullptr when it has none.
+const std::string* multiarch_triplet(std::string_view elf_class, std::string_view machine) {
     static const std::map<std::string, std::string, std::less<>> triplets = {
         {"x86_64 ELF64", "x86_64-linux-gnu"},       {"i686 ELF32", "i386-linux-gnu"},
         {"aarch64 ELF64", "aarch64-linux-gnu"},     {"armv7l ELF32", "arm-linux-gnueabihf"},
@@ -573,18 +557,18 @@ const std::map<std::string, std::string, std::less<>>& multiarch_triplets() {
         {"s390x ELF64", "s390x-linux-gnu"},         {"riscv64 ELF64", "riscv64-linux-gnu"},
         {"loongarch64 ELF64", "loongarch64-linux-gnu"}, {"mips64 ELF64", "mips64el-linux-gnuabi64"},
     };
-    return triplets;
+    const auto it = triplets.find(std::string(machine) + " " + std::string(elf_class));
+    return it == triplets.end() ? nullptr : &it->second;
 }
 
 }  // namespace
 
 std::string dst_lib(std::string_view elf_class, std::string_view machine, const std::filesystem::path& root) {
     std::error_code ignored;
-    const auto& triplets = multiarch_triplets();
-    if (auto it = triplets.find(std::string(machine) + " " + std::string(elf_class)); it != triplets.end())
-        if (std::filesystem::is_directory(root / "lib" / it->second, ignored) ||
-            std::filesystem::is_directory(root / "usr/lib" / it->second, ignored))
-            return "lib/" + it->second;
+    if (const std::string* triplet = multiarch_triplet(elf_class, machine))
+        if (std::filesystem::is_directory(root / "lib" / *triplet, ignored) ||
+            std::filesystem::is_directory(root / "usr/lib" / *triplet, ignored))
+            return "lib/" + *triplet;
     const std::string wide = elf_class == "ELF64" ? "lib64" : "lib32";
     if (std::filesystem::is_directory(root / wide, ignored) && !std::filesystem::is_symlink(root / wide, ignored)) return wide;
     return "lib";
@@ -642,12 +626,10 @@ std::string dst_platform(std::string_view machine) {
 }
 
 std::vector<std::string> default_directories(std::string_view elf_class, std::string_view machine) {
-    const auto& triplets = multiarch_triplets();
     std::vector<std::string> dirs;
-    std::string key = std::string(machine) + " " + std::string(elf_class);
-    if (auto it = triplets.find(key); it != triplets.end()) {
-        dirs.push_back("/lib/" + it->second);
-        dirs.push_back("/usr/lib/" + it->second);
+    if (const std::string* triplet = multiarch_triplet(elf_class, machine)) {
+        dirs.push_back("/lib/" + *triplet);
+        dirs.push_back("/usr/lib/" + *triplet);
     }
     if (elf_class == "ELF64") {
         dirs.push_back("/lib64");
