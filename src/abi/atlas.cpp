@@ -339,32 +339,27 @@ void tags_from_wheel_name(std::string_view wheel, std::string& arch, std::string
 
 Atlas Atlas::build(const std::vector<SymbolIndex>& indexes) {
     AtlasInputs inputs;
-    inputs.indexes_ = indexes;
-    for (const SymbolIndex& index : indexes) inputs.library_counts_.push_back(index.libraries.size());
+    for (const SymbolIndex& index : indexes) inputs.add(index);
     return build(inputs);
 }
 
 void AtlasInputs::add(SymbolIndex index) {
     const AtlasEntry entry = entry_of(index);
-    const std::size_t count = index.libraries.size();
-    // The release's best so far: the most libraries, then the first in entry order.
-    std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < indexes_.size(); ++i) {
-        const AtlasEntry other = entry_of(indexes_[i]);
-        if (build_of(other) != build_of(entry)) continue;
-        if (!best || library_counts_[i] > library_counts_[*best] ||
-            (library_counts_[i] == library_counts_[*best] && entry_order(other) < entry_order(entry_of(indexes_[*best]))))
-            best = i;
-    }
-    const auto keep_python_only = [](SymbolIndex& pruned) {
-        std::erase_if(pruned.libraries, [](const LibraryExports& library) { return !is_torch_python_library(library.file_name); });
-    };
-    const bool new_is_best = !best || count > library_counts_[*best] ||
-                             (count == library_counts_[*best] && entry_order(entry) < entry_order(entry_of(indexes_[*best])));
-    if (best && new_is_best) keep_python_only(indexes_[*best]);
-    else if (best) keep_python_only(index);
     indexes_.push_back(std::move(index));
-    library_counts_.push_back(count);
+    library_counts_.push_back(indexes_.back().libraries.size());
+    // The build's primary: the most libraries, then the first in entry order; the
+    // others keep only libtorch_python*.
+    std::vector<std::size_t> same_build;
+    for (std::size_t i = 0; i < indexes_.size(); ++i)
+        if (build_of(entry_of(indexes_[i])) == build_of(entry)) same_build.push_back(i);
+    std::size_t best = same_build.front();
+    for (std::size_t i : same_build)
+        if (library_counts_[i] > library_counts_[best] ||
+            (library_counts_[i] == library_counts_[best] && entry_order(entry_of(indexes_[i])) < entry_order(entry_of(indexes_[best]))))
+            best = i;
+    for (std::size_t i : same_build)
+        if (i != best)
+            std::erase_if(indexes_[i].libraries, [](const LibraryExports& library) { return !is_torch_python_library(library.file_name); });
 }
 
 Atlas Atlas::build(const AtlasInputs& inputs) {
@@ -379,24 +374,14 @@ Atlas Atlas::build(const AtlasInputs& inputs) {
         if (entry_order(entries[order[i]]) == entry_order(entries[order[i - 1]]))
             throw InputError(entries[order[i]].wheel, "given twice (or two indexes of the same torch wheel)");
 
-    // The primary entry of each build: the most libraries, then the first.
-    std::map<std::tuple<std::string, std::string, std::string>, std::size_t> primary;
-    for (std::size_t position : order) {
-        const auto group = build_of(entries[position]);
-        auto found = primary.find(group);
-        if (found == primary.end() || inputs.library_counts_[position] > inputs.library_counts_[found->second])
-            primary[group] = position;
-    }
-
+    // AtlasInputs::add left every library only in each build's primary entry.
     Atlas atlas;
     std::map<SymbolGroup, std::vector<std::uint32_t>> nodes_of;
     for (std::size_t position : order) {
         const auto entry_id = static_cast<std::uint32_t>(atlas.entries_.size());
         atlas.entries_.push_back(entries[position]);
-        const bool is_primary = primary[build_of(entries[position])] == position;
         std::vector<const LibraryExports*> libraries;
-        for (const LibraryExports& library : indexes[position].libraries)
-            if (is_primary || is_torch_python_library(library.file_name)) libraries.push_back(&library);
+        for (const LibraryExports& library : indexes[position].libraries) libraries.push_back(&library);
         std::sort(libraries.begin(), libraries.end(),
                   [](const LibraryExports* a, const LibraryExports* b) { return a->file_name < b->file_name; });
         for (const LibraryExports* library : libraries) {
@@ -650,7 +635,7 @@ std::vector<std::uint32_t> Atlas::nodes_for(const AtlasRelease& release, std::st
 }
 
 SymbolIndex Atlas::materialise(const std::vector<std::uint32_t>& nodes, const std::vector<SymbolRecord>& records,
-                               std::string_view keys) const {
+                               std::string_view keys, const AtlasEntry& source) const {
     SymbolIndex index;
     // Per set, the positions (in `nodes`) of the wanted nodes it holds, as a bit mask.
     std::vector<std::uint64_t> masks(set_count(), 0);
@@ -683,14 +668,16 @@ SymbolIndex Atlas::materialise(const std::vector<std::uint32_t>& nodes, const st
         }
     }
     // Keys are sorted by escaped name then version; the index wants (name, version) order.
+    const auto name_order = [](const ExportedSymbol& a, const ExportedSymbol& b) {
+        return std::tie(a.name, a.version) < std::tie(b.name, b.version);
+    };
     for (LibraryExports& library : index.libraries)
-        if (!std::is_sorted(library.symbols.begin(), library.symbols.end(),
-                            [](const ExportedSymbol& a, const ExportedSymbol& b) {
-                                return std::tie(a.name, a.version) < std::tie(b.name, b.version);
-                            }))
-            std::sort(library.symbols.begin(), library.symbols.end(), [](const ExportedSymbol& a, const ExportedSymbol& b) {
-                return std::tie(a.name, a.version) < std::tie(b.name, b.version);
-            });
+        if (!std::is_sorted(library.symbols.begin(), library.symbols.end(), name_order))
+            std::sort(library.symbols.begin(), library.symbols.end(), name_order);
+    index.torch_version = source.torch_version;
+    index.cuda_version = source.cuda_version;
+    index.source = source.wheel;
+    index.source_sha256 = source.sha256;
     return index;
 }
 
@@ -720,18 +707,14 @@ SymbolIndex Atlas::index_for(const AtlasRelease& release, std::string_view pytho
         nodes = std::move(reached);
     }
     if (nodes.size() > 64) throw InputError("torch atlas", "a release with more than 64 libraries");
+    const AtlasEntry& primary = entries_[release.primary_entry];
     SymbolIndex index;
     if (subset != nullptr) {
-        index = materialise(nodes, subset->records_, subset->keys_);
+        index = materialise(nodes, subset->records_, subset->keys_, primary);
     } else {
         const std::vector<SymbolRecord>& records = symbols();  // parses keys_ first
-        index = materialise(nodes, records, keys_);
+        index = materialise(nodes, records, keys_, primary);
     }
-    const AtlasEntry& primary = entries_[release.primary_entry];
-    index.torch_version = release.torch_version;
-    index.cuda_version = release.cuda_version;
-    index.source = primary.wheel;
-    index.source_sha256 = primary.sha256;
     index.not_covered = std::move(not_covered);
     return index;
 }
@@ -742,13 +725,7 @@ SymbolIndex Atlas::entry_index(std::uint32_t entry) const {
         if (libraries_[node].entry == entry) nodes.push_back(node);
     if (nodes.size() > 64) throw InputError(entries_.at(entry).wheel, "more than 64 libraries in one atlas entry");
     const std::vector<SymbolRecord>& records = symbols();  // parses keys_ first
-    SymbolIndex index = materialise(nodes, records, keys_);
-    const AtlasEntry& source = entries_.at(entry);
-    index.torch_version = source.torch_version;
-    index.cuda_version = source.cuda_version;
-    index.source = source.wheel;
-    index.source_sha256 = source.sha256;
-    return index;
+    return materialise(nodes, records, keys_, entries_.at(entry));
 }
 
 }  // namespace wheelfix::abi

@@ -152,8 +152,9 @@ private:
 
     std::vector<std::uint32_t> nodes_for(const AtlasRelease& release, std::string_view python_tag,
                                          std::vector<std::string>& not_covered) const;
+    // The nodes' libraries with the records' symbols, labelled with `source`'s versions and wheel.
     SymbolIndex materialise(const std::vector<std::uint32_t>& nodes, const std::vector<SymbolRecord>& records,
-                            std::string_view keys) const;
+                            std::string_view keys, const AtlasEntry& source) const;
 };
 
 // The symbols of one atlas a selection keeps (Atlas::select), for index_for().
