@@ -237,9 +237,7 @@ private:
         if (!at_digit()) fail();
         ++pos_;
         std::string name = prefix.simple_name.empty() ? prefix.text() : prefix.simple_name;
-        Node node = plain((destructor ? "~" : "") + name);
-        node.simple_name = node.head;
-        return node;
+        return named((destructor ? "~" : "") + name);
     }
 
     // <unqualified-name>: source name, operator, unnamed type or lambda, then ABI tags.
@@ -265,9 +263,7 @@ private:
         pos_ += length;
         if (!is_identifier(name)) fail();
         if (name.starts_with("_GLOBAL__N")) name = "(anonymous namespace)";
-        Node node = plain(name);
-        node.simple_name = name;
-        return node;
+        return named(name);
     }
 
     std::string read_discriminated_number() {
@@ -277,39 +273,25 @@ private:
         return std::to_string(number);
     }
 
-    Node read_unnamed_type() {
-        Node node = plain("{unnamed type#" + read_discriminated_number() + "}");
-        node.simple_name = node.head;
-        return node;
-    }
+    Node read_unnamed_type() { return named("{unnamed type#" + read_discriminated_number() + "}"); }
 
     Node read_lambda() {
         std::vector<Node> params = read_parameters();
         expect('E');
-        Node node = plain("{lambda(" + join_texts(params) + ")#" + read_discriminated_number() + "}");
-        node.simple_name = node.head;
-        return node;
+        return named("{lambda(" + join_texts(params) + ")#" + read_discriminated_number() + "}");
     }
 
     Node read_operator_name(FunctionName& function) {
         if (consume("cv")) {
             function.is_ctor_dtor_or_conversion = true;
-            Node node = plain("operator " + read_type().text());
-            node.simple_name = node.head;
-            return node;
+            return named("operator " + read_type().text());
         }
-        if (consume("li")) {
-            Node node = plain("operator\"\" " + read_source_name().head);
-            node.simple_name = node.head;
-            return node;
-        }
+        if (consume("li")) return named("operator\"\" " + read_source_name().head);
         for (const Operator& op : operators()) {
             if (!consume(op.code)) continue;
             std::string spelling = op.spelling;
             const bool word = std::isalpha(static_cast<unsigned char>(spelling[0])) != 0;
-            Node node = plain("operator" + std::string(word ? " " : "") + spelling);
-            node.simple_name = node.head;
-            return node;
+            return named("operator" + std::string(word ? " " : "") + spelling);
         }
         fail();
     }
@@ -355,23 +337,24 @@ private:
         }
         ++pos_;
         switch (c) {
-        case 'a': return std_name("std::allocator", "allocator");
-        case 'b': return std_name("std::basic_string", "basic_string");
+        case 'a': return named("std::allocator", "allocator");
+        case 'b': return named("std::basic_string", "basic_string");
         case 's': {
-            Node node = std_name("std::string", "basic_string");
+            Node node = named("std::string", "basic_string");
             set_class_facts(node);
             return node;
         }
-        case 'i': return std_name("std::istream", "basic_istream");
-        case 'o': return std_name("std::ostream", "basic_ostream");
-        case 'd': return std_name("std::iostream", "basic_iostream");
+        case 'i': return named("std::istream", "basic_istream");
+        case 'o': return named("std::ostream", "basic_ostream");
+        case 'd': return named("std::iostream", "basic_iostream");
         default: fail();
         }
     }
 
-    static Node std_name(const char* spelling, const char* simple) {
-        Node node = plain(spelling);
-        node.simple_name = simple;
+    // A name whose last component, for constructors, is `simple` (by default the whole spelling).
+    static Node named(std::string spelling, std::string simple = {}) {
+        Node node = plain(std::move(spelling));
+        node.simple_name = simple.empty() ? node.head : std::move(simple);
         return node;
     }
 
