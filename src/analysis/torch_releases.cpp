@@ -138,6 +138,23 @@ void judge_installs(ReleaseMatrix& result, const Targets& targets, const std::st
         }
 }
 
+// The matrix of `columns` and the checks in result.report.torches (one each), judged:
+// the installs (judge_installs), the stable ABI use and the torch verdict.
+void judge_matrix(ReleaseMatrix& result, std::vector<MatrixColumn> columns, const Targets& targets,
+                  const std::string& input, const std::vector<abi::AtlasRelease>& releases,
+                  const std::vector<bool>& every_tag, const TorchClaims& claims, const std::string& python_tag,
+                  PinMode mode) {
+    std::vector<std::vector<abi::ElfCheck>> checks;
+    for (const TorchResult& torch : result.report.torches) checks.push_back(torch.members);
+    result.matrix = build_matrix(std::move(columns), checks);
+    for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
+    judge_installs(result, targets, input, releases, every_tag, claims, python_tag);
+    std::vector<const abi::ElfImports*> imports;
+    for (const Target& target : targets.elves) imports.push_back(&target.imports);
+    result.stable = stable_abi_use(imports);
+    result.requirement = torch_verdict(result.matrix, result.stable, claims, mode);
+}
+
 // "cu126" from "2.6.0+cu126"; without a local label, from the CUDA version ("cpu" without one).
 std::string build_of(const std::string& torch_version, const std::string& cuda_version) {
     const auto plus = torch_version.find('+');
@@ -307,7 +324,6 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
     result.report.input = input;
     result.roots = options.roots;
     std::vector<MatrixColumn> columns;
-    std::vector<std::vector<abi::ElfCheck>> checks;
     std::vector<std::size_t> sorted_at;  // per release column: its place in `sorted`
     std::vector<const abi::ElfImports*> imports;
     for (const Target& target : targets.elves) imports.push_back(&target.imports);
@@ -331,7 +347,6 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
                                     : facts.python_tag;
         columns.push_back({release.torch_version, release.cuda_version, release.arch, tag, index.source, choice.note,
                            build_of(release), choice.builds});
-        checks.push_back(torch.members);
         result.report.torches.push_back(std::move(torch));
     }
     for (const std::string& path : request.torches) {
@@ -340,16 +355,11 @@ ReleaseMatrix check_releases(const Targets& targets, const std::string& input, c
         columns.push_back({index.torch_version.empty() ? index.source : index.torch_version, index.cuda_version, "", "",
                            index.source, cuda_note(facts.cuda, index.cuda_version),
                            build_of(index.torch_version, index.cuda_version), {}});
-        checks.push_back(torch.members);
         result.report.torches.push_back(std::move(torch));
     }
-    result.matrix = build_matrix(std::move(columns), checks);
-    for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
     std::vector<bool> every_tag;  // a bundled release's CPython tags are all it ships
     for (std::size_t at : sorted_at) every_tag.push_back(choices[at].atlas == &abi::Atlas::bundled());
-    judge_installs(result, targets, input, selected, every_tag, claims, facts.python_tag);
-    result.stable = stable_abi_use(imports);
-    result.requirement = torch_verdict(result.matrix, result.stable, claims, request.pin_mode);
+    judge_matrix(result, std::move(columns), targets, input, selected, every_tag, claims, facts.python_tag, request.pin_mode);
     // One verdict: a release the pin does not admit is not "ok" in the matrix, nor "loads".
     for (std::size_t column = 0; column < result.matrix.columns.size(); ++column) {
         if (result.matrix.column_verdict(column) != Verdict::ok) continue;
@@ -412,21 +422,14 @@ ReleaseMatrix check_torches(const Targets& targets, const std::string& input, co
     result.report.input = input;
     result.roots = options.roots;
     std::vector<MatrixColumn> columns;
-    std::vector<std::vector<abi::ElfCheck>> checks;
+    std::vector<abi::AtlasRelease> releases;
     for (Column& one : loaded) {
         columns.push_back(one.column);
-        checks.push_back(one.torch.members);
+        releases.push_back(one.release);
         result.report.torches.push_back(std::move(one.torch));
     }
-    result.matrix = build_matrix(std::move(columns), checks);
-    for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
-    std::vector<abi::AtlasRelease> releases;
-    for (const Column& one : loaded) releases.push_back(one.release);
-    judge_installs(result, targets, input, releases, std::vector<bool>(releases.size(), false), claims, facts.python_tag);
-    std::vector<const abi::ElfImports*> imports;
-    for (const Target& target : targets.elves) imports.push_back(&target.imports);
-    result.stable = stable_abi_use(imports);
-    result.requirement = torch_verdict(result.matrix, result.stable, claims, mode);
+    judge_matrix(result, std::move(columns), targets, input, releases, std::vector<bool>(releases.size(), false), claims,
+                 facts.python_tag, mode);
     return result;
 }
 
