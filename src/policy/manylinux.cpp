@@ -41,19 +41,27 @@ void keep_newest(std::string& current, std::string_view candidate) {
 
 bool starts_with_digit(std::string_view text) { return !text.empty() && text[0] >= '0' && text[0] <= '9'; }
 
+// The symbol-version families a tag limits: the need, and the newest a tag allows
+// (GLIBC's is the tag's own number, glibc_floor).
+struct VersionFamily {
+    std::string_view prefix;
+    std::string NeededVersions::*need;
+    std::string ManylinuxTag::*allowed;
+};
+constexpr VersionFamily kFamilies[] = {
+    {"GLIBC", &NeededVersions::glibc, nullptr},          {"GLIBCXX", &NeededVersions::glibcxx, &ManylinuxTag::glibcxx},
+    {"CXXABI", &NeededVersions::cxxabi, &ManylinuxTag::cxxabi}, {"GCC", &NeededVersions::gcc, &ManylinuxTag::gcc},
+    {"ZLIB", &NeededVersions::zlib, &ManylinuxTag::zlib}, {"LIBATOMIC", &NeededVersions::libatomic, &ManylinuxTag::libatomic},
+};
+
 // "GLIBC_2.17" -> family "GLIBC", version "2.17"; "GLIBC_PRIVATE" is not a version.
 void record_version_need(NeededVersions& needs, std::string_view name) {
     auto underscore = name.rfind('_');
     if (underscore == std::string_view::npos) return;
-    std::string_view family = name.substr(0, underscore);
     std::string_view version = name.substr(underscore + 1);
     if (!starts_with_digit(version)) return;
-    if (family == "GLIBC") keep_newest(needs.glibc, version);
-    else if (family == "GLIBCXX") keep_newest(needs.glibcxx, version);
-    else if (family == "CXXABI") keep_newest(needs.cxxabi, version);
-    else if (family == "GCC") keep_newest(needs.gcc, version);
-    else if (family == "ZLIB") keep_newest(needs.zlib, version);
-    else if (family == "LIBATOMIC") keep_newest(needs.libatomic, version);
+    for (const VersionFamily& family : kFamilies)
+        if (name.substr(0, underscore) == family.prefix) keep_newest(needs.*family.need, version);
 }
 
 std::string dash_to_empty(const std::string& field) { return field == "-" ? std::string() : field; }
@@ -205,12 +213,8 @@ NeededVersions needed_versions(const elf::ElfFile& elf) {
 
 NeededVersions newest(const NeededVersions& a, const NeededVersions& b) {
     NeededVersions out = a;
-    if (!b.glibc.empty()) keep_newest(out.glibc, b.glibc);
-    if (!b.glibcxx.empty()) keep_newest(out.glibcxx, b.glibcxx);
-    if (!b.cxxabi.empty()) keep_newest(out.cxxabi, b.cxxabi);
-    if (!b.gcc.empty()) keep_newest(out.gcc, b.gcc);
-    if (!b.zlib.empty()) keep_newest(out.zlib, b.zlib);
-    if (!b.libatomic.empty()) keep_newest(out.libatomic, b.libatomic);
+    for (const VersionFamily& family : kFamilies)
+        if (!(b.*family.need).empty()) keep_newest(out.*family.need, b.*family.need);
     if (!b.musl.empty() && compare_dotted(b.musl, out.musl) > 0) {
         out.musl = b.musl;
         out.musl_reason = b.musl_reason;
@@ -227,12 +231,12 @@ const std::vector<ManylinuxTag>& manylinux_policy() {
 }
 
 std::string first_violation(const NeededVersions& needs, const ManylinuxTag& tag) {
-    if (!needs.glibc.empty() && compare_dotted(needs.glibc, tag.glibc_floor) > 0) return "GLIBC_" + needs.glibc;
-    if (!allows(tag.glibcxx, needs.glibcxx)) return "GLIBCXX_" + needs.glibcxx;
-    if (!allows(tag.cxxabi, needs.cxxabi)) return "CXXABI_" + needs.cxxabi;
-    if (!allows(tag.gcc, needs.gcc)) return "GCC_" + needs.gcc;
-    if (!allows(tag.zlib, needs.zlib)) return "ZLIB_" + needs.zlib;
-    if (!allows(tag.libatomic, needs.libatomic)) return "LIBATOMIC_" + needs.libatomic;
+    for (const VersionFamily& family : kFamilies) {
+        const std::string& need = needs.*family.need;
+        const bool allowed = family.allowed ? allows(tag.*family.allowed, need)
+                                            : need.empty() || compare_dotted(need, tag.glibc_floor) <= 0;
+        if (!allowed) return std::string(family.prefix) + "_" + need;
+    }
     auto number = parse_platform_tag(tag.tag + "_" + tag.arch);
     return abi_violation(needs.abi, Family::manylinux, number.major, number.minor, tag.arch);
 }
