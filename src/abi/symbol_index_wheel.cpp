@@ -1,11 +1,9 @@
 // load_index_from_wheel: a torch wheel read in place. The libraries are the
 // members under torch/lib/ (or, in a wheel without torch/lib/, every member named
 // like a shared library); the version comes from torch/version.py. Each library
-// member is inflated once, streaming, through a StreamedElf that keeps only the
-// byte ranges of its dynamic tables (elf/streamed_elf.hpp;
-// a layout that needs more is read again); members are read on the threads the
-// budget spares, largest first (abi/symbol_index_internal.hpp: read_libraries), so
-// memory peaks at the largest kept set per thread, not at any library's size.
+// member streams through a StreamedElf (elf/streamed_elf.hpp), on the threads the
+// budget spares, largest first (read_libraries), so memory peaks at the largest
+// kept set per thread, not at any library's size.
 #include "symbol_index_internal.hpp"
 
 #include "wheelfix/elf/streamed_elf.hpp"

@@ -6,9 +6,7 @@
 // - a torch package directory (…/site-packages/torch: lib/*.so*, version read from
 //   torch/version.py — both `__version__ = '…'` and `cuda: Optional[str] = '…'`
 //   forms), load_index_from_directory();
-// - a torch wheel file, read in place: each library member is inflated once,
-//   streaming, keeping only the byte ranges the dynamic section, string and symbol
-//   tables and version tables occupy, load_index_from_wheel();
+// - a torch wheel file, read in place, load_index_from_wheel();
 // - an index file written by save_index() (format documented in man/wheelfix.1:
 //   versioned, line-oriented, gzip-compressed), load_index_file().
 // load_index(path) picks by what the path is. Errors are InputErrors naming the path.
@@ -18,20 +16,9 @@
 // NEEDED closure within the same source); `roots` keeps only the libraries
 // reachable from those names (file name or SONAME) through NEEDED, breadth-first,
 // so `check` against a 1 GB torch wheel inflates only what the extension's
-// dependency closure holds. A wheel library member is inflated exactly once: the
-// bytes kept while it streams past are the ELF header, the program and section
-// header tables, the first PT_LOAD's file range (where linkers put .dynsym,
-// .gnu.version*, and usually .dynstr/.gnu.hash), PT_DYNAMIC, whatever DT_STRTAB,
-// DT_SYMTAB, DT_GNU_HASH, DT_HASH, DT_VERSYM, DT_VERNEED and DT_VERDEF point at
-// beyond it (patchelf moves .dynstr to an appended segment), the sections the
-// section header table names when it comes first, and the 64 KiB before the
-// section header table (.shstrtab). They land at their file offsets in an
-// anonymous sparse mapping, so untouched pages cost no memory, and the ordinary
-// ELF reader parses it. A layout whose tables could only be known after they had
-// streamed past is an InputError ("... cannot be indexed in one pass"), never a
-// second inflate. WheelReadStats reports what that cost (real torch 2.10.0:
-// libtorch_cuda.so inflates to 995 MiB and keeps 16.4 MiB; with -z noseparate-code
-// layouts, where the first PT_LOAD also holds .text, that segment is kept whole).
+// dependency closure holds. A wheel library member is inflated once, streaming,
+// keeping only its dynamic tables (elf/streamed_elf.hpp has what is kept and when a
+// range is read again); WheelReadStats reports what that cost.
 //
 // Limits (memory bounded by design, within 512 MiB): an index holds at most
 // kMaxIndexSymbols exported symbols whose names and versions take at most
