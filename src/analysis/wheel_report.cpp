@@ -25,10 +25,11 @@ namespace wheelfix::analysis {
 
 namespace {
 
-ElfReport analyze_or_throw(const std::string& file, std::string name, std::span<const std::uint8_t> bytes,
-                           std::optional<int> depth, const ByteRanges* present = nullptr) {
+// `analyze()`'s report; its ELF and fatbin errors as InputErrors naming `file`.
+template <typename Analyze>
+ElfReport analyze_or_throw(const std::string& file, Analyze&& analyze) {
     try {
-        return analyze_elf(std::move(name), bytes, depth, present);
+        return analyze();
     } catch (const elf::ElfError& error) {
         throw InputError(file, std::string("invalid ELF: ") + error.what());
     } catch (const cuda::FatbinError& error) {
@@ -145,18 +146,13 @@ WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::Mem
 }
 
 ElfReport analyze_member(const wheel::Wheel& wheel, const std::string& member, const elf::ElfFile& elf) {
-    try {
-        return analyze_elf(member, elf, wheel::directory_depth(member));
-    } catch (const elf::ElfError& error) {
-        throw InputError(wheel.archive().path().string() + ": " + member, std::string("invalid ELF: ") + error.what());
-    } catch (const cuda::FatbinError& error) {
-        throw InputError(wheel.archive().path().string() + ": " + member, std::string("invalid CUDA fatbin: ") + error.what());
-    }
+    return analyze_or_throw(wheel.archive().path().string() + ": " + member,
+                            [&] { return analyze_elf(member, elf, wheel::directory_depth(member)); });
 }
 
 ElfReport analyze_image(wheel::MemberImage& image, const std::string& label, const std::string& member) {
     return image.read([&](std::span<const std::uint8_t> bytes, const ByteRanges* present) {
-        return analyze_or_throw(label, member, bytes, wheel::directory_depth(member), present);
+        return analyze_or_throw(label, [&] { return analyze_elf(member, bytes, wheel::directory_depth(member), present); });
     });
 }
 
@@ -262,7 +258,7 @@ ElfReport inspect_file(const std::filesystem::path& path) {
     MappedFile mapped(path);
     auto bytes = mapped.bytes();
     if (!elf::is_elf(bytes)) throw InputError(path.string(), "not an ELF file and not a wheel");
-    return analyze_or_throw(path.string(), path.string(), bytes, std::nullopt);
+    return analyze_or_throw(path.string(), [&] { return analyze_elf(path.string(), bytes, std::nullopt); });
 }
 
 }  // namespace wheelfix::analysis
