@@ -24,12 +24,12 @@
 // checking it against several torches. `bundled` holds libraries that ship with the
 // extension (other ELF members of the same wheel): they join the search scope when
 // NEEDED names them. A NEEDED name found in neither is `missing` when it looks like
-// a torch library (libc10*, libtorch*, libcaffe2*, libshm*) and left to the system
-// otherwise; an unversioned reference that resolves nowhere is counted as system
-// when some NEEDED library is outside the index (it may come from there), else it
-// is unresolved (`elsewhere` and `system` above say which). A NEEDED name the index lists as not covered, or a torch library a
-// partial index (an index file) lacks, is `not_covered`, and the torch references that
-// do not resolve are then counted as uncovered.
+// a torch library (is_torch_library) and left to the system otherwise; an
+// unversioned reference that resolves nowhere is unresolved unless some NEEDED
+// library is outside the index (then counted as above). A NEEDED name the index
+// lists as not covered, or a torch library a partial index (an index file) lacks,
+// is `not_covered`, and the torch references that do not resolve are then counted
+// as uncovered.
 #pragma once
 
 #include "wheelfix/abi/signature.hpp"
