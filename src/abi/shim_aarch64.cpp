@@ -68,9 +68,7 @@ void emit_forwarder(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint6
     insn(out, br(kIp0));
 }
 
-constexpr std::size_t kStubInstructions = 21;
-
-std::size_t stub_size() { return 4 * kStubInstructions; }
+constexpr std::size_t kStubSize = 4 * 21;  // 21 instructions
 
 void emit_stub(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t message, std::uint32_t length) {
     auto start = out.size();
@@ -90,14 +88,14 @@ void emit_stub(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t m
     insn(out, movz(0, 134));
     syscall(out, 94);                           // exit_group(134)
     insn(out, kBrk);
-    if (out.size() - start != stub_size()) throw std::logic_error("shim: aarch64 stub size changed");
+    if (out.size() - start != kStubSize) throw std::logic_error("shim: aarch64 stub size changed");
 }
 
 }  // namespace
 
 const CodeModel& aarch64_code() {
     static const CodeModel model{"aarch64", EM_AARCH64, R_AARCH64_GLOB_DAT, 8, false, 0x00,
-                                 forwarder_size, emit_forwarder, stub_size, emit_stub};
+                                 forwarder_size, emit_forwarder, kStubSize, emit_stub};
     return model;
 }
 

@@ -253,7 +253,7 @@ TextLayout text_layout(const ImagePlan& plan, const CodeModel& code) {
     for (const auto& function : plan.functions) {
         layout.size = align_up(layout.size, kFunctionAlign);
         layout.offsets.push_back(layout.size);
-        auto size = function.forwarder ? code.forwarder_size(function.set) : code.stub_size();
+        auto size = function.forwarder ? code.forwarder_size(function.set) : code.stub_size;
         layout.sizes.push_back(size);
         layout.size += size;
     }

@@ -37,7 +37,7 @@ struct CodeModel {
     std::size_t (*forwarder_size)(std::span<const ArgumentValue> set) = nullptr;
     void (*emit_forwarder)(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t slot,
                            std::span<const ArgumentValue> set) = nullptr;
-    std::size_t (*stub_size)() = nullptr;
+    std::size_t stub_size = 0;
     void (*emit_stub)(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t message,
                       std::uint32_t length) = nullptr;
 };

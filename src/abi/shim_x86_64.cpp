@@ -86,8 +86,6 @@ void emit_forwarder(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint6
 
 constexpr std::size_t kStubSize = 72;
 
-std::size_t stub_size() { return kStubSize; }
-
 void emit_stub(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t message, std::uint32_t length) {
     auto start = out.size();
     bytes(out, {0x48, 0x8d, 0x35});  // lea message(%rip),%rsi
@@ -112,7 +110,7 @@ void emit_stub(std::vector<std::uint8_t>& out, std::uint64_t at, std::uint64_t m
 
 const CodeModel& x86_64_code() {
     static const CodeModel model{"x86_64", EM_X86_64, R_X86_64_GLOB_DAT, 6, true, 0xcc,
-                                 forwarder_size, emit_forwarder, stub_size, emit_stub};
+                                 forwarder_size, emit_forwarder, kStubSize, emit_stub};
     return model;
 }
 
