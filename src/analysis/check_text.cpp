@@ -60,13 +60,19 @@ std::string unresolved_text(const GroupedSymbol& group, Detail detail, const Pal
     return out;
 }
 
+std::string missing_libraries_text(const TorchResult& torch, const Palette& colour) {
+    std::string out;
+    for (const GroupedLibrary& library : torch.missing_libraries)
+        out += fmt::format("  {}: {} (needed by {})\n", colour.bad("missing library"), library.name,
+                           join(library.needed_by, ", "));
+    return out;
+}
+
 std::string torch_text(const TorchResult& torch, Detail detail, const Palette& colour) {
     std::string out = fmt::format("{} ({}){}\n", colour.strong("torch " + torch.label), torch.source,
                                   torch.loads() ? ": " + colour.good("everything resolves") : "");
     out += member_table(torch, detail, colour);
-    for (const GroupedLibrary& library : torch.missing_libraries)
-        out += fmt::format("  {}: {} (needed by {})\n", colour.bad("missing library"), library.name,
-                           join(library.needed_by, ", "));
+    out += missing_libraries_text(torch, colour);
     for (const GroupedLibrary& library : torch.not_covered)
         out += fmt::format("  {}: {} ({}; needed by {})\n", colour.warn("not covered"), library.name,
                            torch.uncovered_reason(library.name), join(library.needed_by, ", "));
@@ -101,15 +107,8 @@ std::string explain_releases_text(const ReleaseMatrix& run, Detail detail, const
     for (const auto& [i, j] : run.report.same_miss_runs()) {
         if (torches[i].missing() == 0) continue;  // not covered and runtime cells are named in the matrix's lines
         const std::string releases = torches[i].label + (j == i ? "" : " … " + torches[j].label);
-        if (torches[i].missing() == 0) {
-            if (!torches[i].not_admitted.empty())
-                out += fmt::format("{}: {}\n", colour.strong("torch " + releases), torches[i].not_admitted);
-            continue;
-        }
         out += fmt::format("{} ({} missing, each once):\n", colour.strong("torch " + releases), torches[i].missing());
-        for (const GroupedLibrary& library : torches[i].missing_libraries)
-            out += fmt::format("  {}: {} (needed by {})\n", colour.bad("missing library"), library.name,
-                               join(library.needed_by, ", "));
+        out += missing_libraries_text(torches[i], colour);
         for (const GroupedSymbol& group : torches[i].unresolved)
             out += unresolved_text(group, detail, colour,
                                    group.symbol.near_misses.empty() ? run.report.first_resolving(j, group.symbol.name) : "");
