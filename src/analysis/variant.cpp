@@ -138,7 +138,6 @@ std::optional<std::vector<wheel::SpecifierSet>> torch_specifiers(const std::vect
     return sets;
 }
 
-// The report's torch requirements, parsed back from the lines inspect shows.
 // The bundled atlas's releases for the wheel's arch ("2.10.0+cu128").
 std::vector<std::string> atlas_versions(const std::string& input) {
     const std::string arch = wheel_facts(input).arch;
@@ -177,27 +176,26 @@ std::vector<std::string> sm_arch_values(const WheelReport& report) {
 std::optional<CudaFloor> cuda_lower_bound(const WheelReport& report) {
     std::optional<CudaFloor> floor;
     for (const auto& elf : report.elves) {
+        // One input's toolkit floor raises `floor`; "" (the rules do not know the input) is an InputError.
+        const auto need = [&](const std::string& cuda, const std::string& unknown, const std::string& because) {
+            if (cuda.empty()) throw InputError(report.path + ": " + elf.name, unknown);
+            raise(floor, cuda, because + " (" + elf.name + ")");
+        };
         if (elf.cudart_major) {
-            const std::string cuda = policy::cuda_for_cudart(*elf.cudart_major);
-            if (cuda.empty())
-                throw InputError(report.path + ": " + elf.name, "links libcudart.so." + std::to_string(*elf.cudart_major) +
-                                                                 ", a CUDA major wheelfix's variant rules do not know");
-            raise(floor, cuda, "libcudart.so." + std::to_string(*elf.cudart_major) + " (" + elf.name + ")");
+            const std::string library = "libcudart.so." + std::to_string(*elf.cudart_major);
+            need(policy::cuda_for_cudart(*elf.cudart_major),
+                 "links " + library + ", a CUDA major wheelfix's variant rules do not know", library);
         }
         for (const auto& entry : elf.fatbin) {
             if (entry.kind == cuda::EntryKind::ptx) {
-                const std::string cuda = policy::cuda_for_ptx_isa(entry.version_major, entry.version_minor);
                 const std::string isa = std::to_string(entry.version_major) + "." + std::to_string(entry.version_minor);
-                if (cuda.empty())
-                    throw InputError(report.path + ": " + elf.name, "PTX ISA " + isa + " (" + entry.arch_name() +
-                                                                     "), newer than wheelfix's variant rules know");
-                raise(floor, cuda, "PTX ISA " + isa + " of " + entry.arch_name() + " (" + elf.name + ")");
+                need(policy::cuda_for_ptx_isa(entry.version_major, entry.version_minor),
+                     "PTX ISA " + isa + " (" + entry.arch_name() + "), newer than wheelfix's variant rules know",
+                     "PTX ISA " + isa + " of " + entry.arch_name());
             } else if (entry.kind == cuda::EntryKind::cubin) {
-                const std::string cuda = policy::cuda_for_sm(entry.sm);
-                if (cuda.empty())
-                    throw InputError(report.path + ": " + elf.name, "cubin for SM " + std::to_string(entry.sm) +
-                                                                     ", newer than wheelfix's variant rules know");
-                raise(floor, cuda, "cubin " + entry.arch_name() + " (" + elf.name + ")");
+                need(policy::cuda_for_sm(entry.sm),
+                     "cubin for SM " + std::to_string(entry.sm) + ", newer than wheelfix's variant rules know",
+                     "cubin " + entry.arch_name());
             }
         }
     }
