@@ -125,15 +125,10 @@ Node builtin_node(const Builtin& builtin) {
 std::string join_texts(const std::vector<Node>& nodes) {
     std::string out;
     for (const Node& node : nodes) {
-        if (node.is_pack) {
-            std::string inner = join_texts(node.pack);
-            if (inner.empty()) continue;
-            if (!out.empty()) out += ", ";
-            out += inner;
-            continue;
-        }
+        const std::string text = node.is_pack ? join_texts(node.pack) : node.text();
+        if (node.is_pack && text.empty()) continue;  // an empty pack adds no argument
         if (!out.empty()) out += ", ";
-        out += node.text();
+        out += text;
     }
     return out;
 }
