@@ -23,11 +23,9 @@
 // in names and values are written %XX. Symbol lines are sorted by name, then
 // version. Unknown keyword lines outside a symbol block are ignored, so version 1
 // can gain fields. The gzip header carries no name and no time: the same index
-// gives the same bytes. The file is written to a temporary file beside the
-// destination and renamed into place. Reading is bounded whatever the file says
-// (kMaxIndexText: the file, and its text once inflated; kMaxIndexSymbols symbol
-// lines in all), so a hostile index costs at most ~270 MiB before it is refused;
-// the bundled torch 2.10 index is 12.8 MB of text and 112 k symbols.
+// gives the same bytes. Reading is bounded whatever the file says (kMaxIndexText:
+// the file, and its text once inflated; kMaxIndexSymbols symbol lines in all), so a
+// hostile index costs at most ~270 MiB before it is refused.
 #include "symbol_index_internal.hpp"
 
 #include "wheelfix/util/error.hpp"

@@ -64,10 +64,8 @@ ReleaseRequest release_request(const std::string& spec, const std::vector<std::s
 
 namespace {
 
-// What each member's own search path reaches inside the wheel (needed_resolution,
-// the wheel's members only): ld.so finds a NEEDED by file name along the member's
-// RUNPATH (or RPATH), so a copy another member reaches through its own path, or one
-// of another file name with that SONAME, does not serve this member.
+// What each member's own search path reaches inside the wheel (the wheel's members
+// only; torch_releases.hpp says why no other copy counts).
 NeededResolution wheel_reach(const Targets& targets, bool wheel) {
     std::vector<WheelElf> view;
     for (const Target& target : targets.elves)
@@ -78,8 +76,8 @@ NeededResolution wheel_reach(const Targets& targets, bool wheel) {
 }
 
 // The member's own search path reaches the library in the wheel, or the wheel declares
-// the distribution that ships it (nvidia-cuda-runtime-cu12 for libcudart.so.12). What a
-// declared distribution's own dependencies bring is not known here, so it does not count.
+// the distribution that ships it. What that distribution's own dependencies bring is
+// not known here, so it does not count.
 bool runtime_provided(const CudaRuntimeNeed& need, const ElfNeeds& reach, const TorchClaims& claims) {
     for (const ResolvedNeed& found : reach.needs)
         if (found.name == need.library && found.library_class == LibraryClass::in_wheel) return true;
@@ -185,11 +183,9 @@ struct BuildChoice {
     std::string note;                 // why this build, when it is not the one the wheel names
 };
 
-// Per release and arch, the build a verdict is taken from: the one --torch-release names
-// exactly ("2.6.0+cu126"), else the one the wheel's +cuXYZ names, else one of the CUDA
-// major the wheel was built for (its label's, else the runtime it NEEDs), else the first
-// (a user atlas before the bundled one). Builds of one release can export different
-// symbols, so a build other than the wheel's own says so.
+// Per release and arch, the build a verdict is taken from, in the order
+// torch_releases.hpp gives (check_releases), with the note a build other than the
+// wheel's own carries.
 std::vector<BuildChoice> choose_builds(const std::vector<const abi::Atlas*>& atlases, const WheelFacts& facts,
                                        int wheel_major, const std::string& spec) {
     std::vector<std::string> asked;  // builds --torch-release names exactly

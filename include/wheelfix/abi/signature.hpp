@@ -11,7 +11,7 @@
 // - forwardable: same number of parameters with identical register classes and
 //   widths (int <-> unsigned int/uint32_t, T* <-> const T*), or the new signature
 //   appends trailing parameters that are integers, pointers or bools, which the
-//   forwarder passes as zero (torch's `= nullptr` / `= false` defaults);
+//   forwarder passes in registers (the values: abi/appended.hpp's rules);
 // - not forwardable, with the reason: a changed width, a class passed by value, a
 //   std::string of the other ABI (cxx11 vs pre-cxx11), removed parameters, ...
 // The reason is one human line used in `check` output, starting "forwardable: "

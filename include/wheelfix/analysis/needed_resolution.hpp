@@ -11,9 +11,8 @@
 //   3. DT_RUNPATH of the requesting object (never its loaders');
 //   4. the directories of <root>/etc/ld.so.conf with its `include` globs
 //      (read_ld_so_conf; what ld.so.cache holds);
-//   5. the default directories for the class and machine (default_directories):
-//      Debian's multiarch pair, then /lib64 and /usr/lib64 (or /lib32, /usr/lib32),
-//      then /lib and /usr/lib; below context.root.
+//   5. the default directories for the class and machine (default_directories),
+//      below context.root.
 // `$ORIGIN` (and `${ORIGIN}`) of a wheel member is its directory in the installed
 // layout (installed_path: `<name>.data/platlib/x` and `.data/purelib/x` install at
 // `x`), so members are found where the installed wheel finds them; a path that
@@ -21,9 +20,8 @@
 // (other distributions' files, such as torch/lib, are known by name below). `$LIB`
 // and `$PLATFORM` (and `${LIB}`, `${PLATFORM}`) anywhere in an entry expand as
 // glibc's ld.so expands them for the object's class and machine (dst_lib,
-// dst_platform: on Debian x86_64 `$LIB/$PLATFORM` is `lib/x86_64-linux-gnu/x86_64`,
-// or `.../haswell` on an Intel CPU with AVX2 where this host's glibc says so);
-// entries with another $ token, relative entries and empty entries are skipped (noted).
+// dst_platform); entries with another $ token, relative entries and empty entries
+// are skipped (noted).
 // A NEEDED holding '/' is a path: absolute paths are opened as they are.
 // A candidate of another ELF class or machine is skipped, as ld.so skips it; one
 // that cannot be opened (missing, unreadable, a symlink loop) is skipped, as
@@ -56,8 +54,7 @@
 // reader — and its own NEEDED are resolved the same way with its own RPATH/RUNPATH
 // and the chain above it, recursively (each name once).
 // Errors: a graft candidate that does not parse is `missing` with the parse error;
-// nothing here throws for a library's content. A symlink loop or a directory in
-// ldpaths is only a skipped candidate.
+// nothing here throws for a library's content.
 #pragma once
 
 #include "wheelfix/analysis/elf_report.hpp"

@@ -21,10 +21,7 @@
 //   blacklisted imports, PyFPE_jbuf, UCS2, the x86-64 ISA level; needed_versions
 //   leaves it empty, analysis/abi_rules.hpp's needs_of reads it); first_violation,
 //   lowest_manylinux_tag and lowest_musllinux_tag judge it with the versions, so a
-//   tag it rules out is never the honest one. first_musl_violation(needs, tag) is
-//   first_violation's musllinux twin (musl 1.2 time64, then those rules).
-// - honest_tag(needs, arch) is the lowest musllinux tag for musl binaries, the
-//   lowest manylinux tag otherwise; empty when none fits.
+//   tag it rules out is never the honest one.
 // - parse_platform_tag() understands manylinux1/2010/2014, manylinux_X_Y,
 //   musllinux_X_Y and linux platform tags, and anything else as kind other.
 // - Versions compare numerically component by component ("2.2.5" < "2.17").
