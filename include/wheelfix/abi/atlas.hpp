@@ -16,25 +16,22 @@
 //
 // build() makes an atlas from per-wheel SymbolIndexes (index files written by
 // `wheelfix index`), ordered by release number, torch version, CUDA version, arch,
-// tag and wheel name, so the
-// same inputs give the same atlas in any order; save() writes it gzip-compressed
-// with no time or name in the header: the same atlas gives the same bytes.
-// load() reads it back (refusing another format version, damaged data, counts or
-// ids out of range: InputError naming the file). The symbol lines (nearly all of
-// the file) are parsed only when a question needs every name: materialising a
-// release, saving, counting; until then the inflated text is kept and select()
-// reads it in place. Damage in the symbol lines is reported (InputError naming the
-// file) when they are first read. index_for() materialises one
-// release as a SymbolIndex that check_imports() takes, only as far as the roots'
-// NEEDED closure reaches, with libtorch_python taken from the wheel of the asked
-// CPython tag: when the release has no entry for that tag, `not_covered` names it
-// and the index lacks it. select() picks, in one pass over the symbol lines (parsed or
-// not), the symbols a SymbolSelection keeps; index_for() given that Subset then holds
+// tag and wheel name, so the same inputs give the same atlas in any order; save()
+// writes it gzip-compressed with no time or name in the header: the same atlas gives
+// the same bytes. load() reads it back (refusing another format version, damaged
+// data, counts or ids out of range: InputError naming the file). The symbol lines
+// (nearly all of the file) are parsed only when a question needs every name:
+// materialising a release, saving, counting; until then the inflated text is kept
+// and select() reads it in place; damage in them is reported when they are first
+// read. index_for() materialises one release as a SymbolIndex that check_imports()
+// takes, only as far as the roots' NEEDED closure reaches, with libtorch_python
+// taken from the wheel of the asked CPython tag: when the release has no entry for
+// that tag, `not_covered` names it and the index lacks it. select() picks, in one
+// pass, the symbols a SymbolSelection keeps; index_for() given that Subset holds
 // every library the release reaches but only those symbols, so checking one wheel
-// against many releases decodes each of them once, not every release's whole table.
-// A Subset belongs to the atlas that made it (another's is a logic_error).
-// entry_index() gives back everything one entry holds,
-// so an atlas plus one more index rebuilds into a bigger atlas (user atlases).
+// against many releases decodes each of them once. A Subset belongs to the atlas
+// that made it (another's is a logic_error). entry_index() gives back everything one
+// entry holds, so an atlas plus one more index rebuilds into a bigger atlas.
 //
 // File format, version 1 (gzip-compressed text, one record per line):
 //   wheelfix-torch-atlas 1
