@@ -19,7 +19,6 @@
 #include "wheelfix/util/sha256.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <set>
 
@@ -101,16 +100,6 @@ void canonical_field(std::string& out, std::string_view value) {
     out += '\n';
 }
 
-std::string hex8(const std::array<std::uint8_t, 32>& digest) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    for (int i = 0; i < 4; ++i) {
-        out += kHex[digest[i] >> 4];
-        out += kHex[digest[i] & 15];
-    }
-    return out;
-}
-
 // The first 8 hex digits of SHA-256 over a length-prefixed rendering of the spec
 // (symbols sorted), so equal specs share a name and different ones do not.
 std::string spec_digest(const ShimSpec& spec, const std::vector<const ShimSymbol*>& sorted) {
@@ -128,7 +117,7 @@ std::string spec_digest(const ShimSpec& spec, const std::vector<const ShimSymbol
                                   "," + std::to_string(symbol->integer_params_before) + "," +
                                   std::to_string(symbol->passes_this) + "," + std::to_string(symbol->returns_in_memory));
     }
-    return hex8(sha256(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size())));
+    return hex_digest(sha256(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()))).substr(0, 8);
 }
 
 std::string stub_message(const ShimSymbol& symbol, std::string_view torch_version) {
