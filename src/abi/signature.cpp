@@ -17,6 +17,8 @@
 
 #include "itanium_reader.hpp"
 
+#include "wheelfix/util/text.hpp"
+
 #include <algorithm>
 #include <string>
 
@@ -165,10 +167,8 @@ Compatibility classify(const Signature& old_signature, const Signature& new_sign
     }
     result.forwardable = true;
     result.integer_params_before = integer_registers(old_signature, old_signature.params.size());
-    std::string reason = "forwardable: ";
     if (notes.empty()) notes.push_back("same parameters");
-    for (std::size_t i = 0; i < notes.size(); ++i) reason += (i ? "; " : "") + notes[i];
-    result.reason = std::move(reason);
+    result.reason = "forwardable: " + join(notes, "; ");
     return result;
 }
 

@@ -4,6 +4,7 @@
 #include "wheelfix/abi/stable_versions.hpp"
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/wheel/metadata.hpp"
 #include "wheelfix/wheel/filename.hpp"
 #include "wheelfix/wheel/wheel.hpp"
@@ -82,7 +83,7 @@ std::optional<wheel::Version> torch_from_local(const std::vector<std::string>& s
         if (parts.size() == 1 && parts[0].size() >= 2) {
             text = parts[0].substr(0, 1) + "." + parts[0].substr(1);  // "29" -> 2.9, "210" -> 2.10
         } else if (parts.size() >= 2) {
-            for (std::size_t k = 0; k < parts.size(); ++k) text += (k ? "." : "") + parts[k];
+            text = join(parts, ".");
         } else {
             continue;
         }

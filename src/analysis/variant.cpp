@@ -223,11 +223,7 @@ std::string auto_variant_label(const wheel::VariantProperties& properties) {
                 if (auto sm = parse_sm_value(value); sm && sm->real) reals.push_back(std::to_string(sm->sm));
     }
     const std::string head = cuda_major.empty() ? "cpu" : "cu" + cuda_major;
-    std::string readable = head;
-    if (!reals.empty()) {
-        readable += "sm";
-        for (std::size_t i = 0; i < reals.size(); ++i) readable += (i ? "." : "") + reals[i];
-    }
+    const std::string readable = reals.empty() ? head : head + "sm" + join(reals, ".");
     if (readable.size() <= wheel::kVariantLabelMax) return readable;
     std::string lines;
     for (const auto& line : wheel::property_lines(properties)) lines += line + "\n";
