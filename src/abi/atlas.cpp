@@ -688,23 +688,16 @@ SymbolIndex Atlas::index_for(const AtlasRelease& release, std::string_view pytho
     std::vector<std::uint32_t> nodes = nodes_for(release, python_tag, not_covered);
     // The NEEDED closure from the roots, on the nodes' metadata alone.
     if (!options.roots.empty() || !options.library_globs.empty()) {
-        std::vector<detail::Candidate> candidates;
+        SymbolIndex stand_ins;  // each node as a library whose one symbol is its id
         for (std::uint32_t node : nodes) {
             const AtlasLibrary& library = libraries_[node];
-            candidates.push_back({library.file_name, [&library, node] {
-                                      LibraryExports exports{library.file_name, library.soname, library.needed, {}, {}, {}};
-                                      exports.symbols.push_back({std::to_string(node), {}, true, 0});
-                                      return exports;
-                                  }});
+            stand_ins.libraries.push_back(
+                {library.file_name, library.soname, library.needed, {{std::to_string(node), {}, true, 0}}, {}, {}});
         }
-        IndexOptions resolved = options;
-        for (std::string& root : resolved.roots)
-            for (std::uint32_t node : nodes)
-                if (libraries_[node].soname == root) root = libraries_[node].file_name;
-        std::vector<std::uint32_t> reached;
-        for (const LibraryExports& found : detail::read_libraries(candidates, resolved, "torch atlas"))
-            reached.push_back(static_cast<std::uint32_t>(std::stoul(found.symbols.front().name)));
-        nodes = std::move(reached);
+        detail::apply_options(stand_ins, options, "torch atlas");
+        nodes.clear();
+        for (const LibraryExports& found : stand_ins.libraries)
+            nodes.push_back(static_cast<std::uint32_t>(std::stoul(found.symbols.front().name)));
     }
     if (nodes.size() > 64) throw InputError("torch atlas", "a release with more than 64 libraries");
     const AtlasEntry& primary = entries_[release.primary_entry];
