@@ -57,13 +57,12 @@ int x86_64_isa_level(const elf::ElfFile& elf) {
 // The tag names of the family on the architecture, oldest first.
 std::vector<policy::PlatformTag> tags_of(Family family, std::string_view arch) {
     std::vector<policy::PlatformTag> tags;
-    if (family == Family::manylinux) {
-        for (const auto& row : policy::manylinux_policy())
+    const auto add = [&](const auto& table) {
+        for (const auto& row : table)
             if (row.arch == arch) tags.push_back(policy::parse_platform_tag(row.tag + "_" + row.arch));
-    } else {
-        for (const auto& row : policy::musllinux_policy())
-            if (row.arch == arch) tags.push_back(policy::parse_platform_tag(row.tag + "_" + row.arch));
-    }
+    };
+    if (family == Family::manylinux) add(policy::manylinux_policy());
+    else add(policy::musllinux_policy());
     return tags;
 }
 
@@ -128,13 +127,12 @@ std::vector<AbiConcern> abi_concerns(const policy::AbiFacts& facts, Family famil
         std::string lowest;
         if (auto allowed = std::find_if_not(tags.begin(), tags.end(), costs); allowed != tags.end())
             lowest = fmt::format("{}_{}_{}", family_text, allowed->major, allowed->minor);
-        concerns.push_back({AbiConcern::Kind::blacklist, import.library + ": " + import.symbol,
-                            fmt::format("imports {} from {}, which the policy blacklists for older tags: {}",
-                                        import.symbol, import.library, costs_text(family, lowest)),
-                            lowest});
-        if (lowest.empty())
-            concerns.back().message = fmt::format("imports {} from {}, which every {} tag blacklists: {}", import.symbol,
-                                                  import.library, family_text, none);
+        const std::string message =
+            lowest.empty() ? fmt::format("imports {} from {}, which every {} tag blacklists: {}", import.symbol,
+                                         import.library, family_text, none)
+                           : fmt::format("imports {} from {}, which the policy blacklists for older tags: {}",
+                                         import.symbol, import.library, costs_text(family, lowest));
+        concerns.push_back({AbiConcern::Kind::blacklist, import.library + ": " + import.symbol, message, lowest});
     }
     return concerns;
 }
