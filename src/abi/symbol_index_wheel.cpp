@@ -11,6 +11,7 @@
 
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/zip/archive.hpp"
 
 #include <fstream>
@@ -19,11 +20,6 @@
 namespace wheelfix::abi {
 
 namespace {
-
-std::string base_name(std::string_view member) {
-    const std::size_t slash = member.rfind('/');
-    return std::string(slash == std::string_view::npos ? member : member.substr(slash + 1));
-}
 
 bool has_torch_lib(const zip::Archive& archive) {
     for (const zip::Member& member : archive.members())

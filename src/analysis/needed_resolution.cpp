@@ -375,10 +375,8 @@ private:
     bool shipped_elsewhere_in_wheel(ResolvedNeed& need) const {
         for (const auto& [path, elf] : members_) {
             if (in_graft_directory(path)) continue;
-            const auto slash = path.rfind('/');
-            const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
             const auto& soname = elf->report->soname;
-            if (base != need.name && !(soname && *soname == need.name)) continue;
+            if (base_name(path) != need.name && !(soname && *soname == need.name)) continue;
             need.library_class = LibraryClass::in_wheel;
             need.location = path;
             need.via = "import (loaded by the package first; not on the search path)";

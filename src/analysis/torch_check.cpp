@@ -6,6 +6,7 @@
 #include "wheelfix/policy/library_classes.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/wheel/member_reader.hpp"
 #include "wheelfix/zip/archive.hpp"
 
@@ -40,12 +41,6 @@ void group_libraries(TorchResult& result) {
     for (const abi::ElfCheck& check : result.members)
         for (const std::string& name : check.not_covered) uncovered[name].push_back(check.member);
     for (auto& [name, members] : uncovered) result.not_covered.push_back({name, std::move(members)});
-}
-
-
-std::string base_name(const std::string& path) {
-    const std::size_t slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 void add_target(Targets& targets, const std::string& member, const elf::ElfFile& elf) {
