@@ -30,14 +30,9 @@ std::string json_escape(std::string_view text) {
             case '\t': out += "\\t"; ++i; continue;
             default: break;
         }
-        if (c < 0x20) {
+        const std::size_t len = c < 0x20 ? 0 : utf8_sequence_length(text, i);
+        if (len == 0) {  // a control character, or a stray byte: the document stays valid
             out += fmt::format("\\u{:04x}", c);
-            ++i;
-            continue;
-        }
-        std::size_t len = utf8_sequence_length(text, i);
-        if (len == 0) {
-            out += fmt::format("\\u{:04x}", c);  // keep the document valid for stray bytes
             ++i;
             continue;
         }
@@ -64,12 +59,14 @@ void JsonWriter::before_value() {
     }
 }
 
-JsonWriter& JsonWriter::begin_object() {
+JsonWriter& JsonWriter::open(char bracket) {
     before_value();
-    out_ += '{';
+    out_ += bracket;
     has_items_.push_back(false);
     return *this;
 }
+
+JsonWriter& JsonWriter::begin_object() { return open('{'); }
 
 JsonWriter& JsonWriter::close(char bracket) {
     bool had_items = has_items_.back();
@@ -81,12 +78,7 @@ JsonWriter& JsonWriter::close(char bracket) {
 
 JsonWriter& JsonWriter::end_object() { return close('}'); }
 
-JsonWriter& JsonWriter::begin_array() {
-    before_value();
-    out_ += '[';
-    has_items_.push_back(false);
-    return *this;
-}
+JsonWriter& JsonWriter::begin_array() { return open('['); }
 
 JsonWriter& JsonWriter::end_array() { return close(']'); }
 

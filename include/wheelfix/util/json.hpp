@@ -55,6 +55,7 @@ public:
 private:
     void before_value();
     void newline_indent();
+    JsonWriter& open(char bracket);
     JsonWriter& close(char bracket);
 
     std::string out_;
