@@ -373,9 +373,6 @@ private:
     }
 
     std::span<std::uint8_t> buffer() { return pipeline_ ? pipeline_->room() : std::span<std::uint8_t>(buffer_); }
-    std::span<const std::uint8_t> buffer() const {
-        return pipeline_ ? std::span<const std::uint8_t>(pipeline_->room()) : std::span<const std::uint8_t>(buffer_);
-    }
 
     void start_follower(bool sha256) {
         auto claim = try_claim_thread();
@@ -416,7 +413,7 @@ private:
     // Streaming: the last (up to) kWindowSize bytes produced, from what was handed
     // on (tail_) and the buffer, in a vector of exactly that size (a window is kept
     // for the member's whole reading).
-    std::vector<std::uint8_t> last_streamed_bytes() const {
+    std::vector<std::uint8_t> last_streamed_bytes() {
         const std::size_t from_buffer = std::min(buffered_, kWindowSize);
         const std::size_t from_tail = std::min(tail_.size(), kWindowSize - from_buffer);
         std::vector<std::uint8_t> bytes;
@@ -616,10 +613,6 @@ private:
     std::vector<std::uint32_t> prefix_crcs_;
 };
 
-void inflate_stored(const Archive& archive, const Member& member, Delivery& deliver) {
-    archive.stream(member, [&](std::span<const std::uint8_t> chunk) { deliver.write(chunk); }, kOutputChunk);
-}
-
 }  // namespace
 
 // How often ISA-L must find a block start: often for a kept member (a splice
@@ -646,7 +639,7 @@ InflatedMember inflate_indexed(const Archive& archive, const Member& member, con
     result.member = &member;
     Delivery deliver(archive, member, sink, options);
     if (member.method == Method::stored)
-        inflate_stored(archive, member, deliver);
+        archive.stream(member, [&](std::span<const std::uint8_t> chunk) { deliver.write(chunk); }, kOutputChunk);
     else
         BlockIndexer(archive, member, index_backend(options), block_every(options)).run(deliver, result.blocks, result.windows);
     deliver.finish(result);

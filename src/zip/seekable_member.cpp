@@ -248,10 +248,6 @@ void SeekableMember::read_all(const RangeSink& sink) const {
 
 std::uint64_t SeekableMember::read(const ByteRanges& ranges, const RangeSink& sink) const {
     if (member_.method == Method::stored) return read_stored(archive_, member_, ranges, sink);
-    return read_deflated(ranges, sink);
-}
-
-std::uint64_t SeekableMember::read_deflated(const ByteRanges& ranges, const RangeSink& sink) const {
     const timings::Scope timer(timings::Phase::inflate);
     std::uint64_t inflated = 0;
     std::unique_ptr<Resumed> inflater;

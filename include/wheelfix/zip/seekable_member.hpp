@@ -82,7 +82,6 @@ public:
     std::size_t window_count() const { return windows_.size(); }
 
 private:
-    std::uint64_t read_deflated(const ByteRanges& ranges, const RangeSink& sink) const;
     const Window* window_before(std::uint64_t offset) const;
 
     const Archive& archive_;
