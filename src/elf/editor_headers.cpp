@@ -1,6 +1,8 @@
 // Header edits that never move anything: plan_header_edits (contract in
 // elf/editor.hpp): EI_OSABI, PT_GNU_STACK's PF_X, .gnu.version entries.
 #include "editor_internal.hpp"
+#include "elf_layout.hpp"
+#include "elf_parser.hpp"
 
 #include <elf.h>
 
@@ -20,13 +22,12 @@ void set_os_abi(const ElfFile& elf, std::uint8_t abi, Overlay& overlay, std::vec
     changes.push_back("OS ABI: " + std::to_string(elf.os_abi()) + " -> " + std::to_string(abi));
 }
 
-// p_flags sits at +4 in an Elf64_Phdr and at +24 in an Elf32_Phdr. A file without
-// PT_GNU_STACK gets patchelf's header, in a PT_NULL slot or added by the dynamic editor.
+// A file without PT_GNU_STACK gets patchelf's header, in a PT_NULL slot or added by
+// the dynamic editor.
 void set_execstack(const ElfFile& elf, bool executable, Overlay& overlay, HeaderPlan& plan) {
     const ElfBytes in = reader_for(elf);
-    const std::uint64_t w = in.word_size();
-    const std::uint64_t phoff = in.word(24 + w, "e_phoff");
-    const std::uint64_t phentsize = in.u16(30 + 3 * w, "e_phentsize");
+    const HeaderTables tables = read_header_tables(in);
+    const std::uint64_t phoff = tables.program_headers.offset, phentsize = tables.program_headers.entsize;
     const auto& headers = elf.program_headers();
     for (std::size_t i = 0; i < headers.size(); ++i) {
         if (headers[i].type != PT_GNU_STACK) continue;
@@ -34,7 +35,7 @@ void set_execstack(const ElfFile& elf, bool executable, Overlay& overlay, Header
         if (flags == headers[i].flags) return;
         std::vector<std::uint8_t> field(4);
         writer_for(elf).u32(field, 0, flags);
-        overlay.write(phoff + i * phentsize + (w == 8 ? 4 : 24), std::move(field));
+        overlay.write(phoff + i * phentsize + program_header_flags_at(in.is64()), std::move(field));
         plan.changes.push_back(std::string("execstack: ") + (executable ? "- -> X" : "X -> -"));
         return;
     }

@@ -3,8 +3,8 @@
 //
 // Contract: plan_edits runs these stages, each in its own file:
 //   editor_layout.cpp    where the things an edit touches lie in the input (ELF
-//                        header fields, PT_DYNAMIC, .dynstr, verneed file fields,
-//                        a segment appended by an earlier wheelfix edit)
+//                        header fields, PT_DYNAMIC, .dynstr, a segment appended
+//                        by an earlier wheelfix edit)
 //   editor_request.cpp   what the dynamic table must say afterwards: the entries in
 //                        order, each string-valued one with its text, and the human
 //                        change lines
@@ -53,12 +53,6 @@ struct AppendedSegment {
     std::uint64_t base_strings_size = 0;  // the first bytes of its .dynstr: the original table
 };
 
-// A DT_VERNEED record's vn_file field.
-struct VerneedFileField {
-    std::uint64_t field_offset = 0;  // file offset of the u32 vn_file
-    std::uint64_t name_offset = 0;   // its value: an offset into .dynstr
-};
-
 struct Layout {
     std::uint64_t file_size = 0;
     std::uint64_t phoff = 0;
@@ -82,7 +76,6 @@ struct Layout {
     std::optional<std::size_t> strings_section;
     bool strings_have_unknown_users = false;  // a section we do not model links to .dynstr
 
-    std::vector<VerneedFileField> verneed_files;
     std::optional<AppendedSegment> appended;
 
     std::optional<std::size_t> interp_phdr;     // PT_INTERP

@@ -4,8 +4,8 @@
 // does not keep: the ELF header's table offsets and entry sizes, the PT_DYNAMIC
 // table's place and capacity (the smaller of PT_DYNAMIC and the SHT_DYNAMIC
 // section), the DT_STRTAB table's file offset and size, which section headers
-// describe .dynamic and .dynstr, the vn_file field of every verneed record, and a
-// segment appended by an earlier wheelfix edit. That segment is recognised only
+// describe .dynamic and .dynstr, and a segment appended by an earlier wheelfix
+// edit (ElfFile's VersionNeed says where each vn_file lies). That segment is recognised only
 // when all of these hold: it is the PT_LOAD with the highest file offset, it ends
 // exactly at the end of the file and highest in memory, it starts with the
 // wheelfix magic, and DT_STRTAB points inside it. A file that cannot be edited
@@ -22,8 +22,6 @@
 namespace wheelfix::elf::editor {
 
 namespace {
-
-constexpr std::uint64_t kVerneedRecordSize = 16;
 
 void read_header_fields(const ElfFile& elf, const ElfBytes& in, Layout& layout) {
     const HeaderTables tables = read_header_tables(in);
@@ -119,38 +117,6 @@ void find_unknown_string_users(const ElfFile& elf, Layout& layout) {
     if (layout.names_section == *layout.strings_section) layout.strings_have_unknown_users = true;
 }
 
-struct VerneedTable {
-    std::uint64_t offset = 0;
-    std::uint64_t count = 0;
-};
-
-std::optional<VerneedTable> verneed_table(const ElfFile& elf) {
-    const std::uint64_t dynamic_count = elf.dynamic_value(DT_VERNEEDNUM).value_or(0);
-    for (const SectionHeader& section : elf.sections())
-        if (section.type == SHT_GNU_verneed)
-            return VerneedTable{section.offset, section.info != 0 ? section.info : dynamic_count};
-    const std::optional<std::uint64_t> address = elf.dynamic_value(DT_VERNEED);
-    if (!address) return std::nullopt;
-    const std::optional<std::uint64_t> offset = elf.vaddr_to_offset(*address);
-    if (!offset) throw EditError("DT_VERNEED is not inside any PT_LOAD segment");
-    return VerneedTable{*offset, dynamic_count};
-}
-
-// Elf_Verneed: vn_version u16, vn_cnt u16, vn_file u32, vn_aux u32, vn_next u32.
-void read_verneed_files(const ElfFile& elf, const ElfBytes& in, Layout& layout) {
-    const std::optional<VerneedTable> table = verneed_table(elf);
-    if (!table) return;
-    std::uint64_t at = table->offset;
-    const std::uint64_t limit = std::min(table->count, layout.file_size / kVerneedRecordSize);
-    for (std::uint64_t i = 0; i < limit; ++i) {
-        in.range(at, kVerneedRecordSize, "verneed entry");
-        layout.verneed_files.push_back({at + 4, in.u32(at + 4, "vn_file")});
-        const std::uint32_t next = in.u32(at + 12, "vn_next");
-        if (next == 0) break;
-        at += next;
-    }
-}
-
 bool starts_with_magic(const ElfFile& elf, std::uint64_t offset) {
     const auto bytes = elf.bytes();
     if (offset > bytes.size() || bytes.size() - offset < kSegmentHeaderSize) return false;
@@ -222,7 +188,6 @@ Layout read_layout(const ElfFile& elf) {
     locate_dynamic(elf, writer_for(elf), layout);
     locate_strings(elf, layout);
     find_unknown_string_users(elf, layout);
-    read_verneed_files(elf, in, layout);
     find_appended_segment(elf, in, layout);
     return layout;
 }

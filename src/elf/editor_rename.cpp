@@ -24,6 +24,7 @@
 // ElfBytes; a hash table whose header does not fit the file or the symbol count is
 // an EditError naming it.
 #include "editor_internal.hpp"
+#include "elf_parser.hpp"
 
 #include <elf.h>
 
@@ -61,15 +62,10 @@ std::optional<std::uint64_t> table_offset(const ElfFile& elf, std::int64_t tag, 
     return offset;
 }
 
-struct SymbolTable {
-    std::uint64_t offset = 0;
-    std::uint64_t entsize = 0;
-    std::uint64_t count = 0;  // with the null symbol
-};
-
-SymbolTable symbol_table(const ElfFile& elf) {
+// .dynsym: its count includes the null symbol.
+EntryTable symbol_table(const ElfFile& elf) {
     const ElfBytes in = reader_for(elf);
-    SymbolTable table;
+    EntryTable table;
     const auto offset = table_offset(elf, DT_SYMTAB, "the dynamic symbol table");
     if (!offset) throw EditError("no dynamic symbol table (DT_SYMTAB) to rename symbols in");
     table.offset = *offset;
@@ -78,10 +74,6 @@ SymbolTable symbol_table(const ElfFile& elf) {
     table.count = elf.dynamic_symbols().size() + 1;
     (void)in.table(table.offset, table.count, table.entsize, "dynamic symbol table");
     return table;
-}
-
-std::uint64_t symbol_at(const SymbolTable& table, std::uint64_t index) {
-    return table.offset + index * table.entsize;
 }
 
 std::vector<std::uint8_t> u32_bytes(const ElfWriter& writer, const std::vector<std::uint32_t>& values) {
@@ -113,7 +105,7 @@ struct GnuHash : HashArrays {
     std::uint64_t bloom_at = 0;
 };
 
-std::optional<GnuHash> gnu_hash_table(const ElfFile& elf, const SymbolTable& symbols) {
+std::optional<GnuHash> gnu_hash_table(const ElfFile& elf, const EntryTable& symbols) {
     const auto offset = table_offset(elf, DT_GNU_HASH, "the GNU hash table");
     if (!offset) return std::nullopt;
     const ElfBytes in = reader_for(elf);
@@ -139,7 +131,7 @@ std::optional<GnuHash> gnu_hash_table(const ElfFile& elf, const SymbolTable& sym
     return hash;
 }
 
-std::optional<SysvHash> sysv_hash_table(const ElfFile& elf, const SymbolTable& symbols) {
+std::optional<SysvHash> sysv_hash_table(const ElfFile& elf, const EntryTable& symbols) {
     const auto offset = table_offset(elf, DT_HASH, "the SysV hash table");
     if (!offset) return std::nullopt;
     const ElfBytes in = reader_for(elf);
@@ -254,8 +246,17 @@ void write_sysv_hash(const ElfFile& elf, const SysvHash& hash, const std::vector
     hash.write(writer, buckets, chains, overlay);
 }
 
+// The entries of `entsize` bytes in `table`, entry i moved to new_index[i].
+std::vector<std::uint8_t> permuted(std::span<const std::uint8_t> table, std::uint64_t entsize,
+                                   const std::vector<std::uint64_t>& new_index) {
+    std::vector<std::uint8_t> moved(table.size());
+    for (std::uint64_t i = 0; i < table.size() / entsize; ++i)
+        std::copy_n(table.begin() + i * entsize, entsize, moved.begin() + new_index[i] * entsize);
+    return moved;
+}
+
 // .dynsym and .gnu.version entries moved to their new indexes, st_name renamed.
-void write_symbols(const ElfFile& elf, const SymbolTable& table, const DynamicPlan& plan,
+void write_symbols(const ElfFile& elf, const EntryTable& table, const DynamicPlan& plan,
                    const std::vector<std::uint64_t>& new_index, Overlay& overlay) {
     const ElfBytes in = reader_for(elf);
     const ElfWriter writer = writer_for(elf);
@@ -267,17 +268,9 @@ void write_symbols(const ElfFile& elf, const SymbolTable& table, const DynamicPl
         overlay.write(table.offset, std::move(symbols));
         return;
     }
-    std::vector<std::uint8_t> moved(symbols.size());
-    for (std::uint64_t i = 0; i < table.count; ++i)
-        std::copy_n(symbols.begin() + i * table.entsize, table.entsize, moved.begin() + new_index[i] * table.entsize);
-    overlay.write(table.offset, std::move(moved));
-    if (const auto versym = table_offset(elf, DT_VERSYM, "the symbol version table")) {
-        const auto versions = in.span(in.table(*versym, table.count, 2, "symbol version table"));
-        std::vector<std::uint8_t> moved_versions(versions.size());
-        for (std::uint64_t i = 0; i < table.count; ++i)
-            std::copy_n(versions.begin() + i * 2, 2, moved_versions.begin() + new_index[i] * 2);
-        overlay.write(*versym, std::move(moved_versions));
-    }
+    overlay.write(table.offset, permuted(symbols, table.entsize, new_index));
+    if (const auto versym = table_offset(elf, DT_VERSYM, "the symbol version table"))
+        overlay.write(*versym, permuted(in.span(in.table(*versym, table.count, 2, "symbol version table")), 2, new_index));
 }
 
 // Each relocation table is rewritten as one block (an overlay write per table, not
@@ -328,11 +321,11 @@ void plan_symbol_renames(const ElfFile& elf, const Layout& layout, const EditReq
     if (request.rename_symbols.empty()) return;
     const std::map<std::string, std::string, std::less<>> renames(request.rename_symbols.begin(),
                                                                    request.rename_symbols.end());
-    const SymbolTable table = symbol_table(elf);
+    const EntryTable table = symbol_table(elf);
     const ElfBytes in = reader_for(elf);
     const Extent strings{layout.strings_offset, layout.strings_size};
     for (std::uint64_t i = 1; i < table.count; ++i) {
-        const std::uint32_t name_offset = in.u32(symbol_at(table, i), "st_name");
+        const std::uint32_t name_offset = in.u32(table.at(i), "st_name");
         const std::string_view name = in.string_at(strings, name_offset, "symbol name");
         const auto renamed = renames.find(name);
         if (renamed == renames.end() || renamed->second == name) continue;
@@ -343,7 +336,7 @@ void plan_symbol_renames(const ElfFile& elf, const Layout& layout, const EditReq
 
 void write_symbol_renames(const ElfFile& elf, const DynamicPlan& plan, Overlay& overlay) {
     if (plan.symbol_names.empty()) return;
-    const SymbolTable table = symbol_table(elf);
+    const EntryTable table = symbol_table(elf);
     const std::optional<GnuHash> gnu = gnu_hash_table(elf, table);
     const std::optional<SysvHash> sysv = sysv_hash_table(elf, table);
     const std::vector<std::string_view> names = final_names(elf, plan);

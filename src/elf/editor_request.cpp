@@ -106,10 +106,9 @@ std::vector<PlannedVerneedFile> load_verneed_files(const ElfFile& elf, const Lay
     const ElfBytes in = reader_for(elf);
     const Extent strings{layout.strings_offset, layout.strings_size};
     std::vector<PlannedVerneedFile> files;
-    for (const VerneedFileField& field : layout.verneed_files)
+    for (const VersionNeed& need : elf.version_needs())
         files.push_back(
-            {field.field_offset, field_for(in.string_at(strings, field.name_offset, "verneed file name"),
-                                           field.name_offset)});
+            {need.file_field, field_for(in.string_at(strings, need.file_name, "verneed file name"), need.file_name)});
     return files;
 }
 

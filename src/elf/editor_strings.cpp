@@ -312,7 +312,7 @@ PlacedStrings place_strings(const ElfFile& elf, const Layout& layout, DynamicPla
         for (const DynamicEntry& entry : elf.dynamic())
             if (is_string_tag(entry.tag)) planner.release(entry.value);
     if (!layout.strings_have_unknown_users)
-        for (const VerneedFileField& file : layout.verneed_files) planner.release(file.name_offset);
+        for (const VersionNeed& need : elf.version_needs()) planner.release(need.file_name);
     for (StringField* field : fields)
         field->new_offset = needs_place(*field, base) ? planner.place(field->text) : *field->old_offset;
     return planner.finish();

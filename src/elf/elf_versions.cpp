@@ -134,7 +134,9 @@ void Parser::read_version_needs(const VersionTableLocation& table) {
     walk_chain(in_, budget, table.offset, table.count, kVerneedSize, 12, "verneed entry", "vn_next",
                [&](std::uint64_t at) {
         VersionNeed need;
-        need.file = version_string(in_, table.strings, in_.u32(at + 4, "vn_file"), "verneed file name");
+        need.file_name = in_.u32(at + 4, "vn_file");
+        need.file_field = at + 4;
+        need.file = version_string(in_, table.strings, need.file_name, "verneed file name");
         walk_chain(in_, budget, at + in_.u32(at + 8, "vn_aux"), in_.u16(at + 2, "vn_cnt"), kVernauxSize, 12,
                    "vernaux entry", "vna_next", [&](std::uint64_t aux_at) {
             VersionNeedAux aux;

@@ -28,12 +28,6 @@ std::string_view trim(std::string_view text) {
     return text;
 }
 
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
 // RFC 822 field names: printable ASCII without space or ':'.
 bool is_field_name(std::string_view name) {
     return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 0x7f && c != ':'; });
@@ -111,15 +105,21 @@ bool same_specifier(const std::string& a, const std::string& b) {
 
 std::optional<std::string> HeaderFile::first(std::string_view name) const {
     for (const auto& [key, value] : headers)
-        if (equals_ignoring_case(key, name)) return value;
+        if (same_header_name(key, name)) return value;
     return std::nullopt;
 }
 
 std::vector<std::string> HeaderFile::all(std::string_view name) const {
     std::vector<std::string> values;
     for (const auto& [key, value] : headers)
-        if (equals_ignoring_case(key, name)) values.push_back(value);
+        if (same_header_name(key, name)) values.push_back(value);
     return values;
+}
+
+bool same_header_name(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
 }
 
 HeaderFile parse_headers(std::string_view text, std::string_view file_for_errors) {

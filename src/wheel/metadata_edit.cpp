@@ -32,12 +32,6 @@ struct Replacement {
     std::string text;
 };
 
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
 std::string_view without_line_end(std::string_view line) {
     if (line.ends_with('\n')) line.remove_suffix(1);
     if (line.ends_with('\r')) line.remove_suffix(1);
@@ -143,7 +137,7 @@ std::optional<SpecifierSet> torch_pin_specifier(const Version& torch, TorchPin p
 std::string set_version(std::string_view metadata, std::string_view version) {
     auto block = header_block(metadata);
     auto field = std::find_if(block.fields.begin(), block.fields.end(),
-                              [](const Field& f) { return equals_ignoring_case(f.name, "Version"); });
+                              [](const Field& f) { return same_header_name(f.name, "Version"); });
     if (field == block.fields.end()) throw InputError("METADATA", "no Version header");
     return applied(metadata, {{field->begin, field->end,
                                header_line(field->name, version, line_end_of(metadata, *field, block))}});
@@ -158,7 +152,7 @@ PinnedTorch pin_torch(std::string_view metadata, const SpecifierSet& pin, PinWri
     const Field* last_requirement = nullptr;
     bool found = false;
     for (const auto& field : block.fields) {
-        if (!equals_ignoring_case(field.name, "Requires-Dist")) continue;
+        if (!same_header_name(field.name, "Requires-Dist")) continue;
         last_requirement = &field;
         auto requirement = parse_requirement(field.value);
         if (!is_torch(requirement)) continue;
@@ -194,7 +188,7 @@ std::string add_requirements(std::string_view metadata, const std::vector<Requir
     const Field* last_requirement = nullptr;
     std::vector<Requirement> present;
     for (const auto& field : block.fields)
-        if (equals_ignoring_case(field.name, "Requires-Dist")) {
+        if (same_header_name(field.name, "Requires-Dist")) {
             last_requirement = &field;
             present.push_back(parse_requirement(field.value));
         }
@@ -217,7 +211,7 @@ std::string set_tags(std::string_view wheel_file, const std::vector<std::string>
     for (const auto& tag : tags) lines += header_line("Tag", tag, block.line_end);
     std::vector<Replacement> replacements;
     for (const auto& field : block.fields)
-        if (equals_ignoring_case(field.name, "Tag"))
+        if (same_header_name(field.name, "Tag"))
             replacements.push_back({field.begin, field.end, replacements.empty() ? lines : std::string()});
     if (replacements.empty() && !tags.empty()) {
         lines.resize(lines.size() - block.line_end.size());

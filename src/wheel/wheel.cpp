@@ -7,6 +7,7 @@
 #include "wheelfix/wheel/wheel.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <algorithm>
 #include <map>
@@ -70,9 +71,8 @@ std::string find_dist_info(const std::filesystem::path& path, const std::vector<
     auto dirs = top_level_dist_info_dirs(members);
     if (dirs.empty()) throw InputError(path.string(), "no top-level .dist-info directory");
     if (dirs.size() > 1) {
-        std::string list;
-        for (const auto& dir : dirs) list += (list.empty() ? "" : ", ") + dir;
-        throw InputError(path.string(), "several .dist-info directories (" + list + ")");
+        const std::vector<std::string> list(dirs.begin(), dirs.end());
+        throw InputError(path.string(), "several .dist-info directories (" + join(list, ", ") + ")");
     }
     return *dirs.begin();
 }
@@ -117,10 +117,6 @@ std::string unknown_wheel_version(const std::filesystem::path& path, const std::
     return {};
 }
 
-}  // namespace
-
-namespace {
-
 // The file name a wheel's own dist-info and WHEEL Tag lines give it, as a hint for a
 // file whose name is not a wheel's ("in.whl"); "" when they cannot tell.
 std::string name_from_contents(const std::filesystem::path& path, const zip::Archive& archive) {
@@ -140,13 +136,8 @@ std::string name_from_contents(const std::filesystem::path& path, const zip::Arc
             add(platform, text.substr(second + 1));
         }
         if (python.empty()) return {};
-        auto dotted = [](const std::vector<std::string>& parts) {
-            std::string out;
-            for (const auto& part : parts) out += (out.empty() ? "" : ".") + part;
-            return out;
-        };
-        const std::string stem = dist_info.substr(0, dist_info.size() - std::string_view(".dist-info").size());
-        return printable(stem + "-" + dotted(python) + "-" + dotted(abi) + "-" + dotted(platform) + ".whl");
+        const std::string stem = dist_info.substr(0, dist_info.size() - kDistInfoSuffix.size());
+        return printable(stem + "-" + join(python, ".") + "-" + join(abi, ".") + "-" + join(platform, ".") + ".whl");
     } catch (const std::exception&) {
         return {};
     }

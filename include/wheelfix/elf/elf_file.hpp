@@ -111,6 +111,8 @@ struct VersionNeedAux {
 
 struct VersionNeed {
     std::string_view file;    // "libc.so.6"
+    std::uint32_t file_name = 0;   // vn_file: the name's offset in the string table
+    std::uint64_t file_field = 0;  // where vn_file lies in the file (for the editor)
     std::vector<VersionNeedAux> versions;
 };
 

@@ -26,6 +26,7 @@ struct HeaderFile {
 };
 
 HeaderFile parse_headers(std::string_view text, std::string_view file_for_errors);
+bool same_header_name(std::string_view a, std::string_view b);
 std::string format_headers(const HeaderFile& file);
 
 // A Requires-Dist value split into its parts: "torch (>=2.9) ; extra == 'x'".
