@@ -1,18 +1,10 @@
 // The ELF editor's entry point: plan_edits (contract in elf/editor.hpp).
 //
 // Contract: runs the stages of editor_internal.hpp in order — layout, dynamic
-// plan, string placement — then writes the result one of two ways:
-// - in place, when the string table keeps its size and the entries fit the
-//   existing .dynamic slots (and no wheelfix segment exists yet): only the changed
-//   bytes of .dynstr, .dynamic and verneed vn_file fields become edits;
-// - through the appended segment otherwise (editor_segment.cpp).
-// Either way an edit that would rewrite bytes of the section name table (a damaged
-// file whose .shstrtab overlaps the headers or dynamic tables) is refused, and so
-// is one whose result (up to 64 MiB) our reader does not read back.
-// A request without effect returns an empty plan with new_size equal to the size
-// of the input.
-// The last stage, strip_symbols (EditRequest::strip_symbols, editor_strip.cpp),
-// works on the file the stages before it laid out.
+// plan, string placement — then writes the result in place when the string table
+// keeps its size and the entries fit the existing .dynamic slots (and no wheelfix
+// segment exists yet), else through the appended segment (editor_segment.cpp).
+// The strip (editor_strip.cpp) works on the file the stages before it laid out.
 #include "editor_internal.hpp"
 #include "wheelfix/util/byte_edit.hpp"
 #include "wheelfix/util/timings.hpp"

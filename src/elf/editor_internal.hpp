@@ -91,7 +91,6 @@ Layout read_layout(const ElfFile& elf);
 ElfBytes reader_for(const ElfFile& elf);
 ElfWriter writer_for(const ElfFile& elf);
 bool is_string_tag(std::int64_t tag);
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment);
 std::uint64_t highest_load_end(const ElfFile& elf);  // max p_vaddr + p_memsz of PT_LOAD
 
 // A string-valued field whose string the editor places: a DT_NEEDED, DT_SONAME,

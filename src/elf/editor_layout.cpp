@@ -161,11 +161,6 @@ bool is_string_tag(std::int64_t tag) {
     return tag == DT_NEEDED || tag == DT_SONAME || tag == DT_RPATH || tag == DT_RUNPATH;
 }
 
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-    if (alignment <= 1) return value;
-    return (value + alignment - 1) / alignment * alignment;
-}
-
 bool Layout::phdrs_in_appended() const {
     return appended && phoff >= appended->offset && phoff < appended->offset + appended->size;
 }

@@ -243,16 +243,19 @@ Placement placement(const ElfFile& elf, const Layout& layout, const SegmentConte
     return place;
 }
 
+// `ph` now describes the `size` bytes at `at` from `place`.
+void point_at(ProgramHeader& ph, Placement place, std::uint64_t at, std::uint64_t size) {
+    ph.offset = place.offset + at;
+    ph.vaddr = ph.paddr = place.vaddr + at;
+    ph.filesz = ph.memsz = size;
+}
+
 void move_table_into_slack(ProgramHeaders& table, const Layout& layout, const HeaderSlack& slack) {
     const std::uint64_t size = table.headers.size() * layout.phentsize;
     for (std::size_t i = 0; i < table.headers.size(); ++i) {
         ProgramHeader& ph = table.headers[i];
         if (table.origin[i] == slack.load) ph.filesz = ph.memsz = slack.offset + size - ph.offset;
-        if (ph.type == PT_PHDR) {
-            ph.offset = slack.offset;
-            ph.vaddr = ph.paddr = slack.vaddr;
-            ph.filesz = ph.memsz = size;
-        }
+        if (ph.type == PT_PHDR) point_at(ph, {slack.offset, slack.vaddr}, 0, size);
     }
 }
 
@@ -261,28 +264,16 @@ void update_program_headers(ProgramHeaders& table, const Layout& layout, const S
     ProgramHeader& load = table.headers[table.segment];
     load.type = PT_LOAD;
     load.flags = PF_R | (contents.holds_dynamic && layout.dynamic_writable ? PF_W : 0);
-    load.offset = place.offset;
-    load.vaddr = load.paddr = place.vaddr;
-    load.filesz = load.memsz = contents.size;
+    point_at(load, place, 0, contents.size);
     if (!layout.appended) load.align = page_size.value_or(0);
     for (const ProgramHeader& ph : table.headers)
         if (ph.type == PT_LOAD && &ph != &load) load.align = std::max(load.align, ph.align);
     for (ProgramHeader& ph : table.headers) {
-        if (ph.type == PT_DYNAMIC && contents.holds_dynamic) {
-            ph.offset = place.offset + contents.dynamic_at;
-            ph.vaddr = ph.paddr = place.vaddr + contents.dynamic_at;
-            ph.filesz = ph.memsz = contents.dynamic_capacity * writer.dynamic_entry_size();
-        }
-        if (ph.type == PT_INTERP && contents.interp_at) {
-            ph.offset = place.offset + *contents.interp_at;
-            ph.vaddr = ph.paddr = place.vaddr + *contents.interp_at;
-            ph.filesz = ph.memsz = contents.interp_size;
-        }
-        if (ph.type == PT_PHDR && contents.holds_phdrs) {
-            ph.offset = place.offset + contents.phdrs_at;
-            ph.vaddr = ph.paddr = place.vaddr + contents.phdrs_at;
-            ph.filesz = ph.memsz = table.headers.size() * layout.phentsize;
-        }
+        if (ph.type == PT_DYNAMIC && contents.holds_dynamic)
+            point_at(ph, place, contents.dynamic_at, contents.dynamic_capacity * writer.dynamic_entry_size());
+        if (ph.type == PT_INTERP && contents.interp_at) point_at(ph, place, *contents.interp_at, contents.interp_size);
+        if (ph.type == PT_PHDR && contents.holds_phdrs)
+            point_at(ph, place, contents.phdrs_at, table.headers.size() * layout.phentsize);
     }
 }
 

@@ -1,6 +1,8 @@
 // The file-level ELF editor (contract in elf/file_editor.hpp).
 #include "wheelfix/elf/file_editor.hpp"
 
+#include "editor_internal.hpp"
+
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/output_file.hpp"
@@ -107,11 +109,7 @@ void write_edited(const std::filesystem::path& output, std::span<const std::uint
 }  // namespace
 
 std::string interpreter_of(const ElfFile& elf) {
-    for (const ProgramHeader& ph : elf.program_headers()) {
-        if (ph.type != PT_INTERP) continue;
-        const auto bytes = elf.bytes_at(ph.offset, ph.filesz);
-        return std::string(bytes.begin(), std::find(bytes.begin(), bytes.end(), std::uint8_t{0}));
-    }
+    if (std::optional<std::string> path = editor::current_interpreter(elf)) return *path;
     throw EditError("cannot find section '.interp'. The input file is most likely statically linked");
 }
 

@@ -17,8 +17,6 @@ namespace {
 
 constexpr std::uint64_t kNoteHeader = 12;  // n_namesz, n_descsz, n_type
 
-std::uint64_t align_up(std::uint64_t value, std::uint64_t align) { return (value + align - 1) / align * align; }
-
 // [offset, offset + size) must fit in the `left` bytes from offset 0 of the area.
 void require_room(std::uint64_t offset, std::uint64_t size, std::uint64_t area_size, const char* what) {
     if (offset > area_size || size > area_size - offset) fail(std::string(what) + " runs past its note area");
