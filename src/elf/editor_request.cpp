@@ -87,29 +87,25 @@ StringField new_field(std::string text) {
     return StringField{std::move(text), {}, std::nullopt, 0};
 }
 
-Entries load_entries(const ElfFile& elf, const Layout& layout) {
+// The plan before any change: the input's dynamic entries and verneed vn_file
+// fields, each string with its text.
+DynamicPlan unchanged_plan(const ElfFile& elf, const Layout& layout, const EditRequest& request) {
     const ElfBytes in = reader_for(elf);
     const Extent strings{layout.strings_offset, layout.strings_size};
-    Entries entries;
+    DynamicPlan plan;
     for (std::size_t i = 0; i < elf.dynamic().size(); ++i) {
         const DynamicEntry& entry = elf.dynamic()[i];
         PlannedEntry planned{entry, i, std::nullopt};
         if (is_string_tag(entry.tag))
-            planned.string =
-                field_for(in.string_at(strings, entry.value, "dynamic string"), entry.value);
-        entries.push_back(std::move(planned));
+            planned.string = field_for(in.string_at(strings, entry.value, "dynamic string"), entry.value);
+        plan.entries.push_back(std::move(planned));
     }
-    return entries;
-}
-
-std::vector<PlannedVerneedFile> load_verneed_files(const ElfFile& elf, const Layout& layout) {
-    const ElfBytes in = reader_for(elf);
-    const Extent strings{layout.strings_offset, layout.strings_size};
-    std::vector<PlannedVerneedFile> files;
     for (const VersionNeed& need : elf.version_needs())
-        files.push_back(
+        plan.verneed_files.push_back(
             {need.file_field, field_for(in.string_at(strings, need.file_name, "verneed file name"), need.file_name)});
-    return files;
+    plan.extra_program_header = request.add_program_header;
+    plan.page_size = request.page_size;
+    return plan;
 }
 
 // New entries go last: no existing entry moves (MIPS entries that are relative to
@@ -375,9 +371,7 @@ void check_request(const EditRequest& request) {
 }
 
 DynamicPlan plan_dynamic(const ElfFile& elf, const Layout& layout, const EditRequest& request) {
-    DynamicPlan plan{load_entries(elf, layout), load_verneed_files(elf, layout), {}, {}, {}, {}, {}};
-    plan.extra_program_header = request.add_program_header;
-    plan.page_size = request.page_size;
+    DynamicPlan plan = unchanged_plan(elf, layout, request);
     plan_symbol_renames(elf, layout, request, plan);
     if (request.patchelf_rules) return plan_patchelf_dynamic(std::move(plan), request);
     if (request.remove_all_search_paths) remove_search_paths(plan);

@@ -25,19 +25,8 @@ bool only(std::string_view text, bool (*allowed)(char)) {
     return !text.empty() && std::all_of(text.begin(), text.end(), allowed);
 }
 
-bool distribution_char(char c) { return is_ascii_alnum(c) || c == '_' || c == '.'; }
-bool build_char(char c) { return is_ascii_alnum(c) || c == '_' || c == '.'; }
+bool name_char(char c) { return is_ascii_alnum(c) || c == '_' || c == '.'; }  // distribution names, build tags
 bool tag_char(char c) { return is_ascii_alnum(c) || c == '_'; }
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-    std::vector<std::string_view> parts;
-    while (true) {
-        auto at = text.find(separator);
-        parts.push_back(text.substr(0, at));
-        if (at == std::string_view::npos) return parts;
-        text.remove_prefix(at + 1);
-    }
-}
 
 // Collapses runs of -_. into `replacement`, optionally lowercasing.
 std::string collapse_runs(std::string_view name, char replacement, bool lowercase) {
@@ -89,7 +78,7 @@ WheelFilename parse_filename(std::string_view filename) {
     WheelFilename name;
     name.distribution = parts[0];
     name.version = parts[1];
-    if (!only(name.distribution, distribution_char))
+    if (!only(name.distribution, name_char))
         throw fail("invalid distribution name '" + name.distribution + "' in file name");
     if (!Version::try_parse(name.version)) throw fail("invalid PEP 440 version '" + name.version + "' in file name");
     if (has_label) {
@@ -100,7 +89,7 @@ WheelFilename parse_filename(std::string_view filename) {
     }
     if (has_build) {
         name.build = parts[2];
-        if (!only(name.build, build_char) || !(name.build[0] >= '0' && name.build[0] <= '9'))
+        if (!only(name.build, name_char) || !(name.build[0] >= '0' && name.build[0] <= '9'))
             throw fail("invalid build tag '" + name.build + "' (must start with a digit)");
     }
     auto tag_parts = std::span(parts).last(3);

@@ -26,16 +26,7 @@ bool is_torch_head(std::string_view segment) {
 }
 
 // The torch segment split the way Version splits a label ("torch2.10" -> torch2, 10).
-Segments torch_segments(const Version& torch, LocalFormat format) {
-    Segments segments;
-    std::string text = torch_segment(torch, format);
-    for (std::size_t start = 0;;) {
-        auto dot = text.find('.', start);
-        segments.push_back(text.substr(start, dot - start));
-        if (dot == std::string::npos) return segments;
-        start = dot + 1;
-    }
-}
+Segments torch_segments(const Version& torch, LocalFormat format) { return split(torch_segment(torch, format), '.'); }
 
 // [first, last) of the torch segment with its numeric tail, or nullopt.
 std::optional<std::pair<std::size_t, std::size_t>> find_torch(const Segments& segments) {
