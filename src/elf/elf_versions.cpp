@@ -133,18 +133,14 @@ void Parser::read_version_needs(const VersionTableLocation& table) {
     RecordBudget budget(in_.file_size(), kVerneedSize, "version needs table");
     walk_chain(in_, budget, table.offset, table.count, kVerneedSize, 12, "verneed entry", "vn_next",
                [&](std::uint64_t at) {
-        VersionNeed need;
-        need.file_name = in_.u32(at + 4, "vn_file");
-        need.file_field = at + 4;
-        need.file = version_string(in_, table.strings, need.file_name, "verneed file name");
+        const std::uint32_t file_name = in_.u32(at + 4, "vn_file");
+        VersionNeed need{version_string(in_, table.strings, file_name, "verneed file name"), file_name, at + 4, {}};
         walk_chain(in_, budget, at + in_.u32(at + 8, "vn_aux"), in_.u16(at + 2, "vn_cnt"), kVernauxSize, 12,
                    "vernaux entry", "vna_next", [&](std::uint64_t aux_at) {
-            VersionNeedAux aux;
-            aux.hash = in_.u32(aux_at, "vna_hash");
-            aux.flags = in_.u16(aux_at + 4, "vna_flags");
-            aux.other = in_.u16(aux_at + 6, "vna_other");
-            aux.name = version_string(in_, table.strings, in_.u32(aux_at + 8, "vna_name"), "vernaux name");
-            need.versions.push_back(aux);
+            // walk_chain checked the record is in the file: only the name's string can fail.
+            need.versions.push_back({version_string(in_, table.strings, in_.u32(aux_at + 8, "vna_name"), "vernaux name"),
+                                     in_.u32(aux_at, "vna_hash"), in_.u16(aux_at + 4, "vna_flags"),
+                                     in_.u16(aux_at + 6, "vna_other")});
         });
         file_.version_needs_.push_back(std::move(need));
     });
