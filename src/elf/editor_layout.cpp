@@ -85,8 +85,9 @@ void locate_strings(const ElfFile& elf, Layout& layout) {
     layout.strings_vaddr = *address;
     layout.strings_offset = *offset;
     const std::uint64_t rest_of_file = layout.file_size - std::min(*offset, layout.file_size);
-    layout.strings_size = elf.dynamic_value(DT_STRSZ).value_or(rest_of_file);
-    layout.strings_size_known = elf.dynamic_value(DT_STRSZ).has_value();
+    const std::optional<std::uint64_t> strsz = elf.dynamic_value(DT_STRSZ);
+    layout.strings_size = strsz.value_or(rest_of_file);
+    layout.strings_size_known = strsz.has_value();
     reader_for(elf).range(layout.strings_offset, layout.strings_size, "dynamic string table");
     const auto& sections = elf.sections();
     for (std::size_t i = 0; i < sections.size(); ++i)

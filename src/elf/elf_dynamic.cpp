@@ -123,9 +123,10 @@ void Parser::locate_dynamic_strings() {
     if (const std::optional<std::uint64_t> offset = file_.vaddr_to_offset(*address)) {
         // Without DT_STRSZ the table runs at most to the end of the file.
         const std::uint64_t rest_of_file = in_.file_size() - std::min(*offset, in_.file_size());
-        const std::uint64_t size = file_.dynamic_value(DT_STRSZ).value_or(rest_of_file);
+        const std::optional<std::uint64_t> strsz = file_.dynamic_value(DT_STRSZ);
+        const std::uint64_t size = strsz.value_or(rest_of_file);
         // Without DT_STRSZ nothing says how far the names go: only those used are read.
-        if (file_.dynamic_value(DT_STRSZ)) require_bounded_strings(size, "dynamic string table (DT_STRSZ)");
+        if (strsz) require_bounded_strings(size, "dynamic string table (DT_STRSZ)");
         strings = in_.range(*offset, size, "dynamic string table (DT_STRTAB/DT_STRSZ)");
     } else {
         const SectionHeader* section = dynamic_section_header();
