@@ -19,22 +19,24 @@ namespace wheelfix::cli {
 
 namespace {
 
+// The options that are edits as given are bound into `edit`; the others are
+// converted by edit_for().
 struct ElfArguments {
     std::vector<std::string> files;
     std::string output;
     bool print_interpreter = false, print_os_abi = false, print_soname = false, print_rpath = false;
     bool print_needed = false, print_execstack = false;
-    std::optional<std::string> interpreter, os_abi, soname, set_rpath;
-    std::vector<std::string> add_rpath, replace_needed, add_needed, remove_needed, clear_version;
-    bool remove_rpath = false, shrink_rpath = false, force_rpath = false, force_runpath = false;
-    std::vector<std::string> allowed_prefixes;
-    bool no_default_lib = false, debug_tag = false, clear_execstack = false, set_execstack = false;
+    elf::FileEdit edit;
+    std::optional<std::string> os_abi;
+    std::vector<std::string> replace_needed;
+    bool force_rpath = false, force_runpath = false;
+    bool no_default_lib = false, clear_execstack = false, set_execstack = false;
     std::optional<int> page_size;
     std::string rename_map;
 };
 
 elf::FileEdit edit_for(const ElfArguments& args, const std::string& file) {
-    elf::FileEdit edit;
+    elf::FileEdit edit = args.edit;
     elf::EditRequest& request = edit.dynamic;
     if (args.os_abi) {
         edit.headers.os_abi = elf::os_abi_from_name(*args.os_abi);
@@ -42,21 +44,10 @@ elf::FileEdit edit_for(const ElfArguments& args, const std::string& file) {
     }
     if (args.clear_execstack) edit.headers.executable_stack = false;
     if (args.set_execstack) edit.headers.executable_stack = true;
-    edit.headers.clear_symbol_version = args.clear_version;
-    request.interpreter = args.interpreter;
-    request.set_soname = args.soname;
-    request.set_search_path = args.set_rpath;
-    request.add_search_path = args.add_rpath;
-    request.remove_all_search_paths = args.remove_rpath;
-    edit.shrink_search_path = args.shrink_rpath;
-    edit.allowed_prefixes = args.allowed_prefixes;
     if (args.force_rpath) request.force_kind = elf::SearchPathKind::rpath;
     if (args.force_runpath) request.force_kind = elf::SearchPathKind::runpath;
     for (const std::string& text : args.replace_needed) request.replace_needed.push_back(split_replacement(text));
-    request.add_needed = args.add_needed;
-    request.remove_needed = args.remove_needed;
     if (args.no_default_lib) request.add_flags_1 = DF_1_NODEFLIB;
-    request.add_debug = args.debug_tag;
     if (args.page_size) request.page_size = static_cast<std::uint64_t>(*args.page_size);
     if (!args.rename_map.empty()) request.rename_symbols = elf::read_rename_map(args.rename_map, false);
     return edit;
@@ -122,25 +113,25 @@ CommandRunner register_elf(CLI::App& app, const GlobalOptions& global) {
     command->add_flag("--print-rpath", a.print_rpath, "Print DT_RUNPATH, else DT_RPATH");
     command->add_flag("--print-needed", a.print_needed, "Print the DT_NEEDED entries, one a line");
     command->add_flag("--print-execstack", a.print_execstack, "Print 'execstack: X', '-' or '?'");
-    command->add_option("--set-interpreter", a.interpreter, "Set PT_INTERP's path");
+    command->add_option("--set-interpreter", a.edit.dynamic.interpreter, "Set PT_INTERP's path");
     command->add_option("--set-os-abi", a.os_abi, "Set EI_OSABI (sysv, linux, freebsd, ...)");
-    command->add_option("--set-soname", a.soname, "Set DT_SONAME");
-    command->add_option("--set-rpath", a.set_rpath, "Replace the search path");
-    command->add_option("--add-rpath", a.add_rpath, "Append search path entries (repeatable)");
-    command->add_flag("--remove-rpath", a.remove_rpath, "Remove DT_RPATH and DT_RUNPATH");
-    command->add_flag("--shrink-rpath", a.shrink_rpath,
+    command->add_option("--set-soname", a.edit.dynamic.set_soname, "Set DT_SONAME");
+    command->add_option("--set-rpath", a.edit.dynamic.set_search_path, "Replace the search path");
+    command->add_option("--add-rpath", a.edit.dynamic.add_search_path, "Append search path entries (repeatable)");
+    command->add_flag("--remove-rpath", a.edit.dynamic.remove_all_search_paths, "Remove DT_RPATH and DT_RUNPATH");
+    command->add_flag("--shrink-rpath", a.edit.shrink_search_path,
                       "Keep only search path directories that hold a NEEDED library (and $ORIGIN entries)");
-    command->add_option("--allowed-rpath-prefixes", a.allowed_prefixes,
+    command->add_option("--allowed-rpath-prefixes", a.edit.allowed_prefixes,
                         "With --shrink-rpath, drop directories not starting with PREFIX (repeatable)");
     auto* force_rpath = command->add_flag("--force-rpath", a.force_rpath, "Write DT_RPATH (converting DT_RUNPATH)");
     command->add_flag("--force-runpath", a.force_runpath, "Write DT_RUNPATH (converting DT_RPATH)")->excludes(force_rpath);
     command->add_option("--replace-needed", a.replace_needed, "Replace a NEEDED entry, OLD=NEW (repeatable)");
-    command->add_option("--add-needed", a.add_needed, "Add a NEEDED entry (repeatable)");
-    command->add_option("--remove-needed", a.remove_needed, "Remove a NEEDED entry (repeatable)");
+    command->add_option("--add-needed", a.edit.dynamic.add_needed, "Add a NEEDED entry (repeatable)");
+    command->add_option("--remove-needed", a.edit.dynamic.remove_needed, "Remove a NEEDED entry (repeatable)");
     command->add_flag("--no-default-lib", a.no_default_lib, "Set DF_1_NODEFLIB: ld.so skips the default directories");
-    command->add_option("--clear-symbol-version", a.clear_version,
+    command->add_option("--clear-symbol-version", a.edit.headers.clear_symbol_version,
                         "Make the dynamic symbol SYMBOL unversioned (repeatable)");
-    command->add_flag("--add-debug-tag", a.debug_tag, "Add a DT_DEBUG entry (for debuggers)");
+    command->add_flag("--add-debug-tag", a.edit.dynamic.add_debug, "Add a DT_DEBUG entry (for debuggers)");
     auto* clear = command->add_flag("--clear-execstack", a.clear_execstack, "Clear PF_X of PT_GNU_STACK");
     command->add_flag("--set-execstack", a.set_execstack,
                       "Set PF_X of PT_GNU_STACK (added, as patchelf adds it, when missing)")->excludes(clear);

@@ -125,11 +125,7 @@ int main(int argc, char** argv) {
 
     try {
         app.parse(static_cast<int>(expanded_argv.size()), expanded_argv.data());
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForAllHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForVersion& e) {
+    } catch (const CLI::Success& e) {  // --help, --help-all, --version
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         if (std::string word = wheelfix::cli::unknown_command(app, arguments); !word.empty()) {

@@ -96,7 +96,7 @@ std::vector<std::string> split_colons(const std::string& text) {
     return parts;
 }
 
-enum class Parsed { run, done_ok, done_usage };
+enum class Parsed { run, done_ok };
 
 Parsed parse(int argc, char** argv, Command& command) {
     const auto value = [&](int& i) -> const char* {

@@ -1,20 +1,11 @@
-// `wheelfix repair WHEEL... --torch PATH -o DIR [--target PROFILE] [...]`: the
+// `wheelfix repair WHEEL... --torch PATH|auto -o DIR [--target PROFILE] [...]`: the
 // pipeline step (repair/repair.hpp) over one or more wheels, -j of them at a time
-// (repair/torch_auto.hpp repair_batch, repair/schedule.hpp), with a one-screen summary
-// per wheel (repair/report_text.hpp): what was wrong, what was done, what is left.
+// (repair/torch_auto.hpp repair_batch, whose contract says what --torch auto picks and
+// writes), with a one-screen summary per wheel (repair/report_text.hpp): what was
+// wrong, what was done, what is left; with --torch auto the matrix first.
 // Exit status: 0 when every wheel came out clean, 1 when a wheel was written (or,
-// with --strict / --dry-run, would be) with findings left, 2 when a wheel could
-// not be repaired at all (usage or input error: its line says why).
-//
-// --torch auto (repair/torch_auto.hpp, analysis/torch_releases.hpp): per wheel, the matrix of the torch atlas
-// (bundled, and the atlases among --torch-from) and the newest contiguous range of
-// releases that load, as retag --torch auto derives it: METADATA pins the range
-// (--pin none leaves it), the local label names its lowest release. The wheel is
-// shimmed against the range's newest release: a real torch of that release among
-// --torch-from / $WHEELFIX_TORCH when one is given (an installed directory is also
-// load-tested against), else the release as the atlas holds it, and the report says
-// that no load test could run and why. No release loads: the matrix, exit 1, nothing
-// written.
+// with --strict / --dry-run, would be) with findings left, or no torch release loads
+// (nothing written), 2 when a wheel could not be repaired at all (its line says why).
 #include "commands.hpp"
 #include "options.hpp"
 #include "style.hpp"

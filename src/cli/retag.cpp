@@ -1,29 +1,12 @@
 // `wheelfix retag WHEEL --torch VERSION|auto -o DIR [--torch-from PATH]... [--cuda V]
-// [--platform TAG] [--pin minor|exact|none] [--local-format dotted|compact|full]
+// [--platform TAG] [--pin minor|exact|none|range|SPECIFIER] [--local-format dotted|compact|full]
 // [--fix-version] [--verify] [--json]`: record the torch (and CUDA) a wheel needs in
 // its local version, pin torch in METADATA, optionally set the platform tag.
-//
-// What is read (repair/retag.hpp, retag_digests): by default only METADATA and
-// WHEEL are inflated and hashed, every other member is checked against RECORD by
-// its central-directory size and copied as stored; --verify inflates and hashes
-// every member. With --torch auto every member is read once anyway: hashed for
-// RECORD, its extensions reduced to their imports on the way (analysis/torch_check.hpp)
-// and resolved against each --torch-from. Exit 0 when written, 1 when --torch auto
-// found no torch the wheel loads against (nothing written), 2 on usage or input errors.
-//
-// --torch auto is repair/torch_auto.hpp's (the one `--torch auto`, repair's too):
-// the extensions' loader views against every release of the torch atlas (without
-// --torch-from, or with atlases among them), or against each torch directory, wheel
-// or index given (analysis::check_torches), and either way the torch verdict
-// (analysis/torch_verdict.hpp): METADATA gets its pin (a C++ extension's one minor, a
-// stable-ABI one's linkable range, either within the author's Requires-Dist), the
-// local label names the pin's lowest release (`+torch2.9`). No pin (nothing
-// resolves, or the author's range and the linkable one do not meet): exit 1, nothing
-// written. --pin range widens the pin to every release whose symbols resolve (said
-// to be symbol-level only); --pin SPECIFIER writes that, within the author's.
-// Every pin is intersected with the author's torch requirement, never wider. The
-// options are judged and turned into RetagOptions by repair/retag.hpp (RetagCommand);
-// this file binds them and renders.
+// What is read and proven is repair/retag.hpp's (retag_digests), --torch auto
+// repair/torch_auto.hpp's (pick_retag_torch), the options' judgement repair/retag.hpp's
+// (RetagCommand, retag_options); this file binds the options and renders.
+// Exit 0 when written, 1 when --torch auto found no torch the wheel loads against
+// (nothing written), 2 on usage or input errors.
 #include "commands.hpp"
 #include "options.hpp"
 
