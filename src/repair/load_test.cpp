@@ -11,17 +11,13 @@
 #include "wheelfix/wheel/wheel.hpp"
 #include "wheelfix/zip/archive.hpp"
 
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <optional>
-#include <random>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <set>
 
@@ -30,25 +26,10 @@ namespace {
 
 constexpr std::string_view kCannotOpen = ": cannot open shared object file";
 
+// The load test's directory in TMPDIR, removed with all it holds.
 class TemporaryDirectory {
 public:
-    // mkdtemp's way, but registered for signals before the directory exists.
-    TemporaryDirectory() {
-        auto parent = std::filesystem::temp_directory_path();
-        std::random_device seed;
-        int error = EEXIST;
-        for (int attempt = 0; attempt < 100 && error == EEXIST; ++attempt) {
-            auto candidate = parent / ("wheelfix-load-" + std::to_string(::getpid()) + "-" + std::to_string(seed()));
-            on_signal_.emplace(candidate, CleanupOnSignal::Kind::directory);
-            if (::mkdir(candidate.c_str(), 0700) == 0) {
-                path_ = candidate;
-                return;
-            }
-            error = errno;
-            on_signal_.reset();
-        }
-        throw InputError((parent / "wheelfix-load-*").string(), std::string("cannot create: ") + std::strerror(error));
-    }
+    TemporaryDirectory() : path_(create_temporary_directory(std::filesystem::temp_directory_path() / "wheelfix-load", on_signal_)) {}
     ~TemporaryDirectory() {
         std::error_code ignored;
         std::filesystem::remove_all(path_, ignored);
@@ -58,8 +39,8 @@ public:
     const std::filesystem::path& path() const { return path_; }
 
 private:
+    std::optional<CleanupOnSignal> on_signal_;  // before path_: set while path_ is made
     std::filesystem::path path_;
-    std::optional<CleanupOnSignal> on_signal_;
 };
 
 // Extracts the members into site/.

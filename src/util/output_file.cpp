@@ -83,12 +83,12 @@ void remove_if_abandoned(const std::filesystem::path& directory, const std::stri
 
 // A temporary beside `destination`, made by `create` (false: errno says why) under
 // a fresh name, retried while the name is taken; registered in `on_signal` before
-// it exists, so that no moment lets a signal miss it.
+// it exists, so that no moment lets a signal miss it. `sweep`: stale ones removed first.
 template <typename Create>
 std::filesystem::path create_temporary(const std::filesystem::path& destination, CleanupOnSignal::Kind kind,
-                                       std::optional<CleanupOnSignal>& on_signal, Create create) {
+                                       std::optional<CleanupOnSignal>& on_signal, Create create, bool sweep = true) {
     auto directory = destination.parent_path().empty() ? std::filesystem::path(".") : destination.parent_path();
-    remove_stale_temporaries(directory);
+    if (sweep) remove_stale_temporaries(directory);
     std::random_device seed;
     std::mt19937_64 random(seed());
     int error = EEXIST;
@@ -104,7 +104,14 @@ std::filesystem::path create_temporary(const std::filesystem::path& destination,
                      std::string("cannot create a temporary ") + what + " in " + directory.string() + ": " + std::strerror(error));
 }
 
+bool make_directory(const std::filesystem::path& path) { return ::mkdir(path.c_str(), 0700) == 0; }
+
 }  // namespace
+
+std::filesystem::path create_temporary_directory(const std::filesystem::path& destination,
+                                                 std::optional<CleanupOnSignal>& on_signal) {
+    return create_temporary(destination, CleanupOnSignal::Kind::directory, on_signal, make_directory, false);
+}
 
 void move_into_place(const std::filesystem::path& from, const std::filesystem::path& to, Existing existing) {
     int error = 0;
@@ -117,8 +124,7 @@ void move_into_place(const std::filesystem::path& from, const std::filesystem::p
 
 StagedFile::StagedFile(const std::filesystem::path& destination, Existing existing)
     : destination_(destination), existing_(existing) {
-    directory_ = create_temporary(destination, CleanupOnSignal::Kind::directory, on_signal_,
-                                  [](const std::filesystem::path& path) { return ::mkdir(path.c_str(), 0700) == 0; });
+    directory_ = create_temporary(destination, CleanupOnSignal::Kind::directory, on_signal_, make_directory);
     lock_fd_ = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX | LOCK_NB);  // as OutputFile's: we are alive
     path_ = directory_ / destination.filename();

@@ -58,6 +58,12 @@ namespace wheelfix {
 
 void remove_stale_temporaries(const std::filesystem::path& directory);
 
+// A fresh directory of StagedFile's pattern for `destination` (mode 0700, registered
+// in `on_signal` before it exists; InputError when none can be made), without the
+// stale sweep and the flock: the caller removes it.
+std::filesystem::path create_temporary_directory(const std::filesystem::path& destination,
+                                                 std::optional<CleanupOnSignal>& on_signal);
+
 // What commit() does when something exists at the destination by then.
 enum class Existing { refuse, replace };
 
