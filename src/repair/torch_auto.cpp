@@ -8,6 +8,8 @@
 
 namespace wheelfix::repair {
 
+namespace {
+
 analysis::ReleaseMatrix auto_releases(const std::string& wheel, const std::vector<std::string>& atlases,
                                       analysis::PinMode mode, bool keep_newest, const analysis::TorchLoader& load) {
     const analysis::Targets targets = analysis::read_targets(wheel);
@@ -53,12 +55,8 @@ TorchAutoPlan plan_torch_auto(const std::string& wheel, const std::vector<std::s
     return plan;
 }
 
-std::vector<std::string> real_torches(const std::vector<std::string>& torch_from, const std::string& environment) {
-    std::vector<std::string> torches = analysis::release_request("", torch_from).torches;
-    if (!environment.empty() && environment != "auto") torches.push_back(environment);
-    return torches;
-}
-
+// repair_wheels' WheelSetup for `repair --torch auto`: plan_torch_auto for wheel i on
+// the worker, kept in plans[i] without its torch.
 WheelSetup auto_setup(const std::vector<std::string>& wheels, const std::vector<std::string>& atlases,
                       const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
                       const RepairOptions& base, const analysis::TorchLoader& load,
@@ -79,22 +77,21 @@ WheelSetup auto_setup(const std::vector<std::string>& wheels, const std::vector<
     };
 }
 
-bool retag_against_atlas(const std::vector<std::string>& torches) {
-    return torches.empty() || !analysis::release_request("all", torches).atlases.empty();
+}  // namespace
+
+std::vector<std::string> real_torches(const std::vector<std::string>& torch_from, const std::string& environment) {
+    std::vector<std::string> torches = analysis::release_request("", torch_from).torches;
+    if (!environment.empty() && environment != "auto") torches.push_back(environment);
+    return torches;
 }
 
 RetagPick pick_retag_torch(const std::string& wheel, const std::vector<std::string>& torches, analysis::PinMode mode,
                            const analysis::TorchLoader& load) {
     RetagPick pick;
-    if (retag_against_atlas(torches)) {
+    if (torches.empty() || !analysis::release_request("all", torches).atlases.empty())
         pick.releases = auto_releases(wheel, analysis::release_request("", torches).atlases, mode, false, load);
-        pick.report = pick.releases->report;
-        pick.requirement = pick.releases->requirement;
-        if (pick.requirement.any) pick.torch = wheel::Version::parse(pick.requirement.lowest);
-        return pick;
-    }
-    // Torch directories, wheels or indexes alone: their matrix, and the same verdict.
-    pick.releases = analysis::check_torches(analysis::read_targets(wheel), wheel, torches, mode, load);
+    else  // torch directories, wheels or indexes alone: their matrix, and the same verdict
+        pick.releases = analysis::check_torches(analysis::read_targets(wheel), wheel, torches, mode, load);
     pick.report = pick.releases->report;
     pick.requirement = pick.releases->requirement;
     if (pick.requirement.any) pick.torch = wheel::Version::parse(pick.requirement.lowest);

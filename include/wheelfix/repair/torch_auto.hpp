@@ -3,43 +3,33 @@
 // pin, never wider than the truth or the author's), and for repair the torch the
 // wheel is then repaired (shimmed, relinked, retagged) against.
 //
-// Contract: auto_releases(wheel, atlases, mode, keep_newest, load) reads the wheel's
-// extensions as far as their loader view needs (analysis::read_targets: bounded
-// memory whatever the wheel's size) and gives the matrix and the verdict over the
-// bundled atlas and `atlases` (user atlases and index files: columns); what `retag
-// --torch auto` writes.
-// plan_torch_auto(wheel, atlases, real_torches, mode, write_pin, base, load) is
-// auto_releases' matrix and verdict (plan.releases). When no release loads,
-// plan.unloadable() is true and nothing else is set. Otherwise plan.options is `base` with the label naming the
-// range's lowest release, METADATA's pin set to the range (unless !write_pin), and
-// plan.index the torch to repair against: the first of `real_torches` (directories,
-// wheels, index files) whose version is the range's newest release — an installed
-// directory also becomes the load test's torch — else that release as the atlas
-// holds it, with options.load_test_unavailable saying why no load test runs.
-// plan.against names that torch for the report. Throws InputError for an
-// unreadable wheel, atlas or torch.
+// Contract: a wheel's matrix and verdict come from its extensions read as far as
+// their loader view needs (analysis::read_targets: bounded memory whatever the
+// wheel's size), over the bundled atlas and the atlases given (user atlases and index
+// files: columns).
+// repair_batch(wheels, torch, options, load, load_index, out_dir, jobs) is `repair`'s
+// run, through repair_wheels (-j included; schedule.hpp). With torch.torch "auto" each
+// wheel is planned on its worker over torch.torch_from (atlases), the pin as torch.pin
+// says (range: every release whose symbols resolve; none: METADATA keeps its pin),
+// into RepairBatch::plans[i] (without its torch): when no release loads
+// (TorchAutoPlan::unloadable) the wheel is NotRepaired with the verdict's finding;
+// otherwise it is repaired with the label naming the range's lowest release and
+// METADATA's pin the range, against the first of torch.real_torches whose version is
+// the range's newest release (an installed directory is also the load test's torch),
+// else that release as the atlas holds it (options.load_test_unavailable says why no
+// load test runs); TorchAutoPlan::against names that torch for the report. Otherwise
+// every wheel is repaired against load_index(torch.torch) (an empty index, no torch
+// checked, when torch.torch is empty). RepairBatch::automatic says which. Throws
+// InputError for an unreadable wheel, atlas or torch.
 // real_torches(torch_from, environment): the torches `repair --torch auto` may shim
 // and load-test against: the plain torches among --torch-from (directories, wheels,
 // index files; atlases are columns, not torches), then $WHEELFIX_TORCH
 // (`environment`, "" when unset) unless it is empty or "auto".
-// auto_setup(wheels, atlases, real_torches, mode, write_pin, base, load, plans) is
-// repair_wheels' WheelSetup (schedule.hpp) for `repair --torch auto`: on the worker,
-// plan_torch_auto for wheel i, kept in plans[i] (without its torch); NotRepaired with
-// the verdict's finding when no release loads, else the job against the plan's torch.
-// `plans` must hold one entry per wheel and outlive the run.
-// repair_batch(wheels, torch, options, load, load_index, out_dir, jobs) is `repair`'s
-// run: with torch.torch "auto", auto_setup over torch.torch_from (atlases) and
-// torch.real_torches, the search and the pin as torch.pin says (range: every release
-// whose symbols resolve; none: METADATA keeps its pin), each wheel's plan kept in
-// RepairBatch::plans; otherwise every wheel against one index, load_index(torch.torch)
-// (an empty index, no torch checked, when torch.torch is empty). Either way
-// repair_wheels, -j included. RepairBatch::automatic says which.
 // pick_retag_torch(wheel, torches, mode, load) is `retag --torch auto`'s choice: with
-// no `torches`, or atlases among them (retag_against_atlas), the matrix and verdict
-// of auto_releases; otherwise the matrix and verdict over the plain torches
-// (analysis::check_torches), so a torch gives the pin it gives from an atlas. Either
-// way `releases` holds them and torch is the pin's lowest release, nullopt when no
-// release is admitted.
+// no `torches`, or atlases among them, the atlas matrix and verdict; otherwise those
+// over the plain torches (analysis::check_torches), so a torch gives the pin it gives
+// from an atlas. Either way `releases` holds them and torch is the pin's lowest
+// release, nullopt when no release is admitted.
 #pragma once
 
 #include "wheelfix/abi/symbol_index.hpp"
@@ -65,18 +55,7 @@ struct TorchAutoPlan {
     bool unloadable() const { return !releases.requirement.any; }
 };
 
-analysis::ReleaseMatrix auto_releases(const std::string& wheel, const std::vector<std::string>& atlases,
-                                      analysis::PinMode mode, bool keep_newest, const analysis::TorchLoader& load);
-
-TorchAutoPlan plan_torch_auto(const std::string& wheel, const std::vector<std::string>& atlases,
-                              const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
-                              const RepairOptions& base, const analysis::TorchLoader& load);
-
 std::vector<std::string> real_torches(const std::vector<std::string>& torch_from, const std::string& environment);
-WheelSetup auto_setup(const std::vector<std::string>& wheels, const std::vector<std::string>& atlases,
-                      const std::vector<std::string>& real_torches, analysis::PinMode mode, bool write_pin,
-                      const RepairOptions& base, const analysis::TorchLoader& load,
-                      std::vector<std::optional<TorchAutoPlan>>& plans);
 
 struct RepairTorch {
     std::string torch;                      // "", "auto", or a torch directory, wheel or index file
@@ -101,7 +80,6 @@ struct RetagPick {
     analysis::TorchRequirement requirement;
 };
 
-bool retag_against_atlas(const std::vector<std::string>& torches);
 RetagPick pick_retag_torch(const std::string& wheel, const std::vector<std::string>& torches, analysis::PinMode mode,
                            const analysis::TorchLoader& load);
 
