@@ -14,12 +14,8 @@ namespace {
 // {before (null when added), after} per requirement line changed.
 void write_requirement_changes(JsonWriter& json, const std::vector<std::pair<std::string, std::string>>& changes) {
     json.key("requirements").begin_array();
-    for (const auto& [before, after] : changes) {
-        json.begin_object().key("before");
-        if (before.empty()) json.null();
-        else json.value(before);
-        json.field("after", after).end_object();
-    }
+    for (const auto& [before, after] : changes)
+        json.begin_object().field("before", before.empty() ? std::nullopt : std::optional(before)).field("after", after).end_object();
     json.end_array();
 }
 
@@ -29,9 +25,7 @@ void write_symbol(JsonWriter& json, const ShimmedSymbol& shimmed) {
     json.field("action", shimmed.decision == ShimDecision::forward ? "forward" : "stub");
     json.string_array("members", shimmed.members);
     json.field("target", symbol.target).field("target_library", symbol.target_library);
-    json.key("target_demangled");
-    if (symbol.target) json.value(shimmed.target_demangled);
-    else json.null();
+    json.field("target_demangled", symbol.target ? std::optional(shimmed.target_demangled) : std::nullopt);
     json.field("appended_zero_params", static_cast<std::uint64_t>(symbol.appended_params));
     json.key("appended_values").begin_array();
     for (auto value : symbol.appended_values) json.value(static_cast<std::uint64_t>(value));
@@ -74,6 +68,15 @@ void write_pin_json(JsonWriter& json, const RetagResult& result, const PinReques
     json.field("specifier", result.pin_specifier ? std::optional<std::string>(result.pin_specifier->text()) : std::nullopt);
     write_requirement_changes(json, result.requirements);
     json.end_object();
+}
+
+// Each edited member: its name, the editor's change lines, the bytes deflated again.
+void write_changes(JsonWriter& json, std::string_view key, const std::vector<MemberChange>& changes) {
+    json.key(key).begin_array();
+    for (const auto& change : changes)
+        json.begin_object().field("member", change.member).string_array("changes", change.changes)
+            .field("recompressed_bytes", change.recompressed_bytes).end_object();
+    json.end_array();
 }
 
 void write_findings(JsonWriter& json, std::string_view key, const std::vector<analysis::Finding>& findings) {
@@ -140,11 +143,7 @@ std::string shim_json(const ShimResult& result) {
         json.begin_object().field("name", skipped.name).field("demangled", skipped.demangled)
             .string_array("members", skipped.members).field("reason", skipped.reason).end_object();
     json.end_array().string_array("missing_libraries", result.missing_libraries);
-    json.key("changed").begin_array();
-    for (const auto& change : result.changed)
-        json.begin_object().field("member", change.member).string_array("changes", change.changes)
-            .field("recompressed_bytes", change.recompressed_bytes).end_object();
-    json.end_array();
+    write_changes(json, "changed", result.changed);
     write_requirement_changes(json, result.requirements);
     json.field("fully_repaired", fully_repaired(result));
     write_variant(json, result.variant);
@@ -156,12 +155,9 @@ std::string retag_json(const std::string& input, const std::optional<RetagPick>&
                        const PinRequest& pin) {
     JsonWriter json;
     json.begin_object().field("schema", "wheelfix.retag/1").field("input", input);
-    json.key("output");
-    if (result) json.value(result->output.string());
-    else json.null();
-    json.field("torch_from", pick ? "auto" : "option").key("torch");
-    if (result) json.value(result->torch);
-    else json.null();
+    json.field("output", result ? std::optional(result->output.string()) : std::nullopt);
+    json.field("torch_from", pick ? "auto" : "option");
+    json.field("torch", result ? std::optional(result->torch) : std::nullopt);
     write_candidates(json, pick);
     if (pick && pick->releases) {
         analysis::write_matrix_json(json, pick->releases->matrix);
@@ -190,11 +186,9 @@ void write_json(JsonWriter& json, const RepairReport& report) {
     json.string_array("outside_search_path_entries", report.absolute_rpath_entries);
     json.field("platform", report.platform_before).field("platform_lied", report.platform_lied);
     json.field("wheel_tags_disagreed", report.retag.wheel_tags_rewritten).end_object();
-    json.key("done").begin_object().key("relinked").begin_array();
-    for (const auto& change : report.relinked)
-        json.begin_object().field("member", change.member).string_array("changes", change.changes)
-            .field("recompressed_bytes", change.recompressed_bytes).end_object();
-    json.end_array().key("shim");
+    json.key("done").begin_object();
+    write_changes(json, "relinked", report.relinked);
+    json.key("shim");
     if (report.shim.shim)
         json.begin_object().field("member", report.shim.shim_member).field("soname", report.shim.shim->soname)
             .field("symbols", static_cast<std::uint64_t>(report.shim.symbols.size()))
@@ -210,8 +204,8 @@ void write_json(JsonWriter& json, const RepairReport& report) {
     json.end_array().key("distributions_needed").begin_array();
     for (const auto& distribution : report.distributions) json.value(distribution.text());
     json.end_array();
-    json.key("file_name").begin_object().field("before", retag.file_name.before).field("after", retag.file_name.after).end_object();
-    json.key("version").begin_object().field("before", retag.version.before).field("after", retag.version.after).end_object();
+    write_change(json, "file_name", retag.file_name);
+    write_change(json, "version", retag.version);
     json.field("torch_pin", retag.pin_specifier ? std::optional<std::string>(retag.pin_specifier->text()) : std::nullopt);
     json.key("runtime_requires").begin_array();
     for (const auto& runtime : report.runtime_requires)
@@ -284,9 +278,7 @@ std::string variant_json(const std::vector<std::string>& inputs, const std::vect
         json.field("label", outcome.label).field("variant_schema", wheel::variant_schema_name(outcome.schema));
         json.key("properties");
         wheel::write_variant_properties(json, outcome.properties);
-        json.key("cuda_lower_bound_from");
-        if (outcome.cuda) json.value(outcome.cuda->because);
-        else json.null();
+        json.field("cuda_lower_bound_from", outcome.cuda ? std::optional(outcome.cuda->because) : std::nullopt);
         json.key("requires_dist").begin_array();
         for (const auto& requirement : outcome.requires_dist) json.value(requirement.text);
         json.end_array();
