@@ -87,24 +87,23 @@ std::vector<std::string> written_torch_minors(const wheel::Wheel& wheel, const a
     return analysis::pinned_torch_minors(wheel::torch_requirements(metadata), wheel.archive().path().string());
 }
 
-}  // namespace
-
+// The variant step for a wheel whose binaries `report` describes (variant.hpp), and what it labels.
 VariantStep variant_step(const analysis::WheelReport& report, const std::vector<std::string>& torch_minors,
-                         const VariantRequest& request, VariantOutcome* outcome) {
+                         const VariantRequest& request, VariantOutcome& outcome) {
     analysis::VariantDerivation derived = analysis::derive_variant(report, torch_minors);
     VariantStep step;
     step.label = checked_label(request.label, derived.properties);
     step.json = wheel::format_variant_json(analysis::variant_file(step.label, derived.properties, request.schema));
     if (request.requires_runtime) step.requires_dist = runtime_requirements(report);
-    if (outcome) {
-        outcome->label = step.label;
-        outcome->properties = std::move(derived.properties);
-        outcome->cuda = std::move(derived.cuda);
-        outcome->schema = request.schema;
-        outcome->requires_dist = step.requires_dist;
-    }
+    outcome.label = step.label;
+    outcome.properties = std::move(derived.properties);
+    outcome.cuda = std::move(derived.cuda);
+    outcome.schema = request.schema;
+    outcome.requires_dist = step.requires_dist;
     return step;
 }
+
+}  // namespace
 
 std::optional<VariantOutcome> label_output(const wheel::Wheel& wheel, const analysis::WheelReport& read, WheelPlan& plan,
                                            const std::optional<VariantRequest>& asked) {
@@ -112,7 +111,7 @@ std::optional<VariantOutcome> label_output(const wheel::Wheel& wheel, const anal
     if (!request) request = kept_variant(wheel, read);
     if (!request) return std::nullopt;
     VariantOutcome outcome;
-    plan.variant = variant_step(as_edited(read, plan.edit_elf), written_torch_minors(wheel, read, plan), *request, &outcome);
+    plan.variant = variant_step(as_edited(read, plan.edit_elf), written_torch_minors(wheel, read, plan), *request, outcome);
     return outcome;
 }
 
@@ -125,7 +124,7 @@ VariantOutcome label_wheel(const std::filesystem::path& path, const VariantReque
     WheelPlan plan;
     plan.output = out_dir / path.filename();
     plan.overwrite = request.overwrite;
-    plan.variant = variant_step(report, analysis::proven_torch_minors(path.string(), report), request, &outcome);
+    plan.variant = variant_step(report, analysis::proven_torch_minors(path.string(), report), request, outcome);
     ExecuteOptions execute;
     execute.dry_run = request.dry_run;
     // inspect_wheel hashed every member and proved RECORD: the plan copies, it does not read again.

@@ -2,9 +2,9 @@
 // share, the standalone command's run, and the index-level merge.
 //
 // Contract:
-// - variant_step(report, torch_minors, request, input): the step (plan.hpp
-//   VariantStep) for a wheel whose binaries `report` describes: properties from
-//   analysis/variant.hpp derive_variant, the label request.label ("auto" or empty:
+// - The variant step (plan.hpp VariantStep) of both writers below, for a wheel whose
+//   binaries are read: properties from analysis/variant.hpp derive_variant, the
+//   label request.label ("auto" or empty:
 //   auto_variant_label; otherwise it must match ^[0-9a-z_.]{1,16}$ and not be
 //   "null" for a wheel with properties, else an InputError naming --variant), the
 //   variant.json in request.schema, and with request.requires_runtime a Requires-Dist
@@ -18,7 +18,7 @@
 //   schema, and its label when given by hand, but "auto" when the label is what
 //   auto_variant_label makes of the properties the input's variant.json claims (an
 //   auto-made label is made again from the new properties); nullopt (no step) for
-//   any other input. The properties are derived by variant_step from the output as
+//   any other input. The properties are derived from the output as
 //   the plan writes it: `read` (the input's ELF reports) with each member's NEEDED as
 //   the plan's edit steps leave them (the edits' replace/remove/add of NEEDED; the
 //   other properties come from device code no edit touches), and the torch minors
@@ -70,9 +70,6 @@ struct VariantOutcome {
     std::string plan;  // with dry_run
     bool written = false;
 };
-
-VariantStep variant_step(const analysis::WheelReport& report, const std::vector<std::string>& torch_minors,
-                         const VariantRequest& request, VariantOutcome* outcome = nullptr);
 
 std::optional<VariantOutcome> label_output(const wheel::Wheel& wheel, const analysis::WheelReport& read, WheelPlan& plan,
                                            const std::optional<VariantRequest>& asked);
