@@ -89,16 +89,6 @@ std::shared_ptr<const MemberView> relink_view(const RelinkOptions& options, cons
     return view;
 }
 
-MemberChange change_record(std::string name, const elf::EditPlan& plan, std::uint64_t size_before) {
-    MemberChange change;
-    change.member = std::move(name);
-    change.changes = plan.changes;
-    change.size_before = size_before;
-    change.size_after = plan.new_size;
-    change.grew = plan.grew;
-    return change;
-}
-
 }  // namespace
 
 elf::EditRequest request_for(const RelinkOptions& options, int depth) {
@@ -205,7 +195,7 @@ RelinkResult relink_file(const std::filesystem::path& file, const RelinkOptions&
         return result;
     }
     write_file_atomically(out_file, apply_edits(image, plan->edits), perms, options.overwrite);
-    result.changed.push_back(change_record(file.string(), *plan, image.size()));
+    result.changed.push_back({file.string(), plan->changes, image.size(), plan->new_size, 0, plan->grew});
     return result;
 }
 

@@ -55,8 +55,6 @@ struct RepairFacts : WheelFacts {
     std::optional<GraftPlan> grafts;
 };
 
-bool excluded(const RepairOptions& options, const std::string& member) { return matches_any(options.skip_member, member); }
-
 // The profile used for judging: the one given, or, without one, only what every
 // torch extension needs: torch's libraries where pip installs them.
 policy::Profile profile_or_default(const RepairOptions& options) {
@@ -455,7 +453,7 @@ private:
     RepairView view_of(const std::string& name, const elf::ElfFile& elf) const {
         RepairView view;
         view.depth = wheel::directory_depth(name);
-        view.skipped = excluded(options_, name);
+        view.skipped = matches_any(options_.skip_member, name);
         view.has_dynamic = elf.has_dynamic();
         view.relocatable = elf.type() == ET_REL;
         if (view.skipped || !view.has_dynamic) return view;
