@@ -23,11 +23,9 @@
 //   an output the hooks named or changed is refused the same way after them.
 // 2. Reads the input once (wheel/scan.hpp): with options.digests given (the caller
 //   already read what it proves, retag), nothing is read and the plan may not edit
-//   ELF members; otherwise every member is hashed, the ones hooks.reads picks (by
-//   default every file member outside the .dist-info directory that is not a
-//   symlink) are read into a wheel::MemberImage, and each ELF member among them (by
-//   its magic) is parsed once and its view taken (MemberDecision below: observe,
-//   else view). The decision's answer on the foreseen facts, when it is an edit, is
+//   ELF members; otherwise every member is hashed, the ones PlanHooks::reads picks
+//   are read into a wheel::MemberImage, and each ELF member among them (by its
+//   magic) is parsed once and its view taken (MemberDecision: observe, else view). The decision's answer on the foreseen facts, when it is an edit, is
 //   planned and spliced at once, so memory holds one member at a time; a member
 //   whose edits read the wheel (MemberView::reads_wheel) is kept until the facts
 //   are final (step 4).
@@ -58,8 +56,6 @@
 //   they confirm (the same EditRequest) stays; one they do not is dropped with its
 //   splice, and the final edits are planned on the kept member (or a new read of
 //   it). A wrong foresight costs a second read, never a byte.
-//   plan.withhold is a decision not to write made after the read
-//   (repair --strict with findings left): nothing is written, as in a dry run.
 // 5. With options.dry_run (or plan.withhold) nothing is written: the result has
 //   the plan's member changes (what the editor would change) and `written` false.
 //   Otherwise the output is written (atomically, wheel/rewrite.hpp), its directory
@@ -121,7 +117,7 @@ struct WheelPlan {
     // Requires-Dist added to METADATA after the hooks decided (the variant's join them);
     // one METADATA already holds (wheel::same_requirement) is not written twice.
     std::vector<wheel::Requirement> requires_dist;
-    bool withhold = false;                // decided after the read: write nothing
+    bool withhold = false;                // decided after the read (repair --strict): write nothing
 };
 
 // What the editor changed in one member (or would, in a dry run).
@@ -163,11 +159,8 @@ struct MemberEdits {
 };
 
 // A writing command's decision about its ELF members, stated once: edits_for is a
-// pure function of a member's view and the wheel-wide facts. The engine alone
-// decides when to ask it (contract above): on a big member's speculative view
-// before its pass, on each member's parse during the pass with the foreseen facts,
-// and after the whole read with the final ones; it checks that an early answer
-// equals the final one and reads the member again when not.
+// pure function of a member's view and the wheel-wide facts; the engine alone
+// decides when to ask it and what an early answer is worth (steps 2 and 4).
 struct MemberDecision {
     // The member's view on any parse of it (the pass's, a speculative one): no
     // effect but the answer; may run on the pass's second thread.
@@ -196,9 +189,8 @@ struct MemberDecision {
 // What a command asks of the executor: its decision, and which members are read.
 struct PlanHooks {
     MemberDecision decision;
-    // The members read whole (inflated, and parsed when ELF); default: every file
-    // member outside the .dist-info directory that is not a symlink. Others are
-    // only hashed as they pass.
+    // Which file members outside the .dist-info directory, symlinks aside, are read
+    // (inflated, and parsed when ELF); default: all. Others are only hashed as they pass.
     std::function<bool(const zip::Member& member)> reads;
 };
 

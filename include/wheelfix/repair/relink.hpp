@@ -2,16 +2,11 @@
 // wheel, or to one bare ELF file.
 //
 // Contract:
-// - relink_wheel(wheel, options, out_dir) is a plan (plan.hpp) run by the one
-//   executor: every member is hashed for RECORD (a wheel whose RECORD does not
-//   match is refused, InputError), every ELF member with a dynamic section that
-//   is_selected() (matches options.only, all of them when only is empty, and
-//   matches no options.exclude) gets one edit step, the EditRequest built for its
-//   place in the wheel on its one parse, and the result goes to
-//   out_dir/<same file name> (edited members spliced, everything else copied raw).
-//   Writing over the input file itself is refused, and so is writing over any
-//   existing file unless options.overwrite. With options.dry_run nothing is
-//   written and RelinkResult::plan describes what would be.
+// - relink_wheel(wheel, options, out_dir) is a plan run by the one executor
+//   (plan.hpp: RECORD proven, its refusals, options.overwrite and options.dry_run):
+//   every ELF member with a dynamic section that is_selected() gets one edit step,
+//   the EditRequest built for its place in the wheel on its one parse; the result
+//   goes to out_dir/<same file name> (edited members spliced, the rest copied raw).
 // - Search paths may use "{root}", the wheel root seen from the member
 //   (wheel::expand_root): "{root}/torch/lib" in sgl_kernel/sm100/x.so is
 //   "$ORIGIN/../../torch/lib". For a bare file "{root}" is "$ORIGIN".

@@ -8,43 +8,37 @@
 //   fix_version (then METADATA wins: the file name and the directory follow it).
 //   Reads nothing: call it before the members are read.
 // - retag_digests(wheel, verify) is the read retag makes before retag_wheel, and
-//   what it proves of the input. By default retag does not inflate the members it
-//   copies as stored: it checks every member against its RECORD line by what is
-//   cheap and sure — present in both, the size from the central directory, the
-//   line well formed — and fully hashes the members it rewrites (METADATA and
-//   WHEEL; RECORD itself is parsed by Wheel::open). Every other RECORD line is
-//   copied verbatim, so a member tampered without changing its size keeps its
-//   stale hash in the output: retag never launders a wheel into a fresh matching
-//   RECORD, and `wheelfix verify` or `wheel unpack` of the output still fails.
-//   Why: retag changes metadata only, so it costs one raw copy of the wheel;
-//   inflating and hashing every member would cost twenty times that (figures in
-//   bench/README.md, retag-big). With `verify` every member is inflated and hashed (scan_members)
-//   and a mismatch is refused, the proof relink makes.
+//   what it proves of the input. By default it inflates none of the members it
+//   copies as stored: each is checked against its RECORD line by what is cheap and
+//   sure (present in both, the size from the central directory, the line well
+//   formed), and METADATA and WHEEL, which it rewrites, are hashed (RECORD itself is
+//   parsed by Wheel::open). Every other RECORD line is copied verbatim, so a member
+//   tampered without changing its size keeps its stale hash: retag never launders a
+//   wheel into a fresh matching RECORD (`wheelfix verify` or `wheel unpack` of the
+//   output still fails). Retag changes metadata only: one raw copy, where inflating
+//   every member costs twenty times that (bench/README.md, retag-big). With `verify`
+//   every member is hashed (scan_members) and a mismatch refused, as relink does.
 // - retag_wheel(wheel, digests, options, out_dir): `digests` come from
-//   retag_digests() or from any full read of every member (scan.hpp; --torch auto
-//   reads every member anyway, to check its extensions); a wheel whose digests
-//   disagree with its RECORD is refused (tag findings set aside, and version
-//   findings with fix_version). The new version is METADATA's Version retagged
-//   (local_label.hpp); METADATA gets it and the torch pin (metadata_edit.hpp); with `platform` (a tag, or a compressed set
+//   retag_digests() or any full read of every member (scan.hpp; --torch auto reads
+//   every member anyway); digests disagreeing with RECORD are refused (tag findings
+//   set aside, and version findings with fix_version). The new version is METADATA's
+//   Version retagged (local_label.hpp); METADATA gets it and the torch pin
+//   (metadata_edit.hpp). With `platform` (a tag, or a compressed set
 //   "manylinux_2_17_x86_64.manylinux2014_x86_64") the file name's platform part
-//   becomes it and WHEEL's Tag lines become the file name's python and abi tags
-//   crossed with it, so both expand to the same set. WHEEL's Tag lines that
-//   disagree with the file name (a rename that left them behind; sgl-kernel 0.3.21
-//   on PyPI) are rewritten the same way, from the file name: pip installs by the
-//   name. The writing is a plan (plan.hpp: rename the .dist-info directory,
-//   replace METADATA and WHEEL, copy the rest raw) run by the one executor on the
-//   caller's digests; with options.dry_run nothing is written and
-//   RetagResult::plan describes what would be. Without a torch in the request (repair of a wheel no extension of which
-//   uses torch) the torch segment and the pin stay as they are. The .dist-info
-//   directory is renamed, RECORD regenerated, every other member copied raw
-//   (rewrite.hpp) to out_dir/<new file name>. Writing over the input file is refused, and over
-//   any existing file unless `overwrite`; an invalid platform tag is an
-//   InputError naming --platform.
-//   A variant wheel (a label, or a variant.json) is read whole once more
-//   (analysis::inspect_wheel: every member hashed, RECORD proven, the ELF members
-//   analysed), so that its variant is derived again for the output in the same
-//   plan (variant.hpp label_output): abi_dependency :: torch follows the pin
-//   written; the file name's label is kept, or made again when it was auto-made.
+//   becomes it and WHEEL's Tag lines the file name's python and abi tags crossed
+//   with it, so both expand to the same set; WHEEL's Tag lines that disagree with the
+//   file name (a rename left them behind) are rewritten the same way: pip installs
+//   by the name. Without a torch in the request (repair of a wheel no extension of
+//   which uses torch) the torch segment and the pin stay. The write is a plan run by
+//   the one executor on the caller's digests (plan.hpp: its refusals, options.overwrite
+//   and options.dry_run; the .dist-info renamed, METADATA and WHEEL replaced, RECORD
+//   regenerated, the rest copied raw) to out_dir/<new file name>; an invalid platform
+//   tag is an InputError naming --platform. A variant wheel (a label, or a
+//   variant.json) is read whole once more (analysis::inspect_wheel: every member
+//   hashed, RECORD proven, the ELF members analysed) so that its variant is derived
+//   again for the output in the same plan (variant.hpp label_output):
+//   abi_dependency :: torch follows the pin written; the label is kept, or made
+//   again when it was auto-made.
 // - plan_retag(wheel, options, out_dir) computes all of that (names, the new
 //   METADATA and WHEEL texts, the .dist-info rename) without reading members or
 //   writing, for callers that write other changes in the same pass (repair).

@@ -8,11 +8,10 @@
 // a dynamic section is checked (abi::check_elf) on its one parse by a ShimPlanner
 // (shim_planner.hpp, which has the order of authority between --map, the drift data
 // and near misses, and what cannot be shimmed).
-// One shim per call (one target torch), placed at "<escaped dist>.libs/<shim file>"
-// (auditwheel's convention), with RUNPATH "$ORIGIN/../torch/lib". Every affected
-// extension gets an edit step: the shim's SONAME appended to NEEDED and
-// "{root}/<dist>.libs" to its search path (relink's request_for); the wheel is written to out_dir/<same name>
-// with RECORD lines for the edited and the added member (wheel/rewrite.hpp).
+// One shim per call (one target torch), at shim_directory()/<shim file>, with
+// RUNPATH "$ORIGIN/../torch/lib". Every affected extension gets an edit step, the
+// shim_links (relink's request_for); the wheel is written to out_dir/<same name>
+// (plan.hpp: its refusals, `overwrite`, `dry_run` and ShimResult::plan).
 // METADATA's torch requirement becomes the shimmed torch's minor series (retag.hpp
 // pin_for_torch: within the author's, superseding an earlier retag's pin), so pip
 // installs the wheel beside the torch it was shimmed for; `requirements` lists the change.
@@ -39,12 +38,11 @@
 namespace wheelfix::repair {
 
 // Where a wheel's shim lives ("<distribution>.libs", auditwheel's convention) and
-// the links that wire it into an extension (its SONAME as NEEDED, {root}/<dir>).
+// the links that wire it into an extension (its SONAME appended to NEEDED,
+// "{root}/<dist>.libs" to the search path).
 std::string shim_directory(const wheel::Wheel& wheel);
 Links shim_links(const wheel::Wheel& wheel, const abi::ShimLibrary& library);
 
-// An existing out_dir/<name> is refused (InputError) unless `overwrite`. With
-// `dry_run` nothing is written and ShimResult::plan describes what would be.
 ShimResult shim_wheel(const std::filesystem::path& wheel, const std::filesystem::path& torch,
                       const std::filesystem::path& out_dir, const SymbolMap& maps, bool overwrite = false,
                       bool dry_run = false);
