@@ -141,14 +141,6 @@ void refuse_colliding_batch(const std::vector<std::string>& wheels, const Repair
     }
 }
 
-std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels, const abi::SymbolIndex& index,
-                                         const RepairOptions& options, const std::filesystem::path& out_dir,
-                                         unsigned jobs) {
-    const std::shared_ptr<const abi::SymbolIndex> shared(&index, [](const abi::SymbolIndex*) {});
-    return repair_wheels(wheels, [&](std::size_t) -> std::variant<WheelJob, NotRepaired> { return WheelJob{shared, options}; },
-                         options, out_dir, jobs);
-}
-
 std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels, const WheelSetup& setup,
                                          const RepairOptions& batch, const std::filesystem::path& out_dir,
                                          unsigned jobs) {

@@ -34,16 +34,13 @@ TorchAutoPlan plan_torch_auto(const std::string& wheel, const std::vector<std::s
     roots.roots = plan.releases.roots;
     auto real = analysis::release_torch(real_torches, requirement.highest, roots, load);
     std::error_code ignored;
-    if (real && std::filesystem::is_directory(real->path, ignored)) {
+    if (real) {
         plan.against = real->path;
-        plan.installed = true;
-        plan.options.torch_dir = real->path;
         plan.index = std::move(real->index);
-    } else if (real) {
-        plan.against = real->path;
-        plan.options.load_test_unavailable = "torch " + requirement.highest + " is given as " + real->path +
-                                             ", not an installed torch directory (--torch-from DIR to load-test)";
-        plan.index = std::move(real->index);
+        plan.installed = std::filesystem::is_directory(real->path, ignored);
+        if (plan.installed) plan.options.torch_dir = real->path;
+        else plan.options.load_test_unavailable = "torch " + requirement.highest + " is given as " + real->path +
+                                                  ", not an installed torch directory (--torch-from DIR to load-test)";
     } else {
         plan.against = "the atlas's " + plan.releases.newest->torch_version + " (indexed from " +
                        plan.releases.newest->source + ")";
@@ -105,13 +102,14 @@ RepairBatch repair_batch(const std::vector<std::string>& wheels, const RepairTor
     RepairBatch batch;
     batch.plans.resize(wheels.size());
     batch.automatic = torch.torch == "auto";
-    if (!batch.automatic) {
-        const abi::SymbolIndex index = torch.torch.empty() ? abi::SymbolIndex{} : load_index(torch.torch);
-        batch.outcomes = repair_wheels(wheels, index, options, out_dir, jobs);
-        return batch;
+    WheelSetup setup;
+    if (batch.automatic) {
+        setup = auto_setup(wheels, torch.torch_from, torch.real_torches, torch.pin.mode(),
+                           torch.pin.kind != PinRequest::Kind::none, options, load, batch.plans);
+    } else {
+        auto index = std::make_shared<const abi::SymbolIndex>(torch.torch.empty() ? abi::SymbolIndex{} : load_index(torch.torch));
+        setup = [index, &options](std::size_t) -> std::variant<WheelJob, NotRepaired> { return WheelJob{index, options}; };
     }
-    const WheelSetup setup = auto_setup(wheels, torch.torch_from, torch.real_torches, torch.pin.mode(),
-                                        torch.pin.kind != PinRequest::Kind::none, options, load, batch.plans);
     batch.outcomes = repair_wheels(wheels, setup, options, out_dir, jobs);
     return batch;
 }

@@ -1,30 +1,29 @@
 // Repairing several wheels at once: the -j worker pool under `wheelfix repair`.
 //
-// Contract: repair_wheels(wheels, index, options, out_dir, jobs) runs
-// repair_wheel() (repair.hpp) on each wheel on its own and returns one outcome per
-// wheel, in the order given: its report, or the InputError (a filesystem error
-// becomes an InputError naming the wheel) that stopped it. One wheel's failure
-// never stops the others. Any other exception (a fault of ours: std::logic_error,
-// std::bad_alloc) ends that wheel and, once every worker has ended, comes out of
-// repair_wheels (the first in the order given) rather than out of a worker thread,
-// where it would abort the process. A batch whose outputs may collide is refused
-// whole before any work (refuse_colliding_batch: exit 2, nothing written). Two wheels
-// whose outputs still turn out to have one path: the
-// later one in the order given is refused before it writes (RepairOptions::claims),
-// whatever --overwrite says and whatever -j is: its claim waits until the earlier
-// inputs of its distribution have claimed or ended (repair.hpp OutputClaims), so
-// which wheel is written never depends on which worker reads faster. The thread budget (util/thread_budget.hpp) is set to
-// `jobs` (0: the CPUs this process may use); as many workers as wheels allow take
-// a wheel each, largest inflated size first (inflating and hashing is where a
-// repair's time goes, so the last wheel to start is a small one and the workers
-// finish together) except that the wheels of one distribution start in the order
-// given (in the places the size order gave them), and shares no worker needs go to the helpers of the wheels
-// still running. With one job the wheels run in the order given. An archive that
-// does not open counts as empty for the order: its repair reports the error.
-// The overload with a WheelSetup asks it, on the worker, for each wheel's torch and
-// options before its repair (`repair --torch auto`: each wheel its own torch, -j
-// alike); a setup that returns NotRepaired (the verdict found no pin) gives that
-// outcome and no repair.
+// Contract: repair_wheels(wheels, setup, batch, out_dir, jobs) runs repair_wheel()
+// (repair.hpp) on each wheel on its own, with the torch index and options `setup`
+// gives for it on the worker (each wheel its own with `repair --torch auto`; a
+// NotRepaired, the verdict finding no pin, is that wheel's outcome, no repair), and
+// returns one outcome per wheel, in the order given: its report, or the InputError
+// (a filesystem error becomes one naming the wheel) that stopped it. One wheel's
+// failure never stops the others. Any other exception (a fault of ours:
+// std::logic_error, std::bad_alloc) ends that wheel and, once every worker has
+// ended, comes out of repair_wheels (the first in the order given) rather than out
+// of a worker thread, where it would abort the process. A batch whose outputs may
+// collide is refused whole before any work (refuse_colliding_batch: exit 2, nothing
+// written). Of two wheels whose outputs still turn out to have one path, the later
+// in the order given is refused before it writes (RepairOptions::claims), whatever
+// --overwrite and -j say: its claim waits until the earlier inputs of its
+// distribution have claimed or ended (repair.hpp OutputClaims), so which wheel is
+// written never depends on which worker reads faster. The thread budget
+// (util/thread_budget.hpp) is set to `jobs` (0: the CPUs this process may use); as
+// many workers as wheels allow take a wheel each, largest inflated size first
+// (inflating and hashing is where a repair's time goes, so the workers finish
+// together), except that the wheels of one distribution start in the order given
+// (in the places the size order gave them); shares no worker needs go to the
+// helpers of the wheels still running. With one job the wheels run in the order
+// given. An archive that does not open counts as empty for the order: its repair
+// reports the error.
 // batch_status(outcomes) is `repair`'s exit status: 2 when a wheel could not be
 // repaired at all (an InputError), else 1 when one was not repaired (NotRepaired) or
 // came out with findings left or not proven to load, else 0.
@@ -62,10 +61,6 @@ int batch_status(const std::vector<RepairOutcome>& outcomes);
 // names alone, before any work, so no input's output is left behind by a refusal.
 void refuse_colliding_batch(const std::vector<std::string>& wheels, const RepairOptions& options,
                             const std::filesystem::path& out_dir);
-
-std::vector<RepairOutcome> repair_wheels(const std::vector<std::string>& wheels, const abi::SymbolIndex& index,
-                                         const RepairOptions& options, const std::filesystem::path& out_dir,
-                                         unsigned jobs);
 
 struct WheelJob {
     std::shared_ptr<const abi::SymbolIndex> index;
