@@ -82,13 +82,6 @@ struct RelinkView : MemberView {
     std::optional<elf::EditRequest> request;
 };
 
-std::shared_ptr<const MemberView> relink_view(const RelinkOptions& options, const std::string& member,
-                                              const elf::ElfFile& elf) {
-    auto view = std::make_shared<RelinkView>();
-    if (elf.has_dynamic()) view->request = request_for(options, elf, wheel::directory_depth(member));
-    return view;
-}
-
 }  // namespace
 
 elf::EditRequest request_for(const RelinkOptions& options, int depth) {
@@ -156,7 +149,11 @@ RelinkResult relink_wheel(const std::filesystem::path& wheel_path, const RelinkO
     plan.overwrite = options.overwrite;
     PlanHooks hooks;
     hooks.reads = [&](const zip::Member& member) { return is_selected(options, member.name); };
-    hooks.decision.view = [&](const std::string& member, const elf::ElfFile& elf) { return relink_view(options, member, elf); };
+    hooks.decision.view = [&](const std::string& member, const elf::ElfFile& elf) -> std::shared_ptr<const MemberView> {
+        auto view = std::make_shared<RelinkView>();
+        if (elf.has_dynamic()) view->request = request_for(options, elf, wheel::directory_depth(member));
+        return view;
+    };
     hooks.decision.edits_for = [](const MemberView& view, const WheelFacts*) {
         return MemberEdits{static_cast<const RelinkView&>(view).request};
     };
