@@ -142,6 +142,15 @@ std::string purl_encoded(std::string_view text) {
     return out;
 }
 
+std::string generic_purl(const std::string& name, const std::string& sha256_hex) {
+    return "pkg:generic/" + purl_encoded(name) + "?checksum=sha256:" + sha256_hex;
+}
+
+std::string pypi_purl(const std::string& name, const std::string& version) {
+    std::string normalized = wheel::normalize_project_name(name);  // lower-case, runs of -_. as one '-'
+    return "pkg:pypi/" + purl_encoded(normalized) + "@" + purl_encoded(version);
+}
+
 std::string component_purl(const GraftedFile& graft) {
     return graft.owner ? graft.owner->purl() : generic_purl(graft.needed_name, graft.sha256);
 }
@@ -187,15 +196,6 @@ std::vector<std::optional<PackageOwner>> package_owners(const std::vector<std::f
         owners.push_back(std::move(owner));
     }
     return owners;
-}
-
-std::string generic_purl(const std::string& name, const std::string& sha256_hex) {
-    return "pkg:generic/" + purl_encoded(name) + "?checksum=sha256:" + sha256_hex;
-}
-
-std::string pypi_purl(const std::string& name, const std::string& version) {
-    std::string normalized = wheel::normalize_project_name(name);  // lower-case, runs of -_. as one '-'
-    return "pkg:pypi/" + purl_encoded(normalized) + "@" + purl_encoded(version);
 }
 
 std::string sbom_json(const std::string& name, const std::string& version, const std::vector<GraftedFile>& grafts) {

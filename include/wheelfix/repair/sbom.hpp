@@ -16,12 +16,11 @@
 // - PackageOwner::purl(): pkg:deb/debian/libffi8@3.4.4-1?arch=amd64,
 //   pkg:rpm/fedora/zlib@1.2.13-3.fc39?arch=x86_64, pkg:apk/alpine/zlib@1.3.1-r0?arch=x86_64
 //   (the purl spec's types; name and version percent-encoded as the spec asks).
-// - generic_purl(name, sha256): pkg:generic/libfoo.so.1?checksum=sha256:<hex>.
-// - pypi_purl(name, version): pkg:pypi/<name lower-cased, '_' as '-'>@<version>.
 // - sbom_json(name, version, grafts): CycloneDX 1.6 JSON: the wheel as
-//   metadata.component (pkg:pypi purl); each grafted file a "library" component
-//   (bom-ref: its member path in the wheel) with the owner's name, version and purl,
-//   or its NEEDED name and generic purl, the SHA-256 of the file as found, and
+//   metadata.component (pkg:pypi/<name lower-cased, runs of -_. as '-'>@<version>);
+//   each grafted file a "library" component (bom-ref: its member path in the wheel)
+//   with the owner's name, version and purl, or its NEEDED name and
+//   pkg:generic/<NEEDED name>?checksum=sha256:<hex>, the SHA-256 of the file as found, and
 //   properties naming the source path, member and NEEDED name; `dependencies` from
 //   the NEEDED graph (the wheel depends on what its members NEED, a graft on the
 //   grafts it NEEDs). No timestamp and no serial number: the same graft gives the
@@ -38,9 +37,6 @@
 namespace wheelfix::repair {
 
 std::vector<std::optional<PackageOwner>> package_owners(const std::vector<std::filesystem::path>& files);
-
-std::string generic_purl(const std::string& name, const std::string& sha256_hex);
-std::string pypi_purl(const std::string& name, const std::string& version);
 
 std::string sbom_json(const std::string& name, const std::string& version, const std::vector<GraftedFile>& grafts);
 
