@@ -81,10 +81,8 @@ struct RepairOptions {
     std::string no_loader;  // why `loader` is empty though the load test was asked for ("no python3 on PATH")
     std::optional<std::filesystem::path> torch_dir;
     std::chrono::milliseconds load_test_limit = kDefaultLoadTestLimit;  // then the loader's group is killed
-    // The output names the other wheels of this run have taken (repair_wheels sets
-    // it, and claim_position: this wheel's place among the run's inputs): a second
-    // input whose output would have the same path is refused before anything is
-    // written, --overwrite or not (OutputClaims).
+    // Set by repair_wheels: the run's output names (OutputClaims) and this wheel's
+    // place among the run's inputs.
     class OutputClaims* claims = nullptr;
     std::size_t claim_position = 0;
     // `repair --torch auto` (analysis/torch_releases.hpp): the index is the newest release of the range the

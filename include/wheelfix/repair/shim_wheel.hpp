@@ -23,9 +23,8 @@
 // when it was auto-made (ShimResult::variant).
 // The shim is foreseen before the read (repair/foresight.hpp, as repair does), so
 // the extensions that need it are edited as they are read (plan.hpp).
-// Refused (InputError): a wheel that already carries a wheelfix shim (shim the
-// original instead), extensions of different machines, a torch index without a
-// version, writing over the input.
+// Refused (InputError): what ShimPlanner refuses (shim_planner.hpp), a torch index
+// without a version, writing over the input.
 #pragma once
 
 #include "wheelfix/repair/relink.hpp"
