@@ -526,16 +526,9 @@ private:
         }
         note_what_was_wrong(*wheel_report_, profile_, report_);
         std::optional<Links> shim;
-        if (!report_.torch_skipped) {
-            auto library = planner_.finish(report_.shim, shim_runpath(profile_));
-            if (library) {
-                report_.shim.shim_member = shim_directory(wheel_) + "/" + library->file_name;
-                shim = shim_links(wheel_, *library);
-                plan.add.push_back({report_.shim.shim_member, std::move(library->bytes), 0100755});
-                library->bytes.clear();
-                report_.shim.shim = std::move(library);
-            }
-        }
+        if (!report_.torch_skipped)
+            if (auto library = planner_.finish(report_.shim, shim_runpath(profile_)))
+                shim = add_shim(wheel_, std::move(*library), plan, report_.shim);
         if (grafts)
             for (auto& copy : grafts->added) {
                 if (options_.strip) strip_copy(copy);

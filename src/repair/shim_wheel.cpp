@@ -22,6 +22,15 @@ Links shim_links(const wheel::Wheel& wheel, const abi::ShimLibrary& library) {
     return options;
 }
 
+Links add_shim(const wheel::Wheel& wheel, abi::ShimLibrary library, WheelPlan& plan, ShimResult& result) {
+    Links links = shim_links(wheel, library);
+    result.shim_member = shim_directory(wheel) + "/" + library.file_name;
+    plan.add.push_back({result.shim_member, std::move(library.bytes), 0100755});
+    library.bytes.clear();
+    result.shim = std::move(library);
+    return links;
+}
+
 namespace {
 
 // What shim's decision reads of an extension: where it sits and whether it imports
@@ -96,28 +105,19 @@ ShimResult shim_wheel(const std::filesystem::path& wheel_path, const std::filesy
         ForesightRequest request;
         request.index = &index;
         request.maps = maps;
-        return std::make_shared<ShimFacts>(ShimFacts{false, foresee(wheel, request).shim_links});
-    };
-    const auto label = [&](WheelPlan& steps, const PlanResult& read) {
-        if (variant)
-            result.variant = label_output(wheel, analysis::wheel_report(wheel, read.digests, std::move(elves)), steps, std::nullopt);
+        return std::make_shared<ShimFacts>(false, foresee(wheel, request).shim_links);
     };
     decision.decide = [&](WheelPlan& steps, const PlanResult& read) -> std::shared_ptr<const WheelFacts> {
-        auto library = planner.finish(result);
-        if (!library) {
-            label(steps, read);
-            return std::make_shared<ShimFacts>(ShimFacts{true, std::nullopt});
+        std::optional<Links> links;
+        if (auto library = planner.finish(result)) {
+            links = add_shim(wheel, std::move(*library), steps, result);
+            auto pinned = pin_for_torch(wheel, wheel::Version::parse(index.torch_version));
+            steps.dist_info.replaced["METADATA"] = std::move(pinned.text);
+            result.requirements = std::move(pinned.changes);
         }
-        auto facts = std::make_shared<ShimFacts>(ShimFacts{true, shim_links(wheel, *library)});
-        result.shim_member = shim_directory(wheel) + "/" + library->file_name;
-        steps.add.push_back({result.shim_member, std::move(library->bytes), 0100755});
-        library->bytes.clear();
-        result.shim = std::move(library);
-        auto pinned = pin_for_torch(wheel, wheel::Version::parse(index.torch_version));
-        steps.dist_info.replaced["METADATA"] = std::move(pinned.text);
-        result.requirements = std::move(pinned.changes);
-        label(steps, read);
-        return facts;
+        if (variant)
+            result.variant = label_output(wheel, analysis::wheel_report(wheel, read.digests, std::move(elves)), steps, std::nullopt);
+        return std::make_shared<ShimFacts>(true, std::move(links));
     };
     ExecuteOptions execute;
     execute.dry_run = dry_run;

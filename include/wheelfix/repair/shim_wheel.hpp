@@ -41,6 +41,9 @@ namespace wheelfix::repair {
 // "{root}/<dist>.libs" to the search path).
 std::string shim_directory(const wheel::Wheel& wheel);
 Links shim_links(const wheel::Wheel& wheel, const abi::ShimLibrary& library);
+// `library` added to `plan` at shim_directory()/<its file name>, and kept (without its
+// bytes) in result.shim and result.shim_member; returns its shim_links.
+Links add_shim(const wheel::Wheel& wheel, abi::ShimLibrary library, WheelPlan& plan, ShimResult& result);
 
 ShimResult shim_wheel(const std::filesystem::path& wheel, const std::filesystem::path& torch,
                       const std::filesystem::path& out_dir, const SymbolMap& maps, bool overwrite = false,
