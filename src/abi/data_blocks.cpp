@@ -2,20 +2,11 @@
 #include "wheelfix/abi/data_blocks.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <algorithm>
 
 namespace wheelfix::abi {
-
-namespace {
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
-    return text;
-}
-
-}  // namespace
 
 void DataBlock::require(std::size_t key, std::string_view name) const {
     if (values_.at(key).empty()) problem("entry ending here lacks '" + std::string(name) + "'");

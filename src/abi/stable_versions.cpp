@@ -2,6 +2,7 @@
 #include "wheelfix/abi/stable_versions.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <algorithm>
 #include <set>
@@ -38,12 +39,6 @@ std::string release_of(std::string_view text) {
     return release;
 }
 
-std::string_view trimmed(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
-    return text;
-}
-
 }  // namespace
 
 std::vector<StableAbiVersion> parse_stable_abi_versions(std::string_view text, const std::string& origin) {
@@ -52,14 +47,14 @@ std::vector<StableAbiVersion> parse_stable_abi_versions(std::string_view text, c
     std::size_t number = 0;
     while (!text.empty()) {
         const std::size_t end = std::min(text.find('\n'), text.size());
-        const std::string_view line = trimmed(text.substr(0, end));
+        const std::string_view line = trim(text.substr(0, end));
         text.remove_prefix(std::min(end + 1, text.size()));
         ++number;
         if (line.empty() || line.front() == '#') continue;
         const std::size_t colon = line.find(':');
-        const std::string_view name = colon == std::string_view::npos ? line : trimmed(line.substr(0, colon));
+        const std::string_view name = colon == std::string_view::npos ? line : trim(line.substr(0, colon));
         const std::string release =
-            colon == std::string_view::npos ? std::string() : release_of(trimmed(line.substr(colon + 1)));
+            colon == std::string_view::npos ? std::string() : release_of(trim(line.substr(colon + 1)));
         if (!is_name(name) || release.empty())
             throw InputError(origin, "line " + std::to_string(number) +
                                          ": expected '<name>: TORCH_VERSION_<major>_<minor>_<patch>'");

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -47,14 +46,6 @@ constexpr std::array<AbiName, 12> kAbiNames{{
     {12, "OpenBSD", {"openbsd", nullptr, nullptr}},
     {13, "OpenVMS", {"openvms", nullptr, nullptr}},
 }};
-
-std::string lowercase_trimmed(std::string text) {
-    const auto blank = [](unsigned char c) { return std::isspace(c) != 0; };
-    while (!text.empty() && blank(text.back())) text.pop_back();
-    text.erase(text.begin(), std::find_if_not(text.begin(), text.end(), blank));
-    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return text;
-}
 
 bool has_allowed_prefix(const std::string& dir, const std::vector<std::string>& prefixes) {
     return std::any_of(prefixes.begin(), prefixes.end(),
@@ -122,7 +113,7 @@ std::string os_abi_name(std::uint8_t abi) {
 }
 
 std::optional<std::uint8_t> os_abi_from_name(std::string name) {
-    name = lowercase_trimmed(std::move(name));
+    name = ascii_lower(trim(name));
     for (const AbiName& abi : kAbiNames)
         for (const char* accepted : abi.accepted)
             if (accepted && name == accepted) return abi.abi;

@@ -1,17 +1,13 @@
 // for_each_data_line: split a policy data file into records.
 #include "data_lines.hpp"
 
+#include "wheelfix/util/text.hpp"
+
 namespace wheelfix::policy {
 
 namespace {
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
-    while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
-    return text;
-}
 
 std::vector<std::string> split_fields(std::string_view text) {
     std::vector<std::string> fields;

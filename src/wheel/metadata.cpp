@@ -11,6 +11,7 @@
 #include "wheelfix/wheel/version.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -20,13 +21,6 @@ namespace wheelfix::wheel {
 namespace {
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view trim(std::string_view text) {
-    auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-    while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-    while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-    return text;
-}
 
 // RFC 822 field names: printable ASCII without space or ':'.
 bool is_field_name(std::string_view name) {

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <span>
 #include <tuple>
 
@@ -25,15 +24,6 @@ namespace {
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_separator(char c) { return c == '.' || c == '-' || c == '_'; }
 bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z'); }
-
-std::string lowercase_trimmed(std::string_view text) {
-    auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-    while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-    while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-    std::string out(text);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 class Cursor {
 public:
@@ -157,7 +147,7 @@ int pre_letter_rank(const std::string& letter) { return letter == "a" ? 0 : lett
 }  // namespace
 
 std::optional<Version> Version::try_parse(std::string_view text) {
-    std::string lowered = lowercase_trimmed(text);
+    std::string lowered = ascii_lower(trim(text));
     Cursor cursor(lowered);
     Version version;
     version.original_ = std::string(text);

@@ -19,26 +19,12 @@ namespace {
 
 constexpr std::string_view kDistInfoSuffix = ".dist-info";
 
-std::string trimmed(std::string text) {
-    auto not_space = [](char c) { return c != ' ' && c != '\t' && c != '\r' && c != '\n'; };
-    auto first = std::find_if(text.begin(), text.end(), not_space);
-    auto last = std::find_if(text.rbegin(), text.rend(), not_space).base();
-    return first < last ? std::string(first, last) : std::string();
-}
-
 WheelFilename parse_wheel_filename(const std::filesystem::path& path) {
     try {
         return parse_filename(path.filename().string());
     } catch (const InputError& error) {
         throw InputError(path.string(), error.problem());
     }
-}
-
-std::string ascii_lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
 }
 
 // Top-level directories named *.dist-info in any case: "X.DIST-INFO" is the same
@@ -105,7 +91,7 @@ std::string unknown_wheel_version(const std::filesystem::path& path, const std::
                                   const HeaderFile& wheel_file) {
     const auto text = wheel_file.first("Wheel-Version");
     if (!text) throw InputError(path.string(), dist_info + "/WHEEL has no Wheel-Version (pip refuses such a wheel)");
-    const std::string version = trimmed(*text);
+    const std::string version(trim(*text));
     const std::string major = version.substr(0, version.find('.'));
     const bool digits = !major.empty() && major.size() <= 6 &&
                         std::all_of(major.begin(), major.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -128,7 +114,7 @@ std::string name_from_contents(const std::filesystem::path& path, const zip::Arc
             if (std::find(parts.begin(), parts.end(), part) == parts.end()) parts.push_back(part);
         };
         for (const auto& tag : wheel_file.all("Tag")) {
-            const std::string text = trimmed(tag);
+            const std::string text(trim(tag));
             const auto first = text.find('-'), second = text.find('-', first + 1);
             if (first == std::string::npos || second == std::string::npos) return {};
             add(python, text.substr(0, first));
@@ -168,9 +154,9 @@ Wheel Wheel::open(const std::filesystem::path& path, WheelVersion unknown) {
     return wheel;
 }
 
-std::string Wheel::metadata_name() const { return trimmed(metadata_.first("Name").value_or("")); }
+std::string Wheel::metadata_name() const { return std::string(trim(metadata_.first("Name").value_or(""))); }
 
-std::string Wheel::metadata_version() const { return trimmed(metadata_.first("Version").value_or("")); }
+std::string Wheel::metadata_version() const { return std::string(trim(metadata_.first("Version").value_or(""))); }
 
 std::vector<Requirement> Wheel::torch_requirements() const { return wheel::torch_requirements(metadata_); }
 

@@ -370,6 +370,15 @@ TEST_CASE("run_tasks: TaskStop skips the tasks from an index on, and says so") {
     CHECK(run_tasks(std::vector<std::uint64_t>{}, [](std::size_t) { FAIL("no task"); }).started_all);
 }
 
+TEST_CASE("trim drops ASCII white space at both ends; ascii_lower lowers A-Z only") {
+    CHECK(trim(" \t2.10.0\r\n") == "2.10.0");
+    CHECK(trim("a b") == "a b");
+    CHECK(trim(" \v\f ").empty());
+    CHECK(trim("").empty());
+    CHECK(ascii_lower("Torch-2.10.0+CU130") == "torch-2.10.0+cu130");
+    CHECK(ascii_lower("\xC3\x89") == "\xC3\x89");  // UTF-8 bytes stay as they are
+}
+
 TEST_CASE("base_name is what follows the last slash") {
     CHECK(base_name("torch/lib/libc10.so") == "libc10.so");
     CHECK(base_name("libc10.so") == "libc10.so");

@@ -14,6 +14,8 @@
 // ("retag", "ertag" -> 1). human_size(bytes) is a size for people, in binary
 // units: "812 B", "812.0 KiB", "541.2 MiB", "1.25 GiB". base_name(path) is what
 // follows the last '/' ("torch/lib/libc10.so" -> "libc10.so"; no '/': the path).
+// trim(text) is `text` without the ASCII white space (space, \t, \n, \v, \f, \r) at
+// either end; ascii_lower(text) is `text` with A-Z lowered and every other byte kept.
 #pragma once
 
 #include <cstdint>
@@ -30,5 +32,7 @@ std::string join(const std::vector<std::uint64_t>& numbers, std::string_view sep
 std::size_t edit_distance(const std::string& a, const std::string& b);
 std::string human_size(std::uint64_t bytes);
 std::string base_name(std::string_view path);
+std::string_view trim(std::string_view text);
+std::string ascii_lower(std::string_view text);
 
 }  // namespace wheelfix
