@@ -1,48 +1,36 @@
 // The file a writer fills before it becomes the destination: created empty and
 // unique next to the destination, written sequentially, renamed into place.
 //
-// Contract: the constructor creates "<dir>/.<name>.wheelfix-<pid>-<random>" with
-// O_EXCL and mode 0666 & ~umask (so the result gets the permissions a new file
-// would), and holds an exclusive flock on it while the process lives.
-// write() buffers small pieces and hands big ones to the kernel directly; every
-// system-call failure (ENOSPC, EFBIG under `ulimit -f`, EIO, ...) is an InputError
-// naming the destination. copy_from() appends a range of another file in the
-// kernel (copy_file_range: no pass through user memory, and a reflink where the
-// file system can), falling back to pread/write where the kernel cannot.
-// reserve(bytes) allocates the file's blocks up to that size before they are
-// written (fallocate, FALLOC_FL_KEEP_SIZE: the size grows only as bytes are
-// written): a hint, nothing where the file system cannot (its errors are the
-// writes' to report); commit() frees what was reserved past the last byte
-// written. ext4 then skips its delayed allocation page by page (docs/decisions.md,
-// "Zip: libzip to read, our writer to write").
-// set_permissions() replaces the mode. commit() flushes,
-// closes and moves the temporary to the destination: with Existing::refuse (the
-// default) in one atomic step that fails when something exists there
-// (renameat2 RENAME_NOREPLACE, or link + unlink where the file system lacks it),
-// so of two processes writing the same output the second refuses with an
-// InputError naming it, never replaces the first's; with Existing::replace
-// (--overwrite) it renames over the destination (no fsync: a killed process never
-// leaves a partial destination, which is the guarantee we give; surviving a power
-// cut is the file system's business). An OutputFile destroyed without commit() removes its file, so a
-// failed write leaves nothing behind (a process killed outright may leave the
-// hidden temporary, never a partial destination). While it lives the temporary
-// is registered with util/cleanup.hpp, so SIGINT/SIGTERM/SIGHUP remove it too.
-// Stale temporaries: before creating its own, the constructor calls
-// remove_stale_temporaries(dir), which deletes every ".<name>.wheelfix-<pid>-<n>"
-// there that is a regular file owned by this user, whose <pid> is not a running
-// process on this machine AND whose flock nobody holds (the second test covers a
-// directory shared with other machines or pid namespaces, where the pid means
-// nothing; a file is only ever opened with O_NOFOLLOW and unlinked, never
-// followed). So what a killed run left is cleaned by the next write into the same
-// directory, and a live writer's temporary is never touched.
-// StagedFile is for a writer whose result must pass proofs before it may
-// appear: path() is "<dir>/.<name>.wheelfix-<pid>-<n>/<name>" (a hidden
-// directory of the same pattern, flocked, so a killed run's is cleaned the same
-// way; the file keeps its own name, which wheel readers parse). Write it there
-// (through an OutputFile), prove it, then publish() moves it to the destination
-// exactly as commit() does (refusing an existing one unless Existing::replace).
-// Destroyed, it removes its directory and, unpublished, the staged file;
-// signals remove them too. move_into_place() is that one step on its own.
+// Contract:
+// - OutputFile(destination) creates "<dir>/.<name>.wheelfix-<pid>-<random>" (O_EXCL,
+//   mode 0666 & ~umask: the permissions a new file would get), flocked while the
+//   process lives and registered with util/cleanup.hpp (signals remove it).
+// - write() buffers small pieces and hands big ones to the kernel; copy_from() appends
+//   a range of another file in the kernel (copy_file_range, a reflink where the file
+//   system can; pread/write where it cannot). Every system-call failure (ENOSPC,
+//   EFBIG under `ulimit -f`, EIO, ...) is an InputError naming the destination.
+// - reserve(bytes) is a hint: fallocate FALLOC_FL_KEEP_SIZE, so that ext4 skips its
+//   delayed allocation page by page (docs/decisions.md, "Zip: libzip to read, our
+//   writer to write"); nothing where the file system cannot. commit() frees what was
+//   reserved past the last byte written. set_permissions() replaces the mode.
+// - commit() flushes, closes and moves the temporary to the destination
+//   (move_into_place): with Existing::refuse (the default) in one atomic step that
+//   fails when something exists there (renameat2 RENAME_NOREPLACE, or link + unlink),
+//   so of two processes writing one output the second refuses with an InputError and
+//   never replaces the first's; with Existing::replace (--overwrite) by rename. No
+//   fsync: the guarantee is that a killed process never leaves a partial destination.
+//   Destroyed without commit(), it removes its file.
+// - remove_stale_temporaries(dir), which every constructor calls first, deletes each
+//   ".<name>.wheelfix-<pid>-<n>" there that is a regular file (or a StagedFile's
+//   directory) owned by this user, whose <pid> runs on this machine no more AND whose
+//   flock nobody holds (for directories shared with other machines or pid namespaces);
+//   opened with O_NOFOLLOW, only unlinked. So what a killed run left goes with the next
+//   write into the directory, and a live writer's temporary is never touched.
+// - StagedFile is for a result that must pass proofs before it appears: path() is
+//   "<dir>/.<name>.wheelfix-<pid>-<n>/<name>" (a flocked hidden directory of the same
+//   pattern; the file keeps its name, which wheel readers parse). Write it (through an
+//   OutputFile), prove it, then publish() moves it as commit() does. Destroyed, it
+//   removes its directory and, unpublished, the file; signals remove them too.
 #pragma once
 
 #include "wheelfix/util/cleanup.hpp"

@@ -2,30 +2,22 @@
 // of named counters, one per kind of work, and the peak RSS.
 //
 // Contract: the front end calls enable() once before the work starts (tests may
-// switch it off again with enable(false) between scopes); until then
-// (and in every run without --timings) a Scope costs one relaxed atomic load and
-// records nothing. An enabled Scope measures steady_clock time and adds it, on
-// destruction, to its phase's counter. Time is *self* time per thread: a Scope
-// opened inside another one on the same thread pauses the outer one until it ends
-// (inflate that feeds a parser counts as inflate only while it inflates), so on one
-// thread the phases never count the same nanosecond twice, and a phase nested in
-// itself is counted once. Work on several threads adds up, so the phases together
-// may exceed the wall-clock time. Counters are atomics: scopes may open on any
-// thread. Scopes must be opened and closed in stack order on their thread (they are
-// objects with automatic storage; never move or heap-allocate one).
+// switch it off again with enable(false) between scopes); until then (and in every
+// run without --timings) a Scope costs one relaxed atomic load and records nothing.
+// An enabled Scope adds its steady_clock time to its phase's counter when it ends.
+// Time is *self* time per thread: a Scope opened inside another on the same thread
+// pauses the outer one until it ends (inflate that feeds a parser counts as inflate
+// only while it inflates), so on one thread no nanosecond counts twice and a phase
+// nested in itself counts once; work on several threads adds up, so the phases may
+// exceed the wall-clock time. Counters are atomics; scopes open on any thread, in
+// stack order on their thread (automatic storage only: never move or heap-allocate one).
 //
-// Where the scopes stand: read (the central directory, pread of a member's raw
-// bytes), inflate (the zip layer's inflaters; gzip'd index and atlas files),
-// parse (ElfFile::parse, the streamed ELF readers of wheel/scan_streaming, index
-// and atlas files), edit (elf::plan_edits, under every command that edits ELF
-// files: the plan executor, relink, graft, the elf command), deflate/splice (the zip
-// layer's deflaters and splices), hash (util/sha256), write (util/output_file),
-// proofs (repair's load test).
-//
-// Bytes: count_bytes(phase, n) adds to a phase's byte count when enabled (nothing
-// otherwise): the bytes inflated (output of the zip layer's inflaters) and hashed
-// (util/sha256), so --timings shows how many times a command inflated and hashed
-// each byte of its input, whatever the load on the machine.
+// The phases: read (the central directory, a member's raw bytes), inflate, parse (ELF,
+// index and atlas files), edit (elf::plan_edits), deflate/splice, hash (util/sha256),
+// write (util/output_file), proofs (repair's load test). count_bytes(phase, n) adds
+// to a phase's byte count when enabled: the bytes inflated and hashed, so --timings
+// shows how many times a command inflated and hashed each byte of its input,
+// whatever the load on the machine.
 #pragma once
 
 #include <array>
