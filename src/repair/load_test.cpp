@@ -142,11 +142,6 @@ DriverLocation locate_driver(const std::string& elf_class, const std::string& ma
     return {};
 }
 
-std::string stand_in_note(const std::filesystem::path& stub) {
-    return "libcuda.so.1 was the CUDA toolkit's stub " + stub.string() +
-           " (no NVIDIA driver on this machine): symbols bound, no GPU code ran";
-}
-
 // What a not_tested outcome adds when directories the target names were not beside torch.
 std::string not_beside_note(const std::vector<std::string>& absent) {
     return " (not beside the torch given: " + join(absent, ", ") + ")";
@@ -415,7 +410,8 @@ std::vector<LoadOutcome> run_load(const std::filesystem::path& wheel, const std:
         if (driver.kind == DriverLocation::Kind::stub) {
             std::error_code ignored;
             environment.push_back("WHEELFIX_LOAD_TEST_STUB=" + std::filesystem::canonical(driver.file, ignored).string());
-            stand_in = stand_in_note(driver.file);
+            stand_in = "libcuda.so.1 was the CUDA toolkit's stub " + driver.file.string() +
+                       " (no NVIDIA driver on this machine): symbols bound, no GPU code ran";
         }
     }
     std::filesystem::create_directory_symlink(std::filesystem::absolute(torch_dir), site / "torch");

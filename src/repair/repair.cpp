@@ -166,11 +166,9 @@ void name_the_written_platform(std::vector<analysis::Finding>& findings, const s
 }
 
 // What the plan leaves: the findings repair cannot fix.
-std::vector<analysis::Finding> unfixable(const std::vector<analysis::Finding>& findings) {
-    std::vector<analysis::Finding> left;
-    std::copy_if(findings.begin(), findings.end(), std::back_inserter(left),
-                 [](const analysis::Finding& finding) { return !finding.repair_fixes; });
-    return left;
+std::vector<analysis::Finding> unfixable(std::vector<analysis::Finding> findings) {
+    std::erase_if(findings, [](const analysis::Finding& finding) { return finding.repair_fixes; });
+    return findings;
 }
 
 // What this repair knows of an output member without reading it back:

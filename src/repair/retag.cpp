@@ -108,6 +108,8 @@ wheel::Version metadata_version_of(const wheel::Wheel& wheel) {
     }
 }
 
+bool is_specifier(std::string_view pin) { return !pin.empty() && std::string_view("<>=!~").find(pin[0]) != std::string_view::npos; }
+
 }  // namespace
 
 void require_agreeing_versions(const wheel::Wheel& wheel, bool fix_version) {
@@ -208,12 +210,6 @@ RetagResult retag_wheel(const wheel::Wheel& wheel, const std::vector<wheel::Memb
     if (options.dry_run) retag.result.plan = describe_plan(wheel, plan, executed);
     return retag.result;
 }
-
-namespace {
-
-bool is_specifier(std::string_view pin) { return !pin.empty() && std::string_view("<>=!~").find(pin[0]) != std::string_view::npos; }
-
-}  // namespace
 
 wheel::TorchPin PinRequest::torch_pin() const {
     if (kind == Kind::exact) return wheel::TorchPin::exact;

@@ -13,23 +13,20 @@
 // Contract: foresee(wheel, request) reads the wheel's library members (named like
 // shared libraries, analysis::library_members), on the threads the budget spares:
 // a big deflated one (kBoundedFrom: the pass will read it with bounded memory and
-// speculate on it) with the reads its speculation makes (read_far_view: its start
-// and the ranges far from it, which find the dynamic tables whatever the bytes
-// before them); others as far as the loader's view needs (wheel/member_reader.hpp,
+// speculate on it) with the reads its speculation makes (speculation.hpp:
+// read_far_view); others as far as the loader's view needs (wheel/member_reader.hpp,
 // what `check` reads). Of each it keeps its linkage (analysis::analyze_linking) and,
 // with request.index, its ShimExamination. Then:
 // - shim_links (with request.index): the members' examinations taken in archive
 //   order by a ShimPlanner of its own, exactly as the pass takes them, give the shim
 //   that planner would build (RUNPATH request.runpath); its links
-//   (shim_wheel.hpp shim_links: its SONAME as NEEDED, "{root}/<dist>.libs" on the search
-//   path); nullopt when no member needs a shim;
+//   (shim_wheel.hpp shim_links); nullopt when no member needs a shim;
 // - grafts (with request.graft): plan_grafts on the members' linkage (no dpkg owner
 //   asked, the copies' bytes dropped), for GraftPlan::links.
 // Each part is nullopt, never an error, when anything on its way fails (an error in
 // the input is the pass's to report, on what it reads whole); a member that cannot
-// be read so is left out. Nothing here is trusted: the caller edits members early
-// with these links and compares them after the pass with what the whole wheel
-// gives; a member edited with other links is planned again (and read again).
+// be read so is left out. Nothing here is trusted: an early edit made with these
+// links stays only when the whole wheel gives the same (plan.hpp, step 4).
 // WHEELFIX_TEST_NO_FORESIGHT=1 foresees nothing, so that tests can drive the paths
 // that wait for the whole wheel (tests/e2e/test_repair_bounded.py).
 #pragma once
