@@ -113,12 +113,8 @@ bool matches_any(const std::vector<std::string>& globs, std::string_view member)
     });
 }
 
-bool matches_only(const RelinkOptions& options, std::string_view member) {
-    return options.only.empty() || matches_any(options.only, member);
-}
-
 bool is_selected(const RelinkOptions& options, std::string_view member) {
-    return matches_only(options, member) && !matches_any(options.exclude, member);
+    return (options.only.empty() || matches_any(options.only, member)) && !matches_any(options.exclude, member);
 }
 
 Links& Links::operator+=(const Links& more) {

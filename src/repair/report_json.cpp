@@ -33,15 +33,6 @@ void write_symbol(JsonWriter& json, const ShimmedSymbol& shimmed) {
     json.field("source", shimmed.source).field("reason", shimmed.reason).end_object();
 }
 
-void write_candidates(JsonWriter& json, const std::optional<RetagPick>& pick) {
-    json.key("candidates").begin_array();
-    if (pick)
-        for (const analysis::TorchResult& torch : pick->report.torches)
-            json.begin_object().field("source", torch.source).field("torch_version", torch.torch_version)
-                .field("loads", torch.loads()).field("missing", static_cast<std::uint64_t>(torch.missing())).end_object();
-    json.end_array();
-}
-
 template <typename T>
 void write_change(JsonWriter& json, std::string_view name, const Change<T>& change) {
     json.key(name).begin_object();
@@ -158,7 +149,12 @@ std::string retag_json(const std::string& input, const std::optional<RetagPick>&
     json.field("output", result ? std::optional(result->output.string()) : std::nullopt);
     json.field("torch_from", pick ? "auto" : "option");
     json.field("torch", result ? std::optional(result->torch) : std::nullopt);
-    write_candidates(json, pick);
+    json.key("candidates").begin_array();
+    if (pick)
+        for (const analysis::TorchResult& torch : pick->report.torches)
+            json.begin_object().field("source", torch.source).field("torch_version", torch.torch_version)
+                .field("loads", torch.loads()).field("missing", static_cast<std::uint64_t>(torch.missing())).end_object();
+    json.end_array();
     if (pick && pick->releases) {
         analysis::write_matrix_json(json, pick->releases->matrix);
         analysis::write_requirement_json(json, pick->requirement, pick->releases->stable);

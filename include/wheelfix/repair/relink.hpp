@@ -85,11 +85,10 @@ elf::EditRequest request_for(const RelinkOptions& options, const elf::ElfFile& e
 // The same for options that do not read the file (no drop_absolute), for a member
 // `depth` directories deep: what a plan can name before the member is read.
 elf::EditRequest request_for(const RelinkOptions& options, int depth);
-// Whether the member path matches the --only globs (true when there are none).
-bool matches_only(const RelinkOptions& options, std::string_view member);
 // Whether the member path matches any of `globs` (false when there are none).
 bool matches_any(const std::vector<std::string>& globs, std::string_view member);
-// matches_only() and not matches_any(options.exclude): the members relink may touch.
+// The members relink may touch: matching any --only glob (every member when there
+// are none) and no --exclude glob.
 bool is_selected(const RelinkOptions& options, std::string_view member);
 
 }  // namespace wheelfix::repair
