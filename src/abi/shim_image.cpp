@@ -14,6 +14,8 @@
 // .hash (SysV) covers every symbol too, for loaders and tools that only read it.
 #include "shim_internal.hpp"
 
+#include "wheelfix/elf/elf_file.hpp"
+
 #include <elf.h>
 
 #include <algorithm>
@@ -43,22 +45,8 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
     return (value + alignment - 1) / alignment * alignment;
 }
 
-std::uint32_t sysv_hash(std::string_view name) {
-    std::uint32_t h = 0;
-    for (unsigned char c : name) {
-        h = (h << 4) + c;
-        std::uint32_t high = h & 0xf0000000u;
-        if (high) h ^= high >> 24;
-        h &= ~high;
-    }
-    return h;
-}
-
-std::uint32_t gnu_hash(std::string_view name) {
-    std::uint32_t h = 5381;
-    for (unsigned char c : name) h = h * 33 + c;
-    return h;
-}
+using elf::gnu_hash;
+using elf::sysv_hash;
 
 // A string table holding each string once; offset 0 is the empty string.
 class StringTable {

@@ -36,23 +36,6 @@ namespace wheelfix::elf::editor {
 
 namespace {
 
-std::uint32_t gnu_hash(std::string_view name) {
-    std::uint32_t h = 5381;
-    for (unsigned char c : name) h = h * 33 + c;
-    return h;
-}
-
-std::uint32_t sysv_hash(std::string_view name) {
-    std::uint32_t h = 0;
-    for (unsigned char c : name) {
-        h = (h << 4) + c;
-        const std::uint32_t high = h & 0xf0000000u;
-        if (high != 0) h ^= high >> 24;
-        h &= ~high;
-    }
-    return h;
-}
-
 // The file offset of the table a dynamic entry points at, if it has one.
 std::optional<std::uint64_t> table_offset(const ElfFile& elf, std::int64_t tag, const char* what) {
     const auto address = elf.dynamic_value(tag);

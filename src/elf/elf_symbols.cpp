@@ -29,6 +29,23 @@ bool hash_words_are_64bit(std::uint16_t machine, bool is64) {
 
 }  // namespace
 
+std::uint32_t gnu_hash(std::string_view name) {
+    std::uint32_t h = 5381;
+    for (unsigned char c : name) h = h * 33 + c;
+    return h;
+}
+
+std::uint32_t sysv_hash(std::string_view name) {
+    std::uint32_t h = 0;
+    for (unsigned char c : name) {
+        h = (h << 4) + c;
+        const std::uint32_t high = h & 0xf0000000u;
+        if (high != 0) h ^= high >> 24;
+        h &= ~high;
+    }
+    return h;
+}
+
 void Parser::read_dynamic_symbols() {
     std::optional<SymbolTableLocation> table = symbol_table_from_sections();
     if (!table) table = symbol_table_from_dynamic();

@@ -205,6 +205,10 @@ private:
 
 bool is_elf(std::span<const std::uint8_t> bytes);
 
+// The symbol name hashes of DT_GNU_HASH and DT_HASH (SysV).
+std::uint32_t gnu_hash(std::string_view name);
+std::uint32_t sysv_hash(std::string_view name);
+
 // "x86_64", "aarch64", "s390x", "EM_123" for unknown values.
 std::string machine_name(std::uint16_t machine, Class elf_class);
 // The same, telling ppc64le from ppc64 (the two-argument form says "ppc64").
