@@ -31,6 +31,7 @@ namespace fs = std::filesystem;
 
 using detail::escape;
 using detail::gzip;
+using detail::symbol_key;
 using detail::unescape;
 
 constexpr std::string_view kMagic = "wheelfix-torch-atlas";
@@ -63,13 +64,6 @@ std::vector<std::uint64_t> release_numbers(std::string_view version) {
 }
 
 std::string field(const std::string& value) { return value.empty() ? "-" : escape(value); }
-
-// A symbol's key: the escaped name, then @@version / @version.
-std::string symbol_key(const ExportedSymbol& symbol) {
-    std::string key = escape(symbol.name);
-    if (!symbol.version.empty()) key += (symbol.default_version ? "@@" : "@") + escape(symbol.version);
-    return key;
-}
 
 
 // ---- building -----------------------------------------------------------------

@@ -95,6 +95,12 @@ std::optional<std::string> unescape(std::string_view text) {
     return out;
 }
 
+std::string symbol_key(const ExportedSymbol& symbol) {
+    std::string key = escape(symbol.name);
+    if (!symbol.version.empty()) key += (symbol.default_version ? "@@" : "@") + escape(symbol.version);
+    return key;
+}
+
 std::string gzip(std::string_view text) {
     z_stream stream{};
     if (deflateInit2(&stream, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
@@ -195,17 +201,6 @@ std::optional<std::uint8_t> parse_type_field(std::string_view field) {
 
 // ---- writing -----------------------------------------------------------------
 
-void write_symbol(std::string& out, const ExportedSymbol& symbol) {
-    out += type_field(symbol.type);
-    out += ' ';
-    out += escape(symbol.name);
-    if (!symbol.version.empty()) {
-        out += symbol.default_version ? "@@" : "@";
-        out += escape(symbol.version);
-    }
-    out += '\n';
-}
-
 void write_field(std::string& out, std::string_view key, const std::string& value) {
     if (value.empty()) return;
     out.append(key).append(" ").append(escape(value)).append("\n");
@@ -225,7 +220,8 @@ std::string index_text(const SymbolIndex& index) {
         for (const VersionRequirement& need : library.version_needs)
             out.append("verneed ").append(escape(need.file)).append(" ").append(escape(need.version)).append("\n");
         out += "symbols " + std::to_string(library.symbols.size()) + "\n";
-        for (const ExportedSymbol& symbol : library.symbols) write_symbol(out, symbol);
+        for (const ExportedSymbol& symbol : library.symbols)
+            out += type_field(symbol.type) + " " + detail::symbol_key(symbol) + "\n";
     }
     out += "end\n";
     return out;

@@ -67,6 +67,8 @@ void apply_options(SymbolIndex& index, const IndexOptions& options, const std::s
 // written %XX (upper-case hex); unescape() is nullopt on a malformed %XX.
 std::string escape(std::string_view text);
 std::optional<std::string> unescape(std::string_view text);
+// A symbol's key in both: the escaped name, then @@version (default) or @version.
+std::string symbol_key(const ExportedSymbol& symbol);
 
 // gzip at level 9 with no name and no time in the header (the same text gives the
 // same bytes; zlib, not the build's codec, so shipped files never depend on it), and
