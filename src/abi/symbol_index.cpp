@@ -209,23 +209,6 @@ void read_on_budget(const std::vector<const Candidate*>& candidates, std::vector
     });
 }
 
-// Every candidate, read on the threads the budget spares, taken in order (the
-// contract in symbol_index_internal.hpp).
-std::vector<LibraryExports> read_concurrently(const std::vector<const Candidate*>& candidates, IndexBudget& budget,
-                                             const SideTask* beside) {
-    std::vector<std::optional<LibraryExports>> read(candidates.size());
-    bool beside_ran = false;
-    read_on_budget(candidates, read, beside, beside_ran);
-    std::vector<LibraryExports> libraries;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-        libraries.push_back(read[i] ? std::move(*read[i]) : candidates[i]->read());
-        read[i].reset();
-        budget.take(libraries.back());
-    }
-    if (beside != nullptr && !beside_ran) beside->run();
-    return libraries;
-}
-
 bool all_weighted(const std::vector<const Candidate*>& candidates) {
     return std::all_of(candidates.begin(), candidates.end(), [](const Candidate* c) { return c->weight.has_value(); });
 }
@@ -273,18 +256,22 @@ private:
     std::map<const Candidate*, LibraryExports> read_;
 };
 
-// Every allowed candidate, taken in order: read concurrently when they all have a
-// weight, else one after the other (then `beside` runs after them).
+// Every allowed candidate, taken in order (the contract in symbol_index_internal.hpp):
+// read concurrently when they all have a weight, else one after the other (then
+// `beside` runs after them).
 std::vector<LibraryExports> read_listed(const std::vector<const Candidate*>& allowed, IndexBudget& budget,
                                         const SideTask* beside) {
+    std::vector<std::optional<LibraryExports>> read(allowed.size());
+    bool beside_ran = false;
     if (all_weighted(allowed) && allowed.size() + (beside != nullptr ? 1 : 0) > 1)
-        return read_concurrently(allowed, budget, beside);
+        read_on_budget(allowed, read, beside, beside_ran);
     std::vector<LibraryExports> libraries;
-    for (const Candidate* candidate : allowed) {
-        libraries.push_back(candidate->read());
+    for (std::size_t i = 0; i < allowed.size(); ++i) {
+        libraries.push_back(read[i] ? std::move(*read[i]) : allowed[i]->read());
+        read[i].reset();
         budget.take(libraries.back());
     }
-    if (beside != nullptr) beside->run();
+    if (beside != nullptr && !beside_ran) beside->run();
     return libraries;
 }
 
