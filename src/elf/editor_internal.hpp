@@ -82,9 +82,7 @@ struct Layout {
     std::optional<std::size_t> interp_section;  // the section at PT_INTERP's offset (.interp)
     bool is_executable = false;  // ET_EXEC, or PT_INTERP present
 
-    bool phdrs_in_appended() const;
-    bool interp_in_appended(const ElfFile& elf) const;
-    bool dynamic_in_appended() const;
+    bool in_appended(std::uint64_t offset) const;  // inside `appended`
 };
 
 Layout read_layout(const ElfFile& elf);
@@ -134,12 +132,9 @@ struct DynamicPlan {
     std::optional<std::string> segment_interpreter;
 };
 
-// The interpreter stage (editor_interp.cpp): the PT_INTERP path now, and how a
-// request changes it.
+// The interpreter stage (editor_interp.cpp has the contract); plan_interpreter
+// returns whether anything changes.
 std::optional<std::string> current_interpreter(const ElfFile& elf);
-// Writes a new interpreter into PT_INTERP's bytes when it fits there (and the
-// segment does not carry it); otherwise sets plan.segment_interpreter. Adds the
-// change line. Returns whether anything changes.
 bool plan_interpreter(const ElfFile& elf, const Layout* layout, const EditRequest& request,
                       DynamicPlan& plan, Overlay& overlay);
 
@@ -189,8 +184,7 @@ private:
     std::vector<Write> writes_;
 };
 
-// The strip stage (editor_strip.cpp): `plan` (the dynamic stages' edits of `elf`)
-// extended so that the edited file also lacks its symbol and debug sections.
+// The strip stage (editor_strip.cpp has the contract).
 void strip_symbols(const ElfFile& elf, EditPlan& plan);
 
 // Writes the edit into the overlay using the appended segment (created, or the
@@ -211,10 +205,7 @@ struct SectionMove {
 };
 void write_symbol_fixups(const ElfFile& elf, const std::vector<SectionMove>& moves, Overlay& overlay);
 
-// The rename stage (editor_rename.cpp): plan_symbol_renames adds a field and a
-// change line per renamed symbol; write_symbol_renames writes the new st_name
-// values, the rebuilt hash tables and, when the GNU hash order changes, the
-// reordered .dynsym and .gnu.version and the remapped dynamic relocations.
+// The rename stage (editor_rename.cpp has the contract).
 void plan_symbol_renames(const ElfFile& elf, const Layout& layout, const EditRequest& request, DynamicPlan& plan);
 void write_symbol_renames(const ElfFile& elf, const DynamicPlan& plan, Overlay& overlay);
 

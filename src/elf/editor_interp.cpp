@@ -54,7 +54,8 @@ std::optional<std::string> current_interpreter(const ElfFile& elf) {
 
 bool plan_interpreter(const ElfFile& elf, const Layout* layout, const EditRequest& request,
                       DynamicPlan& plan, Overlay& overlay) {
-    const bool carried = layout && layout->interp_in_appended(elf);
+    const bool carried =
+        layout && layout->interp_phdr && layout->in_appended(elf.program_headers()[*layout->interp_phdr].offset);
     const std::optional<std::string> current = current_interpreter(elf);
     if (!request.interpreter || request.interpreter == current) {
         if (carried) plan.segment_interpreter = current;

@@ -162,19 +162,8 @@ bool is_string_tag(std::int64_t tag) {
     return tag == DT_NEEDED || tag == DT_SONAME || tag == DT_RPATH || tag == DT_RUNPATH;
 }
 
-bool Layout::phdrs_in_appended() const {
-    return appended && phoff >= appended->offset && phoff < appended->offset + appended->size;
-}
-
-bool Layout::interp_in_appended(const ElfFile& elf) const {
-    if (!appended || !interp_phdr) return false;
-    const std::uint64_t offset = elf.program_headers()[*interp_phdr].offset;
-    return offset >= appended->offset && offset < appended->offset + appended->size;
-}
-
-bool Layout::dynamic_in_appended() const {
-    return appended && dynamic_offset >= appended->offset &&
-           dynamic_offset < appended->offset + appended->size;
+bool Layout::in_appended(std::uint64_t offset) const {
+    return appended && offset >= appended->offset && offset < appended->offset + appended->size;
 }
 
 Layout read_layout(const ElfFile& elf) {

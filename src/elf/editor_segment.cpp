@@ -168,7 +168,7 @@ ProgramHeaders plan_program_headers(const ElfFile& elf, const Layout& layout) {
 }
 
 bool phdrs_move(const ElfFile& elf, const Layout& layout) {
-    if (layout.appended) return layout.phdrs_in_appended();
+    if (layout.appended) return layout.in_appended(layout.phoff);
     return !find_type(elf.program_headers(), PT_NULL);
 }
 
@@ -178,7 +178,7 @@ SegmentContents plan_contents(const ElfFile& elf, const Layout& layout, const Dy
     SegmentContents contents;
     contents.holds_phdrs = phdrs_move(elf, layout) && !phdrs_elsewhere;
     contents.holds_dynamic =
-        layout.dynamic_in_appended() || plan.entries.size() + 1 > layout.dynamic_capacity;
+        layout.in_appended(layout.dynamic_offset) || plan.entries.size() + 1 > layout.dynamic_capacity;
     std::uint64_t at = kSegmentHeaderSize;
     if (contents.holds_phdrs) {
         contents.phdrs_at = at;
@@ -298,7 +298,7 @@ bool inside(const ProgramHeader& inner, const ProgramHeader& outer) {
 // writable sections"); a PT_GNU_RELRO inside it then protects nothing and becomes
 // PT_NULL. Without section headers nothing tells, and nothing changes.
 void drop_unused_write_flag(const ElfFile& elf, const Layout& layout, ProgramHeaders& table) {
-    if (!layout.dynamic_section || layout.dynamic_in_appended()) return;
+    if (!layout.dynamic_section || layout.in_appended(layout.dynamic_offset)) return;
     for (std::size_t i = 0; i < table.headers.size(); ++i) {
         ProgramHeader& load = table.headers[i];
         if (i == table.segment || load.type != PT_LOAD || (load.flags & PF_W) == 0) continue;
