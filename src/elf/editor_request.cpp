@@ -242,10 +242,10 @@ void add_needed(DynamicPlan& plan, const std::string& name) {
     plan.changes.push_back("NEEDED: + " + name);
 }
 
-void set_soname(DynamicPlan& plan, const std::string& name) {
+void set_soname(DynamicPlan& plan, const std::string& name, bool on_top) {
     PlannedEntry* soname = find_entry(plan.entries, DT_SONAME);
     if (!soname) {
-        add_entry(plan.entries, DT_SONAME, name);
+        add_entry(plan.entries, DT_SONAME, name, on_top);
         plan.changes.push_back("SONAME: (none) -> " + name);
         return;
     }
@@ -319,14 +319,8 @@ void add_needed_on_top(DynamicPlan& plan, const std::vector<std::string>& names)
     for (const std::string& name : sorted) plan.changes.push_back("NEEDED: + " + name);
 }
 
-void set_soname_on_top(DynamicPlan& plan, const std::string& name) {
-    if (find_entry(plan.entries, DT_SONAME)) return set_soname(plan, name);
-    add_entry(plan.entries, DT_SONAME, name, true);
-    plan.changes.push_back("SONAME: (none) -> " + name);
-}
-
 DynamicPlan plan_patchelf_dynamic(DynamicPlan plan, const EditRequest& request) {
-    if (request.set_soname) set_soname_on_top(plan, *request.set_soname);
+    if (request.set_soname) set_soname(plan, *request.set_soname, true);
     if (request.remove_all_search_paths)
         remove_search_paths(plan);
     else if (request.set_search_path)
@@ -379,7 +373,7 @@ DynamicPlan plan_dynamic(const ElfFile& elf, const Layout& layout, const EditReq
     for (const auto& [from, to] : request.replace_needed) replace_needed(plan, from, to);
     for (const std::string& name : request.remove_needed) remove_needed(plan, name);
     for (const std::string& name : request.add_needed) add_needed(plan, name);
-    if (request.set_soname) set_soname(plan, *request.set_soname);
+    if (request.set_soname) set_soname(plan, *request.set_soname, false);
     add_flags_1(plan, request.add_flags_1, false);
     if (request.add_debug) add_debug(plan, false);
     return plan;
