@@ -109,8 +109,6 @@ SectionHeader read_section_header(const ElfBytes& in, std::uint64_t offset) {
     return section;
 }
 
-SectionHeader Parser::read_section_header(std::uint64_t offset) const { return elf::read_section_header(in_, offset); }
-
 void Parser::require_table(const EntryTable& table, std::uint64_t count, std::uint64_t minimum, const char* entsize,
                            const char* what) const {
     if (table.entsize < minimum) fail(std::string(entsize) + " " + std::to_string(table.entsize) + " is too small");
@@ -121,7 +119,7 @@ void Parser::require_table(const EntryTable& table, std::uint64_t count, std::ui
 SectionHeader Parser::section_zero() const {
     if (tables_.section_headers.offset == 0) fail("extended ELF numbering without a section header table");
     require_table(tables_.section_headers, 1, section_header_size(in_.is64()), "e_shentsize", "section header 0");
-    return read_section_header(tables_.section_headers.offset);
+    return read_section_header(in_, tables_.section_headers.offset);
 }
 
 void Parser::read_section_headers() {
@@ -131,7 +129,7 @@ void Parser::read_section_headers() {
     if (table.count == 0) return;
     require_table(table, table.count, section_header_size(in_.is64()), "e_shentsize", "section header table");
     file_.sections_.reserve(table.count);
-    for (std::uint64_t i = 0; i < table.count; ++i) file_.sections_.push_back(read_section_header(table.at(i)));
+    for (std::uint64_t i = 0; i < table.count; ++i) file_.sections_.push_back(read_section_header(in_, table.at(i)));
 }
 
 void Parser::read_program_headers() {

@@ -88,7 +88,6 @@ private:
     // its first `count` lie in the file.
     void require_table(const EntryTable& table, std::uint64_t count, std::uint64_t minimum, const char* entsize,
                        const char* what) const;
-    SectionHeader read_section_header(std::uint64_t offset) const;
 
     // elf_dynamic.cpp
     void read_dynamic();
