@@ -4,6 +4,8 @@
 // the stream is clamped to the file before it becomes a range.
 #include "wheelfix/elf/streamed_elf.hpp"
 
+#include "elf_parser.hpp"
+
 #include <elf.h>
 
 #include <algorithm>
@@ -45,11 +47,15 @@ public:
 
     void learn(SparseStream& stream) override {
         stream_ = &stream;
-        if (not_elf_) return;
-        if (!header_done_) learn_header();
-        if (header_done_ && !program_headers_done_) learn_program_headers();
-        if (program_headers_done_ && has_dynamic_ && !dynamic_done_) learn_dynamic();
-        if (header_done_ && !sections_done_) learn_sections();
+        if (stopped_) return;
+        try {
+            if (!header_done_) learn_header();
+            if (header_done_ && !program_headers_done_) learn_program_headers();
+            if (program_headers_done_ && has_dynamic_ && !dynamic_done_) learn_dynamic();
+            if (header_done_ && !sections_done_) learn_sections();
+        } catch (const ElfError&) {
+            stopped_ = true;  // a table past the end of the file: the parser refuses it
+        }
     }
 
 private:
@@ -63,35 +69,30 @@ private:
     std::uint64_t size() const { return stream_->size(); }
     void want(std::uint64_t begin, std::uint64_t length) { stream_->want(begin, length); }
 
-    std::uint64_t read(std::uint64_t offset, unsigned width) const {
-        if (offset > size() || width > size() - offset) return 0;
-        const std::uint8_t* at = stream_->image().data() + offset;
-        std::uint64_t value = 0;
-        for (unsigned i = 0; i < width; ++i) {
-            const unsigned shift = little_ ? 8 * i : 8 * (width - 1 - i);
-            value |= static_cast<std::uint64_t>(at[i]) << shift;
-        }
-        return value;
+    // The image read as the parser reads it, with the parser's record layouts (only
+    // kept bytes are read; a read past the end of the file is an ElfError).
+    ElfBytes in() const {
+        return ElfBytes(stream_->image(), is64_ ? Class::elf64 : Class::elf32, little_ ? Endian::little : Endian::big);
     }
-    std::uint64_t word(std::uint64_t offset) const { return read(offset, is64_ ? 8 : 4); }
 
     void learn_header() {
         if (!kept(0, EI_NIDENT)) return;
         const auto image = stream_->image();
         if (size() < EI_NIDENT || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) {
-            not_elf_ = true;
+            stopped_ = true;
             return;
         }
         is64_ = image[EI_CLASS] == ELFCLASS64;
         little_ = image[EI_DATA] != ELFDATA2MSB;
         if (!kept(0, is64_ ? 64 : 52)) return;
-        phoff_ = word(is64_ ? 32 : 28);
-        shoff_ = word(is64_ ? 40 : 32);
-        phentsize_ = read(is64_ ? 54 : 42, 2);
-        phnum_ = read(is64_ ? 56 : 44, 2);
-        shentsize_ = read(is64_ ? 58 : 46, 2);
-        shnum_ = read(is64_ ? 60 : 48, 2);
-        shstrndx_ = read(is64_ ? 62 : 50, 2);
+        const HeaderTables tables = read_header_tables(in());
+        phoff_ = tables.program_headers.offset;
+        phentsize_ = tables.program_headers.entsize;
+        phnum_ = tables.program_headers.count;
+        shoff_ = tables.section_headers.offset;
+        shentsize_ = tables.section_headers.entsize;
+        shnum_ = tables.section_headers.count;
+        shstrndx_ = tables.shstrndx;
         want(phoff_, clamp_mul(phnum_, phentsize_));
         if (shoff_ != 0) {
             want(shoff_, shnum_ == 0 ? shentsize_ : clamp_mul(shnum_, shentsize_));
@@ -106,19 +107,16 @@ private:
         program_headers_done_ = true;
         if (phentsize_ < (is64_ ? 56u : 32u)) return;  // the ELF reader reports it
         for (std::uint64_t i = 0; i < phnum_; ++i) {
-            const std::uint64_t at = phoff_ + i * phentsize_;
-            const std::uint64_t type = read(at, 4);
-            const std::uint64_t offset = is64_ ? read(at + 8, 8) : read(at + 4, 4);
-            const std::uint64_t vaddr = is64_ ? read(at + 16, 8) : read(at + 8, 4);
-            const std::uint64_t filesz = is64_ ? read(at + 32, 8) : read(at + 16, 4);
-            if (type == PT_LOAD) loads_.push_back({offset, vaddr, filesz});
+            const ProgramHeader ph = read_program_header(in(), phoff_ + i * phentsize_);
+            if (ph.type == PT_LOAD) loads_.push_back({ph.offset, ph.vaddr, ph.filesz});
             const bool inspecting = needs_ == StreamedElf::Needs::inspection;
-            if (inspecting && type == PT_INTERP) want(offset, filesz);
-            if (inspecting && (type == PT_NOTE || type == PT_GNU_PROPERTY)) want(offset, std::min(filesz, kNoteWindow));
-            if (type == PT_DYNAMIC && !has_dynamic_) {
+            if (inspecting && ph.type == PT_INTERP) want(ph.offset, ph.filesz);
+            if (inspecting && (ph.type == PT_NOTE || ph.type == PT_GNU_PROPERTY))
+                want(ph.offset, std::min(ph.filesz, kNoteWindow));
+            if (ph.type == PT_DYNAMIC && !has_dynamic_) {
                 has_dynamic_ = true;
-                dynamic_offset_ = offset;
-                dynamic_size_ = filesz;
+                dynamic_offset_ = ph.offset;
+                dynamic_size_ = ph.filesz;
             }
         }
         if (!loads_.empty()) {
@@ -145,9 +143,10 @@ private:
         std::optional<std::uint64_t> strtab, strsz;
         std::vector<std::uint64_t> tables;
         const std::uint64_t end = std::min(clamp_add(dynamic_offset_, dynamic_size_), size());
+        const ElfBytes bytes = in();
         for (std::uint64_t at = dynamic_offset_; at < end && entry <= end - at; at += entry) {
-            const std::uint64_t tag = word(at);
-            const std::uint64_t value = word(at + entry / 2);
+            const std::uint64_t tag = bytes.word(at, "d_tag");
+            const std::uint64_t value = bytes.word(at + entry / 2, "d_val");
             if (tag == DT_NULL) break;
             if (tag == DT_STRTAB) strtab = value;
             else if (tag == DT_STRSZ) strsz = value;
@@ -177,7 +176,7 @@ private:
             // A count the file cannot hold is cut to the headers it holds: the loop
             // below runs over bytes, never over a number read from the file (the ELF
             // reader reports the table past the end).
-            shnum_ = std::min(word(shoff_ + (is64_ ? 32 : 20)), headers_the_file_holds());
+            shnum_ = std::min(read_section_header(in(), shoff_).size, headers_the_file_holds());
             if (shnum_ == 0) {
                 sections_done_ = true;
                 return;
@@ -187,25 +186,22 @@ private:
         if (!kept(shoff_, clamp_add(shoff_, clamp_mul(shnum_, shentsize_)))) return;
         sections_done_ = true;
         for (std::uint64_t i = 0; i < shnum_; ++i) {
-            const std::uint64_t at = shoff_ + i * shentsize_;
-            const std::uint64_t type = read(at + 4, 4);
-            const std::uint64_t offset = word(at + (is64_ ? 24 : 16));
-            const std::uint64_t size = word(at + (is64_ ? 32 : 20));
-            const std::uint64_t link = read(at + (is64_ ? 40 : 24), 4);
-            if (i == shstrndx_) want(offset, std::min(size, kMaxDynamicStrings));
-            if (type == SHT_NOTE && needs_ == StreamedElf::Needs::inspection) want(offset, std::min(size, kNoteWindow));
-            if (!is_dynamic_table_section(static_cast<std::uint32_t>(type))) continue;
-            want(offset, std::min(size, kMaxKeptTable));
-            if (link != 0 && link < shnum_) {
-                const std::uint64_t linked = shoff_ + link * shentsize_;
-                want(word(linked + (is64_ ? 24 : 16)), std::min(word(linked + (is64_ ? 32 : 20)), kMaxDynamicStrings));
+            const SectionHeader section = read_section_header(in(), shoff_ + i * shentsize_);
+            if (i == shstrndx_) want(section.offset, std::min(section.size, kMaxDynamicStrings));
+            if (section.type == SHT_NOTE && needs_ == StreamedElf::Needs::inspection)
+                want(section.offset, std::min(section.size, kNoteWindow));
+            if (!is_dynamic_table_section(section.type)) continue;
+            want(section.offset, std::min(section.size, kMaxKeptTable));
+            if (section.link != 0 && section.link < shnum_) {
+                const SectionHeader strings = read_section_header(in(), shoff_ + section.link * shentsize_);
+                want(strings.offset, std::min(strings.size, kMaxDynamicStrings));
             }
         }
     }
 
     StreamedElf::Needs needs_;
     SparseStream* stream_ = nullptr;
-    bool not_elf_ = false;
+    bool stopped_ = false;  // not ELF, or a header read past the end of the file
     bool is64_ = true;
     bool little_ = true;
     bool header_done_ = false;
