@@ -24,6 +24,7 @@
 // ElfBytes; a hash table whose header does not fit the file or the symbol count is
 // an EditError naming it.
 #include "editor_internal.hpp"
+#include "elf_layout.hpp"
 #include "elf_parser.hpp"
 
 #include <elf.h>
@@ -52,7 +53,7 @@ EntryTable symbol_table(const ElfFile& elf) {
     const auto offset = table_offset(elf, DT_SYMTAB, "the dynamic symbol table");
     if (!offset) throw EditError("no dynamic symbol table (DT_SYMTAB) to rename symbols in");
     table.offset = *offset;
-    const std::uint64_t standard = elf.elf_class() == Class::elf64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+    const std::uint64_t standard = symbol_layout(elf.elf_class() == Class::elf64).entry_size;
     table.entsize = std::max(elf.dynamic_value(DT_SYMENT).value_or(standard), standard);
     table.count = elf.dynamic_symbols().size() + 1;
     (void)in.table(table.offset, table.count, table.entsize, "dynamic symbol table");

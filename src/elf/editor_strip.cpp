@@ -24,6 +24,7 @@
 // a dropped section, overlapping sections in the region. A file without those
 // sections is left as the plan makes it.
 #include "editor_internal.hpp"
+#include "elf_layout.hpp"
 #include "elf_parser.hpp"
 #include "wheelfix/util/byte_edit.hpp"
 
@@ -310,7 +311,7 @@ void strip_symbols(const ElfFile& elf, EditPlan& plan) {
         std::vector<std::uint8_t> symbols = view.read(table_section.offset, table_section.size);
         const ElfBytes in(symbols, elf.elf_class(), elf.endian());
         bool renumbered = false;
-        for (std::uint64_t at = out.is64() ? 6 : 14; at + 2 <= symbols.size(); at += table_section.entsize) {
+        for (std::uint64_t at = symbol_layout(out.is64()).shndx; at + 2 <= symbols.size(); at += table_section.entsize) {
             const std::uint16_t old_index = in.u16(at, "st_shndx");
             if (old_index == SHN_UNDEF || old_index >= SHN_LORESERVE) continue;
             if (old_index >= drop.size() || drop[old_index])

@@ -7,6 +7,7 @@
 // An absolute _DYNAMIC (SHN_ABS, some linkers emit it so) at the old .dynamic
 // address follows .dynamic too. No other symbol changes.
 #include "editor_internal.hpp"
+#include "elf_layout.hpp"
 
 #include <elf.h>
 
@@ -15,19 +16,6 @@
 namespace wheelfix::elf::editor {
 
 namespace {
-
-struct SymbolFields {
-    std::uint64_t value;  // offset of st_value in the entry
-    std::uint64_t shndx;  // offset of st_shndx
-};
-
-SymbolFields symbol_fields(const ElfFile& elf) {
-    return elf.elf_class() == Class::elf64 ? SymbolFields{8, 6} : SymbolFields{4, 14};
-}
-
-std::uint64_t standard_symbol_size(const ElfFile& elf) {
-    return elf.elf_class() == Class::elf64 ? 24 : 16;
-}
 
 // The symbol's name, when its table links to a string table that holds it.
 std::string_view symbol_name(const ElfFile& elf, const SectionHeader& table, std::uint64_t at) {
@@ -50,8 +38,8 @@ void shift_symbols_in(const ElfFile& elf, const SectionHeader& table,
                       const std::vector<SectionMove>& moves, Overlay& overlay) {
     const ElfBytes in = reader_for(elf);
     const ElfWriter writer = writer_for(elf);
-    const SymbolFields fields = symbol_fields(elf);
-    const std::uint64_t entsize = std::max(table.entsize, standard_symbol_size(elf));
+    const SymbolLayout fields = symbol_layout(writer.is64());
+    const std::uint64_t entsize = std::max<std::uint64_t>(table.entsize, fields.entry_size);
     const Extent symbols = in.range(table.offset, table.size / entsize * entsize, "symbol table");
     for (std::uint64_t at = symbols.offset; at < symbols.offset + symbols.size; at += entsize) {
         const std::uint16_t shndx = in.u16(at + fields.shndx, "st_shndx");

@@ -10,6 +10,7 @@
 // walked to its end bit), else DT_MIPS_SYMTABNO on MIPS. The whole table must lie
 // inside the file before a single entry is read, which also caps the count (and
 // the allocation) by the file size. Index 0, the null symbol, is not returned.
+#include "elf_layout.hpp"
 #include "elf_parser.hpp"
 
 #include <elf.h>
@@ -19,8 +20,6 @@
 namespace wheelfix::elf {
 
 namespace {
-
-std::uint64_t standard_symbol_size(bool is64) { return is64 ? 24 : 16; }
 
 // DT_HASH words are 32-bit everywhere except on 64-bit s390 and Alpha.
 bool hash_words_are_64bit(std::uint16_t machine, bool is64) {
@@ -75,9 +74,9 @@ std::optional<SymbolTableLocation> Parser::symbol_table_from_sections() const {
     if (dynsym_count > 1) fail(std::to_string(dynsym_count) + " SHT_DYNSYM sections (one dynamic symbol table at most)");
     for (const SectionHeader& section : file_.sections_) {
         if (section.type != SHT_DYNSYM) continue;
-        const std::uint64_t entsize =
-            section.entsize != 0 ? section.entsize : standard_symbol_size(in_.is64());
-        if (entsize < standard_symbol_size(in_.is64()))
+        const std::uint64_t standard = symbol_layout(in_.is64()).entry_size;
+        const std::uint64_t entsize = section.entsize != 0 ? section.entsize : standard;
+        if (entsize < standard)
             fail("SHT_DYNSYM sh_entsize " + std::to_string(entsize) + " is too small");
         StringTable strings = linked_string_table(section);
         if (strings.present) require_bounded_strings(strings.extent.size, "dynamic symbol names");
@@ -91,9 +90,9 @@ std::optional<SymbolTableLocation> Parser::symbol_table_from_sections() const {
 std::optional<SymbolTableLocation> Parser::symbol_table_from_dynamic() const {
     const std::optional<std::uint64_t> address = file_.dynamic_value(DT_SYMTAB);
     if (!address) return std::nullopt;
-    const std::uint64_t entsize =
-        file_.dynamic_value(DT_SYMENT).value_or(standard_symbol_size(in_.is64()));
-    if (entsize < standard_symbol_size(in_.is64()))
+    const std::uint64_t standard = symbol_layout(in_.is64()).entry_size;
+    const std::uint64_t entsize = file_.dynamic_value(DT_SYMENT).value_or(standard);
+    if (entsize < standard)
         fail("DT_SYMENT " + std::to_string(entsize) + " is too small");
     const std::uint64_t offset = mapped_offset(*address, "DT_SYMTAB");
     return SymbolTableLocation{{offset, entsize, symbol_count_from_dynamic()}, dynamic_strings()};
@@ -142,22 +141,13 @@ std::uint64_t Parser::symbol_count_from_gnu_hash(std::uint64_t offset) const {
 Symbol Parser::read_symbol(const SymbolTableLocation& table, std::uint64_t index) const {
     const std::uint64_t at = table.at(index);
     Symbol symbol;
+    const SymbolLayout layout = symbol_layout(in_.is64());
     const std::uint32_t name_offset = in_.u32(at, "st_name");
-    std::uint8_t info = 0;
-    std::uint8_t other = 0;
-    if (in_.is64()) {
-        info = in_.u8(at + 4, "st_info");
-        other = in_.u8(at + 5, "st_other");
-        symbol.section_index = in_.u16(at + 6, "st_shndx");
-        symbol.value = in_.u64(at + 8, "st_value");
-        symbol.size = in_.u64(at + 16, "st_size");
-    } else {
-        symbol.value = in_.u32(at + 4, "st_value");
-        symbol.size = in_.u32(at + 8, "st_size");
-        info = in_.u8(at + 12, "st_info");
-        other = in_.u8(at + 13, "st_other");
-        symbol.section_index = in_.u16(at + 14, "st_shndx");
-    }
+    const std::uint8_t info = in_.u8(at + layout.info, "st_info");
+    const std::uint8_t other = in_.u8(at + layout.other, "st_other");
+    symbol.section_index = in_.u16(at + layout.shndx, "st_shndx");
+    symbol.value = in_.word(at + layout.value, "st_value");
+    symbol.size = in_.word(at + layout.size, "st_size");
     symbol.type = info & 0xf;
     symbol.binding = info >> 4;
     symbol.visibility = other & 0x3;
