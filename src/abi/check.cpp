@@ -27,11 +27,6 @@ struct Scope {
     std::vector<std::string> unknown;              // NEEDED names neither index holds
 };
 
-const LibraryExports* find_anywhere(std::string_view name, const SymbolIndex& index, const SymbolIndex* bundled) {
-    if (const LibraryExports* library = index.find_library(name)) return library;
-    return bundled != nullptr ? bundled->find_library(name) : nullptr;
-}
-
 Scope search_scope(const std::vector<std::string>& needed, const SymbolIndex& index, const SymbolIndex* bundled) {
     Scope scope;
     std::deque<std::string> queue(needed.begin(), needed.end());
@@ -41,7 +36,8 @@ Scope search_scope(const std::vector<std::string>& needed, const SymbolIndex& in
         const std::string name = queue.front();
         queue.pop_front();
         if (!seen.insert(name).second) continue;
-        const LibraryExports* library = find_anywhere(name, index, bundled);
+        const LibraryExports* library = index.find_library(name);
+        if (library == nullptr && bundled != nullptr) library = bundled->find_library(name);
         if (library == nullptr) {
             scope.unknown.push_back(name);
             continue;

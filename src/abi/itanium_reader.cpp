@@ -314,13 +314,10 @@ private:
             result.node = plain(scope + "::" + entity.node.text());
             result.node.simple_name = entity.node.simple_name;
         }
-        if (consume('_')) {
-            if (consume('_')) {
-                read_number();
-                expect('_');
-            } else {
-                read_number();
-            }
+        if (consume('_')) {  // <discriminator>: _ <digit> or __ <number> _
+            const bool long_form = consume('_');
+            read_number();
+            if (long_form) expect('_');
         }
         return result;
     }

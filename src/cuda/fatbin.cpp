@@ -136,13 +136,9 @@ const char* variant_suffix(ArchVariant variant) {
     return "";
 }
 
-bool same_family_at_least(std::uint32_t built_for, std::uint32_t gpu) {
-    return built_for / 10 == gpu / 10 && built_for % 10 <= gpu % 10;
-}
-
 bool variant_allows(ArchVariant variant, std::uint32_t built_for, std::uint32_t gpu) {
     if (variant == ArchVariant::arch_specific) return built_for == gpu;
-    return same_family_at_least(built_for, gpu);  // plain and family-specific alike
+    return built_for / 10 == gpu / 10 && built_for % 10 <= gpu % 10;  // plain and family-specific alike
 }
 
 }  // namespace
