@@ -2,15 +2,12 @@
 // extensions built against an older torch import, with where that is documented.
 //
 // Contract: known_drifts() parses src/abi/data/torch_drifts.txt, embedded into the
-// binary at build time (cmake wheelfix_embed), once; its format is documented at
-// the top of that file: blocks of "key: value" lines separated by blank lines,
-// '#' comments, required keys symbol, successor, since, source. parse_drifts()
-// reads that format from any text and throws
-// InputError(origin, "line N: …") for an unknown key, a missing required key, a
-// duplicate key in a block or a symbol that is not a mangled C++ name (_Z…).
-// drifts_for(symbol) lists the embedded entries for one
-// mangled symbol, in file order; known_drift(symbol, successor) is the first of them
-// naming that successor, or nullptr.
+// binary at build time (cmake wheelfix_embed), once: abi/data_blocks.hpp's blocks
+// (the file's top documents them), required keys symbol, successor, since, source.
+// parse_drifts() reads that format from any text, throwing data_blocks' errors and
+// InputError(origin, "line N: …") for a symbol that is not a mangled C++ name (_Z…).
+// drifts_for(symbol) lists the embedded entries for one mangled symbol, in file
+// order; known_drift(symbol, successor) is the first naming that successor, or nullptr.
 #pragma once
 
 #include <string>

@@ -3,9 +3,8 @@
 // Contract: a SymbolIndex lists libraries with their SONAME, file name, NEEDED
 // and exported dynamic symbols (name, version, default-version flag), plus the
 // torch version and CUDA variant when known. It is built from
-// - a torch package directory (…/site-packages/torch: lib/*.so*, version read from
-//   torch/version.py — both `__version__ = '…'` and `cuda: Optional[str] = '…'`
-//   forms), load_index_from_directory();
+// - a torch package directory (…/site-packages/torch: lib/*.so*, the version from
+//   torch/version.py), load_index_from_directory();
 // - a torch wheel file, read in place, load_index_from_wheel();
 // - an index file written by save_index() (format documented in man/wheelfix.1:
 //   versioned, line-oriented, gzip-compressed), load_index_file().

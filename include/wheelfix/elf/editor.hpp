@@ -2,44 +2,40 @@
 // docs/decisions.md, "Editing strategy").
 //
 // Contract: plan_edits(elf, request) computes, without touching the input, the
-// ByteEdits (util/byte_edit.hpp) that turn the file into one with the requested
-// RPATH/RUNPATH, NEEDED and SONAME. All operations of one request are applied in
-// one pass. Strategy:
-// - New strings that fit are written in place: into the slot of a string that
-//   no other reference uses any more (the old RPATH, a replaced NEEDED). A string
-//   that is shared — the linker merges tails, so "libfoo.so" may be the tail of
-//   another name, and RPATH text may be the tail of a symbol name — is never
+// ByteEdits (util/byte_edit.hpp) that give the file the requested RPATH/RUNPATH,
+// NEEDED, SONAME and interpreter, all in one pass; a request that changes nothing
+// yields no edits.
+// - A new string that fits goes into the slot of one no reference uses any more
+//   (the old RPATH, a replaced NEEDED). A shared string (the linker merges tails:
+//   "libfoo.so" may end another name, an RPATH a symbol name) is never
 //   overwritten; the DT_ entry is repointed instead.
-// - Otherwise one new PT_LOAD is appended at the end of the file holding a grown
-//   copy of .dynstr (and .dynamic when an entry must be added and there is no
-//   spare DT_NULL slot); DT_STRTAB/DT_STRSZ (and PT_DYNAMIC/DT_ entries) point at it.
-//   The program header table moves only when there is no free slot for the new
-//   PT_LOAD entry: an executable's to the bytes right after its first PT_LOAD
-//   (which grows over it, so AT_PHDR = first bias + e_phoff holds on every kernel
-//   and qemu-user) when they are free, otherwise into that segment. A file already edited by wheelfix reuses its
-//   appended block instead of adding another, so repeated edits do not grow it.
-// - Section headers stay consistent (.dynstr/.dynamic headers follow the data), so
-//   readelf, strip and eu-elflint accept the result; alignments stay valid for 4 KiB
-//   and 64 KiB page kernels; .dynamic stays writable where it was.
-// - The RPATH kind is kept: a DT_RPATH stays DT_RPATH, DT_RUNPATH stays DT_RUNPATH,
-//   a file with neither gets DT_RUNPATH; force_kind overrides (and converts).
-// - An interpreter that fits the PT_INTERP bytes is written there (the rest zeroed);
-//   a longer one goes into the appended segment, PT_INTERP and .interp following it.
+// - Otherwise one PT_LOAD appended at the end of the file holds a grown copy of
+//   .dynstr (and of .dynamic when an entry must be added and no DT_NULL slot is
+//   spare); DT_STRTAB/DT_STRSZ, PT_DYNAMIC and the DT_ entries point at it. A file
+//   wheelfix edited before reuses that block, so repeated edits do not grow it. The
+//   program header table moves only when no slot is free for the new PT_LOAD: an
+//   executable's right after its first PT_LOAD when those bytes are free (that
+//   segment grows over it, so AT_PHDR = first bias + e_phoff holds on every kernel
+//   and qemu-user), otherwise into the appended segment.
+// - Section headers follow the data (.dynstr, .dynamic), so readelf, strip and
+//   eu-elflint accept the result; alignments stay valid for 4 KiB and 64 KiB page
+//   kernels; .dynamic stays writable where it was. Damaged section headers do not
+//   hide the tables from readelf, which reads through them: .dynamic's header is
+//   found by type or by name at PT_DYNAMIC's offset, and when no string section
+//   sits where DT_STRTAB points, the ".dynstr" header .dynamic links follows.
+// - The RPATH kind is kept (DT_RPATH stays DT_RPATH, DT_RUNPATH stays DT_RUNPATH, a
+//   file with neither gets DT_RUNPATH); force_kind overrides and converts.
+// - An interpreter that fits PT_INTERP's bytes is written there (the rest zeroed),
+//   a longer one goes into the appended segment, PT_INTERP and .interp following.
 //   A file without a dynamic section can have its interpreter changed in place only.
-// - Works on ET_DYN and ET_EXEC of either class and byte order; errors (no dynamic
-//   section for a dynamic edit, a separate debug-info file, a request that cannot be satisfied, an executable whose memory image
-//   ends more than 64 MiB past the file, so that the appended segment would need
-//   that much padding) are EditError with one line.
-// - The editor reads its result back with our reader (files up to 64 MiB; a writer
-//   proves larger edited members by reading its output back): an edit of a damaged file
-//   the rules here did not foresee is an EditError ("the edited file would not
-//   read back (...)"), never a written file the next reading refuses. So is an
-//   edit that would rewrite bytes of the section name table.
-// - Damaged section headers do not hide the tables from the edit: the .dynamic
-//   header is found by type or by name at PT_DYNAMIC's offset, and when no string
-//   section sits where DT_STRTAB points, the ".dynstr" header .dynamic links
-//   follows the table written (readelf reads both through those headers).
-// An empty request, or one that changes nothing, yields no edits.
+// - ET_DYN and ET_EXEC of either class and byte order. Errors are one-line
+//   EditErrors: no dynamic section for a dynamic edit, a separate debug-info file,
+//   a request that cannot be satisfied, an executable whose memory image ends more
+//   than 64 MiB past the file (the padding the appended segment would need), an
+//   edit that would rewrite the section name table, and a result our reader would
+//   not read back ("the edited file would not read back (...)"; checked for files
+//   up to 64 MiB, a writer proves larger ones by reading its output back), so an
+//   edit of a damaged file never writes what the next reading refuses.
 #pragma once
 
 #include "wheelfix/elf/elf_file.hpp"
@@ -82,12 +78,10 @@ struct EditRequest {
     std::uint64_t add_flags_1 = 0;         // DT_FLAGS_1 bits to set (DF_1_NODEFLIB: --no-default-lib)
     bool add_debug = false;                // a DT_DEBUG entry when there is none (--add-debug-tag)
     std::optional<std::string> interpreter;  // PT_INTERP's path (--set-interpreter)
-    // --rename-dynamic-symbols: every .dynsym entry (defined or undefined) named
-    // `old` is renamed `new` (old -> new; an old name appears once). The new names
-    // are placed like any string; the GNU and SysV hash tables are rebuilt in place
-    // for the new names, which may reorder the hashed symbols by bucket (in
-    // patchelf 0.19's order), .gnu.version and the dynamic relocations following
-    // the symbols they refer to. A MIPS file that would need reordering is refused.
+    // --rename-dynamic-symbols (old -> new, an old name once): every .dynsym entry so
+    // named, defined or undefined. The hash tables are rebuilt in place for the new
+    // names, which may reorder the hashed symbols as patchelf 0.19 does, .gnu.version
+    // and the relocations following (editor_rename.cpp); a MIPS file is then refused.
     std::vector<std::pair<std::string, std::string>> rename_symbols;
     // A program header to add at the end of the table (what plan_header_edits asks
     // for when a file without PT_GNU_STACK and without a PT_NULL slot gets one): the
