@@ -2,7 +2,6 @@
 // write (plan.hpp has the contract); describe_plan: the plan as --dry-run prints it.
 #include "wheelfix/repair/plan.hpp"
 
-#include "wheelfix/repair/speculation.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/util/output_file.hpp"
@@ -20,6 +19,11 @@
 namespace wheelfix::repair {
 
 namespace {
+
+// The chunks a big member's pass lets queue for its sink while the speculation reads
+// its far view (why 32 MiB, and what the far reads cost: docs/decisions.md, "Big
+// members: bounded memory and one inflate").
+constexpr std::uint64_t kSpeculationLag = std::uint64_t(32) << 20;
 
 // A member as its read left it (wheel/member_reader.hpp: whole, or bounded) with
 // its parse. Kept after the read when its decision reads the wheel: a bounded one
@@ -147,13 +151,23 @@ private:
 
     // The digest the member's pass should feed, when the decision gives its edits
     // on its speculative view with the foreseen facts (only when may_speculate());
-    // with MemberDecision::observe_edited, the reader it feeds.
+    // with MemberDecision::observe_edited, the reader it feeds. The view is the
+    // member's far view (wheel/member_reader.hpp read_far_view), asked again on each
+    // of its parses; nothing of it is CRC-checked, so its edits serve only as
+    // plan.hpp step 2 says: a wrong speculation costs the second read it was meant to
+    // save, never a wrong byte. None when the decision waits or wants nothing, the
+    // plan changes nothing, or the far view cannot be had (the pass then meets any
+    // fault of the member and reports it).
     zip::EditedDigest* speculate(const zip::Member& member) {
-        auto edits = speculate_edits(wheel_.archive(), member, [&](const elf::ElfFile& elf) -> std::optional<elf::EditRequest> {
+        std::optional<ByteEdits> edits;
+        const bool read = wheel::read_far_view(wheel_.archive(), member, [&](const elf::ElfFile& elf) {
+            edits.reset();
             const auto answer = decision().edits_for(*decision().view(member.name, elf), foreseen_.get());
-            return answer.waits ? std::nullopt : answer.request;
+            if (answer.waits || !answer.request) return;
+            auto plan = elf::plan_edits(elf, *answer.request);
+            if (!plan.edits.empty()) edits = std::move(plan.edits);
         });
-        if (!edits) return nullptr;
+        if (!read || !edits) return nullptr;
         Speculation& speculation = speculated_[member.name];
         speculation.edits = std::move(*edits);
         speculation.reader = edited_reader(member.name, edited_size(speculation.edits, member.size));

@@ -8,7 +8,6 @@
 // added NEEDED), so the editor's edits change the size, not only bytes in place.
 #include "wheelfix/wheel/member_reader.hpp"
 #include "wheelfix/repair/plan.hpp"
-#include "wheelfix/repair/speculation.hpp"
 #include "wheelfix/util/timings.hpp"
 #include "wheelfix/util/byte_ranges.hpp"
 #include "wheelfix/wheel/wheel.hpp"

@@ -95,7 +95,7 @@ ElfReport analyze_elf(std::string name, const elf::ElfFile& elf, std::optional<i
 // Only what the loader reads: the header's fields, NEEDED, SONAME, the search path,
 // the glibc/musl floor (`needs`, honest tags) and the CUDA libraries linked; no
 // fatbin, symbols or shim fields. What repair plans a member's relink from, on a
-// parse of its dynamic tables only (repair's speculation: repair/speculation.hpp).
+// parse of its dynamic tables only (repair's speculation: repair/plan.hpp, step 2).
 ElfReport analyze_linking(std::string name, const elf::ElfFile& elf, std::optional<int> directory_depth);
 // Less still: what ld.so searches a NEEDED with (the header's fields, NEEDED, SONAME,
 // RPATH, RUNPATH); what `check` keeps of each member (analysis/torch_check.hpp).

@@ -13,7 +13,7 @@
 // Contract: foresee(wheel, request) reads the wheel's library members (named like
 // shared libraries, analysis::library_members), on the threads the budget spares:
 // a big deflated one (kBoundedFrom: the pass will read it with bounded memory and
-// speculate on it) with the reads its speculation makes (speculation.hpp:
+// speculate on it) with the reads its speculation makes (wheel/member_reader.hpp
 // read_far_view); others as far as the loader's view needs (wheel/member_reader.hpp,
 // what `check` reads). Of each it keeps its linkage (analysis::analyze_linking) and,
 // with request.index, its ShimExamination. Then:

@@ -36,7 +36,7 @@
 //   (observe must not act before it has read what it needs). The splice streams an
 //   edited member once more for its new SHA-256 unless its edits were known before
 //   its pass: the decision is first asked on a big member's far view
-//   (repair/speculation.hpp), and when the edits planned on the real bytes are the
+//   (wheel/member_reader.hpp read_far_view), and when the edits planned on the real bytes are the
 //   same, byte for byte, the pass's digest of them and its reader of the new
 //   content are taken: one full inflate, not two. No speculation in a dry run.
 //   A kept member read whole is not held once the pass moves on: it is inflated
