@@ -12,7 +12,6 @@
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
 #include "wheelfix/wheel/scan.hpp"
-#include "wheelfix/wheel/scan_streaming.hpp"
 #include "wheelfix/wheel/version.hpp"
 #include "wheelfix/wheel/wheel.hpp"
 #include "wheelfix/zip/archive.hpp"

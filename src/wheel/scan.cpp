@@ -1,13 +1,16 @@
-// scan_members: stream each member once through SHA-256; scan_members_indexed: the
-// members a writer keeps read into MemberImages (wheel/member_reader.hpp).
+// scan_members: stream each member once through SHA-256; scan_members_streaming:
+// ELF members streamed into bounded images; scan_members_indexed: the members a
+// writer keeps read into MemberImages (wheel/member_reader.hpp).
 #include "wheelfix/wheel/scan.hpp"
 
 #include "wheelfix/elf/elf_file.hpp"
 #include "wheelfix/util/parallel_tasks.hpp"
 #include "wheelfix/util/progress.hpp"
 #include "wheelfix/util/sha256.hpp"
+#include "wheelfix/util/timings.hpp"
 
 #include <algorithm>
+#include <memory>
 
 namespace wheelfix::wheel {
 
@@ -25,10 +28,39 @@ MemberDigest scan_one(const zip::Archive& archive, const zip::Member& member, co
     return digest;
 }
 
+// scan_one, with an ELF member's chunks also fed to a StreamedElf keeping what
+// `keeps` declares; its image is handed to `use` once the member is read and checked.
+MemberDigest scan_streamed(const zip::Archive& archive, const zip::Member& member, Keeps keeps, const ElfImageUse& use,
+                           const ProgressTask& progress) {
+    MemberDigest digest;
+    digest.member = &member;
+    Sha256 hasher;
+    std::shared_ptr<elf::StreamedElf> kept;
+    bool first_chunk = true;
+    const zip::SeekableMember seekable(archive, member, [&](std::span<const std::uint8_t> chunk) {
+        hasher.update(chunk);
+        progress.advance(chunk.size());
+        if (first_chunk) {
+            first_chunk = false;
+            digest.is_elf = !member.is_symlink && elf::is_elf(chunk);
+            if (digest.is_elf) kept = keeping(member.size, keeps);
+        }
+        const timings::Scope timer(timings::Phase::parse);
+        if (kept) kept->consume(chunk);
+    });
+    digest.size = seekable.size();
+    digest.sha256 = hasher.digest();
+    const timings::Scope timer(timings::Phase::parse);
+    if (!kept) return digest;
+    MemberImage image(std::move(kept), seekable);
+    use(member, image);
+    return digest;
+}
+
 // A member the writer keeps, read by wheel/member_reader.hpp read_member: whole
 // (hashed on a second thread that follows the inflate: on a 541 MB library the
 // SHA-256 is done when the last byte is inflated), or bounded through `streamed`.
-MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member, const IndexedSink& on_indexed,
+MemberDigest scan_indexed(const zip::Archive& archive, const zip::Member& member, const ElfImageUse& on_indexed,
                           const ProgressTask& progress, const StreamSink& streamed) {
     MemberImage image = read_member(archive, member, streamed);
     MemberDigest digest;
@@ -56,16 +88,20 @@ bool starts_with_elf(const zip::Archive& archive, const zip::Member& member) {
     return elf;
 }
 
-}  // namespace
-
+// The progress task of one pass over `archive`: its total the inflated sizes of the
+// central directory (an estimate: it is untrusted).
 ProgressTask reading_progress(const zip::Archive& archive) {
     std::uint64_t total = 0;
     for (const auto& member : archive.members()) total += member.size;
     return ProgressTask("reading " + archive.path().filename().string(), total);
 }
 
-std::string MemberDigest::record_hash() const { return "sha256=" + urlsafe_b64_nopad(sha256); }
-
+// read(i) for every member of `sizes`, concurrently unless one dominates (the
+// header's rule). Alone, the big member's own helper thread (its inflate's sink
+// pipeline or hash follower) gets the spare CPU; read concurrently, that helper is
+// claimed only if the thread reading the small members has already ended, so
+// whether the big member is hashed beside its inflate or after it would depend on
+// a race.
 void read_members(const std::vector<std::uint64_t>& sizes, const std::function<void(std::size_t)>& read) {
     const std::uint64_t largest = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
     std::uint64_t rest = 0;
@@ -78,10 +114,11 @@ void read_members(const std::vector<std::uint64_t>& sizes, const std::function<v
     for (std::size_t i = 0; i < sizes.size(); ++i) read(i);
 }
 
-// The file members `hash_it` picks are hashed on the threads the budget spares,
-// largest first (util/parallel_tasks.hpp); the others get their size from the
-// central directory and no hash. In archive order whatever the budget.
-std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const std::function<bool(const zip::Member&)>& hash_it) {
+}  // namespace
+
+std::string MemberDigest::record_hash() const { return "sha256=" + urlsafe_b64_nopad(sha256); }
+
+std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const MemberPick& hash_it) {
     std::vector<MemberDigest> digests;
     std::vector<std::size_t> to_hash;  // positions in digests
     std::vector<std::uint64_t> sizes;
@@ -112,9 +149,28 @@ std::vector<MemberDigest> scan_members(const zip::Archive& archive) {
     return scan_sizes(archive, [](const zip::Member&) { return true; });
 }
 
-std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive,
-                                               const std::function<bool(const zip::Member&)>& wants_index,
-                                               const IndexedSink& on_indexed, const StreamSinkFor& stream_into) {
+std::vector<MemberDigest> scan_members_streaming(const zip::Archive& archive, Keeps keeps, const ElfImageUse& use,
+                                                 const MemberPick& read_it) {
+    const ProgressTask progress = reading_progress(archive);
+    std::vector<const zip::Member*> to_read;
+    std::vector<std::uint64_t> sizes;
+    for (const auto& member : archive.members()) {
+        if (member.is_directory) continue;
+        if (!read_it(member)) {
+            progress.advance(member.size);
+            continue;
+        }
+        to_read.push_back(&member);
+        sizes.push_back(member.size);
+    }
+    std::vector<MemberDigest> digests(to_read.size());
+    auto read_one = [&](std::size_t i) { digests[i] = scan_streamed(archive, *to_read[i], keeps, use, progress); };
+    read_members(sizes, read_one);
+    return digests;
+}
+
+std::vector<MemberDigest> scan_members_indexed(const zip::Archive& archive, const MemberPick& wants_index,
+                                               const ElfImageUse& on_indexed, const StreamSinkFor& stream_into) {
     std::vector<MemberDigest> digests;
     digests.reserve(archive.members().size());
     const ProgressTask progress = reading_progress(archive);

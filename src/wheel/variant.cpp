@@ -13,8 +13,8 @@ namespace wheelfix::wheel {
 
 namespace {
 
-bool name_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
-bool value_char(char c) { return name_char(c) || c == '.'; }
+bool variant_name_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+bool value_char(char c) { return variant_name_char(c) || c == '.'; }
 bool matches(std::string_view text, bool (*allowed)(char)) {
     return !text.empty() && std::all_of(text.begin(), text.end(), allowed);
 }
@@ -22,9 +22,9 @@ bool matches(std::string_view text, bool (*allowed)(char)) {
 // Empty when the properties are well formed, else the first problem.
 std::string properties_problem(const VariantProperties& properties) {
     for (const auto& [name_space, features] : properties) {
-        if (!matches(name_space, name_char)) return "namespace '" + name_space + "' breaks ^[a-z0-9_]+$";
+        if (!matches(name_space, variant_name_char)) return "namespace '" + name_space + "' breaks ^[a-z0-9_]+$";
         for (const auto& [feature, values] : features) {
-            if (!matches(feature, name_char)) return "feature '" + feature + "' breaks ^[a-z0-9_]+$";
+            if (!matches(feature, variant_name_char)) return "feature '" + feature + "' breaks ^[a-z0-9_]+$";
             if (values.empty()) return "feature " + name_space + " :: " + feature + " has no value";
             std::set<std::string> seen;
             for (const auto& value : values) {

@@ -1,7 +1,7 @@
 // What `inspect` says about a wheel: its identity, its torch requirement, whether
 // RECORD holds, the honest platform tag, and an ElfReport per ELF member.
 //
-// Contract: inspect_wheel() reads every member exactly once (wheel/scan_streaming.hpp):
+// Contract: inspect_wheel() reads every member exactly once (wheel/scan.hpp):
 // RECORD is checked from the same pass that parses the ELF members, which are
 // streamed, keeping only what the report reads (elf/streamed_elf.hpp; a member
 // whose layout defeats that is read again), so memory does not grow with them. A member with
