@@ -572,6 +572,8 @@ std::uint64_t Archive::data_offset(const Member& member) const {
     return handle_->stored[position].data_offset;
 }
 
+int Archive::descriptor() const { return handle_->fd; }
+
 RawReader Archive::open_raw(const Member& member) const {
     auto state = std::make_unique<RawReader::State>();
     state->path = path_;

@@ -14,12 +14,7 @@
 #include "wheelfix/util/timings.hpp"
 #include "zip_records.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 namespace wheelfix::zip {
 namespace {
@@ -61,11 +56,6 @@ class ArchiveWriter {
 public:
     ArchiveWriter(const std::filesystem::path& destination, const Archive& input, Existing existing)
         : output_(destination, existing), input_(input) {}
-    ~ArchiveWriter() {
-        if (input_fd_ >= 0) ::close(input_fd_);
-    }
-    ArchiveWriter(const ArchiveWriter&) = delete;
-    ArchiveWriter& operator=(const ArchiveWriter&) = delete;
 
     // The file's blocks for the compressed bytes already known (raw copies and
     // precompressed members: the output is at least that long) are allocated at once.
@@ -154,26 +144,21 @@ private:
     }
 
     // Copies [offset, offset + length) of the member's stored stream, in the
-    // kernel. The bytes are taken as stored: proving them right is the caller's
-    // part (wheel commands verify every member against RECORD first), and a
-    // damaged member stays damaged rather than being laundered.
+    // kernel, as stored (proving them right is the caller's part: the header).
     void copy_original(const Member& member, std::uint64_t offset, std::uint64_t length) {
         if (offset > member.compressed_size || length > member.compressed_size - offset)
             throw InputError(input_.path().string(), "member " + member.name + ": the precompressed pieces run past its stored bytes");
         const std::uint64_t from = input_.data_offset(member) + offset;
-        if (input_fd_ < 0) input_fd_ = ::open(input_.path().c_str(), O_RDONLY | O_CLOEXEC);  // on the first copy
-        if (input_fd_ < 0) throw InputError(input_.path().string(), std::strerror(errno));
         struct stat info {};
-        if (::fstat(input_fd_, &info) != 0 || static_cast<std::uint64_t>(info.st_size) < from + length)
+        if (::fstat(input_.descriptor(), &info) != 0 || static_cast<std::uint64_t>(info.st_size) < from + length)
             throw InputError(input_.path().string(), "member " + member.name + ": truncated (the file shrank while it was read)");
-        output_.copy_from(input_fd_, from, length);
+        output_.copy_from(input_.descriptor(), from, length);
     }
 
     [[noreturn]] void fail(const std::string& problem) const { throw InputError(output_.destination().string(), problem); }
 
     OutputFile output_;
     const Archive& input_;
-    int input_fd_ = -1;  // the input file, for copy_file_range
     std::vector<records::Entry> directory_;
 };
 

@@ -120,6 +120,9 @@ public:
     RawReader open_raw(const Member& member) const;
     // Offset in the archive file of the member's first stored byte.
     std::uint64_t data_offset(const Member& member) const;
+    // The archive file, open read-only while the Archive lives (for pread and
+    // copy_file_range at explicit offsets only: the file position is shared).
+    int descriptor() const;
 
 private:
     Archive() = default;
