@@ -229,9 +229,10 @@ std::unique_ptr<Inflater::Impl> make_inflate(Backend backend) {
 Inflater::Inflater(Backend backend) : impl_(make_inflate(backend)) {}
 Inflater::~Inflater() = default;
 
-void Inflater::resume(int used, std::uint8_t byte, std::span<const std::uint8_t> dictionary) {
-    if (used < 0 || used > 7) throw std::invalid_argument("resume: used bits " + std::to_string(used));
+std::uint64_t Inflater::resume(std::uint64_t bit, std::uint8_t byte, std::span<const std::uint8_t> dictionary) {
+    const int used = static_cast<int>(bit % 8);  // bits of `byte` that end the block before
     impl_->resume(used, byte, dictionary);
+    return bit / 8 + (used != 0 ? 1 : 0);
 }
 
 Inflater::Step Inflater::inflate(std::span<const std::uint8_t> input, std::span<std::uint8_t> output, bool stop_at_block) {

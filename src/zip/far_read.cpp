@@ -1,5 +1,19 @@
 // Bytes far from a deflated member's start without inflating from its start
-// (far_read.hpp: the method, its bounds, and what its answer may be used for).
+// (far_read.hpp: the contract, its bounds, and what its answer may be used for).
+//
+// Entry: from a proportional guess of `lowest`'s compressed offset, with margins
+// (guess_entry), the bit offsets of at most kEntryScanBytes compressed bytes are
+// tried in order as the start of a deflate block (block_header.hpp: a dynamic header
+// zlib would accept, or a stored block's LEN/NLEN; never a fixed-Huffman block, which
+// any bits can start). A candidate, inflated after a 32 KiB window of 0x00 bytes
+// (counting, not keeping, the output), is the entry when its stream ends exactly at
+// the member's last compressed byte having given no more than the member's size: its
+// content offset is then size - count. At most kMaxCandidates per entry. A second
+// decoder inflates the same bits in lockstep after a window of 0xff bytes: every byte
+// that derives from the unknown window differs between the two, and once their last
+// 32 KiB agree every later byte does; known_from() is the entry's offset plus the
+// count after the last byte that differed. An entry that begins too late teaches the
+// next guess, further back; at most kMaxEntries entries.
 #include "wheelfix/zip/far_read.hpp"
 
 #include "wheelfix/util/error.hpp"
@@ -7,6 +21,7 @@
 #include "wheelfix/zip/codec.hpp"
 
 #include "block_header.hpp"
+#include "resumed_inflate.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -63,9 +78,7 @@ private:
 CompressedFeed resume_at(Inflater& inflater, const Archive& archive, const Member& member, std::uint64_t bit, Bytes ahead,
                          std::uint8_t fill) {
     const std::vector<std::uint8_t> window(kWindow, fill);
-    const int used = static_cast<int>(bit % 8);
-    inflater.resume(used, ahead.empty() ? 0 : ahead[0], window);
-    const std::size_t skip = used != 0 ? 1 : 0;
+    const auto skip = static_cast<std::size_t>(inflater.resume(bit, ahead.empty() ? 0 : ahead[0], window) - bit / 8);
     return CompressedFeed(archive, member, bit / 8 + skip, ahead.subspan(std::min(skip, ahead.size())));
 }
 
@@ -93,6 +106,7 @@ struct Entry {
     std::uint64_t independent = 0; // count at which the window-independent bytes begin
     std::uint64_t offset = 0;      // the entry's content offset: size - count, or the locator's
     bool located = false;
+    std::uint8_t byte = 0;         // the compressed byte `bit` lies in
 };
 
 // Hands the locator the window-independent bytes as they come, each piece after
@@ -137,7 +151,7 @@ struct Ring {
 
 // Inflates a candidate entry at `bit` (`ahead`: the compressed bytes from bit / 8
 // on, as far as they were read) with a 0x00 window into the ring and, until they
-// converge, a 0xff window beside it. far_read.hpp says when it is an entry.
+// converge, a 0xff window beside it. The file's head says when it is an entry.
 Outcome try_entry(const Archive& archive, const Member& member, std::uint64_t bit, Bytes ahead, Ring& ring, Budget& budget,
                   const FarReader::Locator& locate, FarReader::Stats& stats, Entry& entry) {
     Inflater zeros, ones;
@@ -176,7 +190,7 @@ Outcome try_entry(const Archive& archive, const Member& member, std::uint64_t bi
             if (converged && !step.ended) {
                 const auto placed = locator.offer(room.first(step.produced), count - step.produced, independent);
                 if (placed && *placed <= member.size && count <= member.size - *placed) {
-                    entry = Entry{bit, count, independent, *placed, true};
+                    entry = Entry{bit, count, independent, *placed, true, ahead[0]};
                     return Outcome::entered;
                 }
             }
@@ -190,7 +204,7 @@ Outcome try_entry(const Archive& archive, const Member& member, std::uint64_t bi
     // The stream must end with the member's compressed bytes. Unconverged, the decoders
     // compared every byte: what follows the last difference is independent all the same.
     if (!input.empty() || (input_left && !feed.next().empty())) return Outcome::rejected;
-    entry = Entry{bit, count, independent, member.size - count, false};
+    entry = Entry{bit, count, independent, member.size - count, false, ahead[0]};
     return Outcome::entered;
 }
 
@@ -292,6 +306,7 @@ std::optional<FarReader> FarReader::open_from(const Archive& archive, const Memb
         reader.known_from_ = offset + entry.independent;
         reader.entry_bit_ = entry.bit;
         reader.entry_offset_ = offset;
+        reader.entry_byte_ = entry.byte;
         reader.decoded_end_ = offset + entry.count;
         reader.ring_begin_ = reader.decoded_end_ - std::min<std::uint64_t>(entry.count, ring.bytes.size());
         reader.ring_ = std::move(ring.bytes);
@@ -316,7 +331,9 @@ std::optional<FarReader> FarReader::open_confirmed(const Archive& archive, const
     if (!near || member.method == Method::stored || lowest == member.size) return near;
     if (near->entry_offset_ == 0) return std::nullopt;
     // The second entry: scanned for from as far before the first as the first lies
-    // before the end (in compressed bytes).
+    // before the end (in compressed bytes). Bits that only look like a block header
+    // almost never inflate to the stream's exact end; if they did and then fell into
+    // step with the real blocks, a decode from a real boundary further back disagrees.
     const std::uint64_t near_byte = near->entry_bit_ / 8, back = member.compressed_size - near_byte;
     const auto far = open_from(archive, member, lowest, {}, near_byte > back ? near_byte - back : 0);
     if (!far || far->entry_bit_ >= near->entry_bit_) return std::nullopt;
@@ -371,42 +388,19 @@ void FarReader::read(const ByteRanges& ranges, const RangeSink& sink) const {
 // same bytes), delivering the parts of `parts` (sorted, outside the ring).
 void FarReader::read_by_sweep(const std::vector<ByteRanges::Range>& parts, const RangeSink& sink) const {
     const timings::Scope scope(timings::Phase::inflate);
-    Inflater inflater;
-    std::vector<std::uint8_t> first(1);
-    {
-        RawReader raw = archive_->open_raw(*member_);
-        raw.skip_to(entry_bit_ / 8);
-        if (raw.read(first) != 1) throw InputError(archive_->path().string(), "member " + member_->name + ": changed since it was read");
-    }
-    far_search::CompressedFeed feed = far_search::resume_at(inflater, *archive_, *member_, entry_bit_, first, 0x00);
+    const Window entry{{entry_bit_, entry_offset_, entry_byte_, 0}, std::vector<std::uint8_t>(far_search::kWindow, 0x00)};
+    ResumedInflate inflater(*archive_, *member_, &entry);
     std::vector<std::uint8_t> out(far_search::kOutputStep);
-    std::uint64_t at = entry_offset_;
-    std::size_t part = 0;
-    std::span<const std::uint8_t> input;
-    bool input_left = true;
-    while (part < parts.size()) {
-        if (input.empty() && input_left) {
-            input = feed.next();
-            input_left = !input.empty();
-        }
-        Inflater::Step step;
-        try {
-            step = inflater.inflate(input, out);
-        } catch (const CodecError& error) {
-            throw InputError(archive_->path().string(), "member " + member_->name + ": " + error.what());
-        }
-        input = input.subspan(step.consumed);
-        const std::uint64_t chunk_end = at + step.produced;
-        while (part < parts.size() && parts[part].first < chunk_end) {
-            const std::uint64_t begin = std::max(parts[part].first, at), end = std::min(parts[part].second, chunk_end);
-            sink(std::span<const std::uint8_t>(out.data() + (begin - at), static_cast<std::size_t>(end - begin)), begin);
-            if (end < parts[part].second) break;
-            ++part;
-        }
-        at = chunk_end;
-        const bool stuck = step.consumed == 0 && step.produced == 0 && (!input.empty() || !input_left);
-        if (part < parts.size() && (step.ended || stuck))
+    for (std::size_t part = 0; part < parts.size();) {
+        const std::uint64_t at = inflater.produced();
+        const std::size_t count = inflater.next(out);
+        if (count == 0)
             throw InputError(archive_->path().string(), "member " + member_->name + ": the stream ends before the bytes read again");
+        const std::span<const std::uint8_t> chunk(out.data(), count);
+        for (; part < parts.size() && parts[part].first < at + count; ++part) {
+            deliver_part(chunk, at, parts[part].first, parts[part].second, sink);
+            if (parts[part].second > at + count) break;
+        }
     }
 }
 

@@ -523,14 +523,10 @@ private:
         return overdue ? pending_.first(std::min(kSlice, pending_.size())) : pending_;
     }
 
-    // Starts at `from`: `used` low bits of its byte end the block before, the rest
-    // are primed into the inflater, the stored bytes are read on from the next byte.
+    // Starts at `from`, the stored bytes read on from the byte after its bits.
     void resume_at(const Window& from) {
-        const std::uint64_t bit = from.point.compressed_bit;
-        const int used = static_cast<int>(bit % 8);
-        const std::uint64_t next_byte = bit / 8 + (used != 0 ? 1 : 0);
+        const std::uint64_t next_byte = inflater_.resume(from.point.compressed_bit, from.point.partial_byte, from.dictionary);
         raw_.skip_to(next_byte);
-        inflater_.resume(used, from.point.partial_byte, from.dictionary);
         chunk_start_ = consumed_ = next_byte;
         produced_ = last_start_ = from.point.uncompressed;
         start_ = from.point;  // a block starts at least 10 bits later: no later start needs its byte

@@ -412,10 +412,10 @@ void check_region(const PrecompressedMember::Region& region, const CompressedPie
     if (piece.from_original || stream.empty()) splice_fault(region, "has no bytes of its own");
     const std::uint64_t window = std::min(region.begin, kWindow);
     Inflater inflater(Backend::zlib);
-    inflater.resume(region.lead_bits, stream[0], original.subspan(region.begin - window, window));
+    const auto window_bytes = original.subspan(region.begin - window, window);
+    auto at = static_cast<std::size_t>(inflater.resume(static_cast<std::uint64_t>(region.lead_bits), stream[0], window_bytes));
     // Where q's block starts, in bits from the piece's first byte.
     const std::uint64_t target = stream.size() * 8 - (region.tail_bits != 0 ? 8 - region.tail_bits : 0);
-    std::size_t at = region.lead_bits != 0 ? 1 : 0;
     std::uint64_t produced = 0;
     std::vector<std::uint8_t> out(std::size_t(64) << 10);
     bool reached = false;

@@ -14,10 +14,11 @@
 //   output room it is given and reports what it used; a corrupt stream is
 //   CodecError (the caller names the file). A step that neither consumes nor
 //   produces (and has not ended) means the input it was given is not enough: the
-//   caller brings more, or, with none left, the stream is truncated. resume()
-//   starts the inflater at a deflate block boundary inside a stream: `used` (0-7)
-//   low bits of `byte` end the previous block, the rest start the block, and
-//   `dictionary` is the (up to 32 KiB) output before the boundary.
+//   caller brings more, or, with none left, the stream is truncated.
+//   resume(bit, byte, dictionary) starts the inflater at a deflate block boundary at
+//   bit `bit` of a stream: `byte` is the stream's byte bit / 8 (its low bit % 8 bits
+//   end the previous block), `dictionary` the (up to 32 KiB) output before the
+//   boundary. It returns the offset of the stream's byte to feed the inflater from.
 //   block_start_bits(): when the inflater stands at the start of a block it has not
 //   begun to decode, how many of the input bits it consumed are that block's (so
 //   the block starts at 8 * consumed - that many bits), else nullopt. zlib stops
@@ -73,7 +74,7 @@ public:
         bool ended = false;  // the final block is decoded and all its output delivered
     };
 
-    void resume(int used, std::uint8_t byte, std::span<const std::uint8_t> dictionary);
+    std::uint64_t resume(std::uint64_t bit, std::uint8_t byte, std::span<const std::uint8_t> dictionary);
     Step inflate(std::span<const std::uint8_t> input, std::span<std::uint8_t> output, bool stop_at_block = false);
     std::optional<unsigned> block_start_bits() const;
     Backend backend() const noexcept;

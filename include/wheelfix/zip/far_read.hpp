@@ -1,78 +1,49 @@
 // Bytes far from a deflated member's start without inflating from its start: the
 // one way wheelfix enters a deflate stream in its middle.
 //
-// Why: what a loader reads of an ELF library lies far from the file's start.
-// Linkers put PT_DYNAMIC and the section header table at the end (nvcc output:
-// after hundreds of MB of device code), and PT_DYNAMIC can lie far from both ends,
-// with large data after it and a tail that compresses unlike the rest, so that a
-// proportional guess of its compressed offset can be too late. Inflating from the
-// start to reach them is most of a full inflate (1.1 s with ISA-L for an 852 MB
-// member); this enters the stream a margin before the guess and decodes to the
-// end, or, with a locator that recognizes what it looks for (elf/dynamic_array.hpp),
-// to there only. A guess that is still too late costs a second decode from further
-// back. Two kinds of caller: one that plans edits from these bytes before its full
-// pass and checks the plan against that pass afterwards (open()), and one that
-// uses them as they are, a partial read being its contract (open_confirmed()).
+// Why: what a loader reads of an ELF library lies far from the file's start
+// (PT_DYNAMIC and the section headers, after hundreds of MB of nvcc's device code),
+// and inflating from the start to reach them is most of a full inflate (1.1 s with
+// ISA-L for an 852 MB member). A FarReader enters the stream a margin before a guess
+// of where they lie and decodes to the end, or, with a locator that recognizes what
+// it looks for (elf/dynamic_array.hpp), to there only (far_read.cpp: how).
 //
-// Contract: FarReader::open(archive, member, lowest) returns a reader for the
-// member's content from known_from() <= lowest on, or nullopt when that cannot be
-// had for about the cost of inflating from a little before `lowest` to the
-// member's end: the caller then reads the member from its start, as it would have
-// without this. The Archive and the Member must outlive the reader; read() is
-// const and keeps no state between calls (threads may share a reader).
-//   - A stored member is read in place (known_from() 0).
-//   - Entry: from a proportional guess of `lowest`'s compressed offset, with
-//     margins (guess_entry), the bit offsets of at most kEntryScanBytes compressed
-//     bytes are tried in order as the start of a deflate block (zip/block_header:
-//     a dynamic header zlib would accept, or a stored block's LEN/NLEN; never a
-//     fixed-Huffman block, which any bits can start). A candidate, inflated after a
-//     32 KiB window of 0x00 bytes (counting, not keeping, the output), is the
-//     entry when its stream ends exactly at the member's last compressed byte
-//     having given no more than the member's size; its content offset is then
-//     size - count (the size is the central directory's). At most kMaxCandidates
-//     per entry.
-//   - With a `locate` callback: once the two decoders below agree, it is handed
-//     each step's window-independent bytes (after the last kLocatorOverlap bytes of
-//     those before it), with their decode position; when it names the entry's
-//     content offset (one that leaves the bytes decoded within the size) the decode
-//     stops there, and that is the entry: ranges past where it stopped are inflated
-//     again from the entry (in_memory() tells). A locator that names nothing
-//     changes nothing; its answer is trusted as the end-of-stream count is.
-//   - A second decoder inflates the same bits in lockstep after a window of 0xff
-//     bytes: every byte that derives from the unknown window differs between the
-//     two, and once their last 32 KiB agree every later byte does. known_from() is
-//     the entry's offset plus the count after the last byte that differed.
-//   - known_from() > lowest (the guess was too late): the next entry is guessed
-//     further back from what the last one taught; at most kMaxEntries entries.
-//   - The last kRing bytes of output are kept (fewer when the member's bytes from
-//     `lowest` on are fewer: kMinRing at least, the member at most), so read()
-//     serves ranges there from memory; the others it inflates again from the entry
-//     (0x00 window: the same bytes), in one sweep.
-// Bounded whatever the bytes: one open() inflates at most
-// 2 x (size - lowest) + kBudgetSlack bytes in all (both decoders, every candidate
-// and entry together; a budget spent is nullopt); memory is the ring plus a few MiB
-// of buffers. Random bytes and cut streams give nullopt; so does a central
-// directory size that is smaller than a decode from the entry gives, or so much
-// larger that no entry's offset reaches back to `lowest`. A size that lies by less
-// shifts every offset by the lie: nothing short of a whole read can tell. A file
-// that cannot be read is InputError, as for any read. Inflated bytes count in
-// --timings' inflate phase, the work in its inflate and read scopes.
-// The bytes are not CRC-checked (only a whole read can be), and a false entry that
-// happened to inflate to the stream's exact end would give wrong bytes: open()'s
-// answer is for a caller that checks it against the real pass afterwards; never
-// where the member's integrity is the question.
+// Contract: FarReader::open(archive, member, lowest, locate) returns a reader for the
+// member's content from known_from() <= lowest on, or nullopt when that cannot be had
+// for about the cost of inflating from a little before `lowest` to the member's end:
+// the caller then reads the member from its start, as it would have without this. A
+// stored member is read in place (known_from() 0). The Archive and the Member must
+// outlive the reader; read() is const and keeps no state between calls (threads may
+// share a reader).
+//   - `locate` is handed the decoded bytes that do not depend on the unknown window
+//     before the entry (after the last kLocatorOverlap bytes of those before them),
+//     with their decode position; when it names the entry's content offset (one that
+//     leaves the bytes decoded within the size), the decode stops there, and ranges
+//     past it are inflated again from the entry. A locator that names nothing changes
+//     nothing; its answer is trusted as the end-of-stream count is.
+//   - The last kRing bytes decoded are kept (fewer when the member's bytes from
+//     `lowest` on are fewer: kMinRing at least, the member at most): read() serves
+//     ranges there from memory (in_memory()) and inflates the others again from the
+//     entry, in one sweep.
+//   - Bounded whatever the bytes: one open() inflates at most 2 x (size - lowest) +
+//     kBudgetSlack bytes in all (a budget spent is nullopt); memory is the ring plus
+//     a few MiB of buffers. Random bytes and cut streams give nullopt; so does a
+//     central directory size smaller than a decode from the entry gives, or so much
+//     larger that no entry's offset reaches back to `lowest`. A size that lies by less
+//     shifts every offset by the lie: nothing short of a whole read can tell. A file
+//     that cannot be read is InputError. Inflated bytes count in --timings' inflate
+//     phase, the work in its inflate and read scopes.
+//   - The bytes are not CRC-checked (only a whole read can be), and a false entry
+//     that happened to inflate to the stream's exact end would give wrong bytes:
+//     open()'s answer is for a caller that checks it against the real pass
+//     afterwards, never where the member's integrity is the question.
 //
-// open_confirmed(archive, member, lowest) is for a caller that uses the bytes
-// without such a check: as open() without a locator (a first guess nearer the
-// end: kConfirmedTailSlack), for a span the ring holds (size - lowest <= kRing,
-// else nullopt), and confirmed by a second entry further back (scanned for from as
-// far before the first entry as that lies before the member's compressed end),
-// which must begin at an earlier bit and give the same bytes from `lowest` to the
-// end. Bits that only look like a block header almost never inflate to the
-// stream's exact end; if they did and then fell into step with the real blocks,
-// the decode from a real block boundary further back disagrees with the bytes
-// before that point. An entry at content offset 0 has nothing before it to
-// confirm it: nullopt. A stored member needs no confirmation.
+// open_confirmed(archive, member, lowest) is for a caller that uses the bytes without
+// such a check: open() without a locator (a first guess nearer the end:
+// kConfirmedTailSlack), for a span the ring holds (size - lowest <= kRing, else
+// nullopt), confirmed by a second entry further back, which must begin at an earlier
+// bit and give the same bytes from `lowest` to the end. An entry at content offset 0
+// has nothing before it to confirm it: nullopt. A stored member needs no confirmation.
 #pragma once
 
 #include "wheelfix/util/byte_ranges.hpp"
@@ -145,6 +116,7 @@ private:
     std::uint64_t known_from_ = 0;
     std::uint64_t entry_bit_ = 0;     // where the entry block starts in the compressed bytes
     std::uint64_t entry_offset_ = 0;  // its content offset
+    std::uint8_t entry_byte_ = 0;     // the compressed byte entry_bit_ lies in
     std::uint64_t ring_begin_ = 0;    // content offset of the ring's first byte
     std::uint64_t decoded_end_ = 0;   // and past its last: the member's size, or where a located decode stopped
     // The last bytes of the entry's decode, circular: content offset x at (x - entry_offset_) % ring_.size().
