@@ -126,10 +126,8 @@ MemberImage read_member(const zip::Archive& archive, const zip::Member& member, 
 
 namespace {
 
-// When a member being streamed has given the loader's view of it (kStopEarlyFrom):
-// tried at the first MiB, then each time the stream passes the end of what the last
-// try found missing; given up when that lay behind the stream (it was not kept: the
-// member is read to the end and fetched again).
+// When a member being streamed has given the loader's view of it (the header's
+// loader_view); given up when what a try found missing lay behind the stream.
 class EarlyStop {
 public:
     EarlyStop(std::uint64_t size, std::atomic<int>& tail_reads_left)
@@ -148,10 +146,8 @@ public:
         next_try_ = missing.end();
     }
     void give_up() { trying_ = false; }
-    // Whether what the last try found missing is worth reading from the member's end
-    // for (zip/far_read.hpp): kTailFrom bytes or more ahead of the stream and within
-    // the far reader's ring of the end, once a member and at most kMaxTailReads times
-    // a wheel (each costs a bounded few tenths of a second, whatever the bytes).
+    // Whether what the last try found missing is read from the member's end (the
+    // header's loader_view; each costs a bounded few tenths of a second).
     bool tail_first(const BytesNotKept& missing) {
         if (tail_tried_ || missing.begin() < position_ || missing.begin() - position_ < kTailFrom ||
             size_ - std::min(size_, missing.begin()) > zip::FarReader::kRing)

@@ -7,46 +7,36 @@
 // - whole: inflated whole, CRC-checked (the plan engine's members under
 //   repair::kBoundedFrom, and stored ones). Cost: one inflate; memory: the member.
 //   Every byte is there: read() runs once. Trusted.
-// - bounded: streamed once from start to end, CRC-checked, a window recorded every
-//   few MiB (zip/seekable_member.hpp) while an elf::StreamedElf keeps the ranges the
-//   readers need (what `Keeps` declares); what they still lack is inflated again
-//   from the nearest window. Cost: one inflate, plus a few MiB per range fetched;
-//   memory: the kept ranges and the windows (8 MiB at most), not the member.
-//   Trusted. The plan engine's big members (repair/plan.hpp step 2), inspect's
-//   members (analysis/wheel_report.hpp), an edited member's new content (its
-//   fetch reads the original's bytes with the edits put in place).
-// - loader_view (read_loader_view): streamed from the start into a StreamedElf
-//   keeping what the loader reads (Keeps::loader), so memory does not grow with
-//   the member:
-//   - a member of kStopEarlyFrom bytes or more is inflated only until the loader's
-//     view of it (elf::ElfFile::parse_as_loader) reads from what is kept: tried at
-//     the first MiB, then each time the stream passes the end of what the last try
-//     found missing; then inflating stops, so the CRC-32 of the unread rest is not
-//     checked. When those tables come last (nvcc output, where .dynamic follows
-//     the device code, or after patchelf) and lie kTailFrom bytes or more ahead and
-//     within zip::FarReader::kRing of the end, they are read from the member's end
-//     (zip::FarReader::open_confirmed), once a member and at most `tail_reads_left`
-//     times over the caller's members, and the stream stops there too; what lay
-//     behind the stream is read on to the end and fetched again;
-//   - smaller members are read whole (CRC-checked), and what the parse still lacks
-//     is fetched again from the member's windows.
-//   parse() gives the loader's view when the read stopped early, else the ElfFile
-//   over the kept image; nothing is fetched once the read returns (read() runs
-//   once). Trusted for what the loader reads (`check`, analysis/torch_check.hpp,
-//   and repair's foresight of small members).
-// - far_view (read_far_view): the deflated member's first kFarViewHead inflated
-//   bytes (where linkers put the dynamic tables: elf/streamed_elf.hpp's first-load
-//   window) into a StreamedElf keeping what the loader reads, and the ranges its
-//   readers want past them through zip::FarReader, which enters the deflate stream
-//   near them without inflating what comes before: PT_DYNAMIC's range with a
-//   locator that recognizes its dynamic array (from the program headers' PT_DYNAMIC
-//   entry), so that the decode stops there; others (the section headers, at the
-//   end) decoding to the end. Cost: one inflate of the head, plus FarReader's (a
-//   few percent of a full inflate on real libraries); memory: the head, the kept
-//   ranges and a ring per far read (zip::FarReader::kRing at most). Never trusted:
-//   nothing is CRC-checked, so a caller uses it only where a wrong answer costs a
-//   second read, never a wrong byte (repair's speculation and foresight of big
-//   members, whose answers the real pass confirms).
+// - bounded: streamed once, CRC-checked, a window recorded every few MiB
+//   (zip/seekable_member.hpp) while an elf::StreamedElf keeps what `Keeps` declares;
+//   what the readers still lack is inflated again from the nearest window. Cost: one
+//   inflate, plus a few MiB per range fetched; memory: the kept ranges and the windows
+//   (8 MiB at most). Trusted. The plan engine's big members (repair/plan.hpp step 2),
+//   inspect's members, an edited member's new content (edited_fetch).
+// - loader_view (read_loader_view): streamed from the start into a StreamedElf keeping
+//   what the loader reads (Keeps::loader), so memory does not grow with the member.
+//   One of kStopEarlyFrom bytes or more is inflated only until the loader's view
+//   (elf::ElfFile::parse_as_loader) reads from what is kept: tried at the first MiB,
+//   then each time the stream passes the end of what the last try found missing; the
+//   CRC-32 of the unread rest is not checked. Tables that come last (nvcc output,
+//   patchelf) kTailFrom bytes or more ahead and within zip::FarReader::kRing of the
+//   end are read from the member's end (zip::FarReader::open_confirmed), once a member
+//   and at most `tail_reads_left` times over the caller's members; what lay behind
+//   the stream is read on to the end and fetched again. Smaller members are read whole
+//   (CRC-checked), what the parse still lacks fetched from the windows. parse() gives
+//   the loader's view when the read stopped early, else the ElfFile over the kept
+//   image; read() runs once. Trusted for what the loader reads (`check`,
+//   analysis/torch_check.hpp, and repair's foresight of small members).
+// - far_view (read_far_view): the first kFarViewHead inflated bytes (where linkers put
+//   the dynamic tables) into a StreamedElf keeping what the loader reads, and the
+//   ranges wanted past them through zip::FarReader: PT_DYNAMIC's with a locator of its
+//   dynamic array (from the program headers), so that the decode stops there; others
+//   (the section headers, at the end) decoding to the end. Cost: the head's inflate
+//   plus FarReader's (a few percent of a full inflate on real libraries); memory: the
+//   head, the kept ranges and a ring per far read (zip::FarReader::kRing at most).
+//   Never trusted: nothing is CRC-checked, so a caller uses it only where a wrong
+//   answer costs a second read, never a wrong byte (repair's speculation and
+//   foresight of big members, whose answers the real pass confirms).
 //
 // Contract of MemberImage::read(read): read(image, present) runs on what is known
 // (present null: every byte is there); on BytesNotKept, the range missing and all
@@ -104,10 +94,7 @@ std::unique_ptr<elf::StreamedElf> keeping(std::uint64_t size, Keeps keeps);
 
 // Library members from this size on are read only as far as the loader's view needs.
 inline constexpr std::uint64_t kStopEarlyFrom = std::uint64_t(16) << 20;
-// What the loader's view still lacks this far ahead of the stream or more (PT_DYNAMIC
-// and its tables behind nvcc's device code) is read from the member's end instead
-// (zip/far_read.hpp), for a few MiB of inflate; the stream goes on from where it
-// was only if something before that end is still missing.
+// The loader view's read from the member's end (above): for what lies this far ahead.
 inline constexpr std::uint64_t kTailFrom = std::uint64_t(64) << 20;
 inline constexpr int kMaxTailReads = 16;  // a wheel's members together
 // A far view's head: the bytes read from the start before any far read.
@@ -174,18 +161,12 @@ elf::Fetch edited_fetch(const MemberImage& original, const ByteEdits& edits);
 
 // How the plan engine's pass reads a member it keeps (wheel/scan.hpp
 // scan_members_indexed): whole without a `sink` (zip::inflate_indexed keeping the
-// bytes, their SHA-256 computed on a second thread as they are inflated), else
-// bounded: inflated once without keeping its bytes, each chunk taken by the image
-// (what `keeps` declares kept) and then handed to `sink`, in order, its SHA-256
-// computed as they pass, and a window recorded every
-// zip::SeekableMember::spacing(size) inflated bytes (the image's fetch). A sink may
-// start with work of its own, `start`, and be allowed to fall behind the inflate by
-// `may_lag` bytes meanwhile (zip::InflateOptions::sink_start and sink_may_lag); one
-// that hashes may give `hashing`, the same sink taking the member's SHA-256 too, to
-// pair the two hashes (zip::InflateOptions::sink_hashing). A bounded member is read
-// by the default inflater (ISA-L records a block start per window, not every one);
-// its splice finds the exact starts around its edits again from the window before
-// them (zip/splice.hpp). The image's index() has the size, CRC-32 and SHA-256.
+// bytes, their SHA-256 computed beside the inflate), else bounded: inflated once by
+// the default inflater without keeping its bytes, each chunk taken by the image (what
+// `keeps` declares kept) and then handed to `sink`, in order, its SHA-256 computed as
+// they pass and a window recorded every zip::SeekableMember::spacing(size) bytes (the
+// image's fetch). `may_lag`, `hashing` and `start` are zip::InflateOptions' sink_may_lag,
+// sink_hashing and sink_start. The image's index() has the size, CRC-32 and SHA-256.
 struct StreamSink {
     zip::InflateSink sink;
     Keeps keeps = Keeps::loader;
