@@ -18,6 +18,7 @@
 // Every failure becomes InputError(<archive path>, "<one line>").
 #include "wheelfix/zip/archive.hpp"
 
+#include "resumed_inflate.hpp"
 #include "sink_pipeline.hpp"
 #include "stored_offsets.hpp"
 #include "wheelfix/util/error.hpp"
@@ -496,40 +497,22 @@ constexpr std::size_t kOverlapChunk = std::size_t(256) << 10;
 // sink on a second thread (SinkPipeline), so hashing overlaps the inflate.
 std::uint64_t Archive::inflate_deflated(const Member& member, const std::function<void(std::span<const std::uint8_t>)>& sink,
                                         std::size_t chunk_size) const {
-    RawReader raw = open_raw(member);
-    Inflater inflater;
-    std::vector<std::uint8_t> input(std::clamp<std::uint64_t>(member.compressed_size, 1, std::uint64_t(256) << 10));
+    ResumedInflate inflater(*this, member, nullptr);
     const auto output_size = static_cast<std::size_t>(std::clamp<std::uint64_t>(member.size + 1, 1, std::max<std::size_t>(chunk_size, 1)));
     SinkPipeline pipeline(sink, output_size, member.size >= kOverlapFrom && chunk_size >= kOverlapChunk);
-    std::span<const std::uint8_t> pending;
-    std::uint64_t total = 0;
     std::uint32_t crc = 0;
-    for (bool ended = false; !ended;) {
-        bool more = !pending.empty();
-        if (!more) {
-            pending = std::span<const std::uint8_t>(input.data(), raw.read(input));
-            more = !pending.empty();
-        }
-        Inflater::Step step;
-        auto output = pipeline.room();
-        try {
-            step = inflater.inflate(pending, output);
-        } catch (const CodecError& error) {
-            fail(path_, member_problem(member.name, error.what()));
-        }
-        pending = pending.subspan(step.consumed);
-        ended = step.ended;
-        if (!ended && step.consumed == 0 && step.produced == 0 && !more)
-            fail(path_, member_problem(member.name, "truncated compressed data (the deflate stream has no end)"));
-        if (step.produced == 0) continue;
-        total += step.produced;
-        if (total > member.size)
+    while (true) {
+        const auto output = pipeline.room();
+        const std::size_t produced = inflater.next(output);
+        if (produced == 0) break;
+        if (inflater.produced() > member.size)
             fail(path_, member_problem(member.name, "size mismatch (more than the " + std::to_string(member.size) +
                                                         " bytes the central directory says)"));
-        crc = crc32(crc, output.first(step.produced));
-        pipeline.deliver(step.produced);
+        crc = crc32(crc, output.first(produced));
+        pipeline.deliver(produced);
     }
     pipeline.finish();
+    const std::uint64_t total = inflater.produced();
     if (total != member.size)
         fail(path_, member_problem(member.name, "size mismatch (central directory says " + std::to_string(member.size) +
                                                     " bytes, read " + std::to_string(total) + ")"));

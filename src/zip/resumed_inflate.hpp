@@ -1,6 +1,7 @@
-// A raw inflate resumed at a deflate block boundary inside a member: the one reader
-// that decodes a member again from a Window (zip/seekable_member.hpp) or a far
-// reader's entry (zip/far_read.hpp). Internal to the zip layer.
+// A raw inflate of a member's stored bytes from its start or resumed at a deflate
+// block boundary inside it: the one loop that decodes a member for Archive::stream,
+// again from a Window (zip/seekable_member.hpp), or from a far reader's entry
+// (zip/far_read.hpp). Internal to the zip layer.
 #pragma once
 
 #include "wheelfix/util/error.hpp"
@@ -16,11 +17,15 @@
 namespace wheelfix::zip {
 
 // A raw inflate (zip/codec.hpp) primed to start at `window` (or at the stream's
-// start), fed from the member's stored bytes.
+// start), fed from the member's stored bytes. Corrupt or truncated data is an
+// InputError naming the archive and member.
 class ResumedInflate {
 public:
     ResumedInflate(const Archive& archive, const Member& member, const Window* window)
-        : archive_(archive), member_(member), raw_(archive.open_raw(member)), input_(kInputChunk) {
+        : archive_(archive),
+          member_(member),
+          raw_(archive.open_raw(member)),
+          input_(std::clamp<std::uint64_t>(member.compressed_size, 1, kInputChunk)) {
         if (window == nullptr) return;
         raw_.skip_to(inflater_.resume(window->point.compressed_bit, window->point.partial_byte, window->dictionary));
         produced_ = window->point.uncompressed;
