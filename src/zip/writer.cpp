@@ -8,10 +8,8 @@
 // copies them in 8 KiB reads and writes (docs/decisions.md has the measurement).
 #include "wheelfix/zip/writer.hpp"
 
-#include "wheelfix/zip/codec.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/output_file.hpp"
-#include "wheelfix/util/timings.hpp"
 #include "zip_records.hpp"
 
 #include <sys/stat.h>
@@ -19,7 +17,6 @@
 namespace wheelfix::zip {
 namespace {
 
-constexpr std::size_t kParallelContent = std::size_t(1) << 20;
 constexpr std::uint32_t kMsdosDirectory = 0x10;
 constexpr std::uint16_t kStored = 0;
 constexpr std::uint16_t kDeflated = 8;
@@ -28,28 +25,6 @@ std::uint32_t external_attributes(std::uint32_t unix_mode) {
     std::uint32_t attributes = unix_mode << 16;
     if (S_ISDIR(unix_mode)) attributes |= kMsdosDirectory;
     return attributes;
-}
-
-// New content as one deflated piece: inline for small content, in parallel
-// chunks for big. Empty content (directories, empty files) is stored.
-PrecompressedMember deflate_content(std::span<const std::uint8_t> bytes) {
-    const timings::Scope timer(timings::Phase::deflate);
-    const DeflateChoice choice = member_deflate();
-    if (bytes.size() >= kParallelContent) return parallel_deflate(bytes, choice);
-    PrecompressedMember result;
-    result.size = bytes.size();
-    result.crc32 = crc32(0, bytes);
-    CompressedPiece piece;
-    if (!bytes.empty()) {
-        Deflater deflater(choice.backend, choice.level);
-        deflater.start({});
-        deflater.feed(bytes, piece.bytes);
-        deflater.end(true, piece.bytes);
-    }
-    piece.length = piece.bytes.size();
-    result.compressed_size = piece.length;
-    result.pieces.push_back(std::move(piece));
-    return result;
 }
 
 class ArchiveWriter {
@@ -107,13 +82,12 @@ private:
     }
 
     void write_member(records::Entry& entry, const Content& content) {
-        auto deflated = deflate_content(content.bytes);
         if (content.bytes.empty()) {
             entry.method = kStored;
             write_local_header(entry);
             return;
         }
-        write_pieces(entry, deflated, nullptr);
+        write_pieces(entry, parallel_deflate(content.bytes), nullptr);
     }
 
     void write_pieces(records::Entry& entry, const PrecompressedMember& data, const Member* original) {

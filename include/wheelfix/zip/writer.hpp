@@ -11,9 +11,8 @@
 // - Precompressed: a PrecompressedMember (zip/splice.hpp) whose pieces are read
 //   from the input member's stored stream or memory, written as a deflated member
 //   with the given sizes and CRC, never recompressed.
-// - Content: new bytes, deflated with member_deflate() (zip/codec.hpp: ISA-L level 1,
-//   or zlib level 6 in a zlib-only build; parallel_deflate from 1 MiB on) and
-//   written like Precompressed; empty content is stored.
+// - Content: new bytes, deflated by parallel_deflate (zip/splice.hpp: member_deflate()
+//   in 1 MiB chunks) and written like Precompressed; empty content is stored.
 // Every member keeps the unix mode given (permission bits, symlink type) and gets
 // the modification time given. The records are APPNOTE 6.3 with ZIP64 exactly
 // where sizes, offsets or the member count need it (src/zip/zip_records.hpp); the
