@@ -10,15 +10,11 @@
 // (from the input chunk, or the tail of the one before), so a splice restarting
 // there can prime deflate with those bits.
 //
-// The compressed bytes come from Archive::open_raw (pread) in fixed chunks. Where
-// the inflated bytes go is a Delivery: a fixed buffer handed to the sink when full
-// (streaming), or the kept image itself — sized once for the member (one byte
-// over, so an overlong stream shows at once) and written by inflate() directly.
-// A big kept image's digest runs on a Follower (the header says when): it digests
-// the image up to where this thread has published it final, and prefaults the
-// pages just ahead of the inflate (MADV_POPULATE_WRITE), so a 541 MB member costs
-// this thread its inflate and little else.
-// No MADV_HUGEPAGE on the image: docs/decisions.md says why.
+// The compressed bytes come from Archive::open_raw (pread) in fixed chunks; the
+// inflated ones go to a Delivery: a buffer handed to the sink when full, or the kept
+// image itself, written by inflate() directly and digested on a Follower when big,
+// so a 541 MB member costs this thread its inflate and little else. No
+// MADV_HUGEPAGE on the image: docs/decisions.md says why.
 #include "wheelfix/zip/inflate_index.hpp"
 
 #include "wheelfix/util/error.hpp"
@@ -70,11 +66,11 @@ std::uint64_t plausible_size(std::uint64_t compressed_size) {
 
 // ---- the digest -------------------------------------------------------------------
 
-// CRC-32 of bytes delivered in order, the CRC at every block start, and SHA-256
-// when asked.
+// CRC-32 of bytes delivered in order (continuing `crc`), the CRC at every block
+// start, and SHA-256 when asked.
 class RunningDigest {
 public:
-    explicit RunningDigest(bool sha256) {
+    explicit RunningDigest(bool sha256, std::uint32_t crc = 0) : crc_(crc) {
         if (sha256) sha_ = std::make_unique<Sha256>();
     }
 
@@ -220,13 +216,10 @@ std::size_t buffer_size(std::uint64_t member_bytes, std::size_t chunk) {
 }
 
 // Offers the inflate room to write into, takes what it wrote, checks the size
-// against the central directory, digests (here or on a Follower), feeds the sink.
-// Streaming a member of kFollowedFrom bytes or more, the sink runs on a second
-// thread when the budget spares one, and the SHA-256 on whichever of the two has
-// time (SinkPipeline's shared job: a sink that hashes an edited copy, the
-// inflate and two hashes share two threads by what each has left); the CRC-32
-// (ISA-L's is ~20x faster than the SHA-256) and the block starts' prefix CRCs stay
-// on this thread.
+// against the central directory, digests (here or on a Follower), feeds the sink
+// (on a SinkPipeline's thread for a big streamed member, the SHA-256 on whichever
+// thread has time). The CRC-32 (ISA-L's is ~20x faster than the SHA-256) and the
+// block starts' prefix CRCs stay on this thread.
 class Delivery {
 public:
     Delivery(const Archive& archive, const Member& member, const InflateSink& sink, InflateOptions options)
@@ -275,6 +268,14 @@ public:
             feed_sink(bytes);
         }
     }
+
+    // Resuming at `from` (index_blocks_from): the bytes before it count as produced,
+    // their CRC as the CRC so far.
+    void resume_at(const Window& from) {
+        total_ = from.point.uncompressed;
+        digest_ = RunningDigest(false, from.point.prefix_crc32);
+    }
+    const std::vector<std::uint32_t>& prefix_crcs() const { return digest_.prefix_crcs(); }
 
     // A deflate block starts where the bytes produced so far end.
     void block_start() {
@@ -476,9 +477,7 @@ public:
         if (from != nullptr) resume_at(*from);
     }
 
-    // Deliver: Delivery, or LocalDelivery (index_blocks_from).
-    template <class Deliver>
-    void run(Deliver& deliver, std::vector<AccessPoint>& blocks, std::vector<Window>& windows,
+    void run(Delivery& deliver, std::vector<AccessPoint>& blocks, std::vector<Window>& windows,
              std::uint64_t stop_at = UINT64_MAX) {
         blocks.push_back(start_);
         for (bool done = false; !done;) {
@@ -581,34 +580,6 @@ private:
     AccessPoint start_{0, 0, 0, 0};          // where the inflate starts: the stream's start or a window
 };
 
-// Where index_blocks_from's inflated bytes go: nowhere but through the CRC, whose
-// value at each block start becomes that block's prefix CRC.
-class LocalDelivery {
-public:
-    LocalDelivery(const Archive& archive, const Member& member, std::uint32_t prefix_crc, std::uint64_t at)
-        : archive_(archive), member_(member), crc_(prefix_crc), total_(at), buffer_(kOutputChunk) {}
-
-    std::span<std::uint8_t> room() { return buffer_; }
-    void produced(std::size_t count) {
-        if (count > member_.size - std::min(total_, member_.size))
-            fail(archive_, member_, "size mismatch (inflates to more than the central directory says)");
-        crc_ = zip::crc32(crc_, std::span<const std::uint8_t>(buffer_.data(), count));
-        total_ += count;
-    }
-    void block_start() { prefix_crcs_.push_back(crc_); }
-    static bool wants_window() { return false; }
-    static std::vector<std::uint8_t> window() { return {}; }
-    const std::vector<std::uint32_t>& prefix_crcs() const { return prefix_crcs_; }
-
-private:
-    const Archive& archive_;
-    const Member& member_;
-    std::uint32_t crc_;
-    std::uint64_t total_;
-    std::vector<std::uint8_t> buffer_;
-    std::vector<std::uint32_t> prefix_crcs_;
-};
-
 }  // namespace
 
 // How often ISA-L must find a block start: often for a kept member (a splice
@@ -646,7 +617,9 @@ std::vector<AccessPoint> index_blocks_from(const Archive& archive, const Member&
                                            std::uint64_t until) {
     if (member.method != Method::deflated) throw std::invalid_argument("index_blocks_from: a member that is not deflated");
     const timings::Scope timer(timings::Phase::inflate);
-    LocalDelivery deliver(archive, member, from ? from->point.prefix_crc32 : 0, from ? from->point.uncompressed : 0);
+    const InflateSink no_sink;
+    Delivery deliver(archive, member, no_sink, InflateOptions{});  // through the CRC only
+    if (from) deliver.resume_at(*from);
     std::vector<AccessPoint> blocks;
     std::vector<Window> no_windows;
     BlockIndexer(archive, member, Backend::zlib, UINT64_MAX, from).run(deliver, blocks, no_windows, until);

@@ -1,36 +1,29 @@
 // Inflating a member once while recording where its deflate blocks start.
 //
-// Contract: inflate_indexed() reads the member's raw (compressed) bytes from the
-// archive (Archive::open_raw) and inflates them with the codec (zip/codec.hpp:
-// ISA-L, or zlib), calling `sink` (when given) with each inflated chunk in order,
-// and recording deflate block boundaries as AccessPoints (the zran.c technique).
-// zlib finds every boundary; ISA-L finds one at least every ~1 MiB of output (past
-// that it is fed short slices until it stands at one), so a splice re-deflates a
-// little more around an edit and windows are a little further apart, for an
-// inflate 1.4x faster. index_backend() picks by what the read keeps. The CRC-32
-// and size are checked against the central directory; a mismatch, truncated or
-// corrupt data is an InputError naming the archive and member. Stored members
-// have no blocks: their index is empty (plan_splice then deflates the new content
-// whole). An access point's partial byte lets a splice restarting there prime
-// deflate (deflatePrime) without re-reading the archive, and its prefix CRC gives
-// the CRC of any unchanged span between access points, or between one and the
-// member's end, with crc32_combine arithmetic instead of reading the span. Every
-// byte is CRC'd exactly once.
+// Contract: inflate_indexed() inflates the member's raw bytes (Archive::open_raw)
+// with the codec (zip/codec.hpp), calling `sink` (when given) with each inflated
+// chunk in order, and records deflate block boundaries as AccessPoints (the zran.c
+// technique). zlib finds every boundary; ISA-L one at least every ~1 MiB of output
+// (fed short slices until it stands at one), so a splice re-deflates a little more
+// around an edit and windows lie a little further apart, for an inflate 1.4x
+// faster: index_backend() picks. The CRC-32 and size are checked against the central
+// directory; a mismatch, truncated or corrupt data is an InputError naming the
+// archive and member. Stored members have no blocks (plan_splice then deflates the
+// new content whole). An access point's partial byte lets a splice restarting there
+// prime deflate (deflatePrime) without re-reading the archive, and its prefix CRC
+// gives the CRC of any unchanged span between access points, or to the member's end,
+// by crc32_combine instead of reading the span. Every byte is CRC'd exactly once.
 //
-// With InflateOptions::keep the bytes are inflated straight into
-// InflatedMember::data (never copied from a staging buffer), sized once: they
-// never move while the inflate runs. A kept member of at least kFollowedFrom bytes
-// is digested (CRC-32, prefix CRCs, SHA-256), when the thread budget spares a
-// share (util/thread_budget.hpp), on a second thread that follows the inflate
-// through the kept bytes as they become final, and prefaults the pages just ahead
-// of it. That thread belongs to the call: it is joined before inflate_indexed
-// returns or throws, and its own failure is rethrown. A streamed member (not kept)
-// of at least kFollowedFrom bytes has its SHA-256 and `sink` calls run on a second
-// thread when the budget spares one (two 1 MiB buffers: one inflated into while
-// the other is hashed and handed to the sink), the CRC-32 staying on the
-// inflating thread: the sink is called from that thread then (in order, one call
-// at a time), and what it throws comes out of inflate_indexed. Other members, and
-// all when the budget is spent, are digested on the calling thread as the bytes pass.
+// With InflateOptions::keep the bytes are inflated straight into InflatedMember::data,
+// sized once: they never move while the inflate runs. From kFollowedFrom bytes on, when
+// the thread budget spares a share (util/thread_budget.hpp), a second thread works
+// beside the inflate: for a kept member it digests (CRC-32, prefix CRCs, SHA-256) the
+// bytes as they become final and prefaults the pages just ahead; for a streamed one it
+// runs the SHA-256 and the `sink` calls (zip/sink_pipeline.hpp; the CRC-32 stays on
+// the inflating thread), the sink then called from that thread, in order, one call at
+// a time. That thread belongs to the call: it is joined before inflate_indexed returns
+// or throws, and its failure, or the sink's, comes out of inflate_indexed. Otherwise
+// everything is digested on the calling thread as the bytes pass.
 //
 // Memory: the kept bytes (if any), the index (24 bytes per block, a block is
 // typically 10-100 KB) and fixed buffers — the compressed stream is never held
@@ -128,11 +121,9 @@ struct InflateOptions {
     std::function<void()> sink_start = {};
 };
 
-// Kept members (the ones a splice re-deflates around edits) are indexed by zlib
-// whatever their size: to find block starts every 256 KiB ISA-L must be fed short
-// slices, each a call that saves its 32 KiB history, which costs more than its
-// faster inflate saves (docs/decisions.md, "Compression backends"). Streams, with
-// or without windows, are inflated by the default backend.
+// Kept members (the ones a splice re-deflates around edits) are indexed by zlib: for
+// a start every 256 KiB ISA-L's short slices cost more than its faster inflate saves
+// (docs/decisions.md, "Compression backends"). Streams: the default backend.
 Backend index_backend(const InflateOptions& options);
 
 // Kept members from this size on are digested on a second thread (see above).
