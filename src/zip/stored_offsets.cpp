@@ -74,41 +74,36 @@ Directory read_directory_location(const Bytes& bytes) {
     return directory;
 }
 
+// The 8-byte value at `field` of the first ZIP64 extra field (id 1) among the extra
+// fields [extra, extra + length), or nullopt when there is none or it is shorter.
+std::optional<std::uint64_t> zip64_value(const Bytes& bytes, std::uint64_t extra, std::uint64_t length, std::uint64_t field) {
+    for (const std::uint64_t end = extra + length; extra + 4 <= end; extra += 4 + bytes.get(extra + 2, 2))
+        if (bytes.get(extra, 2) == 1) {
+            if (field + 8 > bytes.get(extra + 2, 2)) return std::nullopt;
+            return bytes.get(extra + 4 + field, 8);
+        }
+    return std::nullopt;
+}
+
 // The local header offset of the central entry at `at`, from its ZIP64 extra
 // field when the 32-bit field says 0xFFFFFFFF. (Names are compared as stored:
 // libzip hands Archive names converted to UTF-8.)
 std::uint64_t local_header_offset(const Bytes& bytes, std::uint64_t at) {
-    std::uint64_t offset = bytes.get(at + 42, 4);
+    const std::uint64_t offset = bytes.get(at + 42, 4);
     if (offset != kMax32) return offset;
-    std::uint64_t extra = at + kCentralHeaderSize + bytes.get(at + 28, 2);
-    std::uint64_t extra_end = extra + bytes.get(at + 30, 2);
-    while (extra + 4 <= extra_end) {
-        std::uint64_t id = bytes.get(extra, 2);
-        std::uint64_t length = bytes.get(extra + 2, 2);
-        if (id == 1) {
-            std::uint64_t field = extra + 4;
-            if (bytes.get(at + 24, 4) == kMax32) field += 8;  // uncompressed size comes first
-            if (bytes.get(at + 20, 4) == kMax32) field += 8;  // then the compressed size
-            if (field + 8 > extra + 4 + length) break;
-            return bytes.get(field, 8);
-        }
-        extra += 4 + length;
-    }
-    bytes.fail("a central directory entry has no ZIP64 local header offset");
+    std::uint64_t field = 0;
+    if (bytes.get(at + 24, 4) == kMax32) field += 8;  // uncompressed size comes first
+    if (bytes.get(at + 20, 4) == kMax32) field += 8;  // then the compressed size
+    const auto value = zip64_value(bytes, at + kCentralHeaderSize + bytes.get(at + 28, 2), bytes.get(at + 30, 2), field);
+    if (!value) bytes.fail("a central directory entry has no ZIP64 local header offset");
+    return *value;
 }
 
 // A value of the local header's ZIP64 extra field (id 1: size, then compressed size),
 // or nullopt when the header has none.
 std::optional<std::uint64_t> local_zip64(const Bytes& bytes, std::uint64_t local, int position) {
-    std::uint64_t extra = local + kLocalHeaderSize + bytes.get(local + 26, 2);
-    const std::uint64_t extra_end = extra + bytes.get(local + 28, 2);
-    while (extra + 4 <= extra_end) {
-        const std::uint64_t id = bytes.get(extra, 2), length = bytes.get(extra + 2, 2);
-        if (id == 1 && 8 * static_cast<std::uint64_t>(position + 1) <= length)
-            return bytes.get(extra + 4 + 8 * static_cast<std::uint64_t>(position), 8);
-        extra += 4 + length;
-    }
-    return std::nullopt;
+    return zip64_value(bytes, local + kLocalHeaderSize + bytes.get(local + 26, 2), bytes.get(local + 28, 2),
+                       8 * static_cast<std::uint64_t>(position));
 }
 
 // The local header's 32-bit size field, through its ZIP64 extra when saturated.

@@ -31,11 +31,14 @@
 //   above the archive root ("../..") is refused, and so is one that leaves the
 //   archive when the other symlink entries are followed (a -> "up/../x" with
 //   up -> ".."), or links that loop (more than 40 followed).
-// - Also refused at open(), as CPython's zipfile and pip refuse them: two members
-//   whose bytes overlap, local headers or data descriptors that disagree with the
-//   central directory on method, CRC or sizes (zip/stored_offsets.hpp), a stored
-//   member whose compressed and inflated sizes differ, a directory entry that carries data, a path that is both a file and a directory, and a
-//   FIFO, socket or device given as the archive (never opened: util/files.hpp).
+// - Also refused at open(), as CPython's zipfile and pip refuse them: members whose
+//   bytes overlap (each other or the central directory: the overlapped-entries zip
+//   bomb, two names for one set of bytes), local headers or data descriptors that
+//   disagree with the central directory on method, CRC or sizes
+//   (zip/stored_offsets.hpp), a stored member whose compressed and inflated sizes
+//   differ, a directory entry that carries data, a path that is both a file and a
+//   directory, and a FIFO, socket or device given as the archive (never opened:
+//   util/files.hpp).
 // - After open(), reading is thread-safe: read(), read_raw(), stream(), open_raw()
 //   and data_offset() may run on several threads at once (every member's bytes are
 //   read with pread from one descriptor, never through libzip's shared state), so
