@@ -626,9 +626,7 @@ PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMembe
     std::vector<AccessPoint> blocks;
     auto out = splice_around_edits(index, source, edits, blocks);
     if (!out) return splice_read_whole(index, std::move(blocks), source, edits, content);
-    // The new content's digests, the original inflated once more with the edits put
-    // in place as it passes: the spans between the source's windows inflated on
-    // several threads at once (SeekableMember::read_all), the hashing in order.
+    // The new content's digests: the original once more, the edits in place (the header).
     ContentDigest digest(content);
     EditedStream stream(edits, digest);
     source.read_all([&](std::span<const std::uint8_t> chunk, std::uint64_t at) { stream.take(chunk, at); });

@@ -1,27 +1,21 @@
 // A member streamed once, then readable again at any offset for the price of a few
 // MiB of inflate instead of the whole member (the technique of zlib's
-// examples/zran.c).
+// examples/zran.c). Why: a streaming reader (elf/streamed_elf.hpp) learns which
+// ranges of an ELF file it needs from headers that may come last (patchelf, and our
+// own editor when a grown table needs a new segment, move them to the file's end).
 //
-// Why: a streaming reader (elf/streamed_elf.hpp) learns which byte ranges of an ELF
-// file it needs from headers that may come last: patchelf, and our own editor when
-// a grown table needs a new segment, move the program and section headers to the
-// end of the file. Reading such a member again from its first byte costs a second
-// full inflate; from the nearest window, a few MiB.
-//
-// Contract: SeekableMember(archive, member, sink) streams the member to `sink`
-// exactly as inflate_indexed does in streaming mode (chunks in order; size and
-// CRC-32 checked at the end; InputError naming archive and member otherwise),
-// recording a Window (access point plus the 32 KiB before it) at the first deflate
-// block boundary every spacing() inflated bytes: kMinSpacing, or more for members
-// over kMaxWindows * kMinSpacing (1 GiB), so memory stays bounded: at most
-// kMaxWindows windows (8 MiB), plus fixed buffers. Afterwards read(ranges, sink)
-// delivers the bytes of each range (clamped to the member) as sink(chunk, offset)
-// in order, inflating from the last window at or before a range's start: a range
-// costs at most spacing() plus its size, and many ranges go in one sweep, so a
-// thousand small ranges cost what their span costs, not a thousand resumptions.
-// A stored member is read in place. The bytes of a second read come from the
-// same file but are not CRC-checked again (only whole reads can be): a file
-// changed between the two reads is not detected. The Archive must outlive this.
+// Contract: SeekableMember(archive, member, sink) streams the member to `sink` as
+// inflate_indexed does in streaming mode (chunks in order; size and CRC-32 checked at
+// the end; InputError naming archive and member otherwise), recording a Window at the
+// first deflate block boundary every spacing() inflated bytes: kMinSpacing, or more
+// for members over kMaxWindows * kMinSpacing (1 GiB), so memory stays bounded: at
+// most kMaxWindows windows (8 MiB), plus fixed buffers. read(ranges, sink) then
+// delivers each range's bytes (clamped to the member) as sink(chunk, offset) in
+// order, inflating from the last window at or before a range's start: a range costs
+// at most spacing() plus its size, and a thousand small ranges in one sweep cost what
+// their span costs. A stored member is read in place. The bytes of a second read are
+// not CRC-checked again (only whole reads can be): a file changed between the two
+// reads is not detected. The Archive must outlive this.
 #pragma once
 
 #include "wheelfix/util/byte_ranges.hpp"
@@ -60,18 +54,15 @@ public:
     // a gap, and resuming from a later window only where one lies in the gap.
     // Returns how many bytes were inflated (or read, for a stored member) to do it.
     std::uint64_t read(const ByteRanges& ranges, const RangeSink& sink) const;
-    // Every byte of the member, in order, as sink(chunk, offset) — what
-    // read([0, size())) delivers — inflated by several threads at once: the spans
-    // between windows are independent (each resumes at its window), so the caller
-    // and the helpers the thread budget spares (util/thread_budget.hpp) each
-    // inflate one into a buffer of its own while whichever of them finds the next
-    // span in order ready hands it to the sink. The sink is called in order, one
-    // call at a time, from any of these threads (each call sees what the earlier
-    // ones did). Memory: a few spans' buffers (spacing() plus a block each, at most
-    // kMaxSpan, so at most ~5 x 40 MiB with three helpers; a member whose windows
-    // lie further apart, over ~10 GB, is read by read() on one thread). A
-    // stream that ends before its span does is an InputError naming the member;
-    // what the sink throws stops the others and comes out of here.
+    // What read([0, size())) delivers, inflated by several threads at once: the spans
+    // between windows are independent, so the caller and the helpers the thread budget
+    // spares (util/thread_budget.hpp) each inflate one into a buffer of its own, and
+    // whichever finds the next span in order ready hands it to the sink: in order, one
+    // call at a time, from any of these threads (each call sees what the earlier ones
+    // did). Memory: a few spans' buffers (at most kMaxSpan each: ~5 x 40 MiB with three
+    // helpers; a member whose windows lie further apart, over ~10 GB, is read by read()
+    // on one thread). A stream that ends before its span does is an InputError naming
+    // the member; what the sink throws stops the others and comes out of here.
     void read_all(const RangeSink& sink) const;
     static constexpr std::uint64_t kMaxSpan = std::uint64_t(40) << 20;
     // Every deflate block start from the last window at or before `begin` up to the

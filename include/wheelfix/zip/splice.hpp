@@ -1,38 +1,34 @@
 // Re-deflating only around changed bytes (docs/decisions.md, "Big members: the splice").
 //
-// Contract: plan_splice(original, edits) returns the new member's compressed
-// stream as a list of pieces: byte ranges of the ORIGINAL compressed stream
-// (copied as stored, never recompressed) and freshly deflated bytes covering each
-// changed region. A region runs from the last block boundary p at or before its
-// first edit to the first boundary q a full 32 KiB window past its last (from q on
-// the window holds the original's bytes again, so the original blocks decode the
-// same), or to the stream's end; regions that meet are merged. The original is
-// copied on from q without bit shifting, whether or not q is byte aligned (the
-// layout: splice.cpp). When the original is stored, or has no usable boundaries,
-// the whole new content is deflated in parallel chunks (parallel_deflate).
-// `original.data` must hold the inflated original (else, or for invalid edits,
-// std::invalid_argument). The result carries the new size, CRC-32 and SHA-256 of
-// the new content: the CRC of unchanged spans comes from the access points'
-// prefix_crc32 (as inflate_indexed records them) without re-reading them, and the
-// SHA-256 runs on a second thread (when the thread budget spares one,
-// util/thread_budget.hpp) while the regions are deflated; `recompressed_bytes`
-// counts what went through deflate (typically the edit plus 32 KiB plus one or two
-// blocks of 10-100 KB). The stream produced inflates to apply_edits(original.data,
-// edits) — tests prove it by inflating.
+// Contract: plan_splice(original, edits) returns the new member's compressed stream
+// as pieces: byte ranges of the ORIGINAL compressed stream (copied as stored, never
+// recompressed) and freshly deflated bytes covering each changed region. A region
+// runs from the last block boundary p at or before its first edit to the first
+// boundary q a full 32 KiB window past its last (from q on the window holds the
+// original's bytes again, so the original blocks decode the same), or to the
+// stream's end; regions that meet are merged. The original is copied on from q
+// without bit shifting, whether or not q is byte aligned (the layout: splice.cpp).
+// A stored original, or one without usable boundaries, gets the whole new content
+// deflated (parallel_deflate). `original.data` must hold the inflated original
+// (else, or for invalid edits, std::invalid_argument). The result carries the new
+// content's size, CRC-32 (unchanged spans' from the access points' prefix CRCs,
+// without re-reading them) and SHA-256 (on a second thread, when the thread budget
+// spares one, while the regions are deflated); `recompressed_bytes` counts what went
+// through deflate (typically the edit plus 32 KiB plus one or two 10-100 KB blocks).
+// The stream inflates to apply_edits(original.data, edits).
 //
-// The splice proves its own output (so that a writer need not read the member back):
+// The splice proves its own output, so that a writer need not read the member back
+// (a failure is std::logic_error: a fault of ours, not of the input):
 // - each re-deflated region is inflated again (zlib, primed at p with the window
 //   before it: check_splice) and compared with the intended new content [p, q);
 //   where the original resumes at q, the inflater must stand at a block start
-//   exactly at q's bit, with the last 32 KiB it produced equal to the original's
-//   before q, so the original blocks copied on from q decode exactly as they did in
-//   the input's own read, which checked them against the member's CRC-32. A region
-//   that ends the stream must end it, on its last byte. A member deflated whole is
-//   inflated whole and compared. Costs: the regions' bytes, not the member.
-// - the pass that computes the new content's SHA-256 also computes its CRC-32, and
-//   it must equal the CRC-32 the splice puts in the headers (which it got from the
-//   index's prefix CRCs): the header and the content the SHA-256 saw agree.
-// A failure of either is std::logic_error (a fault of ours, not of the input).
+//   exactly at q's bit, with its last 32 KiB equal to the original's before q, so
+//   the original blocks copied on decode exactly as in the input's own read, which
+//   checked them against the member's CRC-32. A region that ends the stream must end
+//   it, on its last byte. A member deflated whole is inflated whole and compared.
+//   Costs: the regions' bytes, not the member.
+// - the pass that computes the new content's SHA-256 also computes its CRC-32, which
+//   must equal the headers' (from the prefix CRCs): header and content agree.
 // `content`, when given, sees every byte of the new content in order, once, as that
 // pass reads it (a caller's analysis of the edited member, with no read of its own),
 // possibly on another thread, one call at a time, before plan_splice returns.
@@ -86,22 +82,18 @@ using ContentSink = std::function<void(std::span<const std::uint8_t>)>;
 
 PrecompressedMember plan_splice(const InflatedMember& original, const ByteEdits& edits, const ContentSink& content = {});
 
-// The same for an original whose inflated bytes were not kept (bounded memory for
-// big members): `index` is inflate_indexed's result without
-// InflateOptions::keep (blocks, size, CRC-32), `source` reads the member again
-// from its nearest window. The index may hold only some block starts (ISA-L's
-// inflater records one per window): the exact ones around each edit are found
-// again from the window before it (SeekableMember::block_starts, zlib), so the
-// regions, and the stream, are those of a full index. The bytes each re-deflated region needs ([p - 32 KiB,
-// q)) are inflated again into a lazily backed image (util/sparse_stream.hpp), and
-// then the new content's SHA-256 streams the whole member once more through
-// `source` with the edits put in place as it passes (SeekableMember::read_all: the
-// spans between windows inflated on the calling thread and the helpers the budget
-// spares, the hashing in order beside them). Memory: the regions' bytes and
-// a few spans' buffers, not the member. The result is the one plan_splice(original with
-// its bytes, edits) gives. Where nothing of the original stream can be reused (a
-// stored member, or a splice that would re-deflate everything) the member is read
-// whole and deflated as above: not bounded.
+// The same for an original whose inflated bytes were not kept (bounded memory for big
+// members): `index` is inflate_indexed's result without InflateOptions::keep, `source`
+// reads the member again from its windows. Block starts the index lacks (ISA-L
+// records one per window) are found again around each edit from the window before it
+// (SeekableMember::block_starts, zlib), so the regions, and the stream, are a full
+// index's. Each region's bytes ([p - 32 KiB, q)) are inflated again into a lazily
+// backed image (util/sparse_stream.hpp), then the SHA-256 pass streams the whole
+// member once more through `source` (SeekableMember::read_all) with the edits put in
+// place. Memory: the regions' bytes and a few spans' buffers, not the member. The
+// result is plan_splice(original with its bytes, edits)'s. Where nothing of the
+// original stream can be reused (a stored member, or a splice that would re-deflate
+// everything) the member is read whole and deflated as above: not bounded.
 PrecompressedMember plan_splice(const InflatedMember& index, const SeekableMember& source, const ByteEdits& edits,
                                 const ContentSink& content = {});
 
