@@ -70,10 +70,11 @@ std::span<const std::uint8_t> bytes_of(std::string_view text) {
     return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
 }
 
-std::string regenerated_record(const Wheel& wheel, const WheelChanges& changes, bool drop_signatures) {
+// RECORD for a wheel that changed: its signatures no longer hold, so they go.
+std::string regenerated_record(const Wheel& wheel, const WheelChanges& changes) {
     std::vector<RecordEntry> entries;
     for (auto entry : wheel.record()) {
-        if (drop_signatures && is_signature(wheel, entry.path)) continue;
+        if (is_signature(wheel, entry.path)) continue;
         if (auto found = changes.edited.find(entry.path); found != changes.edited.end())
             set_record_digest(entry, found->second.sha256, found->second.size);
         if (const auto* content = replacement_for(wheel, changes.dist_info, entry.path))
@@ -191,7 +192,7 @@ void write_wheel_changes(const Wheel& wheel, WheelChanges changes, const std::fi
         list.push_back(output_for(wheel, member, changes, options));
     }
     if (!record_member) throw InputError(wheel.archive().path().string(), "no RECORD member");
-    std::string record_text = changed ? regenerated_record(wheel, changes, changed) : std::string();
+    std::string record_text = changed ? regenerated_record(wheel, changes) : std::string();
     const std::int64_t new_mtime = time_for_changed(*record_member, options);  // the members this write makes
     for (auto& member : changes.added)
         payload.push_back({member.name, zip::Content{std::move(member.bytes)}, member.unix_mode, new_mtime});

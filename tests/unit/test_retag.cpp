@@ -136,7 +136,7 @@ TEST_CASE("set_version changes the Version line only, keeping line ends and the 
 TEST_CASE("pin_torch replaces torch requirements keeping extras and markers, or adds one") {
     std::string metadata = "Name: x\nRequires-Dist: numpy\nRequires-Dist: torch (>=2.9) ; extra == 'gpu'\n"
                            "Requires-Dist: Torch[cuda,x]>=2.0\nRequires-Dist: triton\nSummary: s\n\nRequires-Dist: torch\n";
-    auto pinned = pin_torch(metadata, ">=2.10,<2.11");
+    auto pinned = pin_torch(metadata, SpecifierSet::parse(">=2.10,<2.11"));
     CHECK(pinned.text == "Name: x\nRequires-Dist: numpy\nRequires-Dist: torch>=2.10,<2.11; extra == 'gpu'\n"
                          "Requires-Dist: Torch[cuda,x]>=2.10,<2.11\nRequires-Dist: triton\nSummary: s\n\n"
                          "Requires-Dist: torch\n");
@@ -144,23 +144,23 @@ TEST_CASE("pin_torch replaces torch requirements keeping extras and markers, or 
     CHECK(pinned.changes[0].first == "torch (>=2.9) ; extra == 'gpu'");
     CHECK(pinned.changes[0].second == "torch>=2.10,<2.11; extra == 'gpu'");
 
-    auto added = pin_torch("Name: x\nRequires-Dist: numpy\nSummary: s\n\nbody\n", "==2.10.0");
+    auto added = pin_torch("Name: x\nRequires-Dist: numpy\nSummary: s\n\nbody\n", SpecifierSet::parse("==2.10.0"));
     CHECK(added.text == "Name: x\nRequires-Dist: numpy\nRequires-Dist: torch==2.10.0\nSummary: s\n\nbody\n");
     REQUIRE(added.changes.size() == 1);
     CHECK(added.changes[0].first.empty());
-    CHECK(pin_torch("Name: x\r\nSummary: s\r\n\r\nbody", "==2.10").text ==
+    CHECK(pin_torch("Name: x\r\nSummary: s\r\n\r\nbody", SpecifierSet::parse("==2.10")).text ==
           "Name: x\r\nSummary: s\r\nRequires-Dist: torch==2.10\r\n\r\nbody");
-    CHECK(pin_torch("Name: x\nSummary: s", "==2.10").text == "Name: x\nSummary: s\nRequires-Dist: torch==2.10");
+    CHECK(pin_torch("Name: x\nSummary: s", SpecifierSet::parse("==2.10")).text == "Name: x\nSummary: s\nRequires-Dist: torch==2.10");
 
     // Never wider than the author's: an exact pin stays exact; one that excludes the torch is refused.
-    CHECK(pin_torch("Name: x\nRequires-Dist: torch==2.10.1\n", ">=2.10,<2.11").text ==
+    CHECK(pin_torch("Name: x\nRequires-Dist: torch==2.10.1\n", SpecifierSet::parse(">=2.10,<2.11")).text ==
           "Name: x\nRequires-Dist: torch==2.10.1\n");
-    CHECK(pin_torch("Name: x\nRequires-Dist: torch>=2.10\n", ">=2.4.0").text == "Name: x\nRequires-Dist: torch>=2.10\n");
-    CHECK_THROWS_AS(pin_torch("Name: x\nRequires-Dist: torch==2.9.1\n", ">=2.10,<2.11"), InputError);
+    CHECK(pin_torch("Name: x\nRequires-Dist: torch>=2.10\n", SpecifierSet::parse(">=2.4.0")).text == "Name: x\nRequires-Dist: torch>=2.10\n");
+    CHECK_THROWS_AS(pin_torch("Name: x\nRequires-Dist: torch==2.9.1\n", SpecifierSet::parse(">=2.10,<2.11")), InputError);
     CHECK(pin_torch("Name: x\nRequires-Dist: torch>=2.9,<2.10\n", SpecifierSet::parse(">=2.10,<2.11"), PinWrite::replace)
               .text == "Name: x\nRequires-Dist: torch>=2.10,<2.11\n");
 
-    auto url = pin_torch("Name: x\nRequires-Dist: torch @ https://example.org/torch.whl\n\n", "==2.10");
+    auto url = pin_torch("Name: x\nRequires-Dist: torch @ https://example.org/torch.whl\n\n", SpecifierSet::parse("==2.10"));
     CHECK(url.text == "Name: x\nRequires-Dist: torch @ https://example.org/torch.whl\n\n");
     CHECK(url.changes.empty());
 }

@@ -51,9 +51,6 @@ struct PinnedTorch {
 enum class PinWrite { within_author, replace };
 PinnedTorch pin_torch(std::string_view metadata, const SpecifierSet& pin, PinWrite write = PinWrite::within_author,
                       const std::optional<SpecifierSet>& earlier = std::nullopt);
-inline PinnedTorch pin_torch(std::string_view metadata, std::string_view pin) {
-    return pin_torch(metadata, SpecifierSet::parse(pin));
-}
 
 std::string set_tags(std::string_view wheel_file, const std::vector<std::string>& tags);
 // Requires-Dist lines added after the last Requires-Dist (else after the last
