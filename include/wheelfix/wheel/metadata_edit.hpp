@@ -11,16 +11,15 @@
 //   pin intersected with its own specifier (SpecifierSet::intersect: never wider than
 //   what the author wrote), keeping the name as written, its extras and its
 //   environment marker: "torch[cuda]>=2.10,<2.11; extra == \"gpu\"". A pin the
-//   author's specifier excludes is an InputError naming METADATA (wheelfix never
-//   loosens an author's pin), as is an author's specifier it cannot read. With
-//   PinWrite::replace the pin replaces the specifier; so does it, in any mode, for a
-//   requirement whose specifier is `earlier` (same_as: the pin an earlier retag wrote
-//   for the torch the local version names — wheelfix's own, which a new retag or shim
-//   supersedes). A URL
-//   requirement ("torch @ https://…") is left alone. Without a torch requirement,
-//   "Requires-Dist: torch<specifier>" is added after the last Requires-Dist, else
-//   after the last header. Returns the new text and each requirement before/after
-//   (before is empty for an added one).
+//   author's specifier excludes, or a specifier it cannot read, is an InputError
+//   naming METADATA (wheelfix never loosens an author's pin). The pin replaces the
+//   specifier with PinWrite::replace, and in any mode where the specifier is
+//   `earlier` (same_as: wheelfix's own pin from an earlier retag, for the torch the
+//   local version names, which a new retag or shim supersedes). A URL requirement
+//   ("torch @ https://…") is left alone.
+//   Without a torch requirement, "Requires-Dist: torch<specifier>" is added after the
+//   last Requires-Dist, else after the last header. Returns the new text and each
+//   requirement before/after (before is empty for an added one).
 // - set_tags(): WHEEL's Tag headers replaced by one per tag, where the first Tag
 //   header stood (after the last header when there was none).
 // torch_pin_specifier(): minor ">=2.10,<2.11" (the minor series of the version
