@@ -23,27 +23,24 @@ void object_array(JsonWriter& json, std::string_view key, const Items& items, Fi
     json.end_array();
 }
 
-// Per SM: runs, and the member and entry that serve it (null when none does).
-void write_support(JsonWriter& json, const std::vector<ModuleSupport>& sms) {
-    json.begin_array();
-    for (const auto& row : sms) {
-        json.begin_object().field("sm", row.sm).field("runs", row.runs);
+// An empty text is written as null.
+std::optional<std::string> optional_text(const std::string& text) {
+    return text.empty() ? std::optional<std::string>() : text;
+}
+
+// `key`: per SM, runs, and the member and entry that serve it (null when none does).
+void write_support(JsonWriter& json, std::string_view key, const std::vector<ModuleSupport>& sms) {
+    object_array(json, key, sms, [&](const ModuleSupport& row) {
+        json.field("sm", row.sm).field("runs", row.runs);
         json.field("member", row.runs ? std::optional<std::string>(row.member) : std::nullopt);
         json.field("via", row.runs ? std::optional<std::string>(row.how) : std::nullopt);
-        json.end_object();
-    }
-    json.end_array();
+    });
 }
 
 void write_needs(JsonWriter& json, const policy::NeededVersions& needs) {
-    auto optional_text = [](const std::string& text) { return text.empty() ? std::optional<std::string>() : text; };
     json.key("needs").begin_object();
-    json.field("glibc", optional_text(needs.glibc));
-    json.field("glibcxx", optional_text(needs.glibcxx));
-    json.field("cxxabi", optional_text(needs.cxxabi));
-    json.field("gcc", optional_text(needs.gcc));
-    json.field("zlib", optional_text(needs.zlib));
-    json.field("libatomic", optional_text(needs.libatomic));
+    for (const policy::VersionFamily& family : policy::kVersionFamilies)
+        json.field(family.key, optional_text(needs.*family.need));
     json.field("musl", needs.links_musl);
     json.field("musl_version", optional_text(needs.musl));
     json.end_object();
@@ -58,7 +55,7 @@ void write_abi_concerns(JsonWriter& json, const std::vector<AbiConcern>& concern
         if (member) json.field("member", *member);
         json.field("what", concern.what);
         json.field("message", concern.message);
-        json.field("lowest_tag", concern.lowest_tag.empty() ? std::optional<std::string>() : concern.lowest_tag);
+        json.field("lowest_tag", optional_text(concern.lowest_tag));
         json.end_object();
     }
 }
@@ -71,35 +68,30 @@ void write_fatbin(JsonWriter& json, const std::vector<cuda::FatbinEntry>& entrie
 }
 
 void write_modules(JsonWriter& json, const WheelReport& report) {
-    json.key("modules").begin_array();
-    for (const auto& module : report.modules) {
-        json.begin_object().field("name", module.name);
+    object_array(json, "modules", report.modules, [&](const CudaModule& module) {
+        json.field("name", module.name);
         std::vector<std::string> members;
         for (auto index : module.variants) members.push_back(report.elves[index].name);
         json.string_array("members", members);
-        write_support(json.key("blackwell"), module.blackwell);
-        json.end_object();
-    }
-    json.end_array();
+        write_support(json, "blackwell", module.blackwell);
+    });
 }
 
 void write_needs(JsonWriter& json, const ElfNeeds& object) {
-    json.key("needs").begin_array();
-    for (const auto& need : object.needs)
-        json.begin_object().field("name", need.name).field("class", library_class_name(need.library_class))
+    object_array(json, "needs", object.needs, [&](const ResolvedNeed& need) {
+        json.field("name", need.name).field("class", library_class_name(need.library_class))
             .field("location", need.location).field("via", need.via).field("distribution", need.distribution)
-            .field("problem", need.problem).string_array("skipped", need.skipped).end_object();
-    json.end_array();
+            .field("problem", need.problem).string_array("skipped", need.skipped);
+    });
 }
 
 void write_libraries(JsonWriter& json, const NeededResolution& libraries) {
-    json.key("libraries").begin_object().key("members").begin_array();
-    for (const auto& object : libraries.members) {
-        json.begin_object().field("member", object.name);
+    json.key("libraries").begin_object();
+    object_array(json, "members", libraries.members, [&](const ElfNeeds& object) {
+        json.field("member", object.name);
         write_needs(json, object);
-        json.end_object();
-    }
-    json.end_array().key("grafts").begin_array();
+    });
+    json.key("grafts").begin_array();
     for (std::size_t i = 0; i < libraries.grafts.size(); ++i) {
         const auto& graft = libraries.grafts[i];
         json.begin_object().field("name", graft.needed_name).field("path", graft.path.string())
@@ -111,13 +103,12 @@ void write_libraries(JsonWriter& json, const NeededResolution& libraries) {
 }
 
 void write_outside_libraries(JsonWriter& json, const std::vector<NeededResolution::Outside>& outside) {
-    json.key("outside_libraries").begin_array();
-    for (const auto& library : outside)
-        json.begin_object().field("name", library.name).field("class", library_class_name(library.library_class))
+    object_array(json, "outside_libraries", outside, [&](const NeededResolution::Outside& library) {
+        json.field("name", library.name).field("class", library_class_name(library.library_class))
             .field("location", library.location).field("problem", library.problem)
             .string_array("needed_by", library.needed_by)
-            .field("repair", library.library_class == LibraryClass::graft ? "graft" : "refuse").end_object();
-    json.end_array();
+            .field("repair", library.library_class == LibraryClass::graft ? "graft" : "refuse");
+    });
 }
 
 // PEP 825: the label, variant.json's schema and properties, and what they claim that the binaries do not hold.
@@ -128,7 +119,7 @@ void write_variant(JsonWriter& json, const WheelReport& report) {
         return;
     }
     json.begin_object();
-    json.field("label", report.variant_label.empty() ? std::optional<std::string>() : report.variant_label);
+    json.field("label", optional_text(report.variant_label));
     json.field("variant_schema", report.variant ? std::optional<std::string>(wheel::variant_schema_name(report.variant->schema))
                                                 : std::optional<std::string>());
     json.key("properties");
@@ -163,7 +154,7 @@ void write_json(JsonWriter& json, const ElfReport& report) {
         json.field("path", entry.path).field("absolute", entry.absolute).field("outside_wheel", entry.outside_wheel);
     });
     write_needs(json, report.needs);
-    json.field("honest_tag", report.honest_tag.empty() ? std::optional<std::string>() : report.honest_tag);
+    json.field("honest_tag", optional_text(report.honest_tag));
     json.key("abi_concerns").begin_array();
     write_abi_concerns(json, abi_concerns(report), nullptr);
     json.end_array();
@@ -194,22 +185,17 @@ void write_json(JsonWriter& json, const TargetFindings& target) {
     json.key("target").begin_object();
     json.field("profile", target.profile->name);
     json.field("source", target.profile->source);
-    json.key("findings").begin_array();
-    for (const auto& finding : target.findings) {
-        json.begin_object();
+    object_array(json, "findings", target.findings, [&](const Finding& finding) {
         json.field("kind", kind_name(finding.kind));
         json.field("member", finding.member);
         json.field("message", finding.message);
         json.field("repair_fixes", finding.repair_fixes);
-        json.end_object();
-    }
-    json.end_array().key("coverage").begin_array();
-    for (const auto& row : target.coverage) {
-        json.begin_object().field("name", row.name).field("module", row.is_module);
-        write_support(json.key("sms"), row.sms);
-        json.end_object();
-    }
-    json.end_array().end_object();
+    });
+    object_array(json, "coverage", target.coverage, [&](const CoverageRow& row) {
+        json.field("name", row.name).field("module", row.is_module);
+        write_support(json, "sms", row.sms);
+    });
+    json.end_object();
 }
 
 void write_json(JsonWriter& json, const WheelReport& report, const TargetFindings* target) {
@@ -219,7 +205,7 @@ void write_json(JsonWriter& json, const WheelReport& report, const TargetFinding
     json.field("name", report.distribution);
     json.field("version", report.version);
     json.field("filename_version", report.filename_version);
-    json.field("local_version", report.local_version.empty() ? std::optional<std::string>() : report.local_version);
+    json.field("local_version", optional_text(report.local_version));
     json.string_array("tags", report.tags);
     json.string_array("torch_requirements", wheel::requirement_summaries(report.torch_requirements));
     json.field("torch_range", report.torch_range);
@@ -231,21 +217,17 @@ void write_json(JsonWriter& json, const WheelReport& report, const TargetFinding
     json.end_array();
     json.end_object();
     write_needs(json, report.needs);
-    json.field("honest_tag", report.honest_tag.empty() ? std::optional<std::string>() : report.honest_tag);
-    json.field("symbol_tag", report.symbol_tag.empty() ? std::optional<std::string>() : report.symbol_tag);
+    json.field("honest_tag", optional_text(report.honest_tag));
+    json.field("symbol_tag", optional_text(report.symbol_tag));
     json.key("abi_concerns").begin_array();
     for (const auto& elf : report.elves) write_abi_concerns(json, abi_concerns(elf), &elf.name);
     json.end_array();
-    json.key("platform_claims").begin_array();
-    for (const auto& claim : report.platform_claims) {
-        json.begin_object();
+    object_array(json, "platform_claims", report.platform_claims, [&](const PlatformClaim& claim) {
         json.field("tag", claim.tag);
-        json.field("glibc_floor", claim.glibc_floor.empty() ? std::optional<std::string>() : claim.glibc_floor);
+        json.field("glibc_floor", optional_text(claim.glibc_floor));
         json.field("honest", !claim.lies);
-        json.field("violation", claim.violation.empty() ? std::optional<std::string>() : claim.violation);
-        json.end_object();
-    }
-    json.end_array();
+        json.field("violation", optional_text(claim.violation));
+    });
     json.string_array("not_elf", report.not_elf);
     write_variant(json, report);
     json.key("elf_files").begin_array();
@@ -298,14 +280,14 @@ void write_torch(JsonWriter& json, const TorchResult& torch) {
     json.field("missing", static_cast<std::uint64_t>(torch.missing()));
     json.string_array("install_notes", torch.install_notes);
     json.field("not_admitted", torch.not_admitted);
-    json.key("missing_libraries").begin_array();
-    for (const GroupedLibrary& library : torch.missing_libraries)
-        json.begin_object().field("name", library.name).string_array("needed_by", library.needed_by).end_object();
-    json.end_array().key("not_covered").begin_array();
-    for (const GroupedLibrary& library : torch.not_covered)
-        json.begin_object().field("name", library.name).field("reason", torch.uncovered_reason(library.name))
-            .string_array("needed_by", library.needed_by).end_object();
-    json.end_array().key("unresolved").begin_array();
+    object_array(json, "missing_libraries", torch.missing_libraries, [&](const GroupedLibrary& library) {
+        json.field("name", library.name).string_array("needed_by", library.needed_by);
+    });
+    object_array(json, "not_covered", torch.not_covered, [&](const GroupedLibrary& library) {
+        json.field("name", library.name).field("reason", torch.uncovered_reason(library.name))
+            .string_array("needed_by", library.needed_by);
+    });
+    json.key("unresolved").begin_array();
     for (const GroupedSymbol& group : torch.unresolved) write_unresolved(json, group);
     json.end_array().key("members").begin_array();
     for (const abi::ElfCheck& check : torch.members) write_member(json, check);
@@ -363,15 +345,15 @@ void write_matrix_json(JsonWriter& json, const TorchMatrix& matrix) {
     }
     json.end_array().key("members").begin_array();
     for (std::size_t row = 0; row < matrix.members.size(); ++row) {
-        json.begin_object().field("member", matrix.members[row]).key("cells").begin_array();
-        for (const MatrixCell& cell : matrix.cells[row]) {
-            json.begin_object().field("verdict", verdict_name(cell.verdict));
+        json.begin_object().field("member", matrix.members[row]);
+        object_array(json, "cells", matrix.cells[row], [&](const MatrixCell& cell) {
+            json.field("verdict", verdict_name(cell.verdict));
             json.field("missing", static_cast<std::uint64_t>(cell.missing));
             json.field("first_missing", cell.first_missing).field("near_miss", cell.near_miss);
             json.field("runtime_note", cell.runtime_note);
-            json.string_array("not_covered", cell.not_covered).end_object();
-        }
-        json.end_array().end_object();
+            json.string_array("not_covered", cell.not_covered);
+        });
+        json.end_object();
     }
     json.end_array().field("loads_everywhere", matrix.loads_everywhere()).end_object();
 }

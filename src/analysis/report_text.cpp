@@ -25,12 +25,8 @@ std::string line(std::string_view label, std::string_view value, int indent = 2)
 
 std::string needs_text(const policy::NeededVersions& needs) {
     std::vector<std::string> parts;
-    if (!needs.glibc.empty()) parts.push_back("GLIBC_" + needs.glibc);
-    if (!needs.glibcxx.empty()) parts.push_back("GLIBCXX_" + needs.glibcxx);
-    if (!needs.cxxabi.empty()) parts.push_back("CXXABI_" + needs.cxxabi);
-    if (!needs.gcc.empty()) parts.push_back("GCC_" + needs.gcc);
-    if (!needs.zlib.empty()) parts.push_back("ZLIB_" + needs.zlib);
-    if (!needs.libatomic.empty()) parts.push_back("LIBATOMIC_" + needs.libatomic);
+    for (const policy::VersionFamily& family : policy::kVersionFamilies)
+        if (!(needs.*family.need).empty()) parts.push_back(std::string(family.prefix) + "_" + needs.*family.need);
     if (needs.links_musl) parts.push_back(needs.musl.empty() ? "musl libc" : "musl libc " + needs.musl + " (" + needs.musl_reason + ")");
     return parts.empty() ? "no versioned libc/libstdc++ symbols" : join(parts, " ");
 }

@@ -41,26 +41,13 @@ void keep_newest(std::string& current, std::string_view candidate) {
 
 bool starts_with_digit(std::string_view text) { return !text.empty() && text[0] >= '0' && text[0] <= '9'; }
 
-// The symbol-version families a tag limits: the need, and the newest a tag allows
-// (GLIBC's is the tag's own number, glibc_floor).
-struct VersionFamily {
-    std::string_view prefix;
-    std::string NeededVersions::*need;
-    std::string ManylinuxTag::*allowed;
-};
-constexpr VersionFamily kFamilies[] = {
-    {"GLIBC", &NeededVersions::glibc, nullptr},          {"GLIBCXX", &NeededVersions::glibcxx, &ManylinuxTag::glibcxx},
-    {"CXXABI", &NeededVersions::cxxabi, &ManylinuxTag::cxxabi}, {"GCC", &NeededVersions::gcc, &ManylinuxTag::gcc},
-    {"ZLIB", &NeededVersions::zlib, &ManylinuxTag::zlib}, {"LIBATOMIC", &NeededVersions::libatomic, &ManylinuxTag::libatomic},
-};
-
 // "GLIBC_2.17" -> family "GLIBC", version "2.17"; "GLIBC_PRIVATE" is not a version.
 void record_version_need(NeededVersions& needs, std::string_view name) {
     auto underscore = name.rfind('_');
     if (underscore == std::string_view::npos) return;
     std::string_view version = name.substr(underscore + 1);
     if (!starts_with_digit(version)) return;
-    for (const VersionFamily& family : kFamilies)
+    for (const VersionFamily& family : kVersionFamilies)
         if (name.substr(0, underscore) == family.prefix) keep_newest(needs.*family.need, version);
 }
 
@@ -75,11 +62,8 @@ std::vector<ManylinuxTag> parse_policy(std::string_view text) {
         row.tag = line.fields[0];
         row.alias = dash_to_empty(line.fields[1]);
         row.arch = line.fields[2];
-        row.glibcxx = dash_to_empty(line.fields[4]);
-        row.cxxabi = dash_to_empty(line.fields[5]);
-        row.gcc = dash_to_empty(line.fields[6]);
-        row.zlib = dash_to_empty(line.fields[7]);
-        row.libatomic = dash_to_empty(line.fields[8]);
+        for (std::size_t i = 1; i < std::size(kVersionFamilies); ++i)  // column 3 + i: family i (glibc: the tag number)
+            row.*kVersionFamilies[i].allowed = dash_to_empty(line.fields[3 + i]);
         auto parsed = parse_platform_tag(row.tag + "_" + row.arch);
         row.glibc_floor = std::to_string(parsed.major) + "." + std::to_string(parsed.minor);
         table.push_back(std::move(row));
@@ -213,7 +197,7 @@ NeededVersions needed_versions(const elf::ElfFile& elf) {
 
 NeededVersions newest(const NeededVersions& a, const NeededVersions& b) {
     NeededVersions out = a;
-    for (const VersionFamily& family : kFamilies)
+    for (const VersionFamily& family : kVersionFamilies)
         if (!(b.*family.need).empty()) keep_newest(out.*family.need, b.*family.need);
     if (!b.musl.empty() && compare_dotted(b.musl, out.musl) > 0) {
         out.musl = b.musl;
@@ -231,7 +215,7 @@ const std::vector<ManylinuxTag>& manylinux_policy() {
 }
 
 std::string first_violation(const NeededVersions& needs, const ManylinuxTag& tag) {
-    for (const VersionFamily& family : kFamilies) {
+    for (const VersionFamily& family : kVersionFamilies) {
         const std::string& need = needs.*family.need;
         const bool allowed = family.allowed ? allows(tag.*family.allowed, need)
                                             : need.empty() || compare_dotted(need, tag.glibc_floor) <= 0;

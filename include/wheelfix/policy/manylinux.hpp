@@ -63,6 +63,22 @@ struct ManylinuxTag {
     std::string glibcxx, cxxabi, gcc, zlib, libatomic;  // newest allowed, empty = none allowed
 };
 
+// The symbol-version families a manylinux tag limits, in the order reports list them.
+struct VersionFamily {
+    std::string_view prefix;             // "GLIBC", as in GLIBC_2.17
+    std::string_view key;                // "glibc": the field's name in JSON reports
+    std::string NeededVersions::*need;
+    std::string ManylinuxTag::*allowed;  // nullptr for GLIBC: the tag's own number, glibc_floor
+};
+inline constexpr VersionFamily kVersionFamilies[] = {
+    {"GLIBC", "glibc", &NeededVersions::glibc, nullptr},
+    {"GLIBCXX", "glibcxx", &NeededVersions::glibcxx, &ManylinuxTag::glibcxx},
+    {"CXXABI", "cxxabi", &NeededVersions::cxxabi, &ManylinuxTag::cxxabi},
+    {"GCC", "gcc", &NeededVersions::gcc, &ManylinuxTag::gcc},
+    {"ZLIB", "zlib", &NeededVersions::zlib, &ManylinuxTag::zlib},
+    {"LIBATOMIC", "libatomic", &NeededVersions::libatomic, &ManylinuxTag::libatomic},
+};
+
 const std::vector<ManylinuxTag>& manylinux_policy();
 const ManylinuxTag* lowest_manylinux_tag(const NeededVersions& needs, std::string_view arch);
 // The newest symbol version that `needs` has and `tag` does not allow, as
