@@ -30,12 +30,10 @@ std::string type_name(std::uint16_t type) {
 
 // "$ORIGIN/../../torch/lib" -> number of ".." components right after $ORIGIN.
 int origin_climb(std::string_view path) {
-    std::string_view rest;
-    if (path.starts_with("$ORIGIN")) rest = path.substr(7);
-    else if (path.starts_with("${ORIGIN}")) rest = path.substr(9);
-    else return -1;
+    const auto rest = after_origin(path);
+    if (!rest) return -1;
     int depth = 0, climb = 0;
-    for (const auto& part : split_nonempty(rest, '/')) {
+    for (const auto& part : split_nonempty(*rest, '/')) {
         if (part == "..") --depth;
         else if (part != ".") ++depth;
         climb = std::min(climb, depth);
@@ -179,6 +177,12 @@ SearchPathEntry classify_search_path(std::string path, std::optional<int> direct
     entry.outside_wheel = climb >= 0 && directory_depth && climb > *directory_depth;
     entry.path = std::move(path);
     return entry;
+}
+
+std::optional<std::string_view> after_origin(std::string_view entry) {
+    for (std::string_view token : {"$ORIGIN", "${ORIGIN}"})
+        if (entry.starts_with(token)) return entry.substr(token.size());
+    return std::nullopt;
 }
 
 void set_needed(ElfReport& report, std::vector<std::string> needed) {

@@ -84,29 +84,22 @@ std::string_view parent_of(std::string_view path) {
 // names nothing ld.so would search here.
 std::optional<SearchDir> expand_entry(const Requester& who, const std::string& entry, const std::string& via,
                                       std::vector<std::string>& notes) {
-    std::string rest;
-    if (entry.starts_with("$ORIGIN")) rest = entry.substr(7);
-    else if (entry.starts_with("${ORIGIN}")) rest = entry.substr(9);
-    else if (entry.starts_with("/")) {
-        if (entry.find('$') != std::string::npos) {
-            notes.push_back(entry + ": " + via + " entry with an unknown $ token not searched");
-            return std::nullopt;
-        }
-        return SearchDir{false, entry, via};
-    } else {
+    const auto rest = after_origin(entry);
+    if (!rest && !entry.starts_with("/")) {
         if (!entry.empty()) notes.push_back(entry + ": relative " + via + " entry (relative to the working directory) not searched");
         return std::nullopt;
     }
-    if (!rest.empty() && rest.front() != '/') {
+    if (rest && !rest->empty() && rest->front() != '/') {
         notes.push_back(entry + ": " + via + " entry not searched");
         return std::nullopt;
     }
-    if (rest.find('$') != std::string::npos) {
+    if ((rest ? *rest : std::string_view(entry)).find('$') != std::string_view::npos) {
         notes.push_back(entry + ": " + via + " entry with an unknown $ token not searched");
         return std::nullopt;
     }
-    if (!who.in_wheel) return SearchDir{false, who.origin + rest, via};
-    auto inside = normalize_inside(who.origin + rest);
+    if (!rest) return SearchDir{false, entry, via};
+    if (!who.in_wheel) return SearchDir{false, who.origin + std::string(*rest), via};
+    auto inside = normalize_inside(who.origin + std::string(*rest));
     if (!inside) return std::nullopt;  // above the platlib root: other installs, known by name
     return SearchDir{true, *inside, via};
 }
@@ -477,24 +470,10 @@ void include_glob(const std::string& pattern, const std::filesystem::path& root,
 void parse_conf(std::string_view text, const std::filesystem::path& root, const std::filesystem::path& directory,
                 int depth, std::set<std::string>& seen, std::vector<std::string>& dirs) {
     if (depth > kMaxIncludeDepth) return;
-    std::size_t start = 0;
-    while (start < text.size()) {
-        auto end = text.find('\n', start);
-        if (end == std::string_view::npos) end = text.size();
-        std::string line(text.substr(start, end - start));
-        start = end + 1;
+    for (std::string line : split(text, '\n')) {
         if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-        std::vector<std::string> words;
-        std::string word;
-        for (char c : line) {
-            if (c == ' ' || c == '\t' || c == '\r' || c == ':' || c == ',') {
-                if (!word.empty()) words.push_back(std::move(word));
-                word.clear();
-            } else {
-                word += c;
-            }
-        }
-        if (!word.empty()) words.push_back(std::move(word));
+        std::replace_if(line.begin(), line.end(), [](char c) { return c == '\t' || c == '\r' || c == ':' || c == ','; }, ' ');
+        std::vector<std::string> words = split_nonempty(line, ' ');
         if (words.empty()) continue;
         if (words[0] == "include") {
             for (std::size_t i = 1; i < words.size(); ++i) include_glob(words[i], root, directory, depth, seen, dirs);

@@ -60,7 +60,7 @@ bool links_cuda_or_torch(const ElfReport& elf) {
 
 // "${ORIGIN}/../x/" and "$ORIGIN/./../x" name the same directory as "$ORIGIN/../x".
 std::string normalized(std::string path) {
-    if (path.starts_with("${ORIGIN}")) path.replace(0, 9, "$ORIGIN");
+    if (const auto rest = after_origin(path)) path = "$ORIGIN" + std::string(*rest);
     std::string out;
     std::size_t start = 0;
     for (bool first = true; start <= path.size(); first = false) {
