@@ -62,11 +62,8 @@ bool module_runs(const CudaModule& module, const std::vector<ElfReport>& elves, 
     return module_support(module, elves, sms).front().runs;
 }
 
-// The GPUs a provider selects a wheel for by this value: the NVIDIA provider takes
-// X_real on any GPU of X's major whose minor is at least X's, and X_virtual on the GPUs
-// of X's major (X ending in 0); so the value holds only if the wheel runs on each known
-// SM (variants.policy `sm`) of that kind. An sm_100a cubin alone runs on sm_100 but not
-// sm_103: 100_real would be wider than the truth.
+// The known SMs (variants.policy `sm`) an installer selects a wheel for by this value
+// (variant.hpp sm_arch_values has the rule).
 std::vector<std::uint32_t> selected_sms(const SmValue& value) {
     std::vector<std::uint32_t> sms{value.sm};
     for (const auto& row : policy::variant_rules().sm) {

@@ -3,20 +3,16 @@
 //
 // Contract:
 // - Targets: the extensions of a wheel (or one ELF file), each reduced to its
-//   imports (abi::ElfImports), and the input's own libraries as a search scope.
-//   A member is kept when it is named like a shared library, is ELF and has a
-//   dynamic section; each keeps what ld.so searches with (analysis/elf_report.hpp
-//   analyze_search), so what its own search path reaches in the wheel can be judged
-//   (torch_releases.hpp: a CUDA runtime the wheel ships serves only the members whose
-//   own search path reaches it). An invalid ELF is an InputError naming wheel and member.
-//   read_targets() reads a wheel's library members as far as the loader's view of
-//   each needs (wheel/member_reader.hpp: only their dynamic tables are kept, and a
-//   big member is inflated only until they are in; on the threads the thread budget
-//   spares, joined in member order, so the targets and any error are the serial
-//   ones), or one ELF file, and refuses an input with nothing to check unless
-//   refuse_empty is false (check of several inputs: a pure-python wheel in dist/ is
-//   not an error). needed_roots() names what the targets need, for
-//   abi::IndexOptions::roots.
+//   imports (abi::ElfImports) and what ld.so searches with (elf_report.hpp
+//   analyze_search; torch_releases.hpp judges what its own search path reaches),
+//   and the input's own libraries as a search scope. A member is kept when it is
+//   named like a shared library, is ELF and has a dynamic section; an invalid ELF is
+//   an InputError naming wheel and member. read_targets() reads a wheel's library
+//   members only as far as their loader views need (wheel/member_reader.hpp; on the
+//   threads the budget spares, the targets and any error the serial ones), or one
+//   ELF file, and refuses an input with nothing to check unless refuse_empty is
+//   false (check of several inputs: a pure-python wheel in dist/ is not an error).
+//   needed_roots() names what the targets need, for abi::IndexOptions::roots.
 // - load_torch(path, options, stats) loads one `--torch PATH`: a torch directory,
 //   a torch wheel (stats, when given, says what was inflated and kept) or an index
 //   file (abi/symbol_index.hpp).

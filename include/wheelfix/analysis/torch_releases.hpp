@@ -14,36 +14,31 @@
 //   (torch_matrix.hpp) from the user atlases given and the bundled one (unless
 //   with_bundled is false), for the wheel's arch and CPython ABI tag (abi3/none take
 //   each release's primary libtorch_python), then against each other torch path
-//   (loaded by `load`) as a column of its own. The atlases may hold several builds of
-//   a release (2.6.0+cu124 and +cu126; a build both hold is the first atlas's, a user
-//   atlas before the bundled one): one column per release, from the build
-//   --torch-release names exactly ("2.6.0+cu126"), else the one the wheel's +cuXYZ
-//   names, else one of the CUDA major it was built for (its label's, else the highest
-//   libcudart/libnvrtc/libcublas major it NEEDs), else the first. Each column names its
-//   build (`build`) and every build the atlases hold (`builds`); a column from another
-//   build than the wheel's own says so (cuda_note: "wheel +cu126: verdict from the
-//   cu124 build; builds of one release can export different symbols", or "wheel names
-//   no build: …" when the release has several).
-//   Beside the symbols each cell judges what the loader needs from the install: a
-//   CPython build of the release for a cpXY wheel, and the CUDA runtime majors the
-//   member NEEDs (torch_verdict.hpp cuda_runtime_needs) against the build's, unless
-//   the member's own search path reaches the library in the wheel (needed_resolution.hpp
-//   with wheel_only: by file name along its RUNPATH, or its RPATH; a copy another member
-//   reaches through its own path serves this one only if that member loads first, which
-//   nothing promises) or the wheel declares the distribution that ships it
-//   (nvidia-cuda-runtime-cu12): else
-//   Verdict::runtime, "needs nvidia-cuda-runtime-cu12 beside torch 2.11.0". Each
-//   release is materialised only as far as the targets' NEEDED closure reaches, one
-//   release at a time, so memory stays near one release's libraries. The verdict
-//   (torch_verdict(), with the wheel's own claims: torch_claims_of(input), and
-//   request.pin_mode) is derived from the matrix. With keep_newest, `newest` holds the
-//   index of the newest release of the pin (what `repair --torch auto` shims
-//   against), materialised the same way. One verdict: a column whose symbols resolve
-//   and install matches but that the verdict does not admit (why_not_admitted: a
-//   C++-ABI extension's other minors, releases the author's range excludes) has its
-//   torch-linking members' cells `not admitted` and its TorchResult::not_admitted set,
-//   so neither the matrix nor `loads` says ok where the pin says no. An atlas that has no release matching is an
-//   InputError naming --torch-release; no atlas at all (none bundled, none given) too.
+//   (loaded by `load`) as a column of its own. Of a release's builds (2.6.0+cu124 and
+//   +cu126; a build two atlases hold is the first's, a user atlas before the bundled
+//   one) the column takes the one --torch-release names exactly ("2.6.0+cu126"), else
+//   the one the wheel's +cuXYZ names, else one of the CUDA major it was built for (its
+//   label's, else the highest libcudart/libnvrtc/libcublas major it NEEDs), else the
+//   first; it names that build and every build the atlases hold, and cuda_note says
+//   when the build is not the wheel's own ("wheel +cu126: verdict from the cu124
+//   build; builds of one release can export different symbols", or "wheel names no
+//   build: …" when the release has several).
+//   Each cell also judges the install (torch_matrix.hpp: `runtime`): a CPython build
+//   of the release for a cpXY wheel, and each CUDA runtime major the member NEEDs
+//   (torch_verdict.hpp cuda_runtime_needs), which the build brings, or the member's
+//   own search path reaches in the wheel (needed_resolution.hpp wheel_only: a copy
+//   only another member reaches serves this one only if that member loads first,
+//   which nothing promises), or a distribution the wheel declares ships
+//   (nvidia-cuda-runtime-cu12). Releases are materialised one at a time, only as far
+//   as the targets' NEEDED closure reaches, so memory stays near one release's
+//   libraries. The verdict is torch_verdict()'s (with torch_claims_of(input) and
+//   request.pin_mode); a column it does not admit although its symbols resolve and
+//   its install matches (why_not_admitted) has its torch-linking members' cells `not
+//   admitted` and its TorchResult::not_admitted set, so neither the matrix nor
+//   `loads` says ok where the pin says no. With keep_newest, `newest` holds the index
+//   of the newest release of the pin (what `repair --torch auto` shims against). An
+//   atlas with no matching release, or no atlas at all, is an InputError naming
+//   --torch-release.
 // - check_torches(targets, input, paths, mode, load): the same matrix and verdict over
 //   torch directories, torch wheels or index files alone (`retag --torch auto
 //   --torch-from DIR...`): one column per path, ordered by torch version, each cell

@@ -8,11 +8,9 @@
 //   sm_X (sm_Xa and sm_Xf too: the provider's values have no 'a'/'f' spelling) and
 //   X_virtual for every PTX compute_X; a value is kept only when every module runs
 //   (cuda/coverage.hpp, the rule inspect uses) every SM an installer selects the wheel
-//   for by that value: the NVIDIA provider takes X_real on each GPU of X's major with
-//   a minor at least X's, X_virtual on each GPU of X's major; the known SMs are
-//   variants.policy's. So a wheel never lists a value that would send it to a GPU one
-//   of its modules cannot run: an sm_100a cubin alone (not on sm_103) gives no
-//   100_real. Ordered by SM, real before virtual.
+//   for by that value: X_real on each GPU of X's major with a minor at least X's,
+//   X_virtual on each GPU of X's major (the known SMs are variants.policy's). So an
+//   sm_100a cubin alone (not on sm_103) gives no 100_real. Ordered by SM, real first.
 // - cuda_lower_bound(report): `nvidia :: cuda_version_lower_bound`, the CUDA
 //   version the driver must at least have, the highest of (policy/variant_rules.hpp
 //   tables): the CUDA major each ELF NEEDs (libcudart.so.13 -> 13.0), the toolkit
@@ -31,36 +29,28 @@
 // - variant_file(label, properties, schema): the variant.json document: the rules'
 //   namespaces in their order (0.0.3: those with a provider; 0.1.1: those used), the
 //   providers (0.0.3). InputError naming --schema when 0.0.3 would list no namespace.
-// - Torch minors: proven_torch_minors(input, report) resolves the wheel's extensions
-//   against every release of the bundled atlas (`check --torch-release all`,
-//   torch_releases.hpp) and keeps the minors all of whose releases load, narrowed to
-//   those every torch Requires-Dist admits; pinned_torch_minors(requirements, input)
-//   the minors of the atlas's releases for the wheel's arch every one of which every
-//   Requires-Dist on torch in `requirements` (METADATA's, "torch>=2.10,<2.11")
-//   admits: a writer's claim from the METADATA it writes (its pin, within the
-//   author's). Empty when no requirement has a specifier, or when together they
-//   leave torch without a ceiling (they admit a release far past every known one):
-//   a claim naming every minor from a floor on would be wider than a C++
-//   extension's truth. Both empty when nothing applies.
+// - Torch minors: proven_torch_minors(input, report): the minors all of whose bundled
+//   atlas releases load (`check --torch-release all`, torch_releases.hpp) and every
+//   torch Requires-Dist admits. pinned_torch_minors(requirements, input): the minors
+//   all of whose atlas releases for the wheel's arch every Requires-Dist on torch in
+//   `requirements` admits (a writer's claim from the METADATA it writes); empty when
+//   none has a specifier or together they set no ceiling: every minor from a floor
+//   on would be wider than a C++ extension's truth. Both empty when nothing applies.
 // - variant_claim_problems(report, claimed): what a variant.json claims that the
-//   binaries do not hold: an sm_arch value selecting an SM a module cannot run
-//   (the rule above), a cuda_version_lower_bound below
-//   what the binaries need; one line each, empty when the claims hold.
-// - judge_torch_claim(report): a variant.json's `abi_dependency :: torch` claim
-//   judged, its problems added to report.variant_findings (inspect and verify call
-//   it after inspect_wheel, inspect with the bundled_releases run it has made for its
-//   torch range; without one, the run is made here, only when there is a claim to
-//   judge): a value that is not a torch minor ("2.10"), a claim when no ELF
-//   member uses torch, and a minor the wheel's own Requires-Dist on torch (every one
-//   with a specifier) or the torch verdict's pin over the bundled atlas
-//   (torch_releases.hpp bundled_releases, when it pins one) does not admit. A minor
-//   is admitted when every atlas release of it for the wheel's arch is (X.Y.0 when
-//   the atlas knows none): the rule the writers claim by, so what they write holds.
+//   binaries do not hold: an sm_arch value selecting an SM a module cannot run (the
+//   rule above), a cuda_version_lower_bound below what they need; one line each.
+// - judge_torch_claim(report, releases): a variant.json's `abi_dependency :: torch`
+//   claim judged into report.variant_findings (after inspect_wheel; `releases` is
+//   inspect's bundled_releases run, else one is made here when there is a claim): a
+//   value that is not a torch minor ("2.10"), a claim when no ELF member uses torch,
+//   and a minor the wheel's Requires-Dist on torch (each with a specifier) or the
+//   torch verdict's pin over the bundled atlas does not admit. A minor is admitted
+//   when every atlas release of it for the wheel's arch is (X.Y.0 when the atlas
+//   knows none): the rule the writers claim by, so what they write holds.
 // - verify_findings(wheel, input): `verify`'s findings for one wheel. A variant wheel
-//   (a label, or a variant.json) is read as inspect reads it, so that its claims are
-//   judged against the binaries in the same pass as RECORD, and its torch claim
-//   against its Requires-Dist and the torch verdict (each problem a finding on its
-//   variant.json, "variant ..."); any other is only hashed (wheel/verify.hpp).
+//   (a label, or a variant.json) is read as inspect reads it, its claims judged as
+//   above in the same pass as RECORD (each problem a finding on its variant.json,
+//   "variant ..."); any other is only hashed (wheel/verify.hpp).
 #pragma once
 
 #include "wheelfix/analysis/wheel_report.hpp"
