@@ -2,6 +2,7 @@
 #include "wheelfix/analysis/torch_matrix.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/wheel/version.hpp"
 
 #include <algorithm>
@@ -12,20 +13,6 @@
 namespace wheelfix::analysis {
 
 namespace {
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-    std::vector<std::string_view> parts;
-    while (true) {
-        const std::size_t at = text.find(separator);
-        std::string_view part = text.substr(0, at);
-        while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
-        while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
-        if (!part.empty()) parts.push_back(part);
-        if (at == std::string_view::npos) break;
-        text.remove_prefix(at + 1);
-    }
-    return parts;
-}
 
 wheel::Version release_version(const abi::AtlasRelease& release) {
     return wheel::Version::parse(public_version(release.torch_version));
@@ -64,7 +51,10 @@ std::vector<abi::AtlasRelease> select_releases(const std::vector<abi::AtlasRelea
         for (const abi::AtlasRelease& release : of_arch)
             if (set->contains(release_version(release))) selected.push_back(release);
     } else {
-        for (std::string_view wanted : split(spec, ',')) {
+        for (std::string wanted : split_nonempty(spec, ',')) {
+            wanted.erase(0, wanted.find_first_not_of(' '));
+            wanted.erase(wanted.find_last_not_of(' ') + 1);
+            if (wanted.empty()) continue;
             const auto version = wheel::Version::try_parse(wanted);
             if (!version) throw InputError("--torch-release", "'" + std::string(wanted) + "' is not a torch version");
             bool found = false;

@@ -189,12 +189,9 @@ struct BuildChoice {
 std::vector<BuildChoice> choose_builds(const std::vector<const abi::Atlas*>& atlases, const WheelFacts& facts,
                                        int wheel_major, const std::string& spec) {
     std::vector<std::string> asked;  // builds --torch-release names exactly
-    for (std::size_t at = 0; at <= spec.size();) {
-        const std::size_t comma = std::min(spec.find(',', at), spec.size());
-        std::string item = spec.substr(at, comma - at);
+    for (std::string item : split_nonempty(spec, ',')) {
         std::erase(item, ' ');
         if (item.find('+') != std::string::npos && item.find_first_of("<>=!~") == std::string::npos) asked.push_back(item);
-        at = comma + 1;
     }
     std::vector<std::vector<std::pair<abi::AtlasRelease, const abi::Atlas*>>> groups;
     for (const abi::Atlas* atlas : atlases)
