@@ -30,13 +30,10 @@ bool same_minor(const wheel::Version& a, const wheel::Version& b) {
            a.release()[1] == b.release()[1];
 }
 
-std::string minor_text(const wheel::Version& version) {
-    return std::to_string(version.release()[0]) + "." + std::to_string(version.release().size() > 1 ? version.release()[1] : 0);
-}
-
-std::string next_minor_text(const wheel::Version& version) {
+// "2.9" for 2.9.1; with `later` 1, the next minor: "2.10".
+std::string minor_text(const wheel::Version& version, std::uint64_t later = 0) {
     return std::to_string(version.release()[0]) + "." +
-           std::to_string((version.release().size() > 1 ? version.release()[1] : 0) + 1);
+           std::to_string((version.release().size() > 1 ? version.release()[1] : 0) + later);
 }
 
 // "2.10.0" -> "2.10"; "2.9.1" stays: the bound written for the first release after a run.
@@ -262,10 +259,10 @@ TorchRequirement torch_verdict(const TorchMatrix& matrix, const StableAbiUse& st
     verdict.highest_column = *run_end;
     if (*run_end + 1 < count) {
         verdict.upper = bound_text(*versions[*run_end + 1]);
-        if (built_for && !same_minor(*versions[*run_end + 1], *built_for)) verdict.upper = next_minor_text(*built_for);
+        if (built_for && !same_minor(*versions[*run_end + 1], *built_for)) verdict.upper = minor_text(*built_for, 1);
     } else {
         verdict.later_unproven = true;
-        if (verdict.kind != "stable") verdict.upper = next_minor_text(*versions[*run_end]);
+        if (verdict.kind != "stable") verdict.upper = minor_text(*versions[*run_end], 1);
     }
     const auto pin = wheel::SpecifierSet::range(verdict.lowest, verdict.upper).intersect(claims.author);
     if (!pin) {  // cannot happen: the run's releases are in the author's range
