@@ -80,8 +80,6 @@ std::string torch_text(const TorchResult& torch, Detail detail, const Palette& c
     return out;
 }
 
-}  // namespace
-
 std::string matrix_text(const CheckReport& report, const Palette& colour) {
     std::vector<std::string> cells;
     for (const TorchResult& torch : report.torches)
@@ -101,6 +99,20 @@ std::string render_check_text(const CheckReport& report, Detail detail, const Pa
     return out + matrix_text(report, colour);
 }
 
+std::string render_checks_summary(const std::vector<CheckReport>& reports, std::size_t nothing_to_check,
+                                  const Palette& colour) {
+    std::vector<std::string> failing;
+    for (const CheckReport& report : reports)
+        if (!report.loads_everywhere()) failing.push_back(report.input);
+    std::string out = fmt::format("{} inputs: {} load against every torch", reports.size(),
+                                  reports.size() - failing.size());
+    if (nothing_to_check > 0) out += fmt::format(" ({} with nothing to check)", nothing_to_check);
+    if (failing.empty()) return out + "\n";
+    return out + fmt::format(", {} {}: {}\n", failing.size(), colour.bad("do not"), join(failing, ", "));
+}
+
+}  // namespace
+
 std::string explain_releases_text(const ReleaseMatrix& run, Detail detail, const Palette& colour) {
     const auto& torches = run.report.torches;
     std::string out;
@@ -114,18 +126,6 @@ std::string explain_releases_text(const ReleaseMatrix& run, Detail detail, const
                                    group.symbol.near_misses.empty() ? run.report.first_resolving(j, group.symbol.name) : "");
     }
     return out;
-}
-
-std::string render_checks_summary(const std::vector<CheckReport>& reports, std::size_t nothing_to_check,
-                                  const Palette& colour) {
-    std::vector<std::string> failing;
-    for (const CheckReport& report : reports)
-        if (!report.loads_everywhere()) failing.push_back(report.input);
-    std::string out = fmt::format("{} inputs: {} load against every torch", reports.size(),
-                                  reports.size() - failing.size());
-    if (nothing_to_check > 0) out += fmt::format(" ({} with nothing to check)", nothing_to_check);
-    if (failing.empty()) return out + "\n";
-    return out + fmt::format(", {} {}: {}\n", failing.size(), colour.bad("do not"), join(failing, ", "));
 }
 
 std::string render_checks_text(const CheckRun& run, Detail detail, const Palette& colour) {

@@ -166,6 +166,15 @@ std::string where_text(const ResolvedNeed& need) {
     return where;
 }
 
+// Every NEEDED per member (and grafted library): library, class, where it resolves.
+std::string libraries_text(const NeededResolution& libraries) {
+    Table table({"member", "library", "class", "resolves to"});
+    table.indent(2);
+    for (auto& row : library_rows(libraries)) table.add_row(std::move(row));
+    if (table.empty()) return {};
+    return "\n" + line("libraries", "each NEEDED as ld.so resolves it (LD_LIBRARY_PATH as --ldpaths)", 0) + table.render_text();
+}
+
 }  // namespace
 
 std::vector<std::vector<std::string>> library_rows(const NeededResolution& libraries) {
@@ -177,14 +186,6 @@ std::vector<std::vector<std::string>> library_rows(const NeededResolution& libra
     for (const auto& object : libraries.members) add(object, object.name);
     for (std::size_t i = 0; i < libraries.grafts.size(); ++i) add(libraries.graft_needs[i], libraries.grafts[i].needed_name + " (graft)");
     return rows;
-}
-
-std::string libraries_text(const NeededResolution& libraries) {
-    Table table({"member", "library", "class", "resolves to"});
-    table.indent(2);
-    for (auto& row : library_rows(libraries)) table.add_row(std::move(row));
-    if (table.empty()) return {};
-    return "\n" + line("libraries", "each NEEDED as ld.so resolves it (LD_LIBRARY_PATH as --ldpaths)", 0) + table.render_text();
 }
 
 std::string platform_verdict(const WheelReport& report) {

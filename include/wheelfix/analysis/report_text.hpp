@@ -28,8 +28,6 @@ std::vector<std::string> once_each(const std::vector<std::string>& lines);
 std::string render_text(const ElfReport& report, bool verbose, const Palette& colour = Palette(false));
 std::string render_text(const WheelReport& report, bool verbose, const Palette& colour = Palette(false));
 std::string render_text(const TargetFindings& target, const Palette& colour = Palette(false));
-// Every NEEDED per member (and grafted library): library, class, where it resolves.
-std::string libraries_text(const NeededResolution& libraries);
 // The table rows "member | library | class | resolves to", for text and Markdown.
 std::vector<std::vector<std::string>> library_rows(const NeededResolution& libraries);
 
