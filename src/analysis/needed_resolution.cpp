@@ -360,11 +360,8 @@ private:
         take_graft(need, who, chain, out);
     }
 
-    // A library the wheel ships that the member's search path does not reach: the
-    // package loads it first (an import, ctypes), and ld.so reuses a loaded object of
-    // that SONAME. In the wheel, not missing; `via` says it is reached by import. Not
-    // a graft under `<name>.libs/`: only another member's NEEDED loads it, through
-    // that member's search path, and whether that member loads first is not known.
+    // A member the search path does not reach, that the package loads first (the
+    // header's in-wheel via "import").
     bool shipped_elsewhere_in_wheel(ResolvedNeed& need) const {
         for (const auto& [path, elf] : members_) {
             if (in_graft_directory(path)) continue;

@@ -1,7 +1,4 @@
-// inspect_wheel / inspect_file: assemble reports from one read of the input.
-// inspect_wheel streams the ELF members (wheel/member_reader.hpp: bounded images
-// keeping what the analysis reads): memory follows what the reports read, not
-// the size of the members.
+// inspect_wheel / inspect_file: reports from one read of the input (wheel_report.hpp).
 #include "wheelfix/analysis/wheel_report.hpp"
 
 #include "wheelfix/analysis/variant.hpp"
@@ -23,6 +20,17 @@
 namespace wheelfix::analysis {
 
 namespace {
+
+// Whether a member name looks like a shared library: "x.so", "x.so.13", "x.abi3.so".
+bool looks_like_shared_library(std::string_view name) {
+    auto slash = name.rfind('/');
+    std::string_view base = slash == std::string_view::npos ? name : name.substr(slash + 1);
+    if (base.ends_with(".so")) return true;
+    auto pos = base.find(".so.");
+    if (pos == std::string_view::npos) return false;
+    auto rest = base.substr(pos + 4);
+    return !rest.empty() && std::all_of(rest.begin(), rest.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+}
 
 // `analyze()`'s report; its ELF and fatbin errors as InputErrors naming `file`.
 template <typename Analyze>
@@ -104,16 +112,6 @@ void judge_platform(WheelReport& report, const std::vector<std::string>& platfor
 }
 
 }  // namespace
-
-bool looks_like_shared_library(std::string_view name) {
-    auto slash = name.rfind('/');
-    std::string_view base = slash == std::string_view::npos ? name : name.substr(slash + 1);
-    if (base.ends_with(".so")) return true;
-    auto pos = base.find(".so.");
-    if (pos == std::string_view::npos) return false;
-    auto rest = base.substr(pos + 4);
-    return !rest.empty() && std::all_of(rest.begin(), rest.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
-}
 
 std::vector<const zip::Member*> library_members(const zip::Archive& archive) {
     std::vector<const zip::Member*> libraries;

@@ -1,60 +1,52 @@
 // Resolving every DT_NEEDED of a wheel's ELF members the way ld.so would, and
 // classifying what each one is: auditwheel's question, answered the loader's way.
 //
-// Contract: resolve_needed(elves, context) searches, for every NEEDED name of every
-// ELF member, in glibc's ld.so order for the member's ELF class and machine:
-//   1. DT_RPATH of the requesting object, only when it has no DT_RUNPATH, then the
-//      DT_RPATH of each object above it in the load chain (the loader's RPATH
-//      chain: an extension's RPATH also serves the libraries loaded beneath it; an
-//      object with a DT_RUNPATH uses no RPATH at all, its own or its loaders');
+// Contract: resolve_needed(elves, other_installed, context) searches, for every NEEDED
+// name of every ELF member, in glibc's ld.so order for the member's class and machine:
+//   1. DT_RPATH, only when the requesting object has no DT_RUNPATH: its own, then
+//      that of each object above it in the load chain that has none either (an
+//      extension's RPATH also serves the libraries loaded beneath it);
 //   2. context.ldpaths (--ldpaths, else LD_LIBRARY_PATH);
 //   3. DT_RUNPATH of the requesting object (never its loaders');
-//   4. the directories of <root>/etc/ld.so.conf with its `include` globs
-//      (read_ld_so_conf; what ld.so.cache holds);
-//   5. the default directories for the class and machine (default_directories),
-//      below context.root.
-// `$ORIGIN` (and `${ORIGIN}`) of a wheel member is its directory in the installed
-// layout (installed_path: `<name>.data/platlib/x` and `.data/purelib/x` install at
-// `x`), so members are found where the installed wheel finds them; a path that
-// climbs above the platlib root, or names no member, finds nothing in the wheel
-// (other distributions' files, such as torch/lib, are known by name below). `$LIB`
-// and `$PLATFORM` (and `${LIB}`, `${PLATFORM}`) anywhere in an entry expand as
-// glibc's ld.so expands them for the object's class and machine (dst_lib,
-// dst_platform); entries with another $ token, relative entries and empty entries
-// are skipped (noted).
-// A NEEDED holding '/' is a path: absolute paths are opened as they are.
-// A candidate of another ELF class or machine is skipped, as ld.so skips it; one
-// that cannot be opened (missing, unreadable, a symlink loop) is skipped, as
-// ld.so's open() failure is; each skip is noted. A candidate that opens but is not
-// an ELF file stops the search with an error, as ld.so stops ("invalid ELF
-// header"): the need is `missing` with that problem.
+//   4. the directories of <root>/etc/ld.so.conf (read_ld_so_conf: what ld.so.cache
+//      holds);
+//   5. default_directories() for the class and machine, below context.root.
+// `$ORIGIN` (and `${ORIGIN}`) of a member is its directory in the installed layout
+// (installed_path), so members are found where the installed wheel finds them; a
+// path climbing above the platlib root, or naming no member, finds nothing in the
+// wheel (other distributions' files, such as torch/lib, are known by name below).
+// `$LIB` and `$PLATFORM` (braced or not) expand anywhere in an entry as glibc's
+// ld.so expands them for the object's class and machine (dst_lib, dst_platform);
+// entries with another $ token, relative entries and empty ones are skipped (noted).
+// A NEEDED holding '/' is a path: an absolute one is opened as it is.
+// A candidate of another class or machine, or one that cannot be opened (missing,
+// unreadable, a symlink loop), is skipped and noted, as ld.so skips it; one that
+// opens but is not ELF stops the search as ld.so stops ("invalid ELF header"): the
+// need is `missing` with that problem.
 //
-// Classes, decided in this order once the search is done:
-//   in-wheel  found as a member of the wheel on the requesting object's own search
-//             path; or, not found there, a member of that name or SONAME that the
-//             package loads first (by import or ctypes: ld.so reuses a loaded object
-//             of that SONAME), via "import" — never one under a top-level
-//             `<name>.libs/` (auditwheel's grafts): the package does not import those,
-//             another member's NEEDED loads them through that member's own search
-//             path, so they serve this NEEDED only if that member happens to load
-//             first, which nothing here can promise;
+// Classes, decided once the search is done:
+//   in-wheel  found as a member on the requesting object's own search path;
 //   excluded  the name matches a context.exclude glob (auditwheel's --exclude);
 //   system    the policy's allowed list for the wheel's libc family (musl: musllinux);
 //   libpython an extension's NEEDED libpython: repair removes it, as auditwheel does;
 //   driver, torch, nvidia   by name, from the library-classes data
 //             (policy/library_classes.hpp) — never grafted, found or not;
+//   in-wheel  via "import", when not found at all: a member of that name or SONAME
+//             the package loads first (by import or ctypes; ld.so reuses a loaded
+//             object of that SONAME) — never one under a top-level `<name>.libs/`
+//             (auditwheel's grafts): only another member's NEEDED loads those, and
+//             that member loading first is something nothing here can promise;
 //   graft     found outside the wheel: to be copied in;
 //   missing   not found (problem says why).
-// With context.wheel_only, only the wheel's own members are searched (the RPATH and
-// RUNPATH entries that name directories inside the wheel; no --ldpaths, ld.so.conf,
-// default directory or absolute path is probed): what the wheel itself provides to
-// each member, whatever the host holds (check judges an install it does not see).
-// Each `graft` library (keyed by the NEEDED name, as ld.so reuses a loaded object
-// of that name) is read — a file of at most kMaxGraftBytes, parsed with our
-// reader — and its own NEEDED are resolved the same way with its own RPATH/RUNPATH
-// and the chain above it, recursively (each name once).
-// Errors: a graft candidate that does not parse is `missing` with the parse error;
-// nothing here throws for a library's content.
+// With context.wheel_only, only the wheel's members are searched (the RPATH and
+// RUNPATH entries naming directories inside it; no --ldpaths, ld.so.conf, default
+// directory or absolute path is probed): what the wheel itself provides each member,
+// whatever the host holds (check judges an install it does not see).
+// Each `graft` (keyed by its NEEDED name, as ld.so reuses a loaded object of that
+// name) is read — a file of at most kMaxGraftBytes, parsed with our reader — and its
+// own NEEDED resolved the same way with its own RPATH/RUNPATH and the chain above
+// it, recursively (each name once); one that does not parse is `missing` with the
+// parse error. Nothing here throws for a library's content.
 #pragma once
 
 #include "wheelfix/analysis/elf_report.hpp"

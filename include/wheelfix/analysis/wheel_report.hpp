@@ -11,15 +11,12 @@
 // The CUDA modules (analysis/modules.hpp) are grouped from the ELF reports.
 // inspect_file() does the same for one bare ELF file (InputError if it is not one).
 // For commands that read the wheel themselves (repair): analyze_member() is one
-// member's ElfReport (errors as InputErrors naming wheel and member), and
-// wheel_report() assembles the report from the caller's digests and ElfReports
-// (in member order) exactly as inspect_wheel does. analyze_image(image, label,
-// member) is the ElfReport of a member read into a wheel::MemberImage that keeps
-// what the analysis reads (wheel/member_reader.hpp Keeps::analysis), as
-// inspect_wheel makes each ELF member's it reads (a bounded image): the ranges it
-// did not keep are fetched (MemberImage::read; errors name `label`, the file).
-// Repair reads its edited members so, in the splice's one pass over their new
-// content (repair/plan.hpp).
+// member's ElfReport (errors as InputErrors naming wheel and member); analyze_image()
+// that of a member read into a wheel::MemberImage keeping what the analysis reads
+// (Keeps::analysis; what it did not keep is fetched, errors naming `label`), as
+// inspect_wheel reads each ELF member and repair its edited ones in the splice's
+// pass (repair/plan.hpp); wheel_report() assembles the report from the caller's
+// digests and ElfReports (in member order) exactly as inspect_wheel does.
 // inspect_wheel(path, known) is for a wheel some of whose members are byte-for-byte
 // copies of members the caller has read already (repair's output: members copied
 // as stored): known(member) gives the digest and ElfReport of such a member, or
@@ -81,9 +78,7 @@ struct WheelReport {
     std::optional<NeededResolution> libraries;
     // The libraries from outside the wheel that the policy does not allow (`graft`:
     // repair would copy it in; `missing`: repair refuses the wheel), each with who
-    // needs it. While there is one, no manylinux/musllinux tag fits the wheel as it
-    // stands: attach_libraries sets honest_tag to "" (linux_<arch>) and makes every
-    // such claim of the file name lie, naming the library.
+    // needs it; while there is one no manylinux/musllinux tag fits (attach_libraries).
     std::vector<NeededResolution::Outside> outside_libraries;
     // The torch releases the extensions load on, from the torch atlas (`inspect` fills it:
     // "torch>=2.7.0,<2.8 (loads on 2.7.0 … 2.7.1 of 18 releases)"); empty when not known.
@@ -123,9 +118,7 @@ WheelReport wheel_report(const wheel::Wheel& wheel, const std::vector<wheel::Mem
                          std::vector<ElfReport> elves);
 ElfReport inspect_file(const std::filesystem::path& path);
 
-// Whether a member name looks like a shared library: "x.so", "x.so.13", "x.abi3.so".
-bool looks_like_shared_library(std::string_view name);
-// The file members so named, in archive order (what check and repair's foresight read).
+// The file members named like a shared library ("x.so", "x.so.13", "x.abi3.so"), in archive order (what check and repair's foresight read).
 std::vector<const zip::Member*> library_members(const zip::Archive& archive);
 
 }  // namespace wheelfix::analysis
