@@ -43,19 +43,33 @@ void group_libraries(TorchResult& result) {
     for (auto& [name, members] : uncovered) result.not_covered.push_back({name, std::move(members)});
 }
 
+TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members) {
+    TorchResult result;
+    result.source = index.source;
+    result.label = index.label();
+    result.torch_version = index.torch_version;
+    result.cuda_version = index.cuda_version;
+    result.partial = index.partial;
+    result.members = std::move(members);
+    group_unresolved(result);
+    group_libraries(result);
+    return result;
+}
+
+// The system's libraries, for abi::check_imports: the platform's allowed libraries
+// (either libc family) and the GPU driver, by policy's library classes.
+bool is_system_library(std::string_view needed) {
+    for (const bool musl : {false, true}) {
+        const policy::NamedClass named = policy::classify_name(policy::library_classes(), needed, musl).named;
+        if (named == policy::NamedClass::system || named == policy::NamedClass::driver) return true;
+    }
+    return false;
+}
+
 void add_target(Targets& targets, const std::string& member, const elf::ElfFile& elf) {
     if (!elf.has_dynamic()) return;
     targets.elves.push_back({member, abi::imports_of(elf), analyze_search(member, elf, std::nullopt)});
     targets.bundled.libraries.push_back(abi::exports_of(base_name(member), elf));
-}
-
-void add_target(Targets& targets, const std::string& member, std::span<const std::uint8_t> bytes) {
-    add_target(targets, member, elf::ElfFile::parse(bytes));
-}
-
-void append_targets(Targets& targets, Targets&& found) {
-    for (auto& target : found.elves) targets.elves.push_back(std::move(target));
-    for (auto& library : found.bundled.libraries) targets.bundled.libraries.push_back(std::move(library));
 }
 
 // The library members, each read as far as its loader's view needs
@@ -74,7 +88,10 @@ Targets read_wheel_targets(const std::string& path) {
         }
     });
     Targets targets;
-    for (Targets& one : found) append_targets(targets, std::move(one));
+    for (Targets& one : found) {
+        for (auto& target : one.elves) targets.elves.push_back(std::move(target));
+        for (auto& library : one.bundled.libraries) targets.bundled.libraries.push_back(std::move(library));
+    }
     return targets;
 }
 
@@ -84,7 +101,7 @@ Targets read_elf_target(const std::string& path) {
     if (!elf::is_elf(bytes)) throw InputError(path, "not a wheel and not an ELF file");
     Targets targets;
     try {
-        add_target(targets, path, bytes);
+        add_target(targets, path, elf::ElfFile::parse(bytes));
     } catch (const elf::ElfError& error) {
         throw InputError(path, std::string("invalid ELF: ") + error.what());
     }
@@ -144,14 +161,6 @@ std::string TorchResult::uncovered_reason(const std::string& library) const {
     return partial ? "the index is partial: no " + library : "the index does not cover it";
 }
 
-bool is_system_library(std::string_view needed) {
-    for (const bool musl : {false, true}) {
-        const policy::NamedClass named = policy::classify_name(policy::library_classes(), needed, musl).named;
-        if (named == policy::NamedClass::system || named == policy::NamedClass::driver) return true;
-    }
-    return false;
-}
-
 TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index, abi::SignatureMemo* memo) {
     std::vector<abi::MemberImports> members;
     for (const Target& target : targets.elves) members.push_back({target.member, &target.imports});
@@ -166,18 +175,4 @@ abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& op
 bool CheckReport::loads_everywhere() const {
     return std::all_of(torches.begin(), torches.end(), [](const TorchResult& torch) { return torch.loads(); });
 }
-
-TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members) {
-    TorchResult result;
-    result.source = index.source;
-    result.label = index.label();
-    result.torch_version = index.torch_version;
-    result.cuda_version = index.cuda_version;
-    result.partial = index.partial;
-    result.members = std::move(members);
-    group_unresolved(result);
-    group_libraries(result);
-    return result;
-}
-
 }  // namespace wheelfix::analysis

@@ -17,7 +17,7 @@
 //   a torch wheel (stats, when given, says what was inflated and kept) or an index
 //   file (abi/symbol_index.hpp).
 // - check_against() resolves every target against one torch (abi/check.hpp), the
-//   wheel's own libraries in scope, and groups the result (build_torch_result):
+//   wheel's own libraries in scope, and groups the result:
 //   unresolved symbols by (name, version) with the members needing each, sorted by
 //   demangled name; missing libraries by name. A torch "loads" when nothing is
 //   missing. A memo (abi::SignatureMemo) kept across the torches one wheel is
@@ -110,12 +110,7 @@ std::vector<std::string> needed_roots(const std::vector<Targets>& inputs);  // o
 abi::SymbolIndex load_torch(const std::string& path, const abi::IndexOptions& options,
                             abi::WheelReadStats* stats = nullptr);
 
-TorchResult build_torch_result(const abi::SymbolIndex& index, std::vector<abi::ElfCheck> members);
 TorchResult check_against(const Targets& targets, const abi::SymbolIndex& index, abi::SignatureMemo* memo = nullptr);
-
-// The system's libraries, for abi::check_imports: the platform's allowed libraries
-// (either libc family) and the GPU driver, by policy's library classes.
-bool is_system_library(std::string_view needed);
 
 using TorchLoader = std::function<abi::SymbolIndex(const std::string& path, const abi::IndexOptions& options)>;
 
