@@ -72,18 +72,12 @@ std::string costs_text(Family family, const std::string& lowest) {
 
 }  // namespace
 
-policy::AbiFacts abi_facts(const elf::ElfFile& elf) {
-    policy::AbiFacts facts;
-    facts.blacklisted_imports = blacklisted_imports(elf);
-    facts.pyfpe = pyfpe_import(elf);
-    facts.ucs2 = ucs2_import(elf);
-    facts.x86_64_level = x86_64_isa_level(elf);
-    return facts;
-}
-
 policy::NeededVersions needs_of(const elf::ElfFile& elf) {
     policy::NeededVersions needs = policy::needed_versions(elf);
-    needs.abi = abi_facts(elf);
+    needs.abi.blacklisted_imports = blacklisted_imports(elf);
+    needs.abi.pyfpe = pyfpe_import(elf);
+    needs.abi.ucs2 = ucs2_import(elf);
+    needs.abi.x86_64_level = x86_64_isa_level(elf);
     return needs;
 }
 

@@ -3,7 +3,8 @@
 // policy/abi_costs.hpp).
 //
 // Contract:
-// - abi_facts(elf) reads one ELF file:
+// - needs_of(elf) is policy::needed_versions(elf), what the tag rules
+//   (policy/manylinux.hpp) judge of one file, with `abi` read from the file:
 //   * blacklisted imports: symbols the file imports (undefined and not weak, as
 //     auditwheel counts them) by a name policy::blacklist_entries() lists for a
 //     library the file NEEDs (libz.so.1 `_tr_init`, libc.so.6
@@ -15,8 +16,6 @@
 //   * the x86-64 level of GNU_PROPERTY_X86_ISA_1_NEEDED (elf/gnu_property.hpp) of an
 //     x86_64 file: 2, 3 or 4 when above the baseline, else 0 (i686 files are not
 //     judged: auditwheel 6.x does not either).
-// - needs_of(elf) is policy::needed_versions(elf) with `abi` = abi_facts(elf): what
-//   the tag rules (policy/manylinux.hpp) judge of one file.
 // - abi_concerns(facts, family, arch) lists each fact with the lowest tag of the
 //   family on that architecture it allows by itself ("" when it allows none), for
 //   reports; a blacklisted import the family's tags never blacklist is left out.
@@ -33,7 +32,6 @@
 
 namespace wheelfix::analysis {
 
-policy::AbiFacts abi_facts(const elf::ElfFile& elf);
 policy::NeededVersions needs_of(const elf::ElfFile& elf);
 
 struct AbiConcern {
