@@ -4,6 +4,7 @@
 #include "data_lines.hpp"
 #include "wheelfix/util/error.hpp"
 #include "wheelfix/util/files.hpp"
+#include "wheelfix/util/text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -189,12 +190,9 @@ Profile load_profile(std::string_view name_or_path) {
     bool is_path = name_or_path.find('/') != std::string_view::npos ||
                    (!builtin && std::filesystem::is_regular_file(path, error));
     if (is_path) return load_profile_file(path);
-    if (!builtin) {
-        std::string names;
-        for (const auto& known : builtin_profile_names()) names += (names.empty() ? "" : ", ") + known;
-        throw InputError(std::string(name_or_path),
-                         "no such target profile; built-in profiles: " + names + " (or give a profile file)");
-    }
+    if (!builtin)
+        throw InputError(std::string(name_or_path), "no such target profile; built-in profiles: " +
+                                                        join(builtin_profile_names(), ", ") + " (or give a profile file)");
     return parse_profile(builtin->text, std::string(builtin->name), "built-in");
 }
 
