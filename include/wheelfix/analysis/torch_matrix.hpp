@@ -14,15 +14,13 @@
 //   match), `NO` with the count of what is missing (every unresolved symbol and
 //   missing library, the count every output uses), the first missing symbol
 //   (demangled; else the first missing library) and its best near miss, `runtime`
-//   when the symbols resolve but the member NEEDs a CUDA runtime major the release's
-//   build does not bring (`runtime_note`: "needs nvidia-cuda-runtime-cu12 beside torch
-//   2.11.0"), `not admitted` when the symbols resolve and the install matches but the
-//   torch verdict does not admit the release (a C++-ABI extension off the minor it was
-//   built for, a release the author's Requires-Dist excludes: set by check_releases,
-//   torch_releases.hpp), or `not covered` when a NEEDED library is one the atlas does
-//   not cover (and nothing is missing). A column's verdict is the worst of its cells
-//   (NO, then runtime, then not admitted, then not covered). cuda_note says which build the column's verdict comes
-//   from when the wheel names another CUDA build.
+//   when the symbols resolve but the install lacks what the member needs
+//   (`runtime_note`: "needs nvidia-cuda-runtime-cu12 beside torch 2.11.0"), `not
+//   admitted` when the symbols resolve and the install matches but the torch verdict
+//   does not admit the release (both set by check_releases, torch_releases.hpp), or
+//   `not covered` when a NEEDED library is one the atlas does not cover (and nothing
+//   is missing). A column's verdict is the worst of its cells (NO, then runtime, then
+//   not admitted, then not covered).
 // - The requirement (TorchRequirement) is torch_verdict()'s (torch_verdict.hpp).
 // - stable_abi_use(imports): how the extensions use torch's stable C ABI: the
 //   unmangled `aoti_torch_*` / `torch_*` C functions imported (stable) against

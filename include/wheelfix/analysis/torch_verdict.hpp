@@ -15,9 +15,8 @@
 // - cuda_runtime_needs(needed) are the CUDA libraries a member NEEDs whose SONAME
 //   major is the CUDA major (libcudart, libnvrtc, libcublas, libcublasLt,
 //   libnvJitLink), with the distribution that ships them beside torch.
-// - torch_verdict(matrix, stable, claims, mode): per column the matrix cell says
-//   whether the symbols resolve and the release's CUDA runtime and CPython match
-//   (torch_releases.cpp fills them); the verdict admits the columns that are ok and
+// - torch_verdict(matrix, stable, claims, mode) admits the columns that are ok
+//   (torch_matrix.hpp: symbols, CUDA runtime and CPython) and
 //   * for a C++-ABI extension (any mangled torch symbol or THP* function): only the
 //     minor it was built for — `built_for`, else the minor of the lowest release
 //     whose symbols all resolve — because class layouts, inline code and schemas
@@ -29,14 +28,14 @@
 //   then only those the author's range admits and, whatever the kind and mode, none
 //   older than the newest release torch's own stable ABI version list
 //   (abi/stable_versions.hpp) states for a stable function the wheel imports
-//   (`stable_floor`, `stable_floor_function`): where the list states a later release
-//   than the one the atlas first exports a function from, the later one holds. The pin is the newest contiguous run
-//   of admitted columns: ">=lowest", "<" the first release after the run (or the next
-//   minor for a C++ extension, nothing for a stable-ABI one, when the run reaches the
-//   newest column), intersected with the author's range. No admitted column is a
-//   finding (`any` false, `finding` says why: nothing resolves, the built-for minor
-//   does not, none from the stated floor does, or the author's range and the
-//   linkable one do not meet), never a pin.
+//   (`stable_floor`, `stable_floor_function`; later than the atlas's first export of
+//   it, the list wins). The pin is the newest contiguous run of admitted columns:
+//   ">=lowest", "<" the first release after the run (or the next minor for a C++
+//   extension, nothing for a stable-ABI one, when the run reaches the newest
+//   column), intersected with the author's range. No admitted column is a finding
+//   (`any` false, `finding` says why: nothing resolves, the built-for minor does
+//   not, none from the stated floor does, or the author's range and the linkable
+//   one do not meet), never a pin.
 // - runtime_requirements(needed, shipped, torch_cuda_version, claims): what `repair
 //   --add-runtime-requires` adds to METADATA: for each CUDA library in `needed`
 //   (cuda_runtime_needs) whose major is not the CUDA major of the torch build the wheel
