@@ -348,11 +348,10 @@ private:
         if (!found) {
             need.library_class = LibraryClass::missing;
             if (need.problem.empty()) {
-                need.problem = "not found";
                 std::vector<std::string> passed;
                 for (const auto& skip : need.skipped)
                     if (skip.starts_with("/") && passed.size() < 3) passed.push_back(skip);
-                for (std::size_t i = 0; i < passed.size(); ++i) need.problem += (i == 0 ? "; passed over " : ", ") + passed[i];
+                need.problem = passed.empty() ? "not found" : "not found; passed over " + join(passed, ", ");
             }
             return;
         }
@@ -432,10 +431,6 @@ private:
     std::deque<std::pair<std::size_t, Chain>> pending_;
 };
 
-void add_unique(std::vector<std::string>& list, std::string value) {
-    if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(std::move(value));
-}
-
 constexpr int kMaxIncludeDepth = 8;
 
 void parse_conf(std::string_view text, const std::filesystem::path& root, const std::filesystem::path& directory,
@@ -474,12 +469,10 @@ void parse_conf(std::string_view text, const std::filesystem::path& root, const 
         if (words.empty()) continue;
         if (words[0] == "include") {
             for (std::size_t i = 1; i < words.size(); ++i) include_glob(words[i], root, directory, depth, seen, dirs);
-        } else if (words[0] == "hwcap") {
-            continue;
-        } else {
+        } else if (words[0] != "hwcap") {  // hwcap lines are ignored
             for (auto& dir : words) {
                 while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-                if (dir.starts_with('/')) add_unique(dirs, dir);
+                if (dir.starts_with('/') && std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
             }
         }
     }
@@ -619,22 +612,18 @@ std::vector<std::string> default_directories(std::string_view elf_class, std::st
 
 std::vector<NeededResolution::Outside> NeededResolution::outside_wheel() const {
     std::vector<Outside> out;
-    auto add = [&](const ElfNeeds& object) {
-        for (const auto& need : object.needs) {
-            if (need.library_class != LibraryClass::graft && need.library_class != LibraryClass::missing) continue;
-            auto it = std::find_if(out.begin(), out.end(), [&](const Outside& seen) {
-                return seen.name == need.name && seen.library_class == need.library_class;
-            });
-            if (it == out.end()) {
-                out.push_back({need.name, need.library_class, need.location, need.problem, {}});
-                it = out.end() - 1;
+    for (const auto* objects : {&members, &graft_needs})
+        for (const ElfNeeds& object : *objects)
+            for (const auto& need : object.needs) {
+                if (need.library_class != LibraryClass::graft && need.library_class != LibraryClass::missing) continue;
+                auto it = std::find_if(out.begin(), out.end(), [&](const Outside& seen) {
+                    return seen.name == need.name && seen.library_class == need.library_class;
+                });
+                if (it == out.end())
+                    it = out.insert(out.end(), {need.name, need.library_class, need.location, need.problem, {}});
+                if (std::find(it->needed_by.begin(), it->needed_by.end(), object.name) == it->needed_by.end())
+                    it->needed_by.push_back(object.name);
             }
-            if (std::find(it->needed_by.begin(), it->needed_by.end(), object.name) == it->needed_by.end())
-                it->needed_by.push_back(object.name);
-        }
-    };
-    for (const auto& member : members) add(member);
-    for (const auto& graft : graft_needs) add(graft);
     return out;
 }
 
@@ -664,12 +653,10 @@ std::vector<NeededResolution::Provided> NeededResolution::provided_beside() cons
 
 std::vector<std::string> NeededResolution::names_of(LibraryClass library_class) const {
     std::set<std::string> names;
-    auto add = [&](const ElfNeeds& object) {
-        for (const auto& need : object.needs)
-            if (need.library_class == library_class) names.insert(need.name);
-    };
-    for (const auto& member : members) add(member);
-    for (const auto& graft : graft_needs) add(graft);
+    for (const auto* objects : {&members, &graft_needs})
+        for (const ElfNeeds& object : *objects)
+            for (const auto& need : object.needs)
+                if (need.library_class == library_class) names.insert(need.name);
     return {names.begin(), names.end()};
 }
 
