@@ -201,13 +201,16 @@ std::string cuda_note(std::string_view wheel_local_cuda, std::string_view column
            " build; builds of one release can export different symbols";
 }
 
+bool links_torch(const abi::ElfImports& imports) {
+    return std::any_of(imports.needed.begin(), imports.needed.end(),
+                       [](const std::string& name) { return abi::is_torch_library(name); });
+}
+
 StableAbiUse stable_abi_use(const std::vector<const abi::ElfImports*>& imports) {
     std::set<std::string> stable;
     std::set<std::string> cpp;
     for (const abi::ElfImports* elf : imports) {
-        const bool links_torch = std::any_of(elf->needed.begin(), elf->needed.end(),
-                                             [](const std::string& name) { return abi::is_torch_library(name); });
-        if (!links_torch) continue;
+        if (!links_torch(*elf)) continue;
         for (const abi::ImportedSymbol& symbol : elf->symbols) {
             if (abi::is_stable_abi_symbol(symbol.name)) stable.insert(symbol.name);
             else if (abi::is_torch_symbol(symbol.name)) cpp.insert(symbol.name);

@@ -84,11 +84,6 @@ bool runtime_provided(const CudaRuntimeNeed& need, const ElfNeeds& reach, const 
     return claims.names(need.distribution);
 }
 
-bool links_torch(const abi::ElfImports& imports) {
-    return std::any_of(imports.needed.begin(), imports.needed.end(),
-                       [](const std::string& name) { return abi::is_torch_library(name); });
-}
-
 int cuda_major(const std::string& cuda_version) {
     if (cuda_version.empty()) return 0;
     return std::atoi(cuda_version.c_str());
@@ -120,11 +115,18 @@ void judge_install(MatrixCell& cell, const Target& target, const abi::AtlasRelea
     }
 }
 
-// judge_install() on every cell of the matrix, each column against its release, each
-// member by its own search path; a runtime cell's note goes to its torch's install_notes.
-void judge_installs(ReleaseMatrix& result, const Targets& targets, const std::string& input,
-                    const std::vector<abi::AtlasRelease>& releases, const std::vector<bool>& every_tag,
-                    const TorchClaims& claims, const std::string& python_tag) {
+// The matrix of `columns` and the checks in result.report.torches (one each), judged:
+// judge_install() on every cell, each column against its release, each member by its
+// own search path (a runtime cell's note goes to its torch's install_notes), then the
+// stable ABI use and the torch verdict.
+void judge_matrix(ReleaseMatrix& result, std::vector<MatrixColumn> columns, const Targets& targets,
+                  const std::string& input, const std::vector<abi::AtlasRelease>& releases,
+                  const std::vector<bool>& every_tag, const TorchClaims& claims, const std::string& python_tag,
+                  PinMode mode) {
+    std::vector<std::vector<abi::ElfCheck>> checks;
+    for (const TorchResult& torch : result.report.torches) checks.push_back(torch.members);
+    result.matrix = build_matrix(std::move(columns), checks);
+    for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
     const NeededResolution reach = wheel_reach(targets, input.ends_with(".whl"));
     for (std::size_t column = 0; column < releases.size(); ++column)
         for (std::size_t row = 0; row < result.matrix.members.size() && row < targets.elves.size(); ++row) {
@@ -134,19 +136,6 @@ void judge_installs(ReleaseMatrix& result, const Targets& targets, const std::st
             if (cell.verdict == Verdict::runtime)
                 result.report.torches[column].install_notes.push_back(targets.elves[row].member + ": " + cell.runtime_note);
         }
-}
-
-// The matrix of `columns` and the checks in result.report.torches (one each), judged:
-// the installs (judge_installs), the stable ABI use and the torch verdict.
-void judge_matrix(ReleaseMatrix& result, std::vector<MatrixColumn> columns, const Targets& targets,
-                  const std::string& input, const std::vector<abi::AtlasRelease>& releases,
-                  const std::vector<bool>& every_tag, const TorchClaims& claims, const std::string& python_tag,
-                  PinMode mode) {
-    std::vector<std::vector<abi::ElfCheck>> checks;
-    for (const TorchResult& torch : result.report.torches) checks.push_back(torch.members);
-    result.matrix = build_matrix(std::move(columns), checks);
-    for (const TorchResult& torch : result.report.torches) result.matrix.wheel_missing.push_back(torch.missing());
-    judge_installs(result, targets, input, releases, every_tag, claims, python_tag);
     std::vector<const abi::ElfImports*> imports;
     for (const Target& target : targets.elves) imports.push_back(&target.imports);
     result.stable = stable_abi_use(imports);
@@ -379,9 +368,8 @@ std::optional<ReleaseTorch> release_torch(const std::vector<std::string>& paths,
                                           const abi::IndexOptions& options, const TorchLoader& load) {
     for (const std::string& path : paths) {
         abi::SymbolIndex index = load(path, options);
-        const std::string version = public_version(index.torch_version);
-        if (!version.empty() && wheel::Version::try_parse(version) && wheel::Version::try_parse(release) &&
-            *wheel::Version::try_parse(version) == *wheel::Version::try_parse(release))
+        const auto version = wheel::Version::try_parse(public_version(index.torch_version));
+        if (version && version == wheel::Version::try_parse(release))
             return ReleaseTorch{path, std::move(index)};
     }
     return std::nullopt;

@@ -138,6 +138,7 @@ struct StableAbiUse {
     bool stable_only() const { return !stable.empty() && cpp.empty(); }
 };
 StableAbiUse stable_abi_use(const std::vector<const abi::ElfImports*>& imports);
-
+// Whether the member NEEDs one of torch's libraries.
+bool links_torch(const abi::ElfImports& imports);
 
 }  // namespace wheelfix::analysis
