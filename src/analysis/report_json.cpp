@@ -120,8 +120,7 @@ void write_variant(JsonWriter& json, const WheelReport& report) {
     }
     json.begin_object();
     json.field("label", optional_text(report.variant_label));
-    json.field("variant_schema", report.variant ? std::optional<std::string>(wheel::variant_schema_name(report.variant->schema))
-                                                : std::optional<std::string>());
+    json.field("variant_schema", optional_text(report.variant ? wheel::variant_schema_name(report.variant->schema) : ""));
     json.key("properties");
     wheel::write_variant_properties(json, report.variant ? report.variant->variants.begin()->second
                                                          : wheel::VariantProperties{});
