@@ -158,8 +158,6 @@ bool minor_admitted(const std::string& minor, const std::vector<std::string>& ve
     return known || admits(wheel::Version::parse(minor + ".0"));
 }
 
-}  // namespace
-
 std::vector<std::string> sm_arch_values(const WheelReport& report) {
     std::set<SmValue> candidates;
     for (const auto& module : report.modules)
@@ -198,6 +196,8 @@ std::optional<CudaFloor> cuda_lower_bound(const WheelReport& report) {
     }
     return floor;
 }
+
+}  // namespace
 
 VariantDerivation derive_variant(const WheelReport& report, const std::vector<std::string>& torch_minors) {
     VariantDerivation derived;

@@ -3,24 +3,23 @@
 // repair/variant.hpp's plan step.
 //
 // Contract:
-// - sm_arch_values(report): `nvidia :: sm_arch`. Each CUDA module (modules.hpp)
-//   contributes the union over its alternative builds of X_real for every cubin
-//   sm_X (sm_Xa and sm_Xf too: the provider's values have no 'a'/'f' spelling) and
-//   X_virtual for every PTX compute_X; a value is kept only when every module runs
-//   (cuda/coverage.hpp, the rule inspect uses) every SM an installer selects the wheel
-//   for by that value: X_real on each GPU of X's major with a minor at least X's,
-//   X_virtual on each GPU of X's major (the known SMs are variants.policy's). So an
-//   sm_100a cubin alone (not on sm_103) gives no 100_real. Ordered by SM, real first.
-// - cuda_lower_bound(report): `nvidia :: cuda_version_lower_bound`, the CUDA
-//   version the driver must at least have, the highest of (policy/variant_rules.hpp
-//   tables): the CUDA major each ELF NEEDs (libcudart.so.13 -> 13.0), the toolkit
-//   that first writes each PTX entry's ISA version (PTX ISA 9.0 -> 13.0), and the
-//   first toolkit that targets each cubin's SM (sm_100 -> 12.8; a cubin's header
-//   holds only its format version). `because` names the deciding input. nullopt
-//   when no ELF links the CUDA runtime and none holds device code. A PTX ISA or an
-//   SM the tables do not know is an InputError naming the member (wheelfix is older
-//   than the toolkit: it says so rather than guess low).
-// - derive_variant(report, torch_minors): the properties: the two above and
+// - derive_variant(report, torch_minors): the properties. `nvidia :: sm_arch`: each
+//   CUDA module (modules.hpp) contributes the union over its alternative builds of
+//   X_real for every cubin sm_X (sm_Xa and sm_Xf too: the provider's values have no
+//   'a'/'f' spelling) and X_virtual for every PTX compute_X; a value is kept only
+//   when every module runs (cuda/coverage.hpp, the rule inspect uses) every SM an
+//   installer selects the wheel for by that value: X_real on each GPU of X's major
+//   with a minor at least X's, X_virtual on each GPU of X's major (the known SMs are
+//   variants.policy's). So an sm_100a cubin alone (not on sm_103) gives no 100_real.
+//   Ordered by SM, real first. `nvidia :: cuda_version_lower_bound` (also `cuda`):
+//   the CUDA version the driver must at least have, the highest of
+//   (policy/variant_rules.hpp tables) the CUDA major each ELF NEEDs (libcudart.so.13
+//   -> 13.0), the toolkit that first writes each PTX entry's ISA version (PTX ISA 9.0
+//   -> 13.0), and the first toolkit that targets each cubin's SM (sm_100 -> 12.8; a
+//   cubin's header holds only its format version); `because` names the deciding
+//   input; left out when no ELF links the CUDA runtime and none holds device code. A
+//   PTX ISA or an SM the tables do not know is an InputError naming the member
+//   (wheelfix is older than the toolkit: it says so rather than guess low).
 //   `abi_dependency :: torch` = torch_minors ("2.9", "2.10"; left out when empty).
 // - auto_variant_label(properties): "cu{M}sm{real SMs '.'-joined}" ("cu13sm90.100.120")
 //   when it fits in 16 characters, "cu{M}" alone without device code; else
@@ -64,13 +63,10 @@
 
 namespace wheelfix::analysis {
 
-std::vector<std::string> sm_arch_values(const WheelReport& report);
-
 struct CudaFloor {
     std::string version;  // "13.0"
     std::string because;  // "libcudart.so.13 (sgl_kernel/sm100/common_ops.abi3.so)"
 };
-std::optional<CudaFloor> cuda_lower_bound(const WheelReport& report);
 
 struct VariantDerivation {
     wheel::VariantProperties properties;
