@@ -13,15 +13,13 @@
 // - sm: a CUDA module that runs on none of its variants for a profile SM (coverage
 //   per cuda/coverage.hpp); one finding per module naming every missing SM and the
 //   code the module does have. Files without fatbins are not CUDA modules.
-// - blacklist, pyfpe, ucs2, isa: an ELF file whose imports or ISA note cost it
+// - blacklist, pyfpe, ucs2, isa: one finding per fact of an ELF file that costs it
 //   platform tags (analysis/abi_rules.hpp: a blacklisted symbol, PyFPE_jbuf, a UCS2
-//   import, an x86-64 level above the baseline), one finding per fact, naming the
-//   lowest tag the fact allows or that none does; in a wheel, a fact some tag
-//   allows is a finding only while a tag of the file name is older than that
-//   (repair's output, retagged, has none left). The honest tag has already
-//   dropped for them (policy/manylinux.hpp), so the platform finding and repair's
-//   tag follow: repair_fixes when some tag allows the fact (repair sets the honest
-//   tag), otherwise only a rebuild removes it.
+//   import, an x86-64 level above the baseline), naming the lowest tag the fact
+//   allows or that none does; in a wheel, a fact some tag allows is a finding only
+//   while a tag of the file name is older than that (repair's output, retagged, has
+//   none left). repair_fixes when some tag allows the fact (repair sets the honest
+//   tag, which has already dropped for it), otherwise only a rebuild removes it.
 // - platform: a manylinux/musllinux/linux tag of the file name that is older than
 //   the profile's min-platform, of the other libc family, not a manylinux tag at all
 //   (linux_*), or that promises less than the binaries need (WheelReport's claim).
