@@ -2,21 +2,19 @@
 //
 // Contract:
 // - needed_versions(elf) reads the GNU version requirements (verneed) of one ELF
-//   file and returns the newest GLIBC_, GLIBCXX_, CXXABI_, GCC_, ZLIB_ and
-//   LIBATOMIC_ version it asks for (empty strings where it asks for none), plus
-//   whether it links musl.
+//   file: the newest version it asks for of each family (kVersionFamilies: GLIBC_
+//   ... LIBATOMIC_; empty where none), and whether it links musl.
 // - manylinux_policy() is the table in src/policy/data/manylinux.policy (compiled
 //   into the binary): per tag and architecture the newest version of each family a
 //   binary may need. lowest_manylinux_tag(needs, arch) is the oldest tag whose
 //   floor covers every need on that architecture; nullptr when even the newest
 //   tag is too old, or the architecture has no policy.
 // - musllinux_policy() is src/policy/data/musllinux.policy: the musllinux tags per
-//   architecture. musl has no symbol versions; the one thing a binary shows is
-//   musl 1.2's 64-bit time_t on 32-bit targets (calls to __*time64 entry points),
-//   recorded as NeededVersions::musl = "1.2". lowest_musllinux_tag() is the oldest
-//   tag whose musl covers that. A file links musl when it NEEDs libc.musl-*, its
-//   interpreter is ld-musl-*, or (nothing in it speaking for glibc) its .comment
-//   names an Alpine toolchain.
+//   architecture. musl has no symbol versions: a binary shows musl 1.2's 64-bit
+//   time_t on 32-bit targets (calls to __*time64) and the newest musl function it
+//   imports (NeededVersions::musl); lowest_musllinux_tag() is the oldest tag whose
+//   musl covers that. A file links musl when it NEEDs libc.musl-*, its interpreter
+//   is ld-musl-*, or (nothing in it speaking for glibc) its .comment names Alpine.
 // - NeededVersions::abi holds what costs tags beyond versions (policy/abi_costs.hpp:
 //   blacklisted imports, PyFPE_jbuf, UCS2, the x86-64 ISA level; needed_versions
 //   leaves it empty, analysis/abi_rules.hpp's needs_of reads it); first_violation,
