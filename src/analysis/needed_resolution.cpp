@@ -377,16 +377,10 @@ private:
 
     std::optional<int> cuda_major_of(const std::string& name) const {
         // libcudart.so.13 -> 13; else the wheel's
-        auto dot = name.rfind(".so.");
-        if (dot != std::string::npos) {
-            std::string tail = name.substr(dot + 4);
-            auto end = tail.find('.');
-            tail = tail.substr(0, end);
-            if (!tail.empty() && tail.size() <= 3 && std::all_of(tail.begin(), tail.end(), ::isdigit)) {
-                int major = std::stoi(tail);
-                if (major >= 10 && major <= 99) return major;
-            }
-        }
+        const auto dot = name.rfind(".so.");
+        const std::string tail = dot == std::string::npos ? "" : name.substr(dot + 4, name.find('.', dot + 4) - (dot + 4));
+        if (!tail.empty() && tail.size() <= 3 && std::all_of(tail.begin(), tail.end(), ::isdigit))
+            if (const int major = std::stoi(tail); major >= 10 && major <= 99) return major;
         return context_.cuda_major;
     }
 
