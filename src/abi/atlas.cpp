@@ -65,7 +65,6 @@ std::vector<std::uint64_t> release_numbers(std::string_view version) {
 
 std::string field(const std::string& value) { return value.empty() ? "-" : escape(value); }
 
-
 // ---- building -----------------------------------------------------------------
 
 AtlasEntry entry_of(const SymbolIndex& index) {

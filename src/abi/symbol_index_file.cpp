@@ -231,7 +231,6 @@ std::string index_text(const SymbolIndex& index) {
 
 std::string read_all(const fs::path& path) { return read_regular_file(path, kMaxIndexText); }
 
-
 class IndexParser {
 public:
     IndexParser(std::string_view text, const fs::path& path) : text_(text), path_(path) {}

@@ -106,5 +106,4 @@ std::string check_junit(const std::vector<CheckReport>& reports) {
     return out + "</testsuites>\n";
 }
 
-
 }  // namespace wheelfix::analysis

@@ -179,12 +179,6 @@ SearchPathEntry classify_search_path(std::string path, std::optional<int> direct
     return entry;
 }
 
-std::optional<std::string_view> after_origin(std::string_view entry) {
-    for (std::string_view token : {"$ORIGIN", "${ORIGIN}"})
-        if (entry.starts_with(token)) return entry.substr(token.size());
-    return std::nullopt;
-}
-
 void set_needed(ElfReport& report, std::vector<std::string> needed) {
     report.needed = std::move(needed);
     report.cuda_libraries.clear();

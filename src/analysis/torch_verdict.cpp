@@ -17,10 +17,6 @@ namespace wheelfix::analysis {
 
 namespace {
 
-bool all_digits(std::string_view text) {
-    return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
 std::optional<wheel::Version> column_version(const MatrixColumn& column) {
     return wheel::Version::try_parse(public_version(column.torch_version));
 }

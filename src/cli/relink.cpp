@@ -36,7 +36,6 @@ void finish_options(RelinkArguments& args) {
     if (args.force_runpath) args.options.force_kind = elf::SearchPathKind::runpath;
 }
 
-
 void render_text(const repair::RelinkResult& result, const GlobalOptions& global) {
     if (!result.plan.empty()) {
         fmt::print("{}would write {} (dry run: nothing written)\n", result.plan, result.output.string());

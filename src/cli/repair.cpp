@@ -131,7 +131,6 @@ void render_text(const repair::RepairReport& report, const repair::RepairOptions
     fmt::print("  {}\n", repair::repair_verdict(report, options));
 }
 
-
 std::string auto_torch_text(const repair::TorchAutoPlan& run, const GlobalOptions& global) {
     std::string text = run.input + ":\n" + render_matrix_text(run.releases.matrix, palette(global)) +
                        torch_requirement_text(run.releases.requirement, run.releases.stable);

@@ -30,8 +30,6 @@ void render_text(const repair::ShimResult& result, const GlobalOptions& global) 
     fmt::print("{}", repair::shim_text(result, global.verbose, global.quiet));
 }
 
-
-
 int run_shim(const ShimArguments& args, const GlobalOptions& global) {
     require_output_directory(args.output);
     repair::SymbolMap maps;

@@ -4,7 +4,6 @@
 #include "wheelfix/analysis/torch_check.hpp"
 #include "wheelfix/util/text.hpp"
 
-
 #include <fmt/format.h>
 
 namespace wheelfix::cli {

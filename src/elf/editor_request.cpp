@@ -23,10 +23,6 @@ namespace wheelfix::elf {
 
 namespace {
 
-bool is_origin_relative(std::string_view entry) {
-    return entry.starts_with("$ORIGIN") || entry.starts_with("${ORIGIN}");
-}
-
 bool contains(const std::vector<std::string>& list, std::string_view value) {
     return std::find(list.begin(), list.end(), value) != list.end();
 }
@@ -54,7 +50,7 @@ std::string resulting_search_path(const std::optional<std::string>& current,
     for (std::string& entry :
          split_nonempty(request.set_search_path.value_or(current.value_or("")), ':')) {
         if (contains(request.remove_search_path, entry)) continue;
-        if (request.drop_absolute && !is_origin_relative(entry)) continue;
+        if (request.drop_absolute && !after_origin(entry)) continue;
         kept.push_back(std::move(entry));
     }
     for (const std::string& added : request.add_search_path)

@@ -222,7 +222,6 @@ StreamedElf::StreamedElf(std::uint64_t size, Needs needs, const ByteRanges& want
     stream_.add(std::make_unique<Learner>(needs));
 }
 
-
 ByteRanges StreamedElf::to_fetch(const BytesNotKept& missing) const {
     ByteRanges wanted = stream_.wanted();
     if (missing.begin() < size()) wanted.add(missing.begin(), std::min(missing.end(), size()));

@@ -179,7 +179,6 @@ LoadOutcome outcome_of(const std::string& line, const std::map<std::string, std:
     return outcome;
 }
 
-
 // Whether a laid-out member puts `relative` (a directory below site/) in place.
 bool laid_out_by(const std::string& relative, const std::vector<std::string>& installed) {
     return std::any_of(installed.begin(), installed.end(),
@@ -207,7 +206,6 @@ std::vector<std::string> lay_out_beside(const std::vector<std::string>& beside, 
     return absent;
 }
 
-
 // The directories beside torch_dir that a member's $ORIGIN-relative search path entry
 // names ("$ORIGIN/../nvidia/cu13/lib" from sgl_kernel/x.so: "nvidia/cu13/lib"), when
 // they are there and lie outside what the wheel lays out itself: what repair's
@@ -223,11 +221,9 @@ std::vector<std::string> named_by_search_paths(const std::vector<LoadMember>& me
     for (const auto& member : members) {
         const auto origin = std::filesystem::path(std::string(wheel::installed_path(member.member))).parent_path();
         for (const auto& entry : member.search_path) {
-            std::string_view rest;
-            for (std::string_view token : {"$ORIGIN/", "${ORIGIN}/"})
-                if (std::string_view(entry).starts_with(token)) rest = std::string_view(entry).substr(token.size());
-            if (rest.empty()) continue;
-            const std::string relative = (origin / rest).lexically_normal().generic_string();
+            const auto rest = after_origin(entry);  // "/..." after it, or the entry is not one of these
+            if (!rest || rest->size() < 2 || rest->front() != '/') continue;
+            const std::string relative = (origin / rest->substr(1)).lexically_normal().generic_string();
             const std::string top = relative.substr(0, relative.find('/'));
             if (relative.empty() || relative.starts_with("..") || top == "torch" || own_tops.contains(top)) continue;
             std::error_code ignored;
@@ -327,12 +323,8 @@ std::optional<bool> found_for(const LoadMember& member, const std::string& name,
     if (name == kDriver && layout.driver_found()) return true;  // the loader's LD_LIBRARY_PATH, or ld.so's own
     const std::filesystem::path origin = std::filesystem::path(std::string(wheel::installed_path(member.member))).parent_path();
     for (const auto& entry : member.search_path) {
-        std::string rest;
-        for (std::string_view token : {"$ORIGIN", "${ORIGIN}"})
-            if (entry.starts_with(token) && (entry.size() == token.size() || entry[token.size()] == '/'))
-                rest = entry.substr(token.size());
-        if (!rest.empty() || entry == "$ORIGIN" || entry == "${ORIGIN}") {
-            auto path = (origin / std::filesystem::path(rest.empty() ? "." : rest.substr(1)) / name).lexically_normal();
+        if (const auto rest = after_origin(entry); rest && (rest->empty() || rest->front() == '/')) {
+            auto path = (origin / std::filesystem::path(rest->empty() ? "." : rest->substr(1)) / name).lexically_normal();
             auto held = layout.holds(path);
             if (!held) return std::nullopt;
             if (*held) return true;

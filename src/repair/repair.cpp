@@ -292,7 +292,6 @@ void load_edited_extensions(const RepairOptions& options, const std::string& mac
     report.loads = load_test(written_path, elf_members, members, layout, options.loader, options.load_test_limit);
 }
 
-
 // The platform tag the result truly meets: the wheel's and the grafted libraries'
 // symbol-version needs, raised to the oldest tag allowing every system library the
 // result links, then to the profile's min-platform; --plat asks for one tag

@@ -24,7 +24,6 @@ std::vector<std::string> finding_lines(const std::vector<analysis::Finding>& fin
     return lines;
 }
 
-
 std::string parameter_list(const abi::Signature& signature) {
     std::vector<std::string> spellings;
     for (const auto& param : signature.params) spellings.push_back(param.spelling);

@@ -2,6 +2,7 @@
 #include "wheelfix/util/output_file.hpp"
 
 #include "wheelfix/util/error.hpp"
+#include "wheelfix/util/text.hpp"
 #include "wheelfix/util/timings.hpp"
 
 #include <linux/fs.h>  // RENAME_NOREPLACE
@@ -34,9 +35,6 @@ pid_t writer_of(std::string_view name) {
     auto rest = name.substr(marker + kTemporaryMarker.size());
     auto dash = rest.find('-');
     if (dash == std::string_view::npos || dash == 0 || dash + 1 == rest.size()) return 0;
-    auto all_digits = [](std::string_view text) {
-        return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-    };
     if (!all_digits(rest.substr(0, dash)) || !all_digits(rest.substr(dash + 1)) || dash > 9) return 0;
     return static_cast<pid_t>(std::stol(std::string(rest.substr(0, dash))));
 }

@@ -73,4 +73,14 @@ std::string ascii_lower(std::string_view text) {
     return out;
 }
 
+bool all_digits(std::string_view text) {
+    return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+std::optional<std::string_view> after_origin(std::string_view entry) {
+    for (std::string_view token : {"$ORIGIN", "${ORIGIN}"})
+        if (entry.starts_with(token)) return entry.substr(token.size());
+    return std::nullopt;
+}
+
 }  // namespace wheelfix

@@ -15,10 +15,6 @@ namespace {
 
 using Segments = std::vector<std::string>;
 
-bool all_digits(std::string_view text) {
-    return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 bool is_cuda_segment(std::string_view segment) { return segment.starts_with("cu") && all_digits(segment.substr(2)); }
 
 bool is_torch_head(std::string_view segment) {

@@ -105,8 +105,6 @@ std::string strip_leading_zeros(std::string_view digits) {
     return first == std::string_view::npos ? "0" : std::string(digits.substr(first));
 }
 
-bool all_digits(std::string_view text) { return !text.empty() && std::all_of(text.begin(), text.end(), is_digit); }
-
 // Local label segments, lowercased; numeric segments lose leading zeros (as
 // packaging's int() does). Empty when the label is malformed.
 std::vector<std::string> take_local_segments(Cursor& cursor) {

@@ -17,7 +17,6 @@
 #include "wheelfix/util/timings.hpp"
 #include "wheelfix/zip/splice.hpp"
 
-
 #include <algorithm>
 #include <atomic>
 #include <exception>

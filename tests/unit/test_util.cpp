@@ -379,6 +379,16 @@ TEST_CASE("trim drops ASCII white space at both ends; ascii_lower lowers A-Z onl
     CHECK(ascii_lower("\xC3\x89") == "\xC3\x89");  // UTF-8 bytes stay as they are
 }
 
+TEST_CASE("all_digits: one or more of 0-9; after_origin: what follows $ORIGIN or ${ORIGIN}") {
+    CHECK(all_digits("2026"));
+    CHECK_FALSE(all_digits(""));
+    CHECK_FALSE(all_digits("12a"));
+    CHECK(after_origin("$ORIGIN/../lib") == std::optional<std::string_view>("/../lib"));
+    CHECK(after_origin("${ORIGIN}") == std::optional<std::string_view>(""));
+    CHECK_FALSE(after_origin("/opt/lib/$ORIGIN"));
+    CHECK_FALSE(after_origin("{ORIGIN}/lib"));
+}
+
 TEST_CASE("base_name is what follows the last slash") {
     CHECK(base_name("torch/lib/libc10.so") == "libc10.so");
     CHECK(base_name("libc10.so") == "libc10.so");

@@ -105,8 +105,4 @@ ElfReport analyze_search(std::string name, const elf::ElfFile& elf, std::optiona
 // wheel root.
 SearchPathEntry classify_search_path(std::string path, std::optional<int> directory_depth);
 
-// What follows a leading `$ORIGIN` or `${ORIGIN}` in a search path entry; nullopt
-// when it starts with neither.
-std::optional<std::string_view> after_origin(std::string_view entry);
-
 }  // namespace wheelfix::analysis

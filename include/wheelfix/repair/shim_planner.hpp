@@ -72,7 +72,6 @@ struct ShimResult {
     std::optional<VariantOutcome> variant;  // shim of a variant wheel: its variant derived again (variant.hpp)
 };
 
-
 // The shim decisions over a whole wheel, gathered member by member during the
 // caller's one read of it (shim_wheel and repair share it; repair's foresight,
 // repair/foresight.hpp, runs one ahead of the read). take() checks one ELF member

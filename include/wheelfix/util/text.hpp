@@ -16,9 +16,12 @@
 // follows the last '/' ("torch/lib/libc10.so" -> "libc10.so"; no '/': the path).
 // trim(text) is `text` without the ASCII white space (space, \t, \n, \v, \f, \r) at
 // either end; ascii_lower(text) is `text` with A-Z lowered and every other byte kept.
+// all_digits(text): `text` is one or more of 0-9. after_origin(entry): what follows a
+// leading `$ORIGIN` or `${ORIGIN}` in a search path entry; nullopt when it starts with neither.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,5 +37,7 @@ std::string human_size(std::uint64_t bytes);
 std::string base_name(std::string_view path);
 std::string_view trim(std::string_view text);
 std::string ascii_lower(std::string_view text);
+bool all_digits(std::string_view text);
+std::optional<std::string_view> after_origin(std::string_view entry);
 
 }  // namespace wheelfix
