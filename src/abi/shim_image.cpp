@@ -24,16 +24,6 @@
 
 namespace wheelfix::abi::shim_detail {
 
-void put16(std::vector<std::uint8_t>& out, std::uint16_t value) {
-    for (int i = 0; i < 2; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
-}
-void put32(std::vector<std::uint8_t>& out, std::uint32_t value) {
-    for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
-}
-void put64(std::vector<std::uint8_t>& out, std::uint64_t value) {
-    for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
-}
-
 namespace {
 
 constexpr std::uint64_t kMaxPage = 0x10000;

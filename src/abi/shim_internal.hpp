@@ -13,6 +13,8 @@
 //   headers for every table. Deterministic: the same plan gives the same bytes.
 #pragma once
 
+#include "wheelfix/util/little_endian.hpp"
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -47,10 +49,6 @@ const CodeModel& aarch64_code();
 // nullptr for machines without a code model.
 const CodeModel* code_model_for(std::string_view machine);
 
-// Little-endian appends, shared by the emitters and the image writer.
-void put16(std::vector<std::uint8_t>& out, std::uint16_t value);
-void put32(std::vector<std::uint8_t>& out, std::uint32_t value);
-void put64(std::vector<std::uint8_t>& out, std::uint64_t value);
 
 struct ImageFunction {
     std::string name;                     // the symbol defined

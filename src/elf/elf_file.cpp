@@ -83,9 +83,6 @@ std::optional<std::uint64_t> ElfFile::dynamic_value(std::int64_t tag) const {
     return std::nullopt;
 }
 
-std::uint64_t ElfFile::dt_flags() const { return dynamic_value(DT_FLAGS).value_or(0); }
-std::uint64_t ElfFile::dt_flags_1() const { return dynamic_value(DT_FLAGS_1).value_or(0); }
-
 std::string_view ElfFile::dynstr_at(std::uint64_t offset) const {
     if (dynstr_size_ == 0) fail("dynamic entry refers to a string but there is no DT_STRTAB");
     const ElfBytes in(bytes_, class_, endian_, present_);

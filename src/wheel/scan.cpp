@@ -116,8 +116,6 @@ void read_members(const std::vector<std::uint64_t>& sizes, const std::function<v
 
 }  // namespace
 
-std::string MemberDigest::record_hash() const { return "sha256=" + urlsafe_b64_nopad(sha256); }
-
 std::vector<MemberDigest> scan_sizes(const zip::Archive& archive, const MemberPick& hash_it) {
     std::vector<MemberDigest> digests;
     std::vector<std::size_t> to_hash;  // positions in digests

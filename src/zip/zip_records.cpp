@@ -1,6 +1,8 @@
 // Zip record encoding for write_archive (see zip_records.hpp).
 #include "zip_records.hpp"
 
+#include "wheelfix/util/little_endian.hpp"
+
 #include <algorithm>
 #include <ctime>
 
@@ -15,18 +17,6 @@ constexpr std::uint16_t kVersionZip64 = 45;
 constexpr std::uint16_t kMadeByUnix = 3 << 8;
 constexpr std::uint16_t kFlagUtf8 = 1 << 11;
 
-void put16(std::vector<std::uint8_t>& out, std::uint16_t value) {
-    out.push_back(static_cast<std::uint8_t>(value));
-    out.push_back(static_cast<std::uint8_t>(value >> 8));
-}
-void put32(std::vector<std::uint8_t>& out, std::uint32_t value) {
-    put16(out, static_cast<std::uint16_t>(value));
-    put16(out, static_cast<std::uint16_t>(value >> 16));
-}
-void put64(std::vector<std::uint8_t>& out, std::uint64_t value) {
-    put32(out, static_cast<std::uint32_t>(value));
-    put32(out, static_cast<std::uint32_t>(value >> 32));
-}
 void put_bytes(std::vector<std::uint8_t>& out, const std::string& text) { out.insert(out.end(), text.begin(), text.end()); }
 
 bool fits32(std::uint64_t value) { return value < kMax32; }

@@ -58,7 +58,8 @@ std::size_t touch_everything(const ElfFile& elf) {
     std::size_t total = elf.needed().size();
     for (std::string_view name : elf.needed()) total += name.size();
     total += elf.soname().value_or("").size() + elf.rpath().value_or("").size() +
-             elf.runpath().value_or("").size() + elf.dt_flags() + elf.dt_flags_1();
+             elf.runpath().value_or("").size() + elf.dynamic_value(DT_FLAGS).value_or(0) +
+             elf.dynamic_value(DT_FLAGS_1).value_or(0);
     for (const Symbol& symbol : elf.dynamic_symbols())
         total += std::count(symbol.name.begin(), symbol.name.end(), 'x') + symbol.version.size() +
                  symbol.version_file.size();

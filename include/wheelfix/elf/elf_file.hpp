@@ -165,8 +165,6 @@ public:
     std::optional<std::string_view> rpath() const;    // DT_RPATH
     std::optional<std::string_view> runpath() const;  // DT_RUNPATH
     std::optional<std::uint64_t> dynamic_value(std::int64_t tag) const;  // the first entry with that tag
-    std::uint64_t dt_flags() const;     // DT_FLAGS or 0
-    std::uint64_t dt_flags_1() const;   // DT_FLAGS_1 or 0
 
     const std::vector<Symbol>& dynamic_symbols() const { return symbols_; }  // index 0 skipped
     const std::vector<VersionNeed>& version_needs() const { return version_needs_; }

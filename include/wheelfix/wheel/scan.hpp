@@ -33,8 +33,6 @@ struct MemberDigest {
     std::array<std::uint8_t, 32> sha256{};
     bool hashed = true;  // false: size from the central directory, sha256 unknown (scan_sizes)
     bool is_elf = false;
-
-    std::string record_hash() const;  // "sha256=<urlsafe b64 nopad>"
 };
 
 using MemberPick = std::function<bool(const zip::Member&)>;
