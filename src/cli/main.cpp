@@ -36,11 +36,6 @@ void add_global_options(CLI::App& app, wheelfix::cli::GlobalOptions& global) {
     app.set_version_flag("--version", "wheelfix " WHEELFIX_VERSION " (" WHEELFIX_BUILD ")");
 }
 
-// argv without the program name, every @FILE replaced by its arguments (util/argfile.hpp).
-std::vector<std::string> expanded_arguments(int argc, char** argv) {
-    return wheelfix::expand_argument_files(std::vector<std::string>(argv + 1, argv + argc));
-}
-
 // A repeatable option takes one value per occurrence (`--add-needed a --add-needed
 // b`), so `--add-needed bar.so main` leaves `main` to the positional input. CLI11
 // lets a vector option take every following word unless told otherwise. The options
@@ -115,7 +110,8 @@ int main(int argc, char** argv) {
 
     std::vector<std::string> arguments;
     try {
-        arguments = expanded_arguments(argc, argv);
+        // argv without the program name, every @FILE replaced by its arguments (util/argfile.hpp)
+        arguments = wheelfix::expand_argument_files(std::vector<std::string>(argv + 1, argv + argc));
     } catch (const wheelfix::InputError& e) {
         fmt::print(stderr, "wheelfix: {}\n", e.what());
         return 2;

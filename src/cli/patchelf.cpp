@@ -13,11 +13,10 @@
 // - Every error is one line "patchelf: <what>" on stderr and status 1, as patchelf.
 // - --rename-dynamic-symbols reads its map while parsing, with patchelf's checks
 //   and messages (elf::read_rename_map).
-// - Not done, refused with a line saying so: --build-resolution-cache; removing a NEEDED entry whose symbol versions are
-//   still needed (ld.so would assert); a --page-size that is not a power of two.
-//   --page-size N aligns the appended segment to N (never below the file's own
-//   largest p_align; offsets and addresses agree modulo 64 KiB anyway). Accepted
-//   without effect: --no-sort, --no-clobber-old-sections, --debug.
+// - Not done, refused with a line saying so: --build-resolution-cache; removing a
+//   NEEDED entry whose symbol versions are still needed (ld.so would assert); a
+//   --page-size that is not a power of two (elf::EditRequest::page_size says what
+//   one does). Accepted without effect: --no-sort, --no-clobber-old-sections, --debug.
 #include "commands.hpp"
 
 #include "wheelfix/elf/patchelf_command.hpp"

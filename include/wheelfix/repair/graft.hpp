@@ -17,10 +17,9 @@
 //   grafted name it NEEDs and "{root}/<libs_dir>" on its search path; none for a
 //   member that needs no grafted library; a NEEDED libpython is removed (auditwheel's
 //   rule: the interpreter provides those symbols).
-// The package owning each grafted file is asked of the system's package manager
-// (repair/sbom.hpp package_owners, one batch per wheel) unless ask_owner is false; the SBOM (sbom.hpp)
-// lists each grafted file with its sha256, owner and package URL.
-// Nothing here writes a file.
+// The package owning each grafted file is asked of the system's package manager for
+// the SBOM (repair/sbom.hpp package_owners, one batch per wheel) unless ask_owner is
+// false. Nothing here writes a file.
 #pragma once
 
 #include "wheelfix/analysis/needed_resolution.hpp"
