@@ -11,6 +11,8 @@
 #include "wheelfix/cuda/fatbin.hpp"
 #include "wheelfix/elf/elf_file.hpp"
 
+#include <elf.h>
+
 #include <functional>
 
 using namespace wheelfix;
@@ -40,8 +42,8 @@ void walk(const elf::ElfFile& elf, std::span<const std::uint8_t> image) {
     if (auto s = elf.soname()) check_inside(image, *s, "SONAME");
     if (auto s = elf.rpath()) check_inside(image, *s, "RPATH");
     if (auto s = elf.runpath()) check_inside(image, *s, "RUNPATH");
-    (void)elf.dt_flags();
-    (void)elf.dt_flags_1();
+    (void)elf.dynamic_value(DT_FLAGS);
+    (void)elf.dynamic_value(DT_FLAGS_1);
     for (const auto& symbol : elf.dynamic_symbols()) {
         check_inside(image, symbol.name, "symbol name");
         check_inside(image, symbol.version, "symbol version");

@@ -48,7 +48,7 @@ void headers(std::string_view text) {
             expect_clean<InputError>([&] { (void)wheel::parse_requirement(requirement); });
         if (!parsed.first("Version")) return;
         const auto edited = wheel::set_version(text, "1.2.3+cu130.torch2.10");
-        const auto pinned = wheel::pin_torch(edited, ">=2.10,<2.11");
+        const auto pinned = wheel::pin_torch(edited, wheel::SpecifierSet::parse(">=2.10,<2.11"));
         const auto reread = wheel::parse_headers(pinned.text, "METADATA");
         if (reread.first("Version") != "1.2.3+cu130.torch2.10") fuzz_bug("set_version did not set Version");
     });
