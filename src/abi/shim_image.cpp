@@ -26,14 +26,10 @@ namespace wheelfix::abi::shim_detail {
 
 namespace {
 
-constexpr std::uint64_t kMaxPage = 0x10000;
+using elf::align_up;
 constexpr std::uint64_t kFunctionAlign = 16;
 constexpr std::uint16_t kProgramHeaders = 6;
 constexpr std::uint16_t kTorchVersionIndex = 2;
-
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-    return (value + alignment - 1) / alignment * alignment;
-}
 
 using elf::gnu_hash;
 using elf::sysv_hash;
@@ -334,7 +330,8 @@ std::uint64_t assign_layout(Sections& sections, std::uint64_t header_end) {
     for (auto& section : sections.list()) {
         if (section.size == 0) section.size = section.bytes.size();
         offset = align_up(offset, section.align);
-        if (section.starts_segment) addr = align_up(addr, kMaxPage) + offset % kMaxPage;
+        if (section.starts_segment)
+            addr = align_up(addr, elf::kLargestPageSize) + offset % elf::kLargestPageSize;
         else addr = align_up(addr, section.align);
         section.offset = offset;
         section.addr = addr;
@@ -470,9 +467,9 @@ void write_program_headers(std::vector<std::uint8_t>& out, Sections& s) {
     auto& dynamic = s.get(".dynamic");
     auto& last = s.list().back();  // .got, or .dynamic when there is none
     auto rw_size = last.addr + last.size - dynamic.addr;
-    write_program_header(out, PT_LOAD, PF_R, 0, 0, first_segment_end(s), kMaxPage);
-    write_program_header(out, PT_LOAD, PF_R | PF_X, text.offset, text.addr, text.size, kMaxPage);
-    write_program_header(out, PT_LOAD, PF_R | PF_W, dynamic.offset, dynamic.addr, rw_size, kMaxPage);
+    write_program_header(out, PT_LOAD, PF_R, 0, 0, first_segment_end(s), elf::kLargestPageSize);
+    write_program_header(out, PT_LOAD, PF_R | PF_X, text.offset, text.addr, text.size, elf::kLargestPageSize);
+    write_program_header(out, PT_LOAD, PF_R | PF_W, dynamic.offset, dynamic.addr, rw_size, elf::kLargestPageSize);
     write_program_header(out, PT_DYNAMIC, PF_R | PF_W, dynamic.offset, dynamic.addr, dynamic.size, 8);
     write_program_header(out, PT_GNU_RELRO, PF_R, dynamic.offset, dynamic.addr, rw_size, 1);
     write_program_header(out, PT_GNU_STACK, PF_R | PF_W, 0, 0, 0, 16);

@@ -41,8 +41,6 @@ namespace wheelfix::elf::editor {
 // the base string table (u64, file byte order), then 8 reserved bytes.
 inline constexpr std::string_view kSegmentMagic{"wheelfix.dynseg\0", 16};
 inline constexpr std::uint64_t kSegmentHeaderSize = 32;
-// p_offset and p_vaddr of the appended segment agree modulo at least this.
-inline constexpr std::uint64_t kLargestPageSize = 0x10000;
 
 // A segment appended by an earlier wheelfix edit, found at the tail of the file.
 struct AppendedSegment {

@@ -25,9 +25,6 @@ namespace wheelfix::elf {
 
 [[noreturn]] void fail(const std::string& message);
 std::string hex(std::uint64_t value);
-inline std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-    return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;
-}
 
 // A byte range of the image: [offset, offset + size).
 struct Extent {

@@ -12,7 +12,7 @@ through it, and RECORD must hold the member's real hash and size.
 RelinkFarDynamic: a member laid out like libcublasLt.so.13 (device code, then the
 read-write segment with PT_DYNAMIC followed by 20 MiB of random initialised data)
 is inflated once, not twice (--timings): its edits are planned before the pass from
-its start and far reads of PT_DYNAMIC and the end (repair/speculation.hpp, zip/far_read.hpp),
+its start and far reads of PT_DYNAMIC and the end (repair/plan.cpp Executor::speculate, zip/far_read.hpp),
 and the pass hashes the new content as well. (The 620 MiB blob above is zeros: a
 far read cannot tell its bytes from the unknown window's, so it is read twice.)"""
 import ctypes

@@ -207,6 +207,13 @@ bool is_elf(std::span<const std::uint8_t> bytes);
 std::uint32_t gnu_hash(std::string_view name);
 std::uint32_t sysv_hash(std::string_view name);
 
+// The largest page size in use (64 KiB): a segment the editor appends, or the shim
+// image writer lays out, has p_offset and p_vaddr agreeing modulo at least this.
+inline constexpr std::uint64_t kLargestPageSize = 0x10000;
+inline std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
+    return alignment <= 1 ? value : (value + alignment - 1) / alignment * alignment;
+}
+
 // "x86_64", "aarch64", "s390x", "EM_123" for unknown values.
 std::string machine_name(std::uint16_t machine, Class elf_class);
 // The same, telling ppc64le from ppc64 (the two-argument form says "ppc64").
